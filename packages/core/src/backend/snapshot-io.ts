@@ -1,0 +1,99 @@
+import type { z } from 'zod';
+import type { Clock } from '../clock.js';
+import { ScopeError, ValidationError } from '../errors.js';
+import { type SnapshotSelector, SnapshotSelectorSchema } from '../scope.js';
+import {
+  makeEnvelope,
+  parseEnvelope,
+  type RestoreOptions,
+  type RestoreReport,
+  type SnapshotEnvelope,
+} from '../snapshot/envelope.js';
+import { parseOrThrow } from '../validation.js';
+import type { PartitionBackend, PartitionCodec, PartitionKind, PartitionRef } from './partition.js';
+import { partitionLabel } from './partition.js';
+
+export interface PartitionState<S> {
+  ref: PartitionRef;
+  state: S;
+  /** The codec for this partition when it differs from the mapping's (sessions keep two shapes). */
+  codec?: PartitionCodec<S>;
+}
+
+/** How one store kind maps between snapshot records and partitions. */
+export interface SnapshotMapping<R, S> {
+  kind: PartitionKind;
+  recordSchema: z.ZodType<R>;
+  codec: PartitionCodec<S>;
+  /** The partitions to read for a snapshot (default: every partition of `kind`). */
+  partitions?(backend: PartitionBackend, userId: string | undefined): Promise<PartitionRef[]>;
+  /** Records of one partition, in stored order. */
+  recordsOf(state: S, ref: PartitionRef, backend: PartitionBackend): R[] | Promise<R[]>;
+  userIdOf(record: R): string;
+  /** Group validated records into partition states. Throws ValidationError on duplicates. */
+  toPartitions(records: R[]): PartitionState<S>[];
+}
+
+export async function snapshotPartitions<R, S>(
+  backend: PartitionBackend,
+  mapping: SnapshotMapping<R, S>,
+  selector: SnapshotSelector,
+  clock: Clock,
+): Promise<SnapshotEnvelope<R>> {
+  const parsed = parseOrThrow(SnapshotSelectorSchema, selector, 'snapshot selector');
+  const userId = 'userId' in parsed ? parsed.userId : undefined;
+  const refs = mapping.partitions
+    ? await mapping.partitions(backend, userId)
+    : await backend.list(mapping.kind, userId);
+  refs.sort((a, b) => partitionLabel(a).localeCompare(partitionLabel(b)));
+  const records: R[] = [];
+  for (const ref of refs) {
+    const state = await backend.read(ref, mapping.codec);
+    records.push(...(await mapping.recordsOf(state, ref, backend)));
+  }
+  return makeEnvelope(mapping.kind, parsed, records, clock);
+}
+
+export async function restorePartitions<R, S>(
+  backend: PartitionBackend,
+  mapping: SnapshotMapping<R, S>,
+  input: unknown,
+  options: RestoreOptions = {},
+): Promise<RestoreReport> {
+  const envelope = parseEnvelope(mapping.kind, mapping.recordSchema, input);
+  if (options.userId !== undefined) {
+    const foreign = envelope.records.find((r) => mapping.userIdOf(r) !== options.userId);
+    if (foreign) {
+      throw new ScopeError(
+        `Snapshot contains records of another user; restoring into user "${options.userId}" is refused.`,
+      );
+    }
+  }
+  const partitions = mapping.toPartitions(envelope.records);
+  for (const { ref, state, codec } of partitions) await backend.replace(ref, codec ?? mapping.codec, state);
+  return { records: envelope.records.length, partitions: partitions.length };
+}
+
+/** Group records by partition label, rejecting duplicate ids within a partition. */
+export function groupByPartition<R>(
+  records: R[],
+  refOf: (record: R) => PartitionRef,
+  idOf: (record: R) => string,
+): Array<{ ref: PartitionRef; records: R[] }> {
+  const groups = new Map<string, { ref: PartitionRef; records: R[]; ids: Set<string> }>();
+  for (const record of records) {
+    const ref = refOf(record);
+    const label = partitionLabel(ref);
+    let group = groups.get(label);
+    if (!group) {
+      group = { ref, records: [], ids: new Set() };
+      groups.set(label, group);
+    }
+    const id = idOf(record);
+    if (group.ids.has(id))
+      throw new ValidationError(`Snapshot has two records with id "${id}" in one partition.`);
+    group.ids.add(id);
+    group.records.push(record);
+  }
+  return [...groups.values()].map(({ ref, records: rs }) => ({ ref, records: rs }));
+}

@@ -1,0 +1,11 @@
+import { MemoryPartitionBackend } from '../backend/memory-backend.js';
+import type { Clock } from '../clock.js';
+import type { Tokenizer } from '../tokenizer.js';
+import { PartitionedDetailStore } from './partitioned.js';
+
+/** Details in process memory — the reference implementation. */
+export class InMemoryDetailStore extends PartitionedDetailStore {
+  constructor(options: { clock?: Clock; tokenizer?: Tokenizer } = {}) {
+    super({ backend: new MemoryPartitionBackend(), ...options });
+  }
+}

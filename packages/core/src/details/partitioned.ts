@@ -1,0 +1,155 @@
+import type { z } from 'zod';
+import type { PartitionBackend, PartitionRef } from '../backend/partition.js';
+import { type RecordPartition, recordPartitionCodec } from '../backend/record-partition.js';
+import {
+  groupByPartition,
+  restorePartitions,
+  type SnapshotMapping,
+  snapshotPartitions,
+} from '../backend/snapshot-io.js';
+import { type Clock, isoAt, systemClock } from '../clock.js';
+import { ConflictError } from '../errors.js';
+import { IdSchema, shortId } from '../ids.js';
+import { parseScope, type Scope, type SnapshotSelector } from '../scope.js';
+import type { RestoreOptions, RestoreReport, SnapshotEnvelope } from '../snapshot/envelope.js';
+import { defaultTokenizer, type Tokenizer } from '../tokenizer.js';
+import { parseOrThrow } from '../validation.js';
+import {
+  type DetailHit,
+  type DetailInput,
+  DetailInputSchema,
+  type DetailListOptions,
+  DetailListOptionsSchema,
+  type DetailQuery,
+  DetailQuerySchema,
+  type DetailRecord,
+  DetailRecordSchema,
+} from './record.js';
+import type { DetailStore } from './store.js';
+
+const detailCodec = recordPartitionCodec<DetailRecord>('details', DetailRecordSchema, {
+  idOf: (d) => d.id,
+  indexEntries: (d) => [
+    { key: d.id, text: [d.description, d.summary ?? '', d.type.replace(/_/g, ' '), d.content].join('\n') },
+  ],
+});
+
+/** Details are partitioned by user only: a MemoryRef stays readable from any of the user's threads. */
+function refFor(userId: string): PartitionRef {
+  return { kind: 'details', userId };
+}
+
+const detailMapping: SnapshotMapping<DetailRecord, RecordPartition<DetailRecord>> = {
+  kind: 'details',
+  recordSchema: DetailRecordSchema,
+  codec: detailCodec,
+  recordsOf: (state) => [...state.records.values()],
+  userIdOf: (d) => d.userId,
+  toPartitions: (records) =>
+    groupByPartition(
+      records,
+      (d) => refFor(d.userId),
+      (d) => d.id,
+    ).map(({ ref, records: rs }) => {
+      const state = detailCodec.empty();
+      for (const d of rs) state.put(d);
+      return { ref, state };
+    }),
+};
+
+type DetailFilter = z.output<typeof DetailListOptionsSchema>;
+
+function matches(d: DetailRecord, f: Omit<DetailFilter, 'limit'>): boolean {
+  return (
+    (f.includeInactive || d.active) &&
+    (f.type === undefined || d.type === f.type) &&
+    (f.agentId === undefined || d.agentId === f.agentId) &&
+    (f.threadId === undefined || d.threadId === f.threadId)
+  );
+}
+
+/** DetailStore over any PartitionBackend. */
+export class PartitionedDetailStore implements DetailStore {
+  readonly #backend: PartitionBackend;
+  readonly #clock: Clock;
+  readonly #tokenizer: Tokenizer;
+
+  constructor(options: { backend: PartitionBackend; clock?: Clock; tokenizer?: Tokenizer }) {
+    this.#backend = options.backend;
+    this.#clock = options.clock ?? systemClock;
+    this.#tokenizer = options.tokenizer ?? defaultTokenizer;
+  }
+
+  async put(scope: Scope, input: DetailInput): Promise<DetailRecord> {
+    const s = parseScope(scope);
+    const data = parseOrThrow(DetailInputSchema, input, 'detail');
+    const record = parseOrThrow(
+      DetailRecordSchema,
+      {
+        ...data,
+        id: data.id ?? shortId(),
+        userId: s.userId,
+        agentId: s.agentId,
+        threadId: s.threadId,
+        tokenCount: this.#tokenizer.count(data.content),
+        createdAt: isoAt(this.#clock),
+        active: true,
+      },
+      'detail',
+    );
+    return this.#backend.write(refFor(s.userId), detailCodec, (state) => {
+      if (state.get(record.id)) throw new ConflictError(`A detail with id "${record.id}" already exists.`);
+      state.put(record);
+      return record;
+    });
+  }
+
+  async get(
+    scope: Scope,
+    id: string,
+    options: { includeInactive?: boolean } = {},
+  ): Promise<DetailRecord | null> {
+    const s = parseScope(scope);
+    parseOrThrow(IdSchema, id, 'detail id');
+    const record = (await this.#backend.read(refFor(s.userId), detailCodec)).get(id);
+    if (!record || (!record.active && !options.includeInactive)) return null;
+    return record;
+  }
+
+  async list(scope: Scope, options: DetailListOptions = {}): Promise<DetailRecord[]> {
+    const s = parseScope(scope);
+    const f = parseOrThrow(DetailListOptionsSchema, options, 'detail list options');
+    const state = await this.#backend.read(refFor(s.userId), detailCodec);
+    const out = [...state.records.values()].filter((d) => matches(d, f)).reverse();
+    return f.limit === undefined ? out : out.slice(0, f.limit);
+  }
+
+  async search(scope: Scope, query: DetailQuery): Promise<DetailHit[]> {
+    const s = parseScope(scope);
+    const q = parseOrThrow(DetailQuerySchema, query, 'detail query');
+    const state = await this.#backend.read(refFor(s.userId), detailCodec);
+    return state
+      .index()
+      .search(q.query, { limit: q.limit, filter: (id) => matches(state.get(id)!, q) })
+      .map((hit) => ({ detail: state.get(hit.id)!, score: hit.score }));
+  }
+
+  async deactivate(scope: Scope, id: string): Promise<boolean> {
+    const s = parseScope(scope);
+    parseOrThrow(IdSchema, id, 'detail id');
+    return this.#backend.write(refFor(s.userId), detailCodec, (state) => {
+      const record = state.get(id);
+      if (!record?.active) return false;
+      state.put({ ...record, active: false });
+      return true;
+    });
+  }
+
+  snapshot(selector: SnapshotSelector): Promise<SnapshotEnvelope<DetailRecord>> {
+    return snapshotPartitions(this.#backend, detailMapping, selector, this.#clock);
+  }
+
+  restore(snapshot: unknown, options?: RestoreOptions): Promise<RestoreReport> {
+    return restorePartitions(this.#backend, detailMapping, snapshot, options);
+  }
+}

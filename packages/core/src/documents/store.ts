@@ -1,0 +1,28 @@
+import type { Scope, SnapshotSelector } from '../scope.js';
+import type { RestoreOptions, RestoreReport, SnapshotEnvelope } from '../snapshot/envelope.js';
+import type {
+  CombinedKnowledge,
+  DocumentChunkHit,
+  DocumentInput,
+  DocumentQuery,
+  KnowledgeDocument,
+} from './record.js';
+
+/**
+ * Knowledge documents an agent answers from (HPD-Agent StaticMemory). Partitioned by user + agent; to
+ * share one agent's knowledge among all users, keep it under a dedicated owner id (e.g. `shared`).
+ */
+export interface DocumentStore {
+  /** Stores the text and splits it into chunks. Throws ConflictError on an existing `input.id`. */
+  add(scope: Scope, input: DocumentInput): Promise<KnowledgeDocument>;
+  get(scope: Scope, id: string): Promise<KnowledgeDocument | null>;
+  /** All documents, oldest first. */
+  list(scope: Scope): Promise<KnowledgeDocument[]>;
+  remove(scope: Scope, id: string): Promise<boolean>;
+  /** Chunks most relevant to the query (IndexedRetrieval). */
+  search(scope: Scope, query: DocumentQuery): Promise<DocumentChunkHit[]>;
+  /** Every document's text, oldest first, within `maxTokens` (FullTextInjection). */
+  combinedText(scope: Scope, maxTokens: number): Promise<CombinedKnowledge>;
+  snapshot(selector: SnapshotSelector): Promise<SnapshotEnvelope<KnowledgeDocument>>;
+  restore(snapshot: unknown, options?: RestoreOptions): Promise<RestoreReport>;
+}

@@ -1,0 +1,89 @@
+/** Stable error codes. Match on `error.code`, never on the message. */
+export type KiokuErrorCode =
+  | 'NOT_FOUND'
+  | 'VALIDATION'
+  | 'CONFLICT'
+  | 'UNSUPPORTED'
+  | 'STORAGE'
+  | 'CORRUPT_DATA'
+  | 'SCOPE'
+  | 'CAPACITY';
+
+export interface KiokuErrorOptions {
+  cause?: unknown;
+  /** Structured details (field paths, file names, limits) for logs and tool results. */
+  details?: Record<string, unknown>;
+}
+
+/** The one error family every Kioku package throws. */
+export class KiokuError extends Error {
+  readonly code: KiokuErrorCode;
+  readonly details: Record<string, unknown>;
+
+  constructor(code: KiokuErrorCode, message: string, options: KiokuErrorOptions = {}) {
+    super(message, options.cause === undefined ? undefined : { cause: options.cause });
+    this.name = new.target.name;
+    this.code = code;
+    this.details = options.details ?? {};
+  }
+}
+
+/** A record, session, plan step or key does not exist in the caller's scope. */
+export class NotFoundError extends KiokuError {
+  constructor(message: string, options?: KiokuErrorOptions) {
+    super('NOT_FOUND', message, options);
+  }
+}
+
+/** Input failed validation (bad id, oversized value, invalid record or snapshot). Nothing was written. */
+export class ValidationError extends KiokuError {
+  constructor(message: string, options?: KiokuErrorOptions) {
+    super('VALIDATION', message, options);
+  }
+}
+
+/** The write conflicts with what is stored (e.g. an id that already exists). */
+export class ConflictError extends KiokuError {
+  constructor(message: string, options?: KiokuErrorOptions) {
+    super('CONFLICT', message, options);
+  }
+}
+
+/** The store or backend does not support this operation or snapshot version. */
+export class UnsupportedError extends KiokuError {
+  constructor(message: string, options?: KiokuErrorOptions) {
+    super('UNSUPPORTED', message, options);
+  }
+}
+
+/** The backend failed (I/O error, lock timeout, lost connection). */
+export class StorageError extends KiokuError {
+  constructor(message: string, options?: KiokuErrorOptions) {
+    super('STORAGE', message, options);
+  }
+}
+
+/** Persisted data is unreadable or invalid; the store refuses to overwrite it. `details.file` names it. */
+export class CorruptDataError extends KiokuError {
+  constructor(message: string, options?: KiokuErrorOptions) {
+    super('CORRUPT_DATA', message, options);
+  }
+}
+
+/** No scope is set, or an operation tried to cross into another scope. */
+export class ScopeError extends KiokuError {
+  constructor(message: string, options?: KiokuErrorOptions) {
+    super('SCOPE', message, options);
+  }
+}
+
+/** A configured capacity would be exceeded and the store is set to reject rather than evict. */
+export class CapacityError extends KiokuError {
+  constructor(message: string, options?: KiokuErrorOptions) {
+    super('CAPACITY', message, options);
+  }
+}
+
+export function isKiokuError(error: unknown, code?: KiokuErrorCode): error is KiokuError {
+  return error instanceof KiokuError && (code === undefined || error.code === code);
+}

@@ -1,0 +1,180 @@
+import type { PartitionBackend, PartitionRef } from '../backend/partition.js';
+import { type RecordPartition, recordPartitionCodec } from '../backend/record-partition.js';
+import {
+  groupByPartition,
+  restorePartitions,
+  type SnapshotMapping,
+  snapshotPartitions,
+} from '../backend/snapshot-io.js';
+import { type Clock, isoAt, systemClock } from '../clock.js';
+import { ConflictError, NotFoundError } from '../errors.js';
+import { IdSchema, shortId } from '../ids.js';
+import { categoryMatches, hasAllTags } from '../records/common.js';
+import { parseScope, type Scope, type SnapshotSelector } from '../scope.js';
+import type { RestoreOptions, RestoreReport, SnapshotEnvelope } from '../snapshot/envelope.js';
+import { withoutUndefined } from '../util/objects.js';
+import { parseOrThrow } from '../validation.js';
+import {
+  type CategoryCount,
+  type Fact,
+  type FactHit,
+  type FactInput,
+  FactInputSchema,
+  type FactListOptions,
+  FactListOptionsSchema,
+  type FactPatch,
+  FactPatchSchema,
+  type FactQuery,
+  FactQuerySchema,
+  FactSchema,
+  factSearchText,
+} from './record.js';
+import type { FactStore } from './store.js';
+
+export interface PartitionedStoreOptions {
+  backend: PartitionBackend;
+  clock?: Clock;
+}
+
+const factCodec = recordPartitionCodec<Fact>('facts', FactSchema, {
+  idOf: (fact) => fact.id,
+  indexEntries: (fact) => [{ key: fact.id, text: factSearchText(fact) }],
+});
+
+function refFor(scope: Scope): PartitionRef {
+  return { kind: 'facts', userId: scope.userId, agentId: scope.agentId };
+}
+
+const factMapping: SnapshotMapping<Fact, RecordPartition<Fact>> = {
+  kind: 'facts',
+  recordSchema: FactSchema,
+  codec: factCodec,
+  recordsOf: (state) => [...state.records.values()],
+  userIdOf: (fact) => fact.userId,
+  toPartitions: (facts) =>
+    groupByPartition(
+      facts,
+      (f) => refFor(f),
+      (f) => f.id,
+    ).map(({ ref, records }) => {
+      const state = factCodec.empty();
+      for (const fact of records) state.put(fact);
+      return { ref, state };
+    }),
+};
+
+/** FactStore over any PartitionBackend: one partition per user + agent. */
+export class PartitionedFactStore implements FactStore {
+  readonly #backend: PartitionBackend;
+  readonly #clock: Clock;
+
+  constructor(options: PartitionedStoreOptions) {
+    this.#backend = options.backend;
+    this.#clock = options.clock ?? systemClock;
+  }
+
+  async get(scope: Scope, id: string): Promise<Fact | null> {
+    const ref = refFor(parseScope(scope));
+    parseOrThrow(IdSchema, id, 'fact id');
+    const state = await this.#backend.read(ref, factCodec);
+    return state.get(id) ?? null;
+  }
+
+  async list(scope: Scope, options: FactListOptions = {}): Promise<Fact[]> {
+    const ref = refFor(parseScope(scope));
+    const opts = parseOrThrow(FactListOptionsSchema, options, 'list options');
+    const state = await this.#backend.read(ref, factCodec);
+    let facts = [...state.records.values()].filter(
+      (f) => (!opts.category || categoryMatches(f.category, opts.category)) && hasAllTags(f.tags, opts.tags),
+    );
+    facts.sort((a, b) => a.createdAt.localeCompare(b.createdAt));
+    if (opts.order === 'newest') facts.reverse();
+    facts = facts.slice(opts.offset, opts.limit === undefined ? undefined : opts.offset + opts.limit);
+    return facts;
+  }
+
+  async create(scope: Scope, input: FactInput): Promise<Fact> {
+    const parsedScope = parseScope(scope);
+    const data = parseOrThrow(FactInputSchema, input, 'fact');
+    const now = isoAt(this.#clock);
+    const fact = parseOrThrow(
+      FactSchema,
+      {
+        ...data,
+        id: data.id ?? shortId(),
+        userId: parsedScope.userId,
+        agentId: parsedScope.agentId,
+        createdAt: now,
+        updatedAt: now,
+      },
+      'fact',
+    );
+    return this.#backend.write(refFor(parsedScope), factCodec, (state) => {
+      if (state.get(fact.id)) throw new ConflictError(`A fact with id "${fact.id}" already exists.`);
+      state.put(fact);
+      return fact;
+    });
+  }
+
+  async update(scope: Scope, id: string, patch: FactPatch): Promise<Fact> {
+    const ref = refFor(parseScope(scope));
+    parseOrThrow(IdSchema, id, 'fact id');
+    const changes = parseOrThrow(FactPatchSchema, patch, 'fact update');
+    const updatedAt = isoAt(this.#clock);
+    return this.#backend.write(ref, factCodec, (state) => {
+      const current = state.get(id);
+      if (!current) throw new NotFoundError(`No fact "${id}" in this scope.`);
+      const { title, ...rest } = changes;
+      const next: Fact = { ...current, ...withoutUndefined(rest), updatedAt };
+      if (title === null) delete next.title;
+      else if (title !== undefined) next.title = title;
+      state.put(next);
+      return next;
+    });
+  }
+
+  async delete(scope: Scope, id: string): Promise<boolean> {
+    const ref = refFor(parseScope(scope));
+    parseOrThrow(IdSchema, id, 'fact id');
+    return this.#backend.write(ref, factCodec, (state) => state.delete(id) !== undefined);
+  }
+
+  async search(scope: Scope, query: FactQuery): Promise<FactHit[]> {
+    const ref = refFor(parseScope(scope));
+    const q = parseOrThrow(FactQuerySchema, query, 'fact query');
+    const state = await this.#backend.read(ref, factCodec);
+    const keep = (fact: Fact) =>
+      (!q.category || categoryMatches(fact.category, q.category)) && hasAllTags(fact.tags, q.tags);
+    if (!q.query?.trim()) {
+      return [...state.records.values()]
+        .filter(keep)
+        .sort((a, b) => b.updatedAt.localeCompare(a.updatedAt))
+        .slice(0, q.limit)
+        .map((fact) => ({ fact, score: 0 }));
+    }
+    const filter = q.category || q.tags?.length ? (id: string) => keep(state.get(id)!) : undefined;
+    return state
+      .index()
+      .search(q.query, { limit: q.limit, filter })
+      .map((hit) => ({ fact: state.get(hit.id)!, score: hit.score }));
+  }
+
+  async categories(scope: Scope): Promise<CategoryCount[]> {
+    const ref = refFor(parseScope(scope));
+    const state = await this.#backend.read(ref, factCodec);
+    const counts = new Map<string, number>();
+    for (const fact of state.records.values())
+      counts.set(fact.category, (counts.get(fact.category) ?? 0) + 1);
+    return [...counts]
+      .sort(([a], [b]) => a.localeCompare(b))
+      .map(([category, count]) => ({ category, count }));
+  }
+
+  snapshot(selector: SnapshotSelector): Promise<SnapshotEnvelope<Fact>> {
+    return snapshotPartitions(this.#backend, factMapping, selector, this.#clock);
+  }
+
+  restore(snapshot: unknown, options?: RestoreOptions): Promise<RestoreReport> {
+    return restorePartitions(this.#backend, factMapping, snapshot, options);
+  }
+}

@@ -1,0 +1,110 @@
+import { z } from 'zod';
+import { IdSchema } from '../ids.js';
+import { LIMITS } from '../limits.js';
+import {
+  CategorySchema,
+  DEFAULT_CATEGORY,
+  IsoDateSchema,
+  MetadataSchema,
+  OptionalAgentIdSchema,
+  TagsSchema,
+  textSchema,
+} from '../records/common.js';
+
+/** Where a fact came from. Consolidation lists the facts it merged in `sourceIds`. */
+export const ProvenanceSchema = z.object({
+  source: z.enum(['user', 'assistant', 'tool', 'consolidation', 'import']),
+  sessionId: z.string().max(LIMITS.idChars).optional(),
+  toolName: z.string().max(LIMITS.idChars).optional(),
+  sourceIds: z.array(IdSchema).max(1000).optional(),
+  note: z.string().max(1000).optional(),
+});
+
+export type Provenance = z.infer<typeof ProvenanceSchema>;
+
+const FactContentSchema = textSchema(LIMITS.factContentChars, 'content');
+const TitleSchema = z.string().trim().min(1).max(LIMITS.titleChars);
+
+/** A durable fact about a user: a preference, a project detail, an anti-pattern. */
+export const FactSchema = z.object({
+  id: IdSchema,
+  userId: IdSchema,
+  agentId: OptionalAgentIdSchema,
+  title: TitleSchema.optional(),
+  content: FactContentSchema,
+  category: CategorySchema,
+  tags: TagsSchema,
+  metadata: MetadataSchema,
+  provenance: ProvenanceSchema,
+  createdAt: IsoDateSchema,
+  updatedAt: IsoDateSchema,
+});
+
+export type Fact = z.infer<typeof FactSchema>;
+
+export const FactInputSchema = z.object({
+  /** Supply an id to import; otherwise a short random id is generated. */
+  id: IdSchema.optional(),
+  title: TitleSchema.optional(),
+  content: FactContentSchema,
+  category: CategorySchema.default(DEFAULT_CATEGORY),
+  tags: TagsSchema.default([]),
+  metadata: MetadataSchema.default({}),
+  provenance: ProvenanceSchema.default({ source: 'user' }),
+});
+
+export type FactInput = z.input<typeof FactInputSchema>;
+
+export const FactPatchSchema = z
+  .object({
+    /** `null` removes the title. */
+    title: TitleSchema.nullable().optional(),
+    content: FactContentSchema.optional(),
+    category: CategorySchema.optional(),
+    tags: TagsSchema.optional(),
+    metadata: MetadataSchema.optional(),
+    provenance: ProvenanceSchema.optional(),
+  })
+  .strict();
+
+export type FactPatch = z.input<typeof FactPatchSchema>;
+
+export const FactQuerySchema = z.object({
+  /** Free text; when empty or absent, the newest matching facts are returned (RockBot's first-turn fallback). */
+  query: z.string().max(LIMITS.queryChars).optional(),
+  /** Category or category prefix: `user-preferences` matches `user-preferences/timezone`. */
+  category: CategorySchema.optional(),
+  /** Every one of these tags must be present. */
+  tags: z.array(z.string()).max(LIMITS.tagCount).optional(),
+  limit: z.number().int().min(1).max(1000).default(8),
+});
+
+export type FactQuery = z.input<typeof FactQuerySchema>;
+
+export const FactListOptionsSchema = z.object({
+  category: CategorySchema.optional(),
+  tags: z.array(z.string()).max(LIMITS.tagCount).optional(),
+  /** `oldest` (default) or `newest` first, by creation time. */
+  order: z.enum(['oldest', 'newest']).default('oldest'),
+  limit: z.number().int().min(1).max(100_000).optional(),
+  offset: z.number().int().min(0).default(0),
+});
+
+export type FactListOptions = z.input<typeof FactListOptionsSchema>;
+
+export interface FactHit {
+  fact: Fact;
+  /** Relevance (higher is better); comparable only within one result list. */
+  score: number;
+}
+
+export interface CategoryCount {
+  category: string;
+  count: number;
+}
+
+/** The text a fact is found by: title, content, tags and category words (RockBot: `/` and `-` as spaces). */
+export function factSearchText(fact: Pick<Fact, 'title' | 'content' | 'tags' | 'category'>): string {
+  const category = fact.category.replace(/[/_-]/g, ' ');
+  return [fact.title ?? '', fact.content, fact.tags.join(' '), category].join('\n');
+}

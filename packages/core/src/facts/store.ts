@@ -1,0 +1,33 @@
+import type { Scope, SnapshotSelector } from '../scope.js';
+import type { RestoreOptions, RestoreReport, SnapshotEnvelope } from '../snapshot/envelope.js';
+import type {
+  CategoryCount,
+  Fact,
+  FactHit,
+  FactInput,
+  FactListOptions,
+  FactPatch,
+  FactQuery,
+} from './record.js';
+
+/**
+ * Durable facts about a user (HPD-Agent DynamicMemory, RockBot long-term memory, Agentflow semantic
+ * memory). Facts are partitioned by `userId` and `agentId`: a read sees exactly the facts written with
+ * the same user and agent (no agent = the user's agent-independent facts).
+ */
+export interface FactStore {
+  get(scope: Scope, id: string): Promise<Fact | null>;
+  list(scope: Scope, options?: FactListOptions): Promise<Fact[]>;
+  /** Throws ConflictError when `input.id` is given and already exists. */
+  create(scope: Scope, input: FactInput): Promise<Fact>;
+  /** Throws NotFoundError when the fact does not exist in this scope. */
+  update(scope: Scope, id: string, patch: FactPatch): Promise<Fact>;
+  /** True when a fact was deleted. */
+  delete(scope: Scope, id: string): Promise<boolean>;
+  search(scope: Scope, query: FactQuery): Promise<FactHit[]>;
+  /** Distinct categories with the number of facts in each, sorted by name. */
+  categories(scope: Scope): Promise<CategoryCount[]>;
+  snapshot(selector: SnapshotSelector): Promise<SnapshotEnvelope<Fact>>;
+  /** Replaces every partition (user + agent) that the snapshot contains. Validates everything first. */
+  restore(snapshot: unknown, options?: RestoreOptions): Promise<RestoreReport>;
+}

@@ -1,0 +1,74 @@
+import { z } from 'zod';
+import { IdSchema, UuidSchema } from '../ids.js';
+import { LIMITS } from '../limits.js';
+import { IsoDateSchema, MetadataSchema, OptionalAgentIdSchema } from '../records/common.js';
+
+/** An entry in the user's session index (the Rust bot's `sessions.json`). */
+export const SessionInfoSchema = z.object({
+  id: UuidSchema,
+  userId: IdSchema,
+  agentId: OptionalAgentIdSchema,
+  /** Which stores the session uses (e.g. `basic_session`), as the seed records them. */
+  storeTypes: z.array(z.string().min(1).max(64)).max(16),
+  title: z.string().max(LIMITS.titleChars).optional(),
+  metadata: MetadataSchema,
+  createdAt: IsoDateSchema,
+});
+
+export type SessionInfo = z.infer<typeof SessionInfoSchema>;
+
+export const SessionCreateSchema = z.object({
+  storeTypes: z.array(z.string().min(1).max(64)).max(16).default(['basic_session']),
+  title: z.string().max(LIMITS.titleChars).optional(),
+  metadata: MetadataSchema.default({}),
+});
+
+export type SessionCreateOptions = z.input<typeof SessionCreateSchema>;
+
+export const KvKeySchema = z
+  .string()
+  .min(1)
+  .max(256)
+  .regex(/^[^\p{Cc}]+$/u, 'must not contain control characters');
+
+const SessionValueSchema = z
+  .string()
+  .max(LIMITS.sessionValueChars, `value is larger than the ${LIMITS.sessionValueChars}-character limit`);
+
+export const KvEntrySchema = z.object({ key: KvKeySchema, value: SessionValueSchema, ts: IsoDateSchema });
+export type KvEntry = z.infer<typeof KvEntrySchema>;
+
+export const ToolCallSchema = z.object({
+  id: z.string().min(1).max(256),
+  name: z.string().min(1).max(256),
+  /** JSON-encoded arguments, exactly as the model produced them. */
+  arguments: z.string().max(LIMITS.sessionValueChars),
+});
+
+export type ToolCall = z.infer<typeof ToolCallSchema>;
+
+export const TranscriptRoleSchema = z.enum(['system', 'user', 'assistant', 'tool']);
+
+export const TranscriptInputSchema = z.object({
+  role: TranscriptRoleSchema,
+  content: SessionValueSchema,
+  /** Tool calls an assistant message made. */
+  toolCalls: z.array(ToolCallSchema).max(128).optional(),
+  /** For a `tool` message: the call it answers. */
+  toolCallId: z.string().min(1).max(256).optional(),
+  name: z.string().max(256).optional(),
+});
+
+export type TranscriptInput = z.input<typeof TranscriptInputSchema>;
+
+export const TranscriptEntrySchema = TranscriptInputSchema.extend({ ts: IsoDateSchema });
+export type TranscriptEntry = z.infer<typeof TranscriptEntrySchema>;
+
+/** One session with all its data, as snapshots carry it. */
+export const SessionRecordSchema = z.object({
+  session: SessionInfoSchema,
+  kv: z.array(KvEntrySchema),
+  transcript: z.array(TranscriptEntrySchema),
+});
+
+export type SessionRecord = z.infer<typeof SessionRecordSchema>;

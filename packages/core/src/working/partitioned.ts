@@ -1,0 +1,240 @@
+import type { PartitionBackend, PartitionCodec, PartitionRef } from '../backend/partition.js';
+import { type RecordPartition, recordPartitionCodec } from '../backend/record-partition.js';
+import {
+  groupByPartition,
+  restorePartitions,
+  type SnapshotMapping,
+  snapshotPartitions,
+} from '../backend/snapshot-io.js';
+import { type Clock, systemClock } from '../clock.js';
+import { CapacityError } from '../errors.js';
+import { categoryMatches, hasAllTags } from '../records/common.js';
+import { parseScope, type Scope, type SnapshotSelector } from '../scope.js';
+import type { RestoreOptions, RestoreReport, SnapshotEnvelope } from '../snapshot/envelope.js';
+import { parseOrThrow } from '../validation.js';
+import {
+  keyHasPrefix,
+  namespaceOf,
+  type WorkingEntry,
+  type WorkingEntryInfo,
+  WorkingEntrySchema,
+  type WorkingHit,
+  WorkingKeySchema,
+  WorkingPrefixSchema,
+  type WorkingQuery,
+  WorkingQuerySchema,
+  type WorkingSetOptions,
+  WorkingSetOptionsSchema,
+} from './record.js';
+import type { WorkingMemoryStore } from './store.js';
+
+export interface WorkingMemoryOptions {
+  clock?: Clock;
+  /** Time to live when `set` gives none (default 5 minutes, as in RockBot). */
+  defaultTtlMs?: number;
+  /** Live entries per namespace (first two key segments); default 50. */
+  maxEntriesPerNamespace?: number;
+  /** At the cap: evict the namespace's oldest entry (default) or throw CapacityError. */
+  onCapacity?: 'evict-oldest' | 'reject';
+}
+
+export const WORKING_DEFAULTS = Object.freeze({ defaultTtlMs: 5 * 60 * 1000, maxEntriesPerNamespace: 50 });
+
+type WorkingPartition = RecordPartition<WorkingEntry>;
+
+function workingText(entry: WorkingEntry): string {
+  return [
+    entry.key.replace(/[/_.-]/g, ' '),
+    entry.category?.replace(/[/_-]/g, ' ') ?? '',
+    entry.tags.join(' '),
+    entry.value,
+  ].join('\n');
+}
+
+/** Entries are grouped into one partition per root segment (`session`, `patrol`, `subagent`), as RockBot's files. */
+function refFor(scope: Scope, key: string): PartitionRef {
+  return { kind: 'working', userId: scope.userId, agentId: scope.agentId, name: key.split('/', 1)[0]! };
+}
+
+function info(entry: WorkingEntry): WorkingEntryInfo {
+  const { value: _value, ...rest } = entry;
+  return rest;
+}
+
+/** WorkingMemoryStore over any PartitionBackend. Expired entries are dropped on load and on every write. */
+export class PartitionedWorkingMemoryStore implements WorkingMemoryStore {
+  readonly #backend: PartitionBackend;
+  readonly #clock: Clock;
+  readonly #defaultTtlMs: number;
+  readonly #cap: number;
+  readonly #onCapacity: 'evict-oldest' | 'reject';
+  readonly #codec: PartitionCodec<WorkingPartition>;
+  readonly #mapping: SnapshotMapping<WorkingEntry, WorkingPartition>;
+
+  constructor(options: WorkingMemoryOptions & { backend: PartitionBackend }) {
+    this.#backend = options.backend;
+    this.#clock = options.clock ?? systemClock;
+    this.#defaultTtlMs = options.defaultTtlMs ?? WORKING_DEFAULTS.defaultTtlMs;
+    this.#cap = options.maxEntriesPerNamespace ?? WORKING_DEFAULTS.maxEntriesPerNamespace;
+    this.#onCapacity = options.onCapacity ?? 'evict-oldest';
+    const live = (entry: WorkingEntry) => this.#isLive(entry);
+    this.#codec = recordPartitionCodec<WorkingEntry>(
+      'working',
+      WorkingEntrySchema,
+      { idOf: (e) => e.key, indexEntries: (e) => [{ key: e.key, text: workingText(e) }] },
+      { keep: live },
+    );
+    const codec = this.#codec;
+    this.#mapping = {
+      kind: 'working',
+      recordSchema: WorkingEntrySchema,
+      codec,
+      recordsOf: (state) => [...state.records.values()].filter(live),
+      userIdOf: (e) => e.userId,
+      toPartitions: (entries) =>
+        groupByPartition(
+          entries.filter(live),
+          (e) => refFor(e, e.key),
+          (e) => e.key,
+        ).map(({ ref, records }) => {
+          const state = codec.empty();
+          for (const e of records) state.put(e);
+          return { ref, state };
+        }),
+    };
+  }
+
+  async set(
+    scope: Scope,
+    key: string,
+    value: string,
+    options: WorkingSetOptions = {},
+  ): Promise<WorkingEntry> {
+    const s = parseScope(scope);
+    parseOrThrow(WorkingKeySchema, key, 'working-memory key');
+    const opts = parseOrThrow(WorkingSetOptionsSchema, options, 'working-memory options');
+    const now = this.#clock.now();
+    const entry = parseOrThrow(
+      WorkingEntrySchema,
+      {
+        key,
+        userId: s.userId,
+        agentId: s.agentId,
+        value,
+        storedAt: new Date(now).toISOString(),
+        expiresAt: new Date(now + (opts.ttlMs ?? this.#defaultTtlMs)).toISOString(),
+        category: opts.category,
+        tags: opts.tags,
+      },
+      'working-memory entry',
+    );
+    const namespace = namespaceOf(key);
+    return this.#backend.write(refFor(s, key), this.#codec, (state) => {
+      const inNamespace = [...state.records.values()].filter(
+        (e) => e.key !== key && this.#isLive(e) && namespaceOf(e.key) === namespace,
+      );
+      if (inNamespace.length >= this.#cap && this.#onCapacity === 'reject') {
+        throw new CapacityError(
+          `Working-memory namespace "${namespace}" is full (${this.#cap} entries); delete one or wait for expiry.`,
+          { details: { namespace, cap: this.#cap } },
+        );
+      }
+      this.#sweepPartition(state);
+      // Oldest first (insertion order; an overwrite moves the key to the end).
+      for (const old of inNamespace.slice(0, Math.max(0, inNamespace.length - this.#cap + 1)))
+        state.delete(old.key);
+      state.put(entry, { moveToEnd: true });
+      return entry;
+    });
+  }
+
+  async get(scope: Scope, key: string): Promise<WorkingEntry | null> {
+    const s = parseScope(scope);
+    parseOrThrow(WorkingKeySchema, key, 'working-memory key');
+    const entry = (await this.#backend.read(refFor(s, key), this.#codec)).get(key);
+    return entry && this.#isLive(entry) ? entry : null;
+  }
+
+  async list(scope: Scope, prefix?: string): Promise<WorkingEntryInfo[]> {
+    const s = parseScope(scope);
+    if (prefix !== undefined) parseOrThrow(WorkingPrefixSchema, prefix, 'working-memory prefix');
+    const entries = await this.#liveEntries(s, prefix);
+    return entries.map(info);
+  }
+
+  async search(scope: Scope, query: WorkingQuery): Promise<WorkingHit[]> {
+    const s = parseScope(scope);
+    const q = parseOrThrow(WorkingQuerySchema, query, 'working-memory query');
+    const keep = (e: WorkingEntry) =>
+      this.#isLive(e) &&
+      (!q.prefix || keyHasPrefix(e.key, q.prefix)) &&
+      (!q.category || (e.category !== undefined && categoryMatches(e.category, q.category))) &&
+      hasAllTags(e.tags, q.tags);
+    const hits: WorkingHit[] = [];
+    for (const ref of await this.#partitions(s, q.prefix)) {
+      const state = await this.#backend.read(ref, this.#codec);
+      if (!q.query?.trim()) {
+        for (const entry of state.records.values()) if (keep(entry)) hits.push({ entry, score: 0 });
+        continue;
+      }
+      for (const hit of state.index().search(q.query, { filter: (key) => keep(state.get(key)!) })) {
+        hits.push({ entry: state.get(hit.id)!, score: hit.score });
+      }
+    }
+    if (q.query?.trim()) hits.sort((a, b) => b.score - a.score);
+    else hits.sort((a, b) => b.entry.storedAt.localeCompare(a.entry.storedAt));
+    return hits.slice(0, q.limit);
+  }
+
+  async delete(scope: Scope, key: string): Promise<boolean> {
+    const s = parseScope(scope);
+    parseOrThrow(WorkingKeySchema, key, 'working-memory key');
+    return this.#backend.write(refFor(s, key), this.#codec, (state) => {
+      const removed = state.delete(key);
+      return removed !== undefined && this.#isLive(removed);
+    });
+  }
+
+  async sweep(): Promise<number> {
+    let removed = 0;
+    for (const ref of await this.#backend.list('working')) {
+      removed += await this.#backend.write(ref, this.#codec, (state) => this.#sweepPartition(state));
+    }
+    return removed;
+  }
+
+  snapshot(selector: SnapshotSelector): Promise<SnapshotEnvelope<WorkingEntry>> {
+    return snapshotPartitions(this.#backend, this.#mapping, selector, this.#clock);
+  }
+
+  restore(snapshot: unknown, options?: RestoreOptions): Promise<RestoreReport> {
+    return restorePartitions(this.#backend, this.#mapping, snapshot, options);
+  }
+
+  #isLive(entry: WorkingEntry): boolean {
+    return Date.parse(entry.expiresAt) > this.#clock.now();
+  }
+
+  #sweepPartition(state: WorkingPartition): number {
+    const expired = [...state.records.values()].filter((e) => !this.#isLive(e));
+    for (const e of expired) state.delete(e.key);
+    return expired.length;
+  }
+
+  async #partitions(scope: Scope, prefix: string | undefined): Promise<PartitionRef[]> {
+    if (prefix) return [refFor(scope, prefix)];
+    const refs = await this.#backend.list('working', scope.userId);
+    return refs.filter((ref) => ref.agentId === scope.agentId);
+  }
+
+  async #liveEntries(scope: Scope, prefix: string | undefined): Promise<WorkingEntry[]> {
+    const out: WorkingEntry[] = [];
+    for (const ref of await this.#partitions(scope, prefix)) {
+      const state = await this.#backend.read(ref, this.#codec);
+      for (const entry of state.records.values()) {
+        if (this.#isLive(entry) && (!prefix || keyHasPrefix(entry.key, prefix))) out.push(entry);
+      }
+    }
+    return out.sort((a, b) => a.storedAt.localeCompare(b.storedAt));
+  }
+}
