@@ -106,7 +106,6 @@ export function recordPartitionCodec<T>(
   kind: PartitionKind,
   recordSchema: z.ZodType<T>,
   spec: RecordPartitionSpec<T>,
-  options: { keep?: (record: T) => boolean } = {},
 ): PartitionCodec<RecordPartition<T>> {
   return {
     empty: () => new RecordPartition(spec),
@@ -125,7 +124,7 @@ export function recordPartitionCodec<T>(
         }
         return parsed.data;
       });
-      return new RecordPartition(spec, options.keep ? records.filter(options.keep) : records);
+      return new RecordPartition(spec, records);
     },
     encode(state): RecordFile<T> {
       return { kind, schemaVersion: 1, records: [...state.records.values()] };

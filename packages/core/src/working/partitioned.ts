@@ -61,7 +61,10 @@ function info(entry: WorkingEntry): WorkingEntryInfo {
   return rest;
 }
 
-/** WorkingMemoryStore over any PartitionBackend. Expired entries are dropped on load and on every write. */
+/**
+ * WorkingMemoryStore over any PartitionBackend. Expired entries are never returned, are removed from a
+ * partition on every write to it, and from everything by `sweep()`.
+ */
 export class PartitionedWorkingMemoryStore implements WorkingMemoryStore {
   readonly #backend: PartitionBackend;
   readonly #clock: Clock;
@@ -78,12 +81,10 @@ export class PartitionedWorkingMemoryStore implements WorkingMemoryStore {
     this.#cap = options.maxEntriesPerNamespace ?? WORKING_DEFAULTS.maxEntriesPerNamespace;
     this.#onCapacity = options.onCapacity ?? 'evict-oldest';
     const live = (entry: WorkingEntry) => this.#isLive(entry);
-    this.#codec = recordPartitionCodec<WorkingEntry>(
-      'working',
-      WorkingEntrySchema,
-      { idOf: (e) => e.key, indexEntries: (e) => [{ key: e.key, text: workingText(e) }] },
-      { keep: live },
-    );
+    this.#codec = recordPartitionCodec<WorkingEntry>('working', WorkingEntrySchema, {
+      idOf: (e) => e.key,
+      indexEntries: (e) => [{ key: e.key, text: workingText(e) }],
+    });
     const codec = this.#codec;
     this.#mapping = {
       kind: 'working',
@@ -198,7 +199,9 @@ export class PartitionedWorkingMemoryStore implements WorkingMemoryStore {
   async sweep(): Promise<number> {
     let removed = 0;
     for (const ref of await this.#backend.list('working')) {
-      removed += await this.#backend.write(ref, this.#codec, (state) => this.#sweepPartition(state));
+      const state = await this.#backend.read(ref, this.#codec);
+      if ([...state.records.values()].every((e) => this.#isLive(e))) continue;
+      removed += await this.#backend.write(ref, this.#codec, (fresh) => this.#sweepPartition(fresh));
     }
     return removed;
   }

@@ -1,0 +1,43 @@
+import { randomBytes } from 'node:crypto';
+import { mkdir, open, rename, unlink } from 'node:fs/promises';
+import path from 'node:path';
+
+/**
+ * Replace `file` with `content` so that readers see either the old or the new file, never a mix, and the
+ * new content survives a crash once this resolves: write a temporary file beside it, fsync it, rename it
+ * over the target, then fsync the directory so the rename itself is durable.
+ */
+export async function writeFileAtomic(file: string, content: string): Promise<void> {
+  const dir = path.dirname(file);
+  await mkdir(dir, { recursive: true });
+  const temp = path.join(dir, `.${path.basename(file)}.${process.pid}.${randomBytes(4).toString('hex')}.tmp`);
+  const handle = await open(temp, 'wx', 0o600);
+  try {
+    await handle.writeFile(content, 'utf8');
+    await handle.sync();
+  } catch (error) {
+    await handle.close().catch(() => {});
+    await unlink(temp).catch(() => {});
+    throw error;
+  }
+  await handle.close();
+  try {
+    await rename(temp, file);
+  } catch (error) {
+    await unlink(temp).catch(() => {});
+    throw error;
+  }
+  await syncDirectory(dir);
+}
+
+async function syncDirectory(dir: string): Promise<void> {
+  let handle: Awaited<ReturnType<typeof open>> | undefined;
+  try {
+    handle = await open(dir, 'r');
+    await handle.sync();
+  } catch {
+    // Some platforms (Windows) cannot open or fsync a directory; the rename is still atomic there.
+  } finally {
+    await handle?.close().catch(() => {});
+  }
+}

@@ -1,0 +1,268 @@
+import { mkdir, readdir, readFile, stat, unlink } from 'node:fs/promises';
+import path from 'node:path';
+import {
+  CorruptDataError,
+  type PartitionBackend,
+  type PartitionCodec,
+  type PartitionKind,
+  type PartitionRef,
+  StorageError,
+} from '@kioku/core';
+import lockfile from 'proper-lockfile';
+import { writeFileAtomic } from './atomic-file.js';
+import { KeyedMutex } from './mutex.js';
+import {
+  AGENTS_DIR,
+  decodeSegment,
+  LOCKS_DIR,
+  partitionFile,
+  resolveInside,
+  scopeDir,
+  USERS_DIR,
+} from './paths.js';
+
+export interface JsonFileBackendOptions {
+  /** The data directory; created on first write. */
+  directory: string;
+  /** How long a writer waits for another process's lock before failing (default 30 s). */
+  lockTimeoutMs?: number;
+  /** Pretty-print files with this indent (default 2; 0 for compact files). */
+  indent?: number;
+}
+
+interface CacheEntry {
+  /** Identity of the file version the state was read from: inode, size, mtime (rename → new inode). */
+  token: string;
+  state: unknown;
+}
+
+const ABSENT = 'absent';
+
+/**
+ * Partitions as JSON files. Writes are atomic (temp file, fsync, rename) and serialized per file within
+ * the process (a mutex) and across processes (a lock directory under `.locks/`, via proper-lockfile).
+ * Parsed files are cached and re-read only when the file on disk changed, so reads cost one `stat`.
+ * A file that does not parse or validate raises CorruptDataError naming it, and is never overwritten.
+ */
+export class JsonFileBackend implements PartitionBackend {
+  readonly directory: string;
+  readonly #cache = new Map<string, CacheEntry>();
+  readonly #mutex = new KeyedMutex();
+  readonly #lockTimeoutMs: number;
+  readonly #indent: number;
+
+  constructor(options: JsonFileBackendOptions) {
+    this.directory = path.resolve(options.directory);
+    this.#lockTimeoutMs = options.lockTimeoutMs ?? 30_000;
+    this.#indent = options.indent ?? 2;
+  }
+
+  async read<S>(ref: PartitionRef, codec: PartitionCodec<S>): Promise<S> {
+    return this.#load(this.#fileOf(ref), codec);
+  }
+
+  async write<S, R>(ref: PartitionRef, codec: PartitionCodec<S>, mutate: (state: S) => R): Promise<R> {
+    const file = this.#fileOf(ref);
+    return this.#exclusive(file, async () => {
+      const state = await this.#load(file, codec);
+      const result = mutate(state);
+      await this.#save(file, codec, state);
+      return result;
+    });
+  }
+
+  async replace<S>(ref: PartitionRef, codec: PartitionCodec<S>, state: S): Promise<void> {
+    const file = this.#fileOf(ref);
+    await this.#exclusive(file, () => this.#save(file, codec, state));
+  }
+
+  async list(kind: PartitionKind, userId?: string): Promise<PartitionRef[]> {
+    const usersDir = path.join(this.directory, USERS_DIR);
+    const users: Array<[dirName: string, userId: string | undefined]> =
+      userId === undefined
+        ? (await listNames(usersDir)).map((name) => [name, decodeSegment(name)])
+        : [[path.basename(scopeDir(userId, undefined)), userId]];
+    const refs: PartitionRef[] = [];
+    for (const [dirName, user] of users) {
+      if (user === undefined) continue;
+      const userDir = path.join(usersDir, dirName);
+      refs.push(...(await this.#listScope(userDir, kind, user, undefined)));
+      for (const agentName of await listNames(path.join(userDir, AGENTS_DIR))) {
+        const agent = decodeSegment(agentName);
+        if (agent !== undefined)
+          refs.push(...(await this.#listScope(path.join(userDir, AGENTS_DIR, agentName), kind, user, agent)));
+      }
+    }
+    return refs;
+  }
+
+  async #listScope(
+    dir: string,
+    kind: PartitionKind,
+    userId: string,
+    agentId: string | undefined,
+  ): Promise<PartitionRef[]> {
+    const refs: PartitionRef[] = [];
+    if (await isFile(path.join(dir, `${kind}.json`))) refs.push({ kind, userId, agentId });
+    for (const name of await listNames(path.join(dir, kind))) {
+      if (!name.endsWith('.json') || name.startsWith('.')) continue;
+      const partition = decodeSegment(name.slice(0, -'.json'.length));
+      if (partition !== undefined) refs.push({ kind, userId, agentId, name: partition });
+    }
+    return refs;
+  }
+
+  #fileOf(ref: PartitionRef): string {
+    return resolveInside(this.directory, partitionFile(ref));
+  }
+
+  /** Current state of `file`: the cached one when the file is unchanged, else parsed and validated anew. */
+  async #load<S>(file: string, codec: PartitionCodec<S>): Promise<S> {
+    const token = await fileToken(file);
+    const cached = this.#cache.get(file);
+    if (cached && cached.token === token) return cached.state as S;
+    if (token === ABSENT) {
+      const state = codec.empty();
+      this.#cache.set(file, { token, state });
+      return state;
+    }
+    let text: string;
+    try {
+      text = await readFile(file, 'utf8');
+    } catch (error) {
+      throw new StorageError(`Could not read ${file}: ${(error as Error).message}`, {
+        cause: error,
+        details: { file },
+      });
+    }
+    let state: S;
+    try {
+      state = codec.decode(JSON.parse(text));
+    } catch (error) {
+      this.#cache.delete(file);
+      throw new CorruptDataError(
+        `Kioku data file ${file} is not valid (${(error as Error).message}). Fix or move it; Kioku will not overwrite it.`,
+        { cause: error, details: { file } },
+      );
+    }
+    // Re-stat: if the file was replaced while we read it, cache under the token we actually parsed only
+    // when it is still current; otherwise the next read will load again.
+    if ((await fileToken(file)) === token) this.#cache.set(file, { token, state });
+    return state;
+  }
+
+  async #save<S>(file: string, codec: PartitionCodec<S>, state: S): Promise<void> {
+    try {
+      if (codec.isEmpty(state)) await unlink(file).catch(ignoreMissing);
+      else
+        await writeFileAtomic(
+          file,
+          `${JSON.stringify(codec.encode(state), null, this.#indent || undefined)}\n`,
+        );
+    } catch (error) {
+      this.#cache.delete(file);
+      throw new StorageError(`Could not write ${file}: ${(error as Error).message}`, {
+        cause: error,
+        details: { file },
+      });
+    }
+    this.#cache.set(file, { token: await fileToken(file), state });
+  }
+
+  /** Run `work` holding this process's mutex and the cross-process lock for `file`. */
+  async #exclusive<T>(file: string, work: () => Promise<T>): Promise<T> {
+    return this.#mutex.run(file, async () => {
+      const release = await this.#lock(file);
+      try {
+        return await work();
+      } catch (error) {
+        // The cached state may have been changed by a failed mutation; re-read it next time.
+        this.#cache.delete(file);
+        throw error;
+      } finally {
+        await release().catch(() => {});
+      }
+    });
+  }
+
+  async #lock(file: string): Promise<() => Promise<void>> {
+    const locks = path.join(this.directory, LOCKS_DIR);
+    await mkdir(locks, { recursive: true });
+    const lockfilePath = path.join(locks, `${encodeURIComponent(path.relative(this.directory, file))}.lock`);
+    const deadline = Date.now() + this.#lockTimeoutMs;
+    let compromised: Error | undefined;
+    for (;;) {
+      try {
+        const release = await lockfile.lock(file, {
+          realpath: false,
+          lockfilePath,
+          stale: 10_000,
+          onCompromised: (error) => {
+            compromised = error;
+          },
+        });
+        return async () => {
+          await release();
+          if (compromised) throw compromised;
+        };
+      } catch (error) {
+        if ((error as NodeJS.ErrnoException).code !== 'ELOCKED') {
+          throw new StorageError(`Could not lock ${file}: ${(error as Error).message}`, {
+            cause: error,
+            details: { file },
+          });
+        }
+        if (Date.now() > deadline) {
+          throw new StorageError(
+            `Timed out after ${this.#lockTimeoutMs} ms waiting for the lock on ${file}.`,
+            {
+              details: { file },
+            },
+          );
+        }
+        await sleep(2 + Math.random() * 8);
+      }
+    }
+  }
+}
+
+async function fileToken(file: string): Promise<string> {
+  try {
+    const s = await stat(file);
+    return `${s.ino}:${s.size}:${s.mtimeMs}`;
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return ABSENT;
+    throw new StorageError(`Could not stat ${file}: ${(error as Error).message}`, {
+      cause: error,
+      details: { file },
+    });
+  }
+}
+
+async function listNames(dir: string): Promise<string[]> {
+  try {
+    return (await readdir(dir)).sort();
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return [];
+    throw new StorageError(`Could not list ${dir}: ${(error as Error).message}`, {
+      cause: error,
+      details: { dir },
+    });
+  }
+}
+
+async function isFile(file: string): Promise<boolean> {
+  try {
+    return (await stat(file)).isFile();
+  } catch {
+    return false;
+  }
+}
+
+function ignoreMissing(error: NodeJS.ErrnoException): void {
+  if (error.code !== 'ENOENT') throw error;
+}
+
+function sleep(ms: number): Promise<void> {
+  return new Promise((resolve) => setTimeout(resolve, ms));
+}

@@ -1,0 +1,2 @@
+export * from './file-backend.js';
+export * from './stores.js';

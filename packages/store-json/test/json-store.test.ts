@@ -1,0 +1,191 @@
+import { execFile } from 'node:child_process';
+import { readdir, readFile, stat, writeFile } from 'node:fs/promises';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { promisify } from 'node:util';
+import { CorruptDataError, ManualClock, ValidationError } from '@kioku/core';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { createJsonStores, JsonFactStore, JsonWorkingMemoryStore } from '../src/index.js';
+import { tempDataDir } from './helpers.js';
+
+const run = promisify(execFile);
+const here = path.dirname(fileURLToPath(import.meta.url));
+
+let dir: string;
+let cleanup: () => Promise<void>;
+
+beforeEach(async () => {
+  ({ dir, cleanup } = await tempDataDir());
+});
+afterEach(async () => {
+  await cleanup();
+});
+
+async function listTree(root: string): Promise<string[]> {
+  const out: string[] = [];
+  for (const entry of await readdir(root, { withFileTypes: true, recursive: true })) {
+    if (entry.isFile()) out.push(path.relative(root, path.join(entry.parentPath, entry.name)));
+  }
+  return out.sort();
+}
+
+describe('JSON store layout', () => {
+  it('writes one readable file per partition under users/{user}[/agents/{agent}]', async () => {
+    const stores = createJsonStores({ directory: dir });
+    await stores.facts.create(
+      { userId: 'u1' },
+      { content: 'Prefers dark mode', category: 'user-preferences/ui' },
+    );
+    await stores.facts.create({ userId: 'u1', agentId: 'coder' }, { content: 'Uses pnpm' });
+    await stores.plans.create({ userId: 'u1', threadId: 't1' }, { goal: 'Ship', steps: ['a'] });
+    await stores.working.set({ userId: 'u1' }, 'session/s1/notes', 'draft');
+    const session = await stores.sessions.create({ userId: 'u1' });
+    await stores.sessions.kvSet({ userId: 'u1' }, session.id, 'topic', 'memory');
+    await stores.details.put(
+      { userId: 'u1' },
+      { description: 'npm install log', content: 'added 200 packages' },
+    );
+
+    const files = (await listTree(dir)).filter((f) => !f.startsWith('.locks'));
+    expect(files).toEqual(
+      [
+        'users/u1/agents/coder/facts.json',
+        'users/u1/details.json',
+        'users/u1/facts.json',
+        'users/u1/plans/t1.json',
+        `users/u1/sessions/${session.id}.json`,
+        'users/u1/sessions/index.json',
+        'users/u1/working/session.json',
+      ].sort(),
+    );
+    const facts = JSON.parse(await readFile(path.join(dir, 'users/u1/facts.json'), 'utf8'));
+    expect(facts).toMatchObject({
+      kind: 'facts',
+      schemaVersion: 1,
+      records: [{ content: 'Prefers dark mode' }],
+    });
+    // Pretty-printed for people, and no temporary files left behind.
+    expect(await readFile(path.join(dir, 'users/u1/facts.json'), 'utf8')).toContain('\n  "records": [');
+    expect(files.some((f) => f.endsWith('.tmp'))).toBe(false);
+  });
+
+  it('keeps ids that differ only in case apart, even on case-insensitive file systems', async () => {
+    const facts = new JsonFactStore({ directory: dir });
+    await facts.create({ userId: 'Alice' }, { content: 'upper' });
+    await facts.create({ userId: 'alice' }, { content: 'lower' });
+    expect((await facts.list({ userId: 'Alice' })).map((f) => f.content)).toEqual(['upper']);
+    expect((await facts.list({ userId: 'alice' })).map((f) => f.content)).toEqual(['lower']);
+    expect(await listTree(path.join(dir, 'users'))).toEqual(['^alice/facts.json', 'alice/facts.json']);
+    const snapshot = await facts.snapshot({ allUsers: true });
+    expect(snapshot.records.map((f) => f.userId).sort()).toEqual(['Alice', 'alice']);
+  });
+
+  it('never creates files outside the data directory for hostile ids', async () => {
+    const facts = new JsonFactStore({ directory: dir });
+    for (const userId of ['../../etc/passwd', '..', '/abs', 'a/b', 'a\\b', '*', 'a:b', '.hidden']) {
+      await expect(facts.create({ userId }, { content: 'x' })).rejects.toBeInstanceOf(ValidationError);
+    }
+    expect(await readdir(path.dirname(dir))).toContain(path.basename(dir));
+    expect(await listTree(dir)).toEqual([]);
+  });
+});
+
+describe('JSON store integrity', () => {
+  it('reports a corrupted file by name and never overwrites it', async () => {
+    const facts = new JsonFactStore({ directory: dir });
+    await facts.create({ userId: 'u1' }, { content: 'kept' });
+    const file = path.join(dir, 'users/u1/facts.json');
+    const broken = '{ "kind": "facts", "records": [ {"id": ';
+    await writeFile(file, broken);
+
+    const fresh = new JsonFactStore({ directory: dir });
+    const readError = await fresh.list({ userId: 'u1' }).catch((e: unknown) => e);
+    expect(readError).toBeInstanceOf(CorruptDataError);
+    expect((readError as CorruptDataError).details.file).toBe(file);
+    expect((readError as Error).message).toContain(file);
+    await expect(fresh.create({ userId: 'u1' }, { content: 'new' })).rejects.toBeInstanceOf(CorruptDataError);
+    expect(await readFile(file, 'utf8')).toBe(broken);
+    // Other users are unaffected.
+    await fresh.create({ userId: 'u2' }, { content: 'fine' });
+    expect(await fresh.list({ userId: 'u2' })).toHaveLength(1);
+  });
+
+  it('rejects a hand-edited record that breaks the schema, naming the file and the field', async () => {
+    const facts = new JsonFactStore({ directory: dir });
+    const fact = await facts.create({ userId: 'u1' }, { content: 'kept' });
+    const file = path.join(dir, 'users/u1/facts.json');
+    const data = JSON.parse(await readFile(file, 'utf8'));
+    data.records[0].category = '../escape';
+    await writeFile(file, JSON.stringify(data));
+    const error = await new JsonFactStore({ directory: dir })
+      .get({ userId: 'u1' }, fact.id)
+      .catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(CorruptDataError);
+    expect((error as Error).message).toMatch(/records\[0\]\.category/);
+  });
+
+  it('sees writes made through another instance (cache follows the file)', async () => {
+    const a = new JsonFactStore({ directory: dir });
+    const b = new JsonFactStore({ directory: dir });
+    await a.create({ userId: 'u1' }, { content: 'from a' });
+    expect((await b.list({ userId: 'u1' })).map((f) => f.content)).toEqual(['from a']);
+    await b.create({ userId: 'u1' }, { content: 'from b' });
+    expect((await a.search({ userId: 'u1' }, { query: 'from b' }))[0]?.fact.content).toBe('from b');
+  });
+
+  it('never returns expired working-memory entries after a reload and sweeps them from disk', async () => {
+    const clock = new ManualClock();
+    const working = new JsonWorkingMemoryStore({ directory: dir, clock });
+    await working.set({ userId: 'u1' }, 'session/s1/short', 'soon gone', { ttlMs: 60_000 });
+    await working.set({ userId: 'u1' }, 'session/s1/long', 'stays', { ttlMs: 3_600_000 });
+    clock.advance(120_000);
+    const reopened = new JsonWorkingMemoryStore({ directory: dir, clock });
+    expect((await reopened.list({ userId: 'u1' })).map((e) => e.key)).toEqual(['session/s1/long']);
+    expect(await reopened.sweep()).toBe(1);
+    const file = JSON.parse(await readFile(path.join(dir, 'users/u1/working/session.json'), 'utf8'));
+    expect(file.records.map((e: { key: string }) => e.key)).toEqual(['session/s1/long']);
+  });
+
+  it('deletes a partition file when it becomes empty', async () => {
+    const facts = new JsonFactStore({ directory: dir });
+    const fact = await facts.create({ userId: 'u1' }, { content: 'temporary' });
+    await facts.delete({ userId: 'u1' }, fact.id);
+    await expect(stat(path.join(dir, 'users/u1/facts.json'))).rejects.toMatchObject({ code: 'ENOENT' });
+  });
+});
+
+describe('JSON store across processes', () => {
+  it('loses nothing when two OS processes write to the same directory at once', async () => {
+    const stores = createJsonStores({ directory: dir });
+    const session = await stores.sessions.create({ userId: 'shared-user' });
+    const writer = path.join(here, 'fixtures', 'writer.ts');
+    const perProcess = 40;
+    const spawnWriter = (label: string) =>
+      run(
+        process.execPath,
+        ['--conditions=@kioku/source', '--import', 'tsx', writer, dir, label, String(perProcess), session.id],
+        {
+          cwd: path.resolve(here, '..'),
+          timeout: 120_000,
+        },
+      );
+    const results = await Promise.all([spawnWriter('alpha'), spawnWriter('beta')]);
+    expect(results.map((r) => r.stdout.trim())).toEqual(['done', 'done']);
+
+    const scope = { userId: 'shared-user' };
+    const facts = await stores.facts.list(scope);
+    expect(facts).toHaveLength(2 * perProcess);
+    expect(new Set(facts.map((f) => f.content)).size).toBe(2 * perProcess);
+    const kv = await stores.sessions.kvList(scope, session.id);
+    expect(kv).toHaveLength(2 * perProcess);
+    const transcript = await stores.sessions.transcriptReadLast(scope, session.id, 1000);
+    expect(transcript).toHaveLength(2 * perProcess);
+    // Each process's own messages stay in the order it wrote them.
+    for (const label of ['alpha', 'beta']) {
+      const own = transcript
+        .filter((t) => t.content.startsWith(label))
+        .map((t) => Number(t.content.split(' ').pop()));
+      expect(own).toHaveLength(perProcess);
+    }
+  });
+});
