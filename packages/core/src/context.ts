@@ -1,6 +1,6 @@
 import { AsyncLocalStorage } from 'node:async_hooks';
 import { ScopeError } from './errors.js';
-import { parseScope, type Scope } from './scope.js';
+import { parseScope, type Scope, type ThreadScope } from './scope.js';
 
 const storage = new AsyncLocalStorage<Readonly<Scope>>();
 
@@ -28,4 +28,13 @@ export function currentScope(): Readonly<Scope> {
 /** The current scope, or undefined outside a turn. */
 export function tryCurrentScope(): Readonly<Scope> | undefined {
   return storage.getStore();
+}
+
+/** The current scope, which must name a thread (plans are per thread). Throws a ScopeError otherwise. */
+export function currentThreadScope(): Readonly<ThreadScope> {
+  const scope = currentScope();
+  if (scope.threadId === undefined) {
+    throw new ScopeError('The active Kioku scope has no threadId; plans need the conversation thread.');
+  }
+  return scope as Readonly<ThreadScope>;
 }

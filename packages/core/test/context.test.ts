@@ -1,6 +1,6 @@
 import { setTimeout as delay } from 'node:timers/promises';
 import { describe, expect, it } from 'vitest';
-import { currentScope, runWithScope, ScopeError, tryCurrentScope, ValidationError } from '../src/index.js';
+import { currentScope, currentThreadScope, runWithScope, ScopeError, tryCurrentScope, ValidationError } from '../src/index.js';
 
 describe('scope context', () => {
   it('throws a ScopeError outside a turn instead of falling back to a global scope', () => {
@@ -47,5 +47,12 @@ describe('scope context', () => {
         scope.userId = 'mallory';
       }).toThrow(TypeError);
     });
+  });
+});
+
+describe('thread scope', () => {
+  it('requires a threadId', () => {
+    runWithScope({ userId: 'alice' }, () => expect(() => currentThreadScope()).toThrow(ScopeError));
+    runWithScope({ userId: 'alice', threadId: 't9' }, () => expect(currentThreadScope().threadId).toBe('t9'));
   });
 });
