@@ -2,6 +2,7 @@ import { mkdir, readdir, readFile, stat, unlink } from 'node:fs/promises';
 import path from 'node:path';
 import {
   CorruptDataError,
+  KiokuError,
   type PartitionBackend,
   type PartitionCodec,
   type PartitionKind,
@@ -176,8 +177,9 @@ export class JsonFileBackend implements PartitionBackend {
       try {
         return await work();
       } catch (error) {
-        // The cached state may have been changed by a failed mutation; re-read it next time.
-        this.#cache.delete(file);
+        // A KiokuError from `mutate` (not found, conflict, capacity) is thrown before any change, so the
+        // cache is still right. Anything else may have left the cached state half-changed: re-read it.
+        if (!(error instanceof KiokuError)) this.#cache.delete(file);
         throw error;
       } finally {
         await release().catch(() => {});
