@@ -25,6 +25,9 @@ export const VectorQuerySchema = z.object({
 
 export type VectorQuery = z.input<typeof VectorQuerySchema>;
 
+/** Ids given to `delete`: validated like every other id, never passed on unchecked. */
+export const VectorIdsSchema = z.array(IdSchema);
+
 export interface VectorHit {
   id: string;
   kind: string;

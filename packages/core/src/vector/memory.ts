@@ -3,6 +3,7 @@ import { parseOrThrow } from '../validation.js';
 import {
   assertDimensions,
   type VectorHit,
+  VectorIdsSchema,
   type VectorIndex,
   type VectorPointInput,
   VectorPointSchema,
@@ -73,7 +74,9 @@ export class InMemoryVectorIndex implements VectorIndex {
   }
 
   async delete(scope: Scope, ids: string[]): Promise<number> {
-    const partition = this.#partitions.get(partitionKey(parseScope(scope)));
+    const key = partitionKey(parseScope(scope));
+    parseOrThrow(VectorIdsSchema, ids, 'vector ids');
+    const partition = this.#partitions.get(key);
     if (!partition) return 0;
     let removed = 0;
     for (const id of ids) if (partition.delete(id)) removed++;

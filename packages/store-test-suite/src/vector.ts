@@ -1,0 +1,246 @@
+import type { Scope, VectorIndex, VectorPointInput } from '@kioku/core';
+import { beforeEach, describe, expect, it } from 'vitest';
+import { type StoreHarness, useHarness } from './harness.js';
+import { expectKiokuError, HOSTILE_IDS, label, randomId, randomScope, times } from './helpers.js';
+
+/** A good size for the harness's index; the suite works with any `dimensions` of at least 3. */
+export const SUITE_VECTOR_DIMENSIONS = 8;
+
+/**
+ * Conformance tests for a VectorIndex. The harness creates an index of any dimensionality (at least 3;
+ * `SUITE_VECTOR_DIMENSIONS` is a good choice); the suite reads it from the index's `dimensions`.
+ */
+export function vectorIndexSuite(h: StoreHarness<VectorIndex>): void {
+  describe(`VectorIndex conformance: ${h.name}`, () => {
+    const fx = useHarness(h);
+    /** A vector of the index's size: the given leading components, then zeros. */
+    const vec = (...head: number[]) => [...head, ...Array(fx.store.dimensions - head.length).fill(0)];
+    const ids = async (
+      scope: Scope,
+      vector: number[],
+      options: { kind?: string; limit?: number; minScore?: number } = {},
+    ) => (await fx.store.query(scope, { vector, limit: 100, ...options })).map((hit) => hit.id);
+
+    const POINTS = (): VectorPointInput[] => [
+      { id: 'x', kind: 'facts', vector: vec(1, 0, 0), payload: { text: 'along x' } },
+      { id: 'xy', kind: 'facts', vector: vec(1, 1, 0), payload: { text: 'diagonal' } },
+      { id: 'y', kind: 'documents', vector: vec(0, 1, 0) },
+      { id: 'z', kind: 'documents', vector: vec(0, 0, 3) },
+      { id: 'neg', kind: 'facts', vector: vec(-2, 0, 0) },
+    ];
+
+    beforeEach(() => {
+      expect(
+        fx.store.dimensions,
+        'the harness must create an index of at least 3 dimensions',
+      ).toBeGreaterThanOrEqual(3);
+    });
+
+    describe('upsert, query, delete, count', () => {
+      it('ranks by cosine similarity, best first, with payloads', async () => {
+        const scope = randomScope();
+        await fx.store.upsert(scope, POINTS());
+        const hits = await fx.store.query(scope, { vector: vec(5, 0, 0), limit: 10 });
+        expect(hits.map((hit) => hit.id).slice(0, 2)).toEqual(['x', 'xy']);
+        expect(hits.at(-1)?.id).toBe('neg');
+        expect(hits).toHaveLength(5);
+        expect(hits[0]).toMatchObject({ id: 'x', kind: 'facts', payload: { text: 'along x' } });
+        expect(hits[0]!.score).toBeCloseTo(1, 5);
+        expect(hits[1]!.score).toBeCloseTo(Math.SQRT1_2, 5);
+        expect(hits.at(-1)!.score).toBeCloseTo(-1, 5);
+        for (const hit of hits.slice(2, 4)) expect(hit.score).toBeCloseTo(0, 5);
+        expect(hits.find((hit) => hit.id === 'y')?.payload).toEqual({});
+      });
+
+      it('filters by kind, applies limit and minScore', async () => {
+        const scope = randomScope();
+        await fx.store.upsert(scope, POINTS());
+        expect(await ids(scope, vec(1, 0, 0), { kind: 'facts' })).toEqual(['x', 'xy', 'neg']);
+        expect((await ids(scope, vec(0, 1, 0), { kind: 'documents' }))[0]).toBe('y');
+        expect(await ids(scope, vec(0, 1, 0), { kind: 'documents' })).toHaveLength(2);
+        expect(await ids(scope, vec(1, 0, 0), { kind: 'transcript' })).toEqual([]);
+        expect(await ids(scope, vec(1, 0, 0), { limit: 2 })).toEqual(['x', 'xy']);
+        expect(await ids(scope, vec(1, 0, 0), { minScore: 0.5 })).toEqual(['x', 'xy']);
+      });
+
+      it('upserting an existing id replaces it', async () => {
+        const scope = randomScope();
+        await fx.store.upsert(scope, POINTS());
+        await fx.store.upsert(scope, [{ id: 'x', kind: 'details', vector: vec(0, 0, 1), payload: { v: 2 } }]);
+        expect(await fx.store.count(scope)).toBe(5);
+        const hits = await fx.store.query(scope, { vector: vec(0, 0, 1), kind: 'details' });
+        expect(hits).toHaveLength(1);
+        expect(hits[0]).toMatchObject({ id: 'x', kind: 'details', payload: { v: 2 } });
+        expect(hits[0]!.score).toBeCloseTo(1, 5);
+        expect((await ids(scope, vec(1, 0, 0)))[0]).toBe('xy');
+      });
+
+      it('delete removes the given ids and returns how many existed', async () => {
+        const scope = randomScope();
+        await fx.store.upsert(scope, POINTS());
+        expect(await fx.store.count(scope)).toBe(5);
+        expect(await fx.store.delete(scope, ['x', 'y', 'missing'])).toBe(2);
+        expect(await fx.store.delete(scope, ['x'])).toBe(0);
+        expect(await fx.store.delete(scope, [])).toBe(0);
+        expect(await fx.store.count(scope)).toBe(3);
+        expect(await ids(scope, vec(1, 0, 0))).toEqual(['xy', 'z', 'neg']);
+      });
+
+      it('an empty scope has nothing', async () => {
+        const scope = randomScope();
+        expect(await fx.store.count(scope)).toBe(0);
+        expect(await fx.store.query(scope, { vector: vec(1, 0, 0) })).toEqual([]);
+      });
+    });
+
+    describe('scope isolation', () => {
+      it('user B never sees or deletes user A’s points', async () => {
+        const a = randomScope();
+        const b = randomScope();
+        await fx.store.upsert(a, POINTS());
+        await fx.store.upsert(b, [{ id: 'own', kind: 'facts', vector: vec(1, 0, 0) }]);
+        expect(await ids(b, vec(1, 0, 0))).toEqual(['own']);
+        expect(await fx.store.count(b)).toBe(1);
+        expect(await fx.store.delete(b, ['x', 'xy'])).toBe(0);
+        expect(await fx.store.count(a)).toBe(5);
+        await fx.store.upsert(b, [{ id: 'x', kind: 'facts', vector: vec(0, 1, 0) }]);
+        expect((await fx.store.query(a, { vector: vec(1, 0, 0), limit: 1 }))[0]?.score).toBeCloseTo(1, 5);
+      });
+
+      it('the same user with another agent (or none) is another partition', async () => {
+        const user = randomScope();
+        const agent = { ...user, agentId: randomId('agent') };
+        await fx.store.upsert(user, [{ id: 'p', kind: 'facts', vector: vec(1, 0, 0) }]);
+        await fx.store.upsert(agent, [{ id: 'q', kind: 'facts', vector: vec(1, 0, 0) }]);
+        expect(await ids(user, vec(1, 0, 0))).toEqual(['p']);
+        expect(await ids(agent, vec(1, 0, 0))).toEqual(['q']);
+        expect(await fx.store.delete(agent, ['p'])).toBe(0);
+        expect(await fx.store.count(user)).toBe(1);
+      });
+    });
+
+    describe('bad input is refused with VALIDATION and changes nothing', () => {
+      it('a dimension mismatch', async () => {
+        const scope = randomScope();
+        await fx.store.upsert(scope, POINTS());
+        const d = fx.store.dimensions;
+        const long = Array(d + 1).fill(1);
+        const short = Array(d - 1).fill(1);
+        await expectKiokuError(
+          fx.store.upsert(scope, [{ id: 'long', kind: 'facts', vector: long }]),
+          'VALIDATION',
+        );
+        await expectKiokuError(
+          fx.store.upsert(scope, [{ id: 'short', kind: 'facts', vector: short }]),
+          'VALIDATION',
+        );
+        await expectKiokuError(fx.store.query(scope, { vector: long }), 'VALIDATION');
+        await expectKiokuError(fx.store.query(scope, { vector: short }), 'VALIDATION');
+        expect(await fx.store.count(scope)).toBe(5);
+      });
+
+      it('a batch with one bad point stores none of it', async () => {
+        const scope = randomScope();
+        const good = { id: 'good', kind: 'facts', vector: vec(1, 0, 0) };
+        const bad = { id: 'bad', kind: 'facts', vector: [1, 2] };
+        await expectKiokuError(fx.store.upsert(scope, [good, bad]), 'VALIDATION');
+        expect(await fx.store.count(scope)).toBe(0);
+      });
+
+      const badPoints: Array<[string, () => unknown]> = [
+        ['NaN in the vector', () => ({ id: 'p', kind: 'facts', vector: vec(Number.NaN, 1) })],
+        [
+          'Infinity in the vector',
+          () => ({ id: 'p', kind: 'facts', vector: vec(Number.POSITIVE_INFINITY, 1) }),
+        ],
+        ['an empty vector', () => ({ id: 'p', kind: 'facts', vector: [] })],
+        ['an empty kind', () => ({ id: 'p', kind: '', vector: vec(1) })],
+        ['a kind over 32 characters', () => ({ id: 'p', kind: 'k'.repeat(33), vector: vec(1) })],
+        ['a non-numeric vector', () => ({ id: 'p', kind: 'facts', vector: vec(1).map(String) })],
+        [
+          'payload over the limit',
+          () => ({ id: 'p', kind: 'facts', vector: vec(1), payload: { x: 'x'.repeat(70_000) } }),
+        ],
+      ];
+      for (const [name, point] of badPoints) {
+        it(name, async () => {
+          const scope = randomScope();
+          await fx.store.upsert(scope, POINTS());
+          await expectKiokuError(fx.store.upsert(scope, [point() as VectorPointInput]), 'VALIDATION');
+          expect(await fx.store.count(scope)).toBe(5);
+          expect(await ids(scope, vec(1, 0, 0), { limit: 1 })).toEqual(['x']);
+        });
+      }
+
+      it('bad queries', async () => {
+        const scope = randomScope();
+        await expectKiokuError(fx.store.query(scope, { vector: vec(1), limit: 0 }), 'VALIDATION');
+        await expectKiokuError(fx.store.query(scope, { vector: [] }), 'VALIDATION');
+        await expectKiokuError(fx.store.query(scope, { vector: vec(1), minScore: 2 }), 'VALIDATION');
+      });
+    });
+
+    describe('hostile ids are refused with VALIDATION and change nothing', () => {
+      for (const bad of HOSTILE_IDS) {
+        it(label(bad), async () => {
+          const scope = randomScope({ agent: true });
+          await fx.store.upsert(scope, POINTS());
+          await expectKiokuError(
+            fx.store.upsert(scope, [{ id: bad, kind: 'facts', vector: vec(1) }]),
+            'VALIDATION',
+          );
+          await expectKiokuError(fx.store.delete(scope, [bad]), 'VALIDATION');
+          await expectKiokuError(fx.store.delete(scope, ['x', bad]), 'VALIDATION');
+          for (const hostile of [{ userId: bad }, { userId: scope.userId, agentId: bad }]) {
+            await expectKiokuError(
+              fx.store.upsert(hostile, [{ id: 'p', kind: 'facts', vector: vec(1) }]),
+              'VALIDATION',
+            );
+            await expectKiokuError(fx.store.query(hostile, { vector: vec(1) }), 'VALIDATION');
+            await expectKiokuError(fx.store.delete(hostile, ['x']), 'VALIDATION');
+            await expectKiokuError(fx.store.count(hostile), 'VALIDATION');
+          }
+          expect(await fx.store.count(scope)).toBe(5);
+          expect(await ids(scope, vec(1, 0, 0), { limit: 2 })).toEqual(['x', 'xy']);
+        });
+      }
+    });
+
+    describe('concurrent writes lose nothing', () => {
+      it('50 concurrent upserts are all counted', async () => {
+        const scope = randomScope();
+        await times(50, (i) => fx.store.upsert(scope, [{ id: `p${i}`, kind: 'facts', vector: vec(1, i) }]));
+        expect(await fx.store.count(scope)).toBe(50);
+        expect(await fx.store.query(scope, { vector: vec(1, 0), limit: 1000 })).toHaveLength(50);
+      });
+
+      it('concurrent upserts and deletes of different ids all apply', async () => {
+        const scope = randomScope();
+        await fx.store.upsert(
+          scope,
+          Array.from({ length: 20 }, (_, i) => ({ id: `old${i}`, kind: 'facts', vector: vec(1, i) })),
+        );
+        await Promise.all([
+          ...Array.from({ length: 20 }, (_, i) => fx.store.delete(scope, [`old${i}`])),
+          ...Array.from({ length: 20 }, (_, i) =>
+            fx.store.upsert(scope, [{ id: `new${i}`, kind: 'facts', vector: vec(i, 1) }]),
+          ),
+        ]);
+        expect(await fx.store.count(scope)).toBe(20);
+        const hits = await fx.store.query(scope, { vector: vec(1, 1), limit: 1000 });
+        expect(hits.every((hit) => hit.id.startsWith('new'))).toBe(true);
+      });
+
+      it.skipIf(!h.createTwin)('two instances over the same storage, interleaved', async () => {
+        const scope = randomScope();
+        const twin = await fx.twin();
+        const stores = [fx.store, twin];
+        await times(50, (i) =>
+          stores[i % 2]!.upsert(scope, [{ id: `p${i}`, kind: 'facts', vector: vec(1, i) }]),
+        );
+        expect(await fx.store.count(scope)).toBe(50);
+        expect(await twin.count(scope)).toBe(50);
+      });
+    });
+  });
+}
