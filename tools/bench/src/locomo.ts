@@ -1,0 +1,113 @@
+import { existsSync, readFileSync } from 'node:fs';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+/** One retrievable unit: a dialog turn, written the way the LoCoMo code writes it. */
+export interface Unit {
+  id: string;
+  text: string;
+}
+
+export interface Question {
+  question: string;
+  category: number;
+  /** Normalised evidence turn ids (deduplicated). */
+  evidence: string[];
+}
+
+export interface Conversation {
+  sampleId: string;
+  units: Unit[];
+  questions: Question[];
+  /** LLM-written observation sentences (used by the store bench as realistic fact text). */
+  observations: string[];
+}
+
+export const CATEGORY_NAMES: Record<number, string> = {
+  1: 'multi-hop',
+  2: 'temporal',
+  3: 'open-domain',
+  4: 'single-hop',
+  5: 'adversarial',
+};
+
+const repoRoot = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '..', '..');
+
+/** `KIOKU_BENCH_DATA` (a file, or a directory holding locomo10.json), else `<repo>/../shared/bench-data/locomo10.json`. */
+export function locomoPath(): string {
+  const override = process.env.KIOKU_BENCH_DATA;
+  if (override) {
+    const resolved = path.resolve(override);
+    return resolved.endsWith('.json') ? resolved : path.join(resolved, 'locomo10.json');
+  }
+  return path.resolve(repoRoot, '..', 'shared', 'bench-data', 'locomo10.json');
+}
+
+/**
+ * Evidence ids as the README says to normalise them: `'D8:6; D9:17'` and space-separated lists are
+ * split, `'D:11:26'` → `D11:26`, `'D30:05'` → `D30:5`, and a bare `'D'` is dropped. Ids that are well
+ * formed but name no turn (two in the file) are kept: they count as misses, as in the paper's code.
+ */
+export function normaliseEvidence(raw: readonly string[]): string[] {
+  const out = new Set<string>();
+  for (const entry of raw) {
+    for (const piece of entry.split(/[;,\s]+/)) {
+      const m = /^D:?(\d+):0*(\d+)$/.exec(piece.trim());
+      if (m) out.add(`D${m[1]}:${m[2]}`);
+    }
+  }
+  return [...out];
+}
+
+interface RawTurn {
+  speaker: string;
+  dia_id: string;
+  text: string;
+  blip_caption?: string;
+}
+
+interface RawSample {
+  sample_id: string;
+  conversation: Record<string, unknown>;
+  observation?: Record<string, Record<string, Array<[string, string | string[]]>>>;
+  qa: Array<{ question: string; category: number; evidence: string[] }>;
+}
+
+export function loadLocomo(file = locomoPath()): Conversation[] {
+  if (!existsSync(file)) {
+    throw new Error(
+      `LoCoMo data not found at ${file}. Put locomo10.json in ../shared/bench-data/ or set KIOKU_BENCH_DATA.`,
+    );
+  }
+  const samples = JSON.parse(readFileSync(file, 'utf8')) as RawSample[];
+  return samples.map((sample) => {
+    const units: Unit[] = [];
+    const sessions = Object.keys(sample.conversation)
+      .map((key) => /^session_(\d+)$/.exec(key))
+      .filter((m): m is RegExpExecArray => m !== null)
+      .sort((a, b) => Number(a[1]) - Number(b[1]));
+    for (const m of sessions) {
+      for (const turn of sample.conversation[m[0]] as RawTurn[]) {
+        let text = `${turn.speaker} said, "${turn.text}"`;
+        if (turn.blip_caption) text += ` and shared ${turn.blip_caption}`;
+        units.push({ id: turn.dia_id, text });
+      }
+    }
+    const observations: string[] = [];
+    for (const session of Object.values(sample.observation ?? {})) {
+      for (const perSpeaker of Object.values(session)) {
+        for (const entry of perSpeaker) if (typeof entry[0] === 'string') observations.push(entry[0]);
+      }
+    }
+    return {
+      sampleId: sample.sample_id,
+      units,
+      questions: sample.qa.map((qa) => ({
+        question: qa.question,
+        category: qa.category,
+        evidence: normaliseEvidence(qa.evidence),
+      })),
+      observations,
+    };
+  });
+}
