@@ -1,6 +1,8 @@
 export * from './backend/memory-backend.js';
 export * from './backend/partition.js';
 export * from './backend/record-partition.js';
+export type * from './budget/ledger.js';
+export * from './budget/token-budget.js';
 export * from './clock.js';
 export * from './context.js';
 export * from './details/memory.js';
@@ -33,6 +35,15 @@ export * from './sessions/record.js';
 export type * from './sessions/store.js';
 export * from './snapshot/envelope.js';
 export * from './tokenizer.js';
+export * from './toolkit/execute.js';
+export * from './toolkit/tool.js';
+export * from './turn/conversation.js';
+export type * from './turn/feature.js';
+export * from './turn/kioku.js';
+
+export * from './turn/messages.js';
+export * from './turn/middleware.js';
+export type * from './turn/model.js';
 export * from './validation.js';
 export * from './vector/index.js';
 export * from './vector/memory.js';

@@ -1,0 +1,27 @@
+import type { TranscriptInput } from '../sessions/record.js';
+import type { Tokenizer } from '../tokenizer.js';
+
+/**
+ * A chat message in Kioku's framework-neutral shape (the same shape the session transcript stores):
+ * `system`, `user`, `assistant` (optionally with `toolCalls`) and `tool` (answering `toolCallId`).
+ */
+export type ChatMessage = TranscriptInput;
+
+export type ToolCallRequest = NonNullable<ChatMessage['toolCalls']>[number];
+
+/** Tokens a message adds to a prompt beyond its text (role, separators), as OpenAI's chat format counts. */
+export const MESSAGE_OVERHEAD_TOKENS = 4;
+
+/** Tokens of one message: its content, tool-call names and arguments, plus the per-message overhead. */
+export function countMessageTokens(tokenizer: Tokenizer, message: ChatMessage): number {
+  let tokens = MESSAGE_OVERHEAD_TOKENS + tokenizer.count(message.content);
+  for (const call of message.toolCalls ?? [])
+    tokens += tokenizer.count(call.name) + tokenizer.count(call.arguments);
+  return tokens;
+}
+
+export function countMessagesTokens(tokenizer: Tokenizer, messages: readonly ChatMessage[]): number {
+  let total = 0;
+  for (const message of messages) total += countMessageTokens(tokenizer, message);
+  return total;
+}
