@@ -34,3 +34,8 @@ declare module 'wink-porter2-stemmer' {
   const stem: (word: string) => string;
   export default stem;
 }
+
+declare module 'wink-lexicon/src/wn-verb-exceptions.js' {
+  const verbExceptions: Readonly<Record<string, string>>;
+  export default verbExceptions;
+}

@@ -1,5 +1,6 @@
 import { stopwords } from '@orama/stopwords/english';
 import { stemmer } from 'stemmer';
+import verbExceptions from 'wink-lexicon/src/wn-verb-exceptions.js';
 
 /** Turns text into index terms. The same analyzer must be used for documents and queries. */
 export interface Analyzer {
@@ -21,8 +22,17 @@ const APOSTROPHE = /['’](?=\p{L})/gu;
 const STOP_WORDS: ReadonlySet<string> = new Set(stopwords.map((w) => w.replace(/['’]/g, '')));
 
 /**
- * English analysis: lower-case, split on non-alphanumerics, drop stop words, Porter-stem.
- * Porter stemming comes from `stemmer` and the stop-word list from `@orama/stopwords` (both well kept).
+ * Irregular verb forms to their base form ("went" → "go", "bought" → "buy", "met" → "meet"): WordNet's
+ * verb exception list (2,223 forms, from `wink-lexicon`). A stemmer cannot relate these, and memories
+ * are told in the past ("I bought a bike") but asked about in the present ("what did she buy?"):
+ * +0.7 R@10 and +1.1 R@50 on LoCoMo. A few nouns collide ("ground" → "grind"); the bench shows the net.
+ */
+const IRREGULAR_VERBS: Readonly<Record<string, string>> = verbExceptions;
+
+/**
+ * English analysis: lower-case, split on non-alphanumerics, drop stop words, map irregular verb forms
+ * to their base, Porter-stem. Porter stemming comes from `stemmer`, the stop-word list from
+ * `@orama/stopwords` and the irregular verbs from `wink-lexicon` (WordNet).
  */
 export const englishAnalyzer: Analyzer = {
   terms(text) {
@@ -31,7 +41,8 @@ export const englishAnalyzer: Analyzer = {
     if (!words) return out;
     for (const word of words) {
       if (STOP_WORDS.has(word)) continue;
-      out.push(word.length > 2 ? stemmer(word) : word);
+      const base = Object.hasOwn(IRREGULAR_VERBS, word) ? IRREGULAR_VERBS[word]! : word;
+      out.push(base.length > 2 ? stemmer(base) : base);
     }
     return out;
   },
