@@ -92,6 +92,8 @@ export class LexicalIndex {
   readonly #slotOf = new Map<string, number>();
   readonly #docs: Array<Doc | undefined> = [];
   readonly #free: number[] = [];
+  /** Length of the text in each slot, kept apart from the Doc objects so scoring reads one flat array. */
+  #lengths = new Uint32Array(64);
   #totalLength = 0;
   // Scratch space for scoring, indexed by slot; reset after every query.
   #acc = new Float64Array(0);
@@ -125,6 +127,12 @@ export class LexicalIndex {
     const slot = this.#free.pop() ?? this.#docs.length;
     const doc: Doc = { id, terms: [...counts.keys()], tfs: [...counts.values()], length };
     this.#docs[slot] = doc;
+    if (slot >= this.#lengths.length) {
+      const grown = new Uint32Array(this.#lengths.length * 2);
+      grown.set(this.#lengths);
+      this.#lengths = grown;
+    }
+    this.#lengths[slot] = length;
     this.#slotOf.set(id, slot);
     this.#totalLength += doc.length;
     for (let i = 0; i < doc.terms.length; i++) {
@@ -210,7 +218,7 @@ export class LexicalIndex {
     const touched: number[] = [];
     const norm0 = k1 * (1 - b);
     const norm1 = (k1 * b) / avgLength;
-    const docs = this.#docs;
+    const lengths = this.#lengths;
     for (const [term, weight] of weights) {
       const posting = this.#postings.get(term);
       if (!posting) continue;
@@ -225,7 +233,7 @@ export class LexicalIndex {
           seen[slot] = 1;
           touched.push(slot);
         }
-        acc[slot]! += idf * (d + (tf * (k1 + 1)) / (tf + norm0 + norm1 * docs[slot]!.length));
+        acc[slot]! += idf * (d + (tf * (k1 + 1)) / (tf + norm0 + norm1 * lengths[slot]!));
         covered[slot]! += counts;
       }
     }
@@ -235,7 +243,7 @@ export class LexicalIndex {
       acc[slot] = 0;
       covered[slot] = 0;
       seen[slot] = 0;
-      if (top.accepts(score, slot) && (!filter || filter(docs[slot]!.id))) top.push(score, slot);
+      if (top.accepts(score, slot) && (!filter || filter(this.#docs[slot]!.id))) top.push(score, slot);
     }
     return top.sorted();
   }

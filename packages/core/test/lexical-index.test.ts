@@ -1,0 +1,108 @@
+import { describe, expect, it } from 'vitest';
+import { englishAnalyzer, LexicalIndex } from '../src/index.js';
+
+const WORDS = 'apple banana cherry dog eagle fish grape house island jungle kite lemon mango'.split(' ');
+
+/** A small deterministic generator, so failures reproduce. */
+function random(seed: number): () => number {
+  let state = seed;
+  return () => {
+    state = (state * 1103515245 + 12345) % 2147483648;
+    return state / 2147483648;
+  };
+}
+
+describe('englishAnalyzer', () => {
+  it('drops the Snowball stop words, question words included', () => {
+    expect(englishAnalyzer.terms('When does she do it, and why?')).toEqual([]);
+  });
+
+  it('maps irregular verb forms to their base before stemming', () => {
+    expect(englishAnalyzer.terms('bought')).toEqual(englishAnalyzer.terms('buy'));
+    expect(englishAnalyzer.terms('went')).toEqual(englishAnalyzer.terms('go'));
+    expect(englishAnalyzer.terms('met')).toEqual(englishAnalyzer.terms('meeting'));
+  });
+});
+
+describe('LexicalIndex ranking', () => {
+  it('finds a past-tense memory from a present-tense question', () => {
+    const index = new LexicalIndex();
+    index.set('bike', 'Alice bought a red bike last week');
+    index.set('trip', 'Bob went to Paris in May');
+    index.set('pet', 'Alice has a cat named Luna');
+    expect(index.search('What did Alice buy?')[0]?.id).toBe('bike');
+    expect(index.search('Where did Bob go?')[0]?.id).toBe('trip');
+  });
+
+  it('ranks texts matching more distinct query terms first', () => {
+    const index = new LexicalIndex({ feedback: false });
+    index.set('one', 'piano piano piano piano lessons');
+    index.set('two', 'piano concert tickets');
+    expect(index.search('piano concert')[0]?.id).toBe('two');
+  });
+
+  it('feedback can bring in a text that shares no query term', () => {
+    const index = new LexicalIndex({ feedback: { docs: 1, terms: 5, queryWeight: 0.5 } });
+    index.set('a', 'marathon training plan with interval runs');
+    index.set('b', 'interval runs on the track every tuesday');
+    for (let i = 0; i < 20; i++) index.set(`noise${i}`, `unrelated note number ${i} about groceries`);
+    const withFeedback = index.search('marathon').map((h) => h.id);
+    expect(withFeedback[0]).toBe('a');
+    expect(withFeedback).toContain('b');
+    const plain = new LexicalIndex({ feedback: false });
+    plain.set('a', 'marathon training plan with interval runs');
+    plain.set('b', 'interval runs on the track every tuesday');
+    expect(plain.search('marathon').map((h) => h.id)).toEqual(['a']);
+  });
+
+  it('applies the filter before the limit, also with feedback', () => {
+    const index = new LexicalIndex();
+    for (let i = 0; i < 30; i++) index.set(`d${i}`, `dog walk number ${i}`);
+    const hits = index.search('dog walk', { limit: 3, filter: (id) => id.endsWith('7') });
+    expect(hits.map((h) => h.id).sort()).toEqual(['d17', 'd27', 'd7']);
+  });
+});
+
+describe('LexicalIndex incremental updates', () => {
+  // Without feedback, scores do not depend on history. (With feedback, ties among the top results may
+  // be broken differently, so the expansion may differ; that variant only checks size and clean-up.)
+  it('scores after any sequence of set/remove exactly as an index built from the final texts', () => {
+    const next = random(42);
+    const text = () =>
+      Array.from({ length: 1 + Math.floor(next() * 8) }, () => WORDS[Math.floor(next() * WORDS.length)]).join(
+        ' ',
+      );
+    for (const feedback of [false, undefined] as const) {
+      const index = new LexicalIndex({ feedback });
+      const live = new Map<string, string>();
+      for (let op = 0; op < 3000; op++) {
+        const id = `d${Math.floor(next() * 200)}`;
+        if (next() < 0.3) {
+          index.remove(id);
+          live.delete(id);
+        } else {
+          const t = text();
+          index.set(id, t);
+          live.set(id, t);
+        }
+        expect(index.size).toBe(live.size);
+        if (feedback === false && op % 100 === 0) {
+          const fresh = new LexicalIndex({ feedback });
+          for (const [id2, t] of live) fresh.set(id2, t);
+          const query = text();
+          const scores = (ix: LexicalIndex) =>
+            ix
+              .search(query)
+              .map((h) => `${h.id}:${h.score.toFixed(9)}`)
+              .sort();
+          expect(scores(index)).toEqual(scores(fresh));
+        } else if (op % 100 === 0) {
+          expect(index.search(text()).length).toBeLessThanOrEqual(live.size);
+        }
+      }
+      for (const id of [...live.keys()]) index.remove(id);
+      expect(index.size).toBe(0);
+      expect(index.search('apple')).toEqual([]);
+    }
+  });
+});
