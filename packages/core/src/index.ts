@@ -51,3 +51,6 @@ export * from './working/memory.js';
 export * from './working/partitioned.js';
 export * from './working/record.js';
 export type * from './working/store.js';
+export * from './features/conversation/index.js';
+export * from './features/offload/index.js';
+export * from './features/memory-manager/index.js';

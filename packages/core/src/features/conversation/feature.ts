@@ -1,0 +1,68 @@
+import { z } from 'zod';
+import { SESSION_DEFAULTS } from '../../sessions/partitioned.js';
+import type { SessionStore } from '../../sessions/store.js';
+import type { MemoryFeature } from '../../turn/feature.js';
+import { countMessagesTokens } from '../../turn/messages.js';
+import type { PromptMiddleware } from '../../turn/middleware.js';
+import { parseOrThrow } from '../../validation.js';
+import { fitTurns } from './replay.js';
+import { splitTurns } from './turns.js';
+
+export const CONVERSATION_DEFAULTS = Object.freeze({
+  /** RockBot's `MaxLlmContextTurns` and the Rust bot's "last 20 entries". */
+  maxTurns: 20,
+  /** Transcript entries read per turn: the session store's default transcript cap. */
+  maxEntries: SESSION_DEFAULTS.transcriptCap,
+});
+
+const ConversationHistoryOptionsSchema = z.object({
+  maxTurns: z.number().int().min(1).max(10_000).default(CONVERSATION_DEFAULTS.maxTurns),
+  maxEntries: z.number().int().min(1).max(100_000).default(CONVERSATION_DEFAULTS.maxEntries),
+});
+
+export interface ConversationHistoryOptions {
+  /** Where the transcript lives (the same store the conversation records into). */
+  sessions: SessionStore;
+  /** Turns replayed at most (default 20). A turn is a user message and everything that answered it. */
+  maxTurns?: number;
+  /** Transcript entries read to find those turns (default 500, the store's default cap). */
+  maxEntries?: number;
+}
+
+/**
+ * Conversation replay (RockBot's conversation memory): the last `maxTurns` turns of the session's
+ * transcript go back into the prompt between the memory blocks and the user message, trimmed to the
+ * middleware's tokens by dropping the oldest whole turns. A tool call is never separated from its result.
+ */
+export function conversationHistory(options: ConversationHistoryOptions): MemoryFeature {
+  const { maxTurns, maxEntries } = parseOrThrow(
+    ConversationHistoryOptionsSchema,
+    { maxTurns: options.maxTurns, maxEntries: options.maxEntries },
+    'conversation history options',
+  );
+  const { sessions } = options;
+  const middleware: PromptMiddleware = {
+    name: 'conversation',
+    placement: 'history',
+    async inject(ctx) {
+      const entries = await sessions.transcriptReadLast(ctx.scope, ctx.sessionId, maxEntries);
+      const { turns, orphans } = splitTurns(entries);
+      // Turn indexes count back from the current turn, so they stay right after the cap evicted entries.
+      const first = Math.max(0, ctx.turnIndex - turns.length);
+      const result = fitTurns(
+        turns.map((messages, i) => ({ index: first + i, messages })),
+        maxTurns,
+        ctx.maxTokens,
+        ctx.tokenizer,
+      );
+      if (orphans.length === 0) return result;
+      const partial = {
+        id: 'partial-turn',
+        reason: 'limit' as const,
+        tokens: countMessagesTokens(ctx.tokenizer, orphans),
+      };
+      return { ...result, dropped: [partial, ...result.dropped] };
+    },
+  };
+  return { name: 'conversation', middleware };
+}

@@ -1,0 +1,2 @@
+export { CONVERSATION_DEFAULTS, type ConversationHistoryOptions, conversationHistory } from './feature.js';
+export { pairToolCalls } from './turns.js';

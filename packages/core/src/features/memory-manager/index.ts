@@ -1,0 +1,16 @@
+export { memoryManager } from './feature.js';
+export { formatMemories, MEMORIES_HEADER } from './format.js';
+export {
+  MEMORY_MANAGER_DEFAULTS,
+  MemoryManager,
+  type MemoryManagerOptions,
+  type RetrieveOptions,
+} from './manager.js';
+export { relevance as memoryRelevance } from './relevance.js';
+export {
+  AGENTFLOW_MEMORY_TYPES,
+  type FactMemoryType,
+  factMemoryType,
+  type MemorySearchResult,
+  type RankedMemories,
+} from './types.js';

@@ -1,0 +1,21 @@
+/** What a `[MemoryRef: …]` placeholder names. */
+export interface MemoryRef {
+  id: string;
+  description: string;
+  tokens: number;
+}
+
+/** The two-layer PRD's placeholder: `[MemoryRef: <id> - <description> - <N> tokens]`. */
+export function formatMemoryRef(ref: MemoryRef): string {
+  return `[MemoryRef: ${ref.id} - ${ref.description} - ${ref.tokens} tokens]`;
+}
+
+// The description may itself contain " - ", so it is matched greedily up to the last " - N tokens]".
+const MEMORY_REF = /\[MemoryRef: ([^\s\]]+) - (.+) - (\d+) tokens\]/;
+
+/** The first placeholder in `text`, or null. */
+export function parseMemoryRef(text: string): MemoryRef | null {
+  const match = MEMORY_REF.exec(text);
+  if (!match) return null;
+  return { id: match[1]!, description: match[2]!, tokens: Number(match[3]) };
+}
