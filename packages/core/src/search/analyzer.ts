@@ -1,3 +1,4 @@
+/// <reference path="./wink-lexicon.d.ts" />
 import { stopwords } from '@orama/stopwords/english';
 import { stemmer } from 'stemmer';
 import verbExceptions from 'wink-lexicon/src/wn-verb-exceptions.js';
