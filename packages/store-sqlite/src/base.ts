@@ -1,0 +1,133 @@
+import {
+  type Clock,
+  makeEnvelope,
+  type PartitionKind,
+  parseEnvelope,
+  parseOrThrow,
+  type RestoreOptions,
+  type RestoreReport,
+  ScopeError,
+  type SnapshotEnvelope,
+  type SnapshotSelector,
+  SnapshotSelectorSchema,
+  systemClock,
+  ValidationError,
+} from '@kioku/core';
+import { type SetupReport, SqliteConnection, type SqliteConnectionOptions } from './connection.js';
+import { LexicalSearch, type SearchSettings } from './search.js';
+
+type RecordSchema<R> = Parameters<typeof parseEnvelope<R>>[1];
+
+export interface SqliteStoreOptions extends SqliteConnectionOptions {
+  /** A connection shared with other stores (see `createSqliteStores`); instead of `file` / `database`. */
+  connection?: SqliteConnection;
+  /** Time source for timestamps and TTLs (default: the system clock). */
+  clock?: Clock;
+  /** Search ranking and candidate depth. */
+  search?: Partial<SearchSettings>;
+}
+
+/** `''` stands for "no agent" in partition columns; records carry `agentId: undefined` instead. */
+export const NO_AGENT = '';
+
+export const agentColumn = (agentId: string | undefined): string => agentId ?? NO_AGENT;
+export const agentOf = (column: string | null): string | undefined => (column ? column : undefined);
+
+/** The connection, clock and search shared by every SQLite store; `setup()` and `close()`. */
+export abstract class SqliteStoreBase {
+  protected readonly connection: SqliteConnection;
+  protected readonly clock: Clock;
+  protected readonly lexical: LexicalSearch;
+
+  constructor(options: SqliteStoreOptions) {
+    if (options.connection && (options.file !== undefined || options.database !== undefined)) {
+      throw new ValidationError('Give `connection`, or `file` / `database`, not both.');
+    }
+    this.connection = options.connection ?? new SqliteConnection(options);
+    this.clock = options.clock ?? systemClock;
+    this.lexical = new LexicalSearch(this.connection.raw, this.connection.orm, options.search);
+  }
+
+  /** Apply the migrations (idempotent). Nothing touches the database before this is called once. */
+  setup(): Promise<SetupReport> {
+    return this.connection.setup();
+  }
+
+  /** Close the database connection, when this store opened it (also for every store sharing it). */
+  close(): void {
+    this.connection.close();
+  }
+
+  protected get orm() {
+    return this.connection.orm;
+  }
+
+  /** A write transaction, after checking the schema is set up. */
+  protected write<R>(fn: () => R): R {
+    this.connection.assertReady();
+    return this.connection.write(fn);
+  }
+
+  /** A read transaction, after checking the schema is set up. */
+  protected read<R>(fn: () => R): R {
+    this.connection.assertReady();
+    return this.connection.read(fn);
+  }
+
+  protected snapshotOf<R>(
+    kind: PartitionKind,
+    selector: SnapshotSelector,
+    load: (userId: string | undefined) => R[],
+  ): SnapshotEnvelope<R> {
+    const parsed = parseOrThrow(SnapshotSelectorSchema, selector, 'snapshot selector');
+    const userId = 'userId' in parsed ? parsed.userId : undefined;
+    const records = this.read(() => load(userId));
+    return makeEnvelope(kind, parsed, records, this.clock);
+  }
+
+  /**
+   * Validate a snapshot completely (envelope, every record, the user restriction, duplicate ids per
+   * partition), then replace every partition it contains in one transaction.
+   */
+  protected restoreFrom<R>(
+    kind: PartitionKind,
+    recordSchema: RecordSchema<R>,
+    input: unknown,
+    options: RestoreOptions,
+    spec: {
+      userIdOf(record: R): string;
+      /** The partition a record belongs to (a stable string) and its id within it. */
+      partitionOf(record: R): string;
+      idOf(record: R): string;
+      /** Delete one partition (given one of its records) and insert its records. */
+      replace(records: R[]): void;
+    },
+  ): RestoreReport {
+    const envelope = parseEnvelope(kind, recordSchema, input);
+    if (options.userId !== undefined) {
+      if (envelope.records.some((r) => spec.userIdOf(r) !== options.userId)) {
+        throw new ScopeError(
+          `Snapshot contains records of another user; restoring into user "${options.userId}" is refused.`,
+        );
+      }
+    }
+    const groups = new Map<string, { ids: Set<string>; records: R[] }>();
+    for (const record of envelope.records) {
+      const key = spec.partitionOf(record);
+      let group = groups.get(key);
+      if (!group) {
+        group = { ids: new Set(), records: [] };
+        groups.set(key, group);
+      }
+      const id = spec.idOf(record);
+      if (group.ids.has(id))
+        throw new ValidationError(`Snapshot has two records with id "${id}" in one partition.`);
+      group.ids.add(id);
+      group.records.push(record);
+    }
+    this.write(() => {
+      for (const group of groups.values()) spec.replace(group.records);
+    });
+    return { records: envelope.records.length, partitions: groups.size };
+  }
+}

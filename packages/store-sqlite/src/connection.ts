@@ -1,0 +1,174 @@
+import { fileURLToPath } from 'node:url';
+import { KiokuError, StorageError } from '@kioku/core';
+import Database from 'better-sqlite3';
+import { type BetterSQLite3Database, drizzle } from 'drizzle-orm/better-sqlite3';
+import { migrate } from 'drizzle-orm/better-sqlite3/migrator';
+import { readMigrationFiles } from 'drizzle-orm/migrator';
+import { ANALYZER_SIGNATURE } from './analysis.js';
+import { rebuildSearchTerms } from './reindex.js';
+import * as schema from './schema.js';
+
+/** Kioku's own migrations table, so it never collides with the host application's `__drizzle_migrations`. */
+export const MIGRATIONS_TABLE = '__kioku_migrations';
+
+/** The drizzle-kit migrations shipped with the package (`drizzle/`, beside `dist/` and `src/`). */
+export const MIGRATIONS_FOLDER = fileURLToPath(new URL('../drizzle', import.meta.url));
+
+const ANALYZER_KEY = 'analyzer';
+
+export type KiokuDrizzle = BetterSQLite3Database<typeof schema>;
+
+export interface SqliteConnectionOptions {
+  /** A database file (created when missing) or `':memory:'`. */
+  file?: string;
+  /** An open better-sqlite3 database. Kioku leaves its pragmas alone and does not close it. */
+  database?: Database.Database;
+  /** How long a write waits for another connection's lock, in ms (default 5000; own connections only). */
+  busyTimeoutMs?: number;
+}
+
+export interface SetupReport {
+  /** Migrations applied by this call (0 when the schema was already current). */
+  migrationsApplied: number;
+  /** True when the search terms were recomputed because the analyzer changed. */
+  reindexed: boolean;
+}
+
+/**
+ * One SQLite connection shared by any number of Kioku stores. Opening it changes nothing in the
+ * database: `setup()` applies the migrations, and every store operation before that fails with a
+ * StorageError that says so. Writes run in `BEGIN IMMEDIATE` transactions, so two connections (or two
+ * processes) never interleave inside one operation; a busy database is waited for up to `busyTimeoutMs`.
+ */
+export class SqliteConnection {
+  readonly raw: Database.Database;
+  readonly orm: KiokuDrizzle;
+  readonly #owned: boolean;
+  #ready = false;
+
+  constructor(options: SqliteConnectionOptions) {
+    if ((options.file === undefined) === (options.database === undefined)) {
+      throw new KiokuError('VALIDATION', 'Give exactly one of `file` (a path or ":memory:") and `database`.');
+    }
+    if (options.database) {
+      this.raw = options.database;
+      this.#owned = false;
+    } else {
+      try {
+        this.raw = new Database(options.file!);
+      } catch (error) {
+        throw new StorageError(`Cannot open SQLite database "${options.file}".`, { cause: error });
+      }
+      this.#owned = true;
+      this.raw.pragma(`busy_timeout = ${Math.max(0, Math.trunc(options.busyTimeoutMs ?? 5000))}`);
+      if (options.file !== ':memory:') this.raw.pragma('journal_mode = WAL');
+    }
+    // Unicode-aware lower case for the case-insensitive tag filter (SQLite's lower() folds ASCII only).
+    this.raw.function('kioku_lower', { deterministic: true }, (value: unknown) =>
+      typeof value === 'string' ? value.toLowerCase() : value,
+    );
+    this.orm = drizzle(this.raw, { schema });
+  }
+
+  get open(): boolean {
+    return this.raw.open;
+  }
+
+  /**
+   * Create or upgrade the schema (idempotent; safe to run from several processes at once), and rebuild
+   * the search terms when Kioku's analyzer has changed since they were computed.
+   */
+  async setup(): Promise<SetupReport> {
+    const before = this.#appliedMigrations();
+    try {
+      migrate(this.orm, { migrationsFolder: MIGRATIONS_FOLDER, migrationsTable: MIGRATIONS_TABLE });
+    } catch (error) {
+      // Another process may have applied the same migrations between our check and our BEGIN; its
+      // CREATE TABLEs make ours fail. That is success as long as the schema is now current.
+      if (!this.#schemaCurrent()) {
+        throw new StorageError('Applying the Kioku SQLite migrations failed.', { cause: error });
+      }
+    }
+    const reindexed = this.write(() => {
+      const current = this.orm.select().from(schema.meta).all();
+      const stored = current.find((row) => row.key === ANALYZER_KEY)?.value;
+      if (stored === ANALYZER_SIGNATURE) return false;
+      if (stored !== undefined) rebuildSearchTerms(this.orm);
+      this.orm
+        .insert(schema.meta)
+        .values({ key: ANALYZER_KEY, value: ANALYZER_SIGNATURE })
+        .onConflictDoUpdate({ target: schema.meta.key, set: { value: ANALYZER_SIGNATURE } })
+        .run();
+      return stored !== undefined;
+    });
+    this.#ready = true;
+    return { migrationsApplied: this.#appliedMigrations() - before, reindexed };
+  }
+
+  /** Close the connection (when Kioku opened it). Idempotent. */
+  close(): void {
+    if (this.#owned && this.raw.open) this.raw.close();
+  }
+
+  /** Throws a clear StorageError unless the schema is set up and current. Checked once per connection. */
+  assertReady(): void {
+    if (this.#ready) return;
+    if (!this.raw.open) throw new StorageError('The SQLite connection is closed.');
+    if (!this.#schemaCurrent()) {
+      throw new StorageError(
+        'The Kioku SQLite schema is missing or older than this version of @kioku/store-sqlite: call `await store.setup()` first.',
+      );
+    }
+    const analyzer = this.raw
+      .prepare('SELECT value FROM kioku_meta WHERE key = ?')
+      .pluck()
+      .get(ANALYZER_KEY) as string | undefined;
+    if (analyzer !== ANALYZER_SIGNATURE) {
+      throw new StorageError(
+        'The search index was built by another version of the Kioku analyzer: call `await store.setup()` to rebuild it.',
+      );
+    }
+    this.#ready = true;
+  }
+
+  /** Run `fn` in a write transaction (BEGIN IMMEDIATE). KiokuErrors pass through; SQLite errors become StorageErrors. */
+  write<R>(fn: () => R): R {
+    return this.#run(() => this.raw.transaction(fn).immediate());
+  }
+
+  /** Run `fn` in a read transaction, so several statements see one consistent state. */
+  read<R>(fn: () => R): R {
+    return this.#run(() => this.raw.transaction(fn).deferred());
+  }
+
+  #run<R>(fn: () => R): R {
+    try {
+      return fn();
+    } catch (error) {
+      if (error instanceof KiokuError) throw error;
+      const code = (error as { code?: unknown }).code;
+      throw new StorageError(`SQLite failed: ${(error as Error).message}`, {
+        cause: error,
+        details: typeof code === 'string' ? { sqliteCode: code } : {},
+      });
+    }
+  }
+
+  #appliedMigrations(): number {
+    try {
+      return this.raw.prepare(`SELECT count(*) FROM "${MIGRATIONS_TABLE}"`).pluck().get() as number;
+    } catch {
+      return 0;
+    }
+  }
+
+  #schemaCurrent(): boolean {
+    const latest = readMigrationFiles({ migrationsFolder: MIGRATIONS_FOLDER }).at(-1)?.folderMillis ?? 0;
+    try {
+      const applied = this.raw.prepare(`SELECT max(created_at) FROM "${MIGRATIONS_TABLE}"`).pluck().get();
+      return Number(applied ?? 0) >= latest;
+    } catch {
+      return false;
+    }
+  }
+}

@@ -1,0 +1,281 @@
+import {
+  type CategoryCount,
+  ConflictError,
+  type Fact,
+  type FactHit,
+  type FactInput,
+  FactInputSchema,
+  type FactListOptions,
+  FactListOptionsSchema,
+  type FactPatch,
+  FactPatchSchema,
+  type FactQuery,
+  FactQuerySchema,
+  FactSchema,
+  type FactStore,
+  IdSchema,
+  isoAt,
+  NotFoundError,
+  parseOrThrow,
+  parseScope,
+  type RestoreOptions,
+  type RestoreReport,
+  type Scope,
+  type SnapshotEnvelope,
+  type SnapshotSelector,
+  shortId,
+} from '@kioku/core';
+import { and, asc, count, desc, eq, inArray, type SQL } from 'drizzle-orm';
+import { analyze, factText } from './analysis.js';
+import { agentColumn, agentOf, SqliteStoreBase } from './base.js';
+import { categoryUnder, hasAllTags } from './filters.js';
+import { facts } from './schema.js';
+import { scopeToken } from './search.js';
+
+type FactRow = typeof facts.$inferSelect;
+
+function toFact(row: FactRow): Fact {
+  const fact: Fact = {
+    id: row.id,
+    userId: row.userId,
+    content: row.content,
+    category: row.category,
+    tags: row.tags,
+    metadata: row.metadata,
+    provenance: row.provenance as Fact['provenance'],
+    createdAt: row.createdAt,
+    updatedAt: row.updatedAt,
+  };
+  const agentId = agentOf(row.agentId);
+  if (agentId !== undefined) fact.agentId = agentId;
+  if (row.title !== null) fact.title = row.title;
+  return fact;
+}
+
+function toRow(fact: Fact) {
+  const search = analyze(factText(fact));
+  return {
+    userId: fact.userId,
+    agentId: agentColumn(fact.agentId),
+    id: fact.id,
+    title: fact.title ?? null,
+    content: fact.content,
+    category: fact.category,
+    tags: fact.tags,
+    metadata: fact.metadata,
+    provenance: fact.provenance,
+    createdAt: fact.createdAt,
+    updatedAt: fact.updatedAt,
+    searchTerms: search.terms,
+    searchLength: search.length,
+  };
+}
+
+const inPartition = (scope: Scope): SQL =>
+  and(eq(facts.userId, scope.userId), eq(facts.agentId, agentColumn(scope.agentId)))!;
+
+/**
+ * Facts in `kioku_facts`, one row per fact, partitioned by user + agent columns. Search runs on FTS5
+ * (`kioku_facts_fts`) over the analyzed title, content, tags and category.
+ */
+export class SqliteFactStore extends SqliteStoreBase implements FactStore {
+  async get(scope: Scope, id: string): Promise<Fact | null> {
+    const s = parseScope(scope);
+    parseOrThrow(IdSchema, id, 'fact id');
+    const row = this.read(() =>
+      this.orm
+        .select()
+        .from(facts)
+        .where(and(inPartition(s), eq(facts.id, id)))
+        .get(),
+    );
+    return row ? toFact(row) : null;
+  }
+
+  async list(scope: Scope, options: FactListOptions = {}): Promise<Fact[]> {
+    const s = parseScope(scope);
+    const opts = parseOrThrow(FactListOptionsSchema, options, 'list options');
+    const order = opts.order === 'newest' ? desc : asc;
+    const rows = this.read(() => {
+      const query = this.orm
+        .select()
+        .from(facts)
+        .where(this.#filters(s, opts.category, opts.tags))
+        .orderBy(order(facts.createdAt), order(facts.seq));
+      // SQLite takes an OFFSET only after a LIMIT.
+      return query
+        .limit(opts.limit ?? Number.MAX_SAFE_INTEGER)
+        .offset(opts.offset)
+        .all();
+    });
+    return rows.map(toFact);
+  }
+
+  async create(scope: Scope, input: FactInput): Promise<Fact> {
+    const s = parseScope(scope);
+    const data = parseOrThrow(FactInputSchema, input, 'fact');
+    const now = isoAt(this.clock);
+    const fact = parseOrThrow(
+      FactSchema,
+      {
+        ...data,
+        id: data.id ?? shortId(),
+        userId: s.userId,
+        agentId: s.agentId,
+        createdAt: now,
+        updatedAt: now,
+      },
+      'fact',
+    );
+    this.write(() => {
+      const inserted = this.orm.insert(facts).values(toRow(fact)).onConflictDoNothing().run();
+      if (inserted.changes === 0) throw new ConflictError(`A fact with id "${fact.id}" already exists.`);
+    });
+    return fact;
+  }
+
+  /** Insert many facts in one transaction (imports, benchmarks). All or nothing. */
+  async createMany(scope: Scope, inputs: readonly FactInput[]): Promise<Fact[]> {
+    const s = parseScope(scope);
+    const now = isoAt(this.clock);
+    const created = inputs.map((input, i) => {
+      const data = parseOrThrow(FactInputSchema, input, `fact ${i}`);
+      return parseOrThrow(
+        FactSchema,
+        {
+          ...data,
+          id: data.id ?? shortId(),
+          userId: s.userId,
+          agentId: s.agentId,
+          createdAt: now,
+          updatedAt: now,
+        },
+        `fact ${i}`,
+      );
+    });
+    this.write(() => {
+      for (const fact of created) {
+        const inserted = this.orm.insert(facts).values(toRow(fact)).onConflictDoNothing().run();
+        if (inserted.changes === 0) throw new ConflictError(`A fact with id "${fact.id}" already exists.`);
+      }
+    });
+    return created;
+  }
+
+  async update(scope: Scope, id: string, patch: FactPatch): Promise<Fact> {
+    const s = parseScope(scope);
+    parseOrThrow(IdSchema, id, 'fact id');
+    const changes = parseOrThrow(FactPatchSchema, patch, 'fact update');
+    const updatedAt = isoAt(this.clock);
+    return this.write(() => {
+      const row = this.orm
+        .select()
+        .from(facts)
+        .where(and(inPartition(s), eq(facts.id, id)))
+        .get();
+      if (!row) throw new NotFoundError(`No fact "${id}" in this scope.`);
+      const { title, ...rest } = changes;
+      const next: Fact = { ...toFact(row), updatedAt };
+      for (const [key, value] of Object.entries(rest)) {
+        if (value !== undefined) (next as Record<string, unknown>)[key] = value;
+      }
+      if (title === null) delete next.title;
+      else if (title !== undefined) next.title = title;
+      const { userId: _u, agentId: _a, id: _i, createdAt: _c, ...values } = toRow(next);
+      this.orm.update(facts).set(values).where(eq(facts.seq, row.seq)).run();
+      return next;
+    });
+  }
+
+  async delete(scope: Scope, id: string): Promise<boolean> {
+    const s = parseScope(scope);
+    parseOrThrow(IdSchema, id, 'fact id');
+    return this.write(
+      () =>
+        this.orm
+          .delete(facts)
+          .where(and(inPartition(s), eq(facts.id, id)))
+          .run().changes > 0,
+    );
+  }
+
+  async search(scope: Scope, query: FactQuery): Promise<FactHit[]> {
+    const s = parseScope(scope);
+    const q = parseOrThrow(FactQuerySchema, query, 'fact query');
+    const where = this.#filters(s, q.category, q.tags);
+    return this.read(() => {
+      if (!q.query?.trim()) {
+        return this.orm
+          .select()
+          .from(facts)
+          .where(where)
+          .orderBy(desc(facts.updatedAt), desc(facts.seq))
+          .limit(q.limit)
+          .all()
+          .map((row) => ({ fact: toFact(row), score: 0 }));
+      }
+      const target = { table: facts, scope: scopeToken(s.userId, agentColumn(s.agentId)), where };
+      const ranked = this.lexical.search(target, q.query, q.limit);
+      if (ranked.length === 0) return [];
+      const rows = new Map(
+        this.orm
+          .select()
+          .from(facts)
+          .where(
+            inArray(
+              facts.seq,
+              ranked.map((r) => r.seq),
+            ),
+          )
+          .all()
+          .map((row) => [row.seq, row]),
+      );
+      return ranked.map((r) => ({ fact: toFact(rows.get(r.seq)!), score: r.score }));
+    });
+  }
+
+  async categories(scope: Scope): Promise<CategoryCount[]> {
+    const s = parseScope(scope);
+    const rows = this.read(() =>
+      this.orm
+        .select({ category: facts.category, count: count() })
+        .from(facts)
+        .where(inPartition(s))
+        .groupBy(facts.category)
+        .all(),
+    );
+    return rows.sort((a, b) => a.category.localeCompare(b.category));
+  }
+
+  async snapshot(selector: SnapshotSelector): Promise<SnapshotEnvelope<Fact>> {
+    return this.snapshotOf('facts', selector, (userId) =>
+      this.orm
+        .select()
+        .from(facts)
+        .where(userId === undefined ? undefined : eq(facts.userId, userId))
+        .orderBy(asc(facts.userId), asc(facts.agentId), asc(facts.seq))
+        .all()
+        .map(toFact),
+    );
+  }
+
+  async restore(snapshot: unknown, options: RestoreOptions = {}): Promise<RestoreReport> {
+    return this.restoreFrom('facts', FactSchema, snapshot, options, {
+      userIdOf: (f) => f.userId,
+      partitionOf: (f) => `${f.userId}/${agentColumn(f.agentId)}`,
+      idOf: (f) => f.id,
+      replace: (records) => {
+        this.orm.delete(facts).where(inPartition(records[0]!)).run();
+        for (const fact of records) this.orm.insert(facts).values(toRow(fact)).run();
+      },
+    });
+  }
+
+  #filters(scope: Scope, category: string | undefined, tags: string[] | undefined): SQL {
+    return and(
+      inPartition(scope),
+      category === undefined ? undefined : categoryUnder(facts.category, category),
+      hasAllTags(facts.tags, tags),
+    )!;
+  }
+}
