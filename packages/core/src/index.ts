@@ -54,3 +54,6 @@ export type * from './working/store.js';
 export * from './features/conversation/index.js';
 export * from './features/offload/index.js';
 export * from './features/memory-manager/index.js';
+export * from './features/dynamic-memory/index.js';
+export * from './features/plan-mode/index.js';
+export * from './features/long-term-memory/index.js';

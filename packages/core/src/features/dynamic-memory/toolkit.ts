@@ -1,0 +1,63 @@
+import { z } from 'zod';
+import type { FactStore } from '../../facts/store.js';
+import { CategorySchema } from '../../records/common.js';
+import { defineTool, type Toolkit } from '../../toolkit/tool.js';
+import { deleteMemoryTool } from '../shared/delete-memory.js';
+import { assistantProvenance } from '../shared/provenance.js';
+
+/**
+ * HPD-Agent's DynamicMemoryToolkit: create_memory, update_memory, delete_memory over the user's facts.
+ * Handlers write in the turn's scope (the ToolContext's); unknown ids throw NotFoundError, which the
+ * executor returns to the model as a `NOT_FOUND` tool error.
+ */
+export function dynamicMemoryToolkit(store: FactStore): Toolkit {
+  const createMemory = defineTool({
+    name: 'create_memory',
+    description:
+      'Remember a durable fact about the user (a preference, a detail of their work, a decision) so it is ' +
+      'shown in [DYNAMIC_MEMORY] in every later conversation. Keep it short and self-contained.',
+    parameters: z.object({
+      title: z.string().trim().min(1).describe('A short label, e.g. "Preferred language".'),
+      content: z.string().trim().min(1).describe('The fact itself, e.g. "Writes TypeScript, not Python".'),
+      category: CategorySchema.optional().describe(
+        'Optional slash-separated category, e.g. "user-preferences".',
+      ),
+      tags: z.array(z.string()).optional().describe('Optional labels to find it by.'),
+    }),
+    async execute({ title, content, category, tags }, { scope }) {
+      const fact = await store.create(scope, {
+        title,
+        content,
+        ...(category === undefined ? {} : { category }),
+        ...(tags === undefined ? {} : { tags }),
+        provenance: assistantProvenance(scope, 'create_memory'),
+      });
+      return `Created memory ${fact.id}: ${title}`;
+    },
+  });
+
+  const updateMemory = defineTool({
+    name: 'update_memory',
+    description:
+      'Correct or refine a remembered fact by its id (the [id] in [DYNAMIC_MEMORY]). Give a new title, new ' +
+      'content or both; what you leave out stays as it is.',
+    parameters: z
+      .object({
+        id: z.string().min(1).describe('The memory id.'),
+        title: z.string().trim().min(1).optional(),
+        content: z.string().trim().min(1).optional(),
+      })
+      .refine((a) => a.title !== undefined || a.content !== undefined, {
+        message: 'give a title, content or both',
+      }),
+    async execute({ id, title, content }, { scope }) {
+      await store.update(scope, id, {
+        ...(title === undefined ? {} : { title }),
+        ...(content === undefined ? {} : { content }),
+      });
+      return `Updated memory ${id}.`;
+    },
+  });
+
+  return { name: 'dynamic-memory', tools: [createMemory, updateMemory, deleteMemoryTool(store)] };
+}

@@ -1,0 +1,88 @@
+import { z } from 'zod';
+import type { FactStore } from '../../facts/store.js';
+import { LIMITS } from '../../limits.js';
+import { CategorySchema } from '../../records/common.js';
+import { defineTool, type Toolkit } from '../../toolkit/tool.js';
+import { deleteMemoryTool } from '../shared/delete-memory.js';
+import { assistantProvenance } from '../shared/provenance.js';
+import { renderCategoryTree } from './format.js';
+
+const ANTI_PATTERN_HINT =
+  'For a lesson about what NOT to do, use category "anti-patterns/{domain}" (e.g. ' +
+  '"anti-patterns/file-operations"), content "Don\'t [X] for [Y] — instead [Z]" and the tag "anti-pattern"; ' +
+  'anti-patterns are recalled like any other memory.';
+
+/**
+ * RockBot's memory tools over the user's facts: save_memory, search_memory, delete_memory (the same
+ * Tool object dynamic memory offers) and list_memory_categories.
+ */
+export function longTermMemoryToolkit(store: FactStore, options: { searchResults: number }): Toolkit {
+  const saveMemory = defineTool({
+    name: 'save_memory',
+    description:
+      'Save a durable memory (a preference, a project fact, a lesson learned) to long-term memory; it is ' +
+      'recalled in later turns and sessions when relevant. Categories are slash-separated, e.g. ' +
+      `"user-preferences/timezone", "project-context/kioku"; default "general". ${ANTI_PATTERN_HINT}`,
+    parameters: z.object({
+      content: z.string().trim().min(1).describe('One self-contained fact.'),
+      category: CategorySchema.optional(),
+      tags: z.array(z.string()).optional(),
+    }),
+    // RockBot also queues a background LLM pass that expands the raw content into well-formed entries;
+    // that enrichment is out of scope here: the content is saved as given, immediately.
+    async execute({ content, category, tags }, { scope }) {
+      const fact = await store.create(scope, {
+        content,
+        ...(category === undefined ? {} : { category }),
+        ...(tags === undefined ? {} : { tags }),
+        provenance: assistantProvenance(scope, 'save_memory'),
+      });
+      return `Saved memory ${fact.id} (${fact.category}).`;
+    },
+  });
+
+  const searchMemory = defineTool({
+    name: 'search_memory',
+    description:
+      'Search long-term memory by keywords, optionally within a category (a prefix such as ' +
+      '"anti-patterns" includes its subcategories) or requiring tags. Returns the best matches with id, ' +
+      'category, tags, content and score.',
+    parameters: z.object({
+      query: z.string().trim().min(1).max(LIMITS.queryChars),
+      category: CategorySchema.optional(),
+      tags: z.array(z.string()).optional().describe('Every one of these tags must be present.'),
+    }),
+    async execute({ query, category, tags }, { scope }) {
+      const hits = await store.search(scope, {
+        query,
+        limit: options.searchResults,
+        ...(category === undefined ? {} : { category }),
+        ...(tags === undefined ? {} : { tags }),
+      });
+      return hits.map(({ fact, score }) => ({
+        id: fact.id,
+        category: fact.category,
+        tags: fact.tags,
+        content: fact.content,
+        score: Math.round(score * 1000) / 1000,
+      }));
+    },
+  });
+
+  const listCategories = defineTool({
+    name: 'list_memory_categories',
+    description:
+      'Browse the long-term memory category hierarchy with the number of entries under each category ' +
+      '(use a category as the search_memory filter).',
+    parameters: z.object({}),
+    async execute(_args, { scope }) {
+      const counts = await store.categories(scope);
+      return counts.length === 0 ? 'No memories saved yet.' : renderCategoryTree(counts);
+    },
+  });
+
+  return {
+    name: 'long-term-memory',
+    tools: [saveMemory, searchMemory, deleteMemoryTool(store), listCategories],
+  };
+}

@@ -1,0 +1,323 @@
+import { describe, expect, it } from 'vitest';
+import {
+  countMessageTokens,
+  DEFAULT_SHARES,
+  defaultTokenizer,
+  dynamicMemory,
+  InMemoryFactStore,
+  InMemorySessionStore,
+  KiokuBuilder,
+  ManualClock,
+  type TokenBudgetOptions,
+} from '../../src/index.js';
+import {
+  answer,
+  callTools,
+  entryOf,
+  expectLedgerAddsUp,
+  injected,
+  scriptedModel,
+  toolResults,
+} from './memory-features.harness.js';
+
+const alice = { userId: 'alice' };
+const bob = { userId: 'bob' };
+const tok = defaultTokenizer;
+
+function setup(
+  options: { maxTokens?: number; showIds?: boolean; budget?: TokenBudgetOptions } = {},
+  facts = new InMemoryFactStore({ clock: new ManualClock(Date.UTC(2025, 0, 15, 10)) }),
+) {
+  const sessions = new InMemorySessionStore();
+  const feature = dynamicMemory({
+    store: facts,
+    ...(options.maxTokens === undefined ? {} : { maxTokens: options.maxTokens }),
+    ...(options.showIds === undefined ? {} : { showIds: options.showIds }),
+  });
+  const budget = options.budget ?? { maxTokens: 16_000 };
+  const kioku = new KiokuBuilder({ sessions, systemPrompt: 'You are helpful.', budget }).use(feature).build();
+  return { facts, sessions, kioku, budget };
+}
+
+/** The block with one more line, as fitLines would have to count it. */
+const systemTokens = (content: string) => countMessageTokens(tok, { role: 'system', content });
+
+describe('dynamicMemory — the [DYNAMIC_MEMORY] block', () => {
+  it('injects the user’s facts newest-updated first, with ids, after the system prompt', async () => {
+    const clock = new ManualClock(Date.UTC(2025, 0, 15, 10));
+    const facts = new InMemoryFactStore({ clock });
+    const { kioku } = setup({}, facts);
+    const diet = await facts.create(alice, { title: 'Diet', content: 'Vegetarian' });
+    clock.advance(1_000);
+    const city = await facts.create(alice, { content: 'Lives in Lyon' });
+    clock.advance(1_000);
+    const lang = await facts.create(alice, { title: 'Language', content: 'Writes TypeScript' });
+    clock.advance(1_000);
+    await facts.update(alice, diet.id, { content: 'Vegan since 2024' }); // now the freshest
+
+    const convo = await kioku.startConversation(alice);
+    const turn = await convo.prepare('What should I cook?');
+    expect(turn.messages.map((m) => m.role)).toEqual(['system', 'system', 'user']);
+    expect(turn.messages[1]!.content).toBe(
+      [
+        '[DYNAMIC_MEMORY]',
+        `- [${diet.id}] Diet: Vegan since 2024`,
+        `- [${lang.id}] Language: Writes TypeScript`,
+        `- [${city.id}] Lives in Lyon`,
+        '[END_DYNAMIC_MEMORY]',
+      ].join('\n'),
+    );
+    expect(entryOf(turn, 'dynamic-memory')).toMatchObject({ included: 3, dropped: [] });
+    expectLedgerAddsUp(turn, 16_000);
+  });
+
+  it('prints HPD-Agent’s bare lines with showIds: false', async () => {
+    const { facts, kioku } = setup({ showIds: false });
+    await facts.create(alice, { title: 'Diet', content: 'Vegetarian' });
+    await facts.create(alice, { content: 'Lives in Lyon' });
+    const turn = await (await kioku.startConversation(alice)).prepare('hi');
+    // Same clock time: ties go to the later-created, then by id — both lines are there either way.
+    expect(injected(turn)).toHaveLength(1);
+    const lines = injected(turn)[0]!.split('\n');
+    expect(lines[0]).toBe('[DYNAMIC_MEMORY]');
+    expect(lines.slice(1, 3).sort()).toEqual(['- Diet: Vegetarian', '- Lives in Lyon']);
+    expect(lines[3]).toBe('[END_DYNAMIC_MEMORY]');
+  });
+
+  it('injects nothing when the user has no facts', async () => {
+    const { facts, kioku } = setup();
+    await facts.create(bob, { content: 'Bob’s secret' });
+    const turn = await (await kioku.startConversation(alice)).prepare('hi');
+    expect(turn.messages.map((m) => m.role)).toEqual(['system', 'user']);
+    expect(entryOf(turn, 'dynamic-memory')).toMatchObject({ tokens: 0, included: 0, dropped: [] });
+    expectLedgerAddsUp(turn, 16_000);
+  });
+
+  it('never shows another user’s or another agent’s facts', async () => {
+    const { facts, kioku } = setup();
+    await facts.create(alice, { content: 'Alice likes tea' });
+    await facts.create(bob, { content: 'Bob likes coffee' });
+    await facts.create({ userId: 'alice', agentId: 'coder' }, { content: 'Alice uses vim' });
+    const forAlice = injected(await (await kioku.startConversation(alice)).prepare('hi')).join('\n');
+    expect(forAlice).toContain('Alice likes tea');
+    expect(forAlice).not.toContain('Bob');
+    expect(forAlice).not.toContain('vim');
+    const forBob = injected(await (await kioku.startConversation(bob)).prepare('hi')).join('\n');
+    expect(forBob).toContain('Bob likes coffee');
+    expect(forBob).not.toContain('Alice');
+    const forCoder = injected(
+      await (await kioku.startConversation({ userId: 'alice', agentId: 'coder' })).prepare('hi'),
+    ).join('\n');
+    expect(forCoder).toContain('Alice uses vim');
+    expect(forCoder).not.toContain('tea');
+  });
+});
+
+describe('dynamicMemory — token budget', () => {
+  async function manyFacts(facts: InMemoryFactStore, clock: ManualClock, n: number) {
+    const ids: string[] = [];
+    for (let i = 0; i < n; i++) {
+      ids.push(
+        (await facts.create(alice, { title: `Fact ${i}`, content: `Detail number ${i} about work` })).id,
+      );
+      clock.advance(1_000);
+    }
+    return ids.reverse(); // newest first
+  }
+
+  it('adds facts until the next would exceed maxTokens, drops the rest with their cost', async () => {
+    const clock = new ManualClock();
+    const facts = new InMemoryFactStore({ clock });
+    const { kioku } = setup({ maxTokens: 80 }, facts);
+    const ids = await manyFacts(facts, clock, 30);
+    const turn = await (await kioku.startConversation(alice)).prepare('hi');
+    expectLedgerAddsUp(turn, 16_000);
+    const entry = entryOf(turn, 'dynamic-memory');
+    expect(entry.allottedTokens).toBe(DEFAULT_SHARES['dynamic-memory']);
+    expect(entry.tokens).toBeLessThanOrEqual(80);
+    expect(entry.included).toBeGreaterThan(2);
+    expect(entry.included + entry.dropped.length).toBe(30);
+    // The newest facts are the ones kept, in order.
+    const block = injected(turn)[0]!;
+    const lines = block.split('\n').slice(1, -1);
+    expect(lines.map((l) => l.slice(3, 15))).toEqual(ids.slice(0, entry.included));
+    expect(entry.dropped.map((d) => d.id)).toEqual(ids.slice(entry.included));
+    for (const drop of entry.dropped) {
+      expect(drop.reason).toBe('budget');
+      expect(drop.tokens).toBeGreaterThan(5);
+    }
+    // The next fact really would not have fitted.
+    const next = `- [${ids[entry.included]}] Fact ${29 - entry.included}: Detail number ${29 - entry.included} about work`;
+    const withNext = block.replace('\n[END_DYNAMIC_MEMORY]', `\n${next}\n[END_DYNAMIC_MEMORY]`);
+    expect(systemTokens(withNext)).toBeGreaterThan(80);
+  });
+
+  it('respects the budget share and the whole-prompt limit when they are the tighter bound', async () => {
+    const clock = new ManualClock();
+    const facts = new InMemoryFactStore({ clock });
+    await manyFacts(facts, clock, 40);
+    const byShare = setup({ budget: { maxTokens: 16_000, shares: { 'dynamic-memory': 60 } } }, facts);
+    const shared = await (await byShare.kioku.startConversation(alice)).prepare('hi');
+    expect(entryOf(shared, 'dynamic-memory').allottedTokens).toBe(60);
+    expect(entryOf(shared, 'dynamic-memory').tokens).toBeLessThanOrEqual(60);
+    expect(entryOf(shared, 'dynamic-memory').tokens).toBeGreaterThan(40);
+    expectLedgerAddsUp(shared, 16_000);
+
+    for (const maxTokens of [20, 35, 50, 90, 150]) {
+      const tight = setup({ budget: { maxTokens } }, facts);
+      const turn = await (await tight.kioku.startConversation(alice)).prepare('hi');
+      expectLedgerAddsUp(turn, maxTokens);
+      const entry = entryOf(turn, 'dynamic-memory');
+      expect(entry.included + entry.dropped.length).toBe(40);
+    }
+  });
+
+  it('skips a fact too big for the budget and still fits the smaller ones after it', async () => {
+    const clock = new ManualClock();
+    const facts = new InMemoryFactStore({ clock });
+    const { kioku } = setup({ maxTokens: 60 }, facts);
+    const small = await facts.create(alice, { content: 'Prefers short answers' });
+    clock.advance(1_000);
+    const big = await facts.create(alice, { content: 'word '.repeat(500).trim() });
+    const turn = await (await kioku.startConversation(alice)).prepare('hi');
+    expect(injected(turn)[0]).toContain(small.id);
+    expect(entryOf(turn, 'dynamic-memory').dropped).toEqual([
+      { id: big.id, reason: 'budget', tokens: expect.any(Number) },
+    ]);
+    expect(entryOf(turn, 'dynamic-memory').dropped[0]!.tokens).toBeGreaterThan(500);
+  });
+
+  it('injects nothing (and drops everything) when not even one fact fits', async () => {
+    const { facts, kioku } = setup({ maxTokens: 12 });
+    await facts.create(alice, { content: 'A fact that cannot fit into twelve tokens with the markers' });
+    const turn = await (await kioku.startConversation(alice)).prepare('hi');
+    expect(injected(turn)).toEqual([]);
+    expect(entryOf(turn, 'dynamic-memory')).toMatchObject({ tokens: 0, included: 0 });
+    expect(entryOf(turn, 'dynamic-memory').dropped).toHaveLength(1);
+  });
+
+  it('stays within the limit even with a tokenizer whose line-by-line estimate runs low', async () => {
+    // Each newline costs 5 tokens here, so costing lines one by one (line + 1) underestimates the block.
+    const newlineHeavy = {
+      name: 'newline-heavy',
+      count: (text: string) =>
+        text.split(/\s+/).filter(Boolean).length + 5 * (text.match(/\n/g)?.length ?? 0),
+      truncate: (text: string) => text,
+    };
+    const facts = new InMemoryFactStore();
+    for (let i = 0; i < 20; i++) await facts.create(alice, { content: `fact ${i} here` });
+    const kioku = new KiokuBuilder({
+      sessions: new InMemorySessionStore(),
+      tokenizer: newlineHeavy,
+      budget: { maxTokens: 100 },
+    })
+      .use(dynamicMemory({ store: facts }))
+      .build();
+    const turn = await (await kioku.startConversation(alice)).prepare('hi');
+    const entry = entryOf(turn, 'dynamic-memory');
+    expect(entry.tokens).toBeLessThanOrEqual(100 - turn.ledger.baseTokens);
+    expect(entry.tokens).toBeGreaterThan(50);
+    expect(entry.included + entry.dropped.length).toBe(20);
+    // Nothing was cut by the Conversation's own safety net: the middleware kept to its allotment.
+    expect(entry.dropped.every((d) => !d.id.startsWith('message-'))).toBe(true);
+    expect(turn.ledger.totalTokens).toBeLessThanOrEqual(100);
+  });
+
+  it('rejects invalid options', () => {
+    expect(() => dynamicMemory({ store: new InMemoryFactStore(), maxTokens: 0 })).toThrow(
+      expect.objectContaining({ code: 'VALIDATION' }),
+    );
+    expect(dynamicMemory({ store: new InMemoryFactStore(), tools: false }).toolkit).toBeUndefined();
+  });
+});
+
+describe('dynamicMemory — tools', () => {
+  it('creates, updates and deletes facts in the user’s scope, visible on the next turn', async () => {
+    const { facts, kioku } = setup();
+    const convo = await kioku.startConversation(alice);
+    expect(convo.tools.map((t) => t.function.name)).toEqual([
+      'create_memory',
+      'update_memory',
+      'delete_memory',
+    ]);
+
+    const created = await convo.run(
+      'I am vegetarian',
+      scriptedModel([
+        callTools(['create_memory', { title: 'Diet', content: 'Vegetarian', category: 'user-preferences' }]),
+        answer('Noted.'),
+      ]),
+    );
+    const [fact] = await facts.list(alice);
+    expect(fact).toMatchObject({
+      title: 'Diet',
+      content: 'Vegetarian',
+      category: 'user-preferences',
+      provenance: { source: 'assistant', toolName: 'create_memory', sessionId: convo.sessionId },
+    });
+    expect(toolResults(created.messages)).toEqual([{ ok: `Created memory ${fact!.id}: Diet` }]);
+    expect(await facts.list(bob)).toEqual([]);
+
+    const next = await convo.prepare('What do I eat?');
+    expect(injected(next)).toEqual([
+      `[DYNAMIC_MEMORY]\n- [${fact!.id}] Diet: Vegetarian\n[END_DYNAMIC_MEMORY]`,
+    ]);
+
+    const updated = await convo.run(
+      'Actually vegan now',
+      scriptedModel([callTools(['update_memory', { id: fact!.id, content: 'Vegan' }]), answer()]),
+    );
+    expect(toolResults(updated.messages)).toEqual([{ ok: `Updated memory ${fact!.id}.` }]);
+    expect(await facts.get(alice, fact!.id)).toMatchObject({ title: 'Diet', content: 'Vegan' });
+
+    const deleted = await convo.run(
+      'Forget my diet',
+      scriptedModel([callTools(['delete_memory', { id: fact!.id }]), answer()]),
+    );
+    expect(toolResults(deleted.messages)).toEqual([{ ok: `Deleted memory ${fact!.id}.` }]);
+    expect(await facts.list(alice)).toEqual([]);
+    expect(injected(await convo.prepare('hi'))).toEqual([]);
+  });
+
+  it('returns bad arguments and unknown ids to the model as errors and changes nothing', async () => {
+    const { facts, kioku } = setup();
+    const mine = await facts.create(alice, { title: 'Diet', content: 'Vegetarian' });
+    const bobs = await facts.create(bob, { content: 'Bob’s fact' });
+    const before = { alice: await facts.list(alice), bob: await facts.list(bob) };
+    const convo = await kioku.startConversation(alice);
+    const result = await convo.run(
+      'mess things up',
+      scriptedModel([
+        callTools(
+          ['create_memory', { title: 42, content: 'x' }],
+          ['create_memory', { title: 'No content' }],
+          ['create_memory', { title: 'T', content: 'c', category: '../etc' }],
+          ['create_memory', '{"title": "T", '],
+          ['update_memory', { id: 'nope123', content: 'x' }],
+          ['update_memory', { id: mine.id }],
+          ['update_memory', { id: bobs.id, content: 'hijacked' }],
+          ['delete_memory', { id: 'nope123' }],
+          ['delete_memory', { id: bobs.id }],
+          ['delete_memory', { id: 7 }],
+          ['delete_memory', { id: '../x' }],
+        ),
+        answer(),
+      ]),
+    );
+    expect(toolResults(result.messages)).toEqual([
+      { error: 'VALIDATION' },
+      { error: 'VALIDATION' },
+      { error: 'VALIDATION' },
+      { error: 'INVALID_JSON' },
+      { error: 'NOT_FOUND' },
+      { error: 'VALIDATION' },
+      { error: 'NOT_FOUND' },
+      { error: 'NOT_FOUND' },
+      { error: 'NOT_FOUND' },
+      { error: 'VALIDATION' },
+      { error: 'VALIDATION' },
+    ]);
+    expect(await facts.list(alice)).toEqual(before.alice);
+    expect(await facts.list(bob)).toEqual(before.bob);
+  });
+});
