@@ -99,6 +99,8 @@ export abstract class SqliteStoreBase {
       /** The partition a record belongs to (a stable string) and its id within it. */
       partitionOf(record: R): string;
       idOf(record: R): string;
+      /** Records to restore (default: all); the others are validated but dropped (expired entries). */
+      keep?(record: R): boolean;
       /** Delete one partition (given one of its records) and insert its records. */
       replace(records: R[]): void;
     },
@@ -113,6 +115,7 @@ export abstract class SqliteStoreBase {
     }
     const groups = new Map<string, { ids: Set<string>; records: R[] }>();
     for (const record of envelope.records) {
+      if (spec.keep && !spec.keep(record)) continue;
       const key = spec.partitionOf(record);
       let group = groups.get(key);
       if (!group) {

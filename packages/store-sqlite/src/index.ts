@@ -1,4 +1,17 @@
-export type { SqliteStoreOptions } from './base.js';
+export { agentColumn, NO_AGENT, SqliteStoreBase, type SqliteStoreOptions } from './base.js';
 export * from './connection.js';
+export * from './details.js';
+export * from './documents.js';
 export * from './facts.js';
-export { type Ranking, type SearchSettings, scopeToken } from './search.js';
+export * from './plans.js';
+export {
+  DEFAULT_SEARCH,
+  ftsExpression,
+  quoteFts,
+  type Ranking,
+  type SearchSettings,
+  scopeToken,
+} from './search.js';
+export * from './sessions.js';
+export * from './stores.js';
+export * from './working.js';

@@ -2,8 +2,23 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import type { Clock } from '@kioku/core';
-import { factStoreSuite, type StoreHarness } from '@kioku/store-test-suite';
-import { SqliteFactStore } from '../src/index.js';
+import {
+  detailStoreSuite,
+  documentStoreSuite,
+  factStoreSuite,
+  planStoreSuite,
+  type StoreHarness,
+  sessionStoreSuite,
+  workingMemoryStoreSuite,
+} from '@kioku/store-test-suite';
+import {
+  SqliteDetailStore,
+  SqliteDocumentStore,
+  SqliteFactStore,
+  SqlitePlanStore,
+  SqliteSessionStore,
+  SqliteWorkingMemoryStore,
+} from '../src/index.js';
 
 interface Closable {
   close(): void;
@@ -19,6 +34,7 @@ function sqliteHarness<S extends Closable>(
   make: (options: { file: string; clock: Clock }) => S,
 ): StoreHarness<S> {
   const files = new WeakMap<S, { dir: string; file: string }>();
+  const twins = new WeakSet<S>();
   return {
     name: `sqlite ${name}`,
     async create(ctx) {
@@ -32,14 +48,22 @@ function sqliteHarness<S extends Closable>(
     createTwin(store, ctx) {
       const where = files.get(store);
       if (!where) throw new Error('not a store of this harness');
-      return make({ file: where.file, clock: ctx.clock });
+      const twin = make({ file: where.file, clock: ctx.clock });
+      twins.add(twin);
+      return twin;
     },
     destroy(store) {
+      // Twins are destroyed first and share the directory: remove it only with the original.
       store.close();
       const where = files.get(store);
-      if (where) rmSync(where.dir, { recursive: true, force: true });
+      if (where && !twins.has(store)) rmSync(where.dir, { recursive: true, force: true });
     },
   };
 }
 
 factStoreSuite(sqliteHarness('facts', (o) => new SqliteFactStore(o)));
+documentStoreSuite(sqliteHarness('documents', (o) => new SqliteDocumentStore(o)));
+planStoreSuite(sqliteHarness('plans', (o) => new SqlitePlanStore(o)));
+workingMemoryStoreSuite(sqliteHarness('working', (o) => new SqliteWorkingMemoryStore(o)));
+sessionStoreSuite(sqliteHarness('sessions', (o) => new SqliteSessionStore(o)));
+detailStoreSuite(sqliteHarness('details', (o) => new SqliteDetailStore(o)));

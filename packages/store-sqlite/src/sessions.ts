@@ -1,0 +1,360 @@
+import {
+  isoAt,
+  type KvEntry,
+  KvEntrySchema,
+  KvKeySchema,
+  NotFoundError,
+  parseOrThrow,
+  parseScope,
+  type RestoreOptions,
+  type RestoreReport,
+  type Scope,
+  SESSION_DEFAULTS,
+  type SessionCreateOptions,
+  SessionCreateSchema,
+  type SessionInfo,
+  SessionInfoSchema,
+  type SessionRecord,
+  SessionRecordSchema,
+  type SessionStore,
+  type SessionStoreOptions,
+  type SnapshotEnvelope,
+  type SnapshotSelector,
+  type TranscriptEntry,
+  type TranscriptInput,
+  TranscriptInputSchema,
+  timeOrderedId,
+  UuidSchema,
+} from '@kioku/core';
+import { and, asc, count, desc, eq, inArray, lte, max, type SQL } from 'drizzle-orm';
+import { z } from 'zod';
+import { agentColumn, agentOf, SqliteStoreBase, type SqliteStoreOptions } from './base.js';
+import { sessionKv, sessions, sessionTranscript } from './schema.js';
+
+export type SqliteSessionStoreOptions = SqliteStoreOptions & SessionStoreOptions;
+
+type SessionRow = typeof sessions.$inferSelect;
+type TranscriptRow = typeof sessionTranscript.$inferSelect;
+
+const ReadCountSchema = z.number().int().min(0).max(100_000);
+
+function toSession(row: SessionRow): SessionInfo {
+  const session: SessionInfo = {
+    id: row.id,
+    userId: row.userId,
+    storeTypes: row.storeTypes,
+    metadata: row.metadata,
+    createdAt: row.createdAt,
+  };
+  const agentId = agentOf(row.agentId);
+  if (agentId !== undefined) session.agentId = agentId;
+  if (row.title !== null) session.title = row.title;
+  return session;
+}
+
+function toTranscriptEntry(row: TranscriptRow): TranscriptEntry {
+  const entry: TranscriptEntry = {
+    role: row.role as TranscriptEntry['role'],
+    content: row.content,
+    ts: row.ts,
+  };
+  if (row.toolCalls !== null) entry.toolCalls = row.toolCalls as TranscriptEntry['toolCalls'];
+  if (row.toolCallId !== null) entry.toolCallId = row.toolCallId;
+  if (row.name !== null) entry.name = row.name;
+  return entry;
+}
+
+const inPartition = (scope: Scope): SQL =>
+  and(eq(sessions.userId, scope.userId), eq(sessions.agentId, agentColumn(scope.agentId)))!;
+
+/**
+ * Sessions in `kioku_sessions` (the index), each with its key-value map in `kioku_session_kv` and its
+ * transcript in `kioku_session_transcript`, both ordered by a `position` column. Caps (FIFO) are
+ * enforced in the transaction that writes.
+ */
+export class SqliteSessionStore extends SqliteStoreBase implements SessionStore {
+  readonly #kvCap: number;
+  readonly #transcriptCap: number;
+
+  constructor(options: SqliteSessionStoreOptions) {
+    super(options);
+    this.#kvCap = options.kvCap ?? SESSION_DEFAULTS.kvCap;
+    this.#transcriptCap = options.transcriptCap ?? SESSION_DEFAULTS.transcriptCap;
+  }
+
+  async create(scope: Scope, options: SessionCreateOptions = {}): Promise<SessionInfo> {
+    const s = parseScope(scope);
+    const opts = parseOrThrow(SessionCreateSchema, options, 'session options');
+    const now = this.clock.now();
+    const session = parseOrThrow(
+      SessionInfoSchema,
+      {
+        id: timeOrderedId(now),
+        userId: s.userId,
+        agentId: s.agentId,
+        storeTypes: opts.storeTypes,
+        title: opts.title,
+        metadata: opts.metadata,
+        createdAt: new Date(now).toISOString(),
+      },
+      'session',
+    );
+    this.write(() => this.#insertSession(session));
+    return session;
+  }
+
+  async load(scope: Scope, sessionId: string): Promise<SessionInfo> {
+    const s = parseScope(scope);
+    return this.read(() => toSession(this.#requireSession(s, sessionId)));
+  }
+
+  async list(scope: Scope): Promise<SessionInfo[]> {
+    const s = parseScope(scope);
+    return this.read(() =>
+      this.orm.select().from(sessions).where(inPartition(s)).orderBy(asc(sessions.seq)).all().map(toSession),
+    );
+  }
+
+  async delete(scope: Scope, sessionId: string): Promise<boolean> {
+    const s = parseScope(scope);
+    const id = parseOrThrow(UuidSchema, sessionId, 'session id').toLowerCase();
+    return this.write(() => {
+      const row = this.orm
+        .select({ seq: sessions.seq })
+        .from(sessions)
+        .where(and(inPartition(s), eq(sessions.id, id)))
+        .get();
+      if (!row) return false;
+      this.#deleteSessions([row.seq]);
+      return true;
+    });
+  }
+
+  async kvGet(scope: Scope, sessionId: string, key: string): Promise<string | null> {
+    const s = parseScope(scope);
+    parseOrThrow(KvKeySchema, key, 'key');
+    return this.read(() => {
+      const session = this.#requireSession(s, sessionId);
+      const row = this.orm
+        .select({ value: sessionKv.value })
+        .from(sessionKv)
+        .where(and(eq(sessionKv.sessionSeq, session.seq), eq(sessionKv.key, key)))
+        .get();
+      return row?.value ?? null;
+    });
+  }
+
+  async kvSet(scope: Scope, sessionId: string, key: string, value: string): Promise<void> {
+    const s = parseScope(scope);
+    const entry = parseOrThrow(KvEntrySchema, { key, value, ts: isoAt(this.clock) }, 'key-value entry');
+    this.write(() => {
+      const session = this.#requireSession(s, sessionId);
+      const ofSession = eq(sessionKv.sessionSeq, session.seq);
+      const last = this.orm
+        .select({ p: max(sessionKv.position) })
+        .from(sessionKv)
+        .where(ofSession)
+        .get();
+      const position = (last?.p ?? 0) + 1;
+      // An update moves the key to the end.
+      this.orm
+        .insert(sessionKv)
+        .values({ sessionSeq: session.seq, position, key: entry.key, value: entry.value, ts: entry.ts })
+        .onConflictDoUpdate({
+          target: [sessionKv.sessionSeq, sessionKv.key],
+          set: { position, value: entry.value, ts: entry.ts },
+        })
+        .run();
+      const size = this.orm.select({ n: count() }).from(sessionKv).where(ofSession).get()?.n ?? 0;
+      if (size > this.#kvCap) {
+        const oldest = this.orm
+          .select({ seq: sessionKv.seq })
+          .from(sessionKv)
+          .where(ofSession)
+          .orderBy(asc(sessionKv.position))
+          .limit(size - this.#kvCap);
+        this.orm.delete(sessionKv).where(inArray(sessionKv.seq, oldest)).run();
+      }
+    });
+  }
+
+  async kvDelete(scope: Scope, sessionId: string, key: string): Promise<boolean> {
+    const s = parseScope(scope);
+    parseOrThrow(KvKeySchema, key, 'key');
+    return this.write(() => {
+      const session = this.#requireSession(s, sessionId);
+      return (
+        this.orm
+          .delete(sessionKv)
+          .where(and(eq(sessionKv.sessionSeq, session.seq), eq(sessionKv.key, key)))
+          .run().changes > 0
+      );
+    });
+  }
+
+  async kvList(scope: Scope, sessionId: string): Promise<KvEntry[]> {
+    const s = parseScope(scope);
+    return this.read(() => this.#kvOf(this.#requireSession(s, sessionId).seq));
+  }
+
+  async transcriptAppend(
+    scope: Scope,
+    sessionId: string,
+    entries: TranscriptInput | TranscriptInput[],
+  ): Promise<TranscriptEntry[]> {
+    const s = parseScope(scope);
+    const ts = isoAt(this.clock);
+    const list = Array.isArray(entries) ? entries : [entries];
+    const parsed: TranscriptEntry[] = list.map((e, i) => ({
+      ...parseOrThrow(TranscriptInputSchema, e, `transcript entry ${i}`),
+      ts,
+    }));
+    this.write(() => {
+      const session = this.#requireSession(s, sessionId);
+      const ofSession = eq(sessionTranscript.sessionSeq, session.seq);
+      const last =
+        this.orm
+          .select({ p: max(sessionTranscript.position) })
+          .from(sessionTranscript)
+          .where(ofSession)
+          .get()?.p ?? 0;
+      parsed.forEach((entry, i) => this.#insertTranscript(session.seq, last + i + 1, entry));
+      const newest = last + parsed.length;
+      if (newest > this.#transcriptCap) {
+        this.orm
+          .delete(sessionTranscript)
+          .where(and(ofSession, lte(sessionTranscript.position, newest - this.#transcriptCap)))
+          .run();
+      }
+    });
+    return parsed;
+  }
+
+  async transcriptReadLast(scope: Scope, sessionId: string, n: number): Promise<TranscriptEntry[]> {
+    const s = parseScope(scope);
+    const limit = parseOrThrow(ReadCountSchema, n, 'entry count');
+    return this.read(() => {
+      const session = this.#requireSession(s, sessionId);
+      if (limit === 0) return [];
+      return this.orm
+        .select()
+        .from(sessionTranscript)
+        .where(eq(sessionTranscript.sessionSeq, session.seq))
+        .orderBy(desc(sessionTranscript.position))
+        .limit(limit)
+        .all()
+        .reverse()
+        .map(toTranscriptEntry);
+    });
+  }
+
+  async snapshot(selector: SnapshotSelector): Promise<SnapshotEnvelope<SessionRecord>> {
+    return this.snapshotOf('sessions', selector, (userId) =>
+      this.orm
+        .select()
+        .from(sessions)
+        .where(userId === undefined ? undefined : eq(sessions.userId, userId))
+        .orderBy(asc(sessions.userId), asc(sessions.agentId), asc(sessions.seq))
+        .all()
+        .map((row) => ({
+          session: toSession(row),
+          kv: this.#kvOf(row.seq),
+          transcript: this.orm
+            .select()
+            .from(sessionTranscript)
+            .where(eq(sessionTranscript.sessionSeq, row.seq))
+            .orderBy(asc(sessionTranscript.position))
+            .all()
+            .map(toTranscriptEntry),
+        })),
+    );
+  }
+
+  /** Replaces, per user + agent in the snapshot, the whole session index with its data. */
+  async restore(snapshot: unknown, options: RestoreOptions = {}): Promise<RestoreReport> {
+    return this.restoreFrom('sessions', SessionRecordSchema, snapshot, options, {
+      userIdOf: (r) => r.session.userId,
+      partitionOf: (r) => `${r.session.userId}/${agentColumn(r.session.agentId)}`,
+      idOf: (r) => r.session.id.toLowerCase(),
+      replace: (records) => {
+        const old = this.orm
+          .select({ seq: sessions.seq })
+          .from(sessions)
+          .where(inPartition(records[0]!.session))
+          .all();
+        this.#deleteSessions(old.map((r) => r.seq));
+        for (const record of records) {
+          const seq = this.#insertSession({ ...record.session, id: record.session.id.toLowerCase() });
+          record.kv.forEach((e, i) => {
+            this.orm
+              .insert(sessionKv)
+              .values({ sessionSeq: seq, position: i + 1, key: e.key, value: e.value, ts: e.ts })
+              .run();
+          });
+          record.transcript.forEach((entry, i) => this.#insertTranscript(seq, i + 1, entry));
+        }
+      },
+    });
+  }
+
+  #insertSession(session: SessionInfo): number {
+    const [row] = this.orm
+      .insert(sessions)
+      .values({
+        userId: session.userId,
+        agentId: agentColumn(session.agentId),
+        id: session.id,
+        storeTypes: session.storeTypes,
+        title: session.title ?? null,
+        metadata: session.metadata,
+        createdAt: session.createdAt,
+      })
+      .returning({ seq: sessions.seq })
+      .all();
+    return row!.seq;
+  }
+
+  #insertTranscript(sessionSeq: number, position: number, entry: TranscriptEntry): void {
+    this.orm
+      .insert(sessionTranscript)
+      .values({
+        sessionSeq,
+        position,
+        role: entry.role,
+        content: entry.content,
+        toolCalls: entry.toolCalls ?? null,
+        toolCallId: entry.toolCallId ?? null,
+        name: entry.name ?? null,
+        ts: entry.ts,
+      })
+      .run();
+  }
+
+  #kvOf(sessionSeq: number): KvEntry[] {
+    return this.orm
+      .select({ key: sessionKv.key, value: sessionKv.value, ts: sessionKv.ts })
+      .from(sessionKv)
+      .where(eq(sessionKv.sessionSeq, sessionSeq))
+      .orderBy(asc(sessionKv.position))
+      .all();
+  }
+
+  #deleteSessions(seqs: number[]): void {
+    if (seqs.length === 0) return;
+    this.orm.delete(sessionKv).where(inArray(sessionKv.sessionSeq, seqs)).run();
+    this.orm.delete(sessionTranscript).where(inArray(sessionTranscript.sessionSeq, seqs)).run();
+    this.orm.delete(sessions).where(inArray(sessions.seq, seqs)).run();
+  }
+
+  /** The caller's session row; NOT_FOUND when the id is not in the caller's index. */
+  #requireSession(scope: Scope, sessionId: string): SessionRow {
+    const id = parseOrThrow(UuidSchema, sessionId, 'session id').toLowerCase();
+    const row = this.orm
+      .select()
+      .from(sessions)
+      .where(and(inPartition(scope), eq(sessions.id, id)))
+      .get();
+    if (!row) throw new NotFoundError(`No session "${sessionId}" for this user.`, { details: { sessionId } });
+    return row;
+  }
+}

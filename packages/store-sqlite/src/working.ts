@@ -1,0 +1,285 @@
+import {
+  CapacityError,
+  namespaceOf,
+  parseOrThrow,
+  parseScope,
+  type RestoreOptions,
+  type RestoreReport,
+  type Scope,
+  type SnapshotEnvelope,
+  type SnapshotSelector,
+  WORKING_DEFAULTS,
+  type WorkingEntry,
+  type WorkingEntryInfo,
+  WorkingEntrySchema,
+  type WorkingHit,
+  WorkingKeySchema,
+  type WorkingMemoryOptions,
+  type WorkingMemoryStore,
+  WorkingPrefixSchema,
+  type WorkingQuery,
+  WorkingQuerySchema,
+  type WorkingSetOptions,
+  WorkingSetOptionsSchema,
+} from '@kioku/core';
+import { and, asc, count, desc, eq, gt, inArray, isNotNull, lte, ne, type SQL } from 'drizzle-orm';
+import { analyze, workingText } from './analysis.js';
+import { agentColumn, agentOf, SqliteStoreBase, type SqliteStoreOptions } from './base.js';
+import { categoryUnder, hasAllTags, keyUnder } from './filters.js';
+import { working } from './schema.js';
+import { scopeToken } from './search.js';
+
+export type SqliteWorkingMemoryOptions = SqliteStoreOptions & WorkingMemoryOptions;
+
+type WorkingRow = typeof working.$inferSelect;
+
+function toEntry(row: WorkingRow): WorkingEntry {
+  const entry: WorkingEntry = {
+    key: row.key,
+    userId: row.userId,
+    value: row.value,
+    storedAt: row.storedAt,
+    expiresAt: row.expiresAt,
+    tags: row.tags,
+  };
+  const agentId = agentOf(row.agentId);
+  if (agentId !== undefined) entry.agentId = agentId;
+  if (row.category !== null) entry.category = row.category;
+  return entry;
+}
+
+function info(entry: WorkingEntry): WorkingEntryInfo {
+  const { value: _value, ...rest } = entry;
+  return rest;
+}
+
+function toRow(entry: WorkingEntry) {
+  const search = analyze(workingText(entry));
+  return {
+    userId: entry.userId,
+    agentId: agentColumn(entry.agentId),
+    key: entry.key,
+    namespace: namespaceOf(entry.key),
+    value: entry.value,
+    storedAt: entry.storedAt,
+    expiresAt: entry.expiresAt,
+    expiresMs: Date.parse(entry.expiresAt),
+    category: entry.category ?? null,
+    tags: entry.tags,
+    searchTerms: search.terms,
+    searchLength: search.length,
+  };
+}
+
+const inPartition = (scope: Scope): SQL =>
+  and(eq(working.userId, scope.userId), eq(working.agentId, agentColumn(scope.agentId)))!;
+
+/** The first segment of a key (`session`, `patrol`, `subagent`): what a write sweeps and a restore replaces. */
+const rootOf = (key: string): string => key.split('/', 1)[0]!;
+
+/**
+ * Working memory in `kioku_working`, one row per key. An entry is live while `expires_ms` is after the
+ * clock's now: reads filter on it, a write sweeps the expired entries of its key root, and `sweep()`
+ * deletes every expired row. The per-namespace cap is enforced in the same transaction as the insert.
+ */
+export class SqliteWorkingMemoryStore extends SqliteStoreBase implements WorkingMemoryStore {
+  readonly #defaultTtlMs: number;
+  readonly #cap: number;
+  readonly #onCapacity: 'evict-oldest' | 'reject';
+
+  constructor(options: SqliteWorkingMemoryOptions) {
+    super(options);
+    this.#defaultTtlMs = options.defaultTtlMs ?? WORKING_DEFAULTS.defaultTtlMs;
+    this.#cap = options.maxEntriesPerNamespace ?? WORKING_DEFAULTS.maxEntriesPerNamespace;
+    this.#onCapacity = options.onCapacity ?? 'evict-oldest';
+  }
+
+  async set(
+    scope: Scope,
+    key: string,
+    value: string,
+    options: WorkingSetOptions = {},
+  ): Promise<WorkingEntry> {
+    const s = parseScope(scope);
+    parseOrThrow(WorkingKeySchema, key, 'working-memory key');
+    const opts = parseOrThrow(WorkingSetOptionsSchema, options, 'working-memory options');
+    const now = this.clock.now();
+    const entry = parseOrThrow(
+      WorkingEntrySchema,
+      {
+        key,
+        userId: s.userId,
+        agentId: s.agentId,
+        value,
+        storedAt: new Date(now).toISOString(),
+        expiresAt: new Date(now + (opts.ttlMs ?? this.#defaultTtlMs)).toISOString(),
+        category: opts.category,
+        tags: opts.tags,
+      },
+      'working-memory entry',
+    );
+    const namespace = namespaceOf(key);
+    this.write(() => {
+      const others = and(
+        inPartition(s),
+        eq(working.namespace, namespace),
+        ne(working.key, key),
+        gt(working.expiresMs, now),
+      );
+      const live = this.orm.select({ n: count() }).from(working).where(others).get()?.n ?? 0;
+      if (live >= this.#cap && this.#onCapacity === 'reject') {
+        throw new CapacityError(
+          `Working-memory namespace "${namespace}" is full (${this.#cap} entries); delete one or wait for expiry.`,
+          { details: { namespace, cap: this.#cap } },
+        );
+      }
+      this.orm
+        .delete(working)
+        .where(and(inPartition(s), keyUnder(working.key, rootOf(key)), lte(working.expiresMs, now)))
+        .run();
+      const evict = live - this.#cap + 1;
+      if (evict > 0) {
+        // Oldest first: insertion order, where an overwrite counts as a new insertion.
+        const oldest = this.orm
+          .select({ seq: working.seq })
+          .from(working)
+          .where(others)
+          .orderBy(asc(working.seq))
+          .limit(evict);
+        this.orm.delete(working).where(inArray(working.seq, oldest)).run();
+      }
+      this.orm
+        .delete(working)
+        .where(and(inPartition(s), eq(working.key, key)))
+        .run();
+      this.orm.insert(working).values(toRow(entry)).run();
+    });
+    return entry;
+  }
+
+  async get(scope: Scope, key: string): Promise<WorkingEntry | null> {
+    const s = parseScope(scope);
+    parseOrThrow(WorkingKeySchema, key, 'working-memory key');
+    const now = this.clock.now();
+    const row = this.read(() =>
+      this.orm
+        .select()
+        .from(working)
+        .where(and(inPartition(s), eq(working.key, key), gt(working.expiresMs, now)))
+        .get(),
+    );
+    return row ? toEntry(row) : null;
+  }
+
+  async list(scope: Scope, prefix?: string): Promise<WorkingEntryInfo[]> {
+    const s = parseScope(scope);
+    if (prefix !== undefined) parseOrThrow(WorkingPrefixSchema, prefix, 'working-memory prefix');
+    const now = this.clock.now();
+    const rows = this.read(() =>
+      this.orm
+        .select()
+        .from(working)
+        .where(
+          and(inPartition(s), gt(working.expiresMs, now), prefix ? keyUnder(working.key, prefix) : undefined),
+        )
+        .orderBy(asc(working.storedAt), asc(working.seq))
+        .all(),
+    );
+    return rows.map((row) => info(toEntry(row)));
+  }
+
+  async search(scope: Scope, query: WorkingQuery): Promise<WorkingHit[]> {
+    const s = parseScope(scope);
+    const q = parseOrThrow(WorkingQuerySchema, query, 'working-memory query');
+    const now = this.clock.now();
+    const where = and(
+      inPartition(s),
+      gt(working.expiresMs, now),
+      q.prefix ? keyUnder(working.key, q.prefix) : undefined,
+      q.category === undefined
+        ? undefined
+        : and(isNotNull(working.category), categoryUnder(working.category, q.category)),
+      hasAllTags(working.tags, q.tags),
+    )!;
+    return this.read(() => {
+      if (!q.query?.trim()) {
+        return this.orm
+          .select()
+          .from(working)
+          .where(where)
+          .orderBy(desc(working.storedAt), desc(working.seq))
+          .limit(q.limit)
+          .all()
+          .map((row) => ({ entry: toEntry(row), score: 0 }));
+      }
+      const target = { table: working, scope: scopeToken(s.userId, agentColumn(s.agentId)), where };
+      const ranked = this.lexical.search(target, q.query, q.limit);
+      if (ranked.length === 0) return [];
+      const rows = new Map(
+        this.orm
+          .select()
+          .from(working)
+          .where(
+            inArray(
+              working.seq,
+              ranked.map((r) => r.seq),
+            ),
+          )
+          .all()
+          .map((row) => [row.seq, row]),
+      );
+      return ranked.map((r) => ({ entry: toEntry(rows.get(r.seq)!), score: r.score }));
+    });
+  }
+
+  async delete(scope: Scope, key: string): Promise<boolean> {
+    const s = parseScope(scope);
+    parseOrThrow(WorkingKeySchema, key, 'working-memory key');
+    const now = this.clock.now();
+    return this.write(() => {
+      const removed = this.orm
+        .delete(working)
+        .where(and(inPartition(s), eq(working.key, key)))
+        .returning({ expiresMs: working.expiresMs })
+        .all();
+      return removed.some((r) => r.expiresMs > now);
+    });
+  }
+
+  async sweep(): Promise<number> {
+    const now = this.clock.now();
+    return this.write(() => this.orm.delete(working).where(lte(working.expiresMs, now)).run().changes);
+  }
+
+  async snapshot(selector: SnapshotSelector): Promise<SnapshotEnvelope<WorkingEntry>> {
+    const now = this.clock.now();
+    return this.snapshotOf('working', selector, (userId) =>
+      this.orm
+        .select()
+        .from(working)
+        .where(and(userId === undefined ? undefined : eq(working.userId, userId), gt(working.expiresMs, now)))
+        .orderBy(asc(working.userId), asc(working.agentId), asc(working.seq))
+        .all()
+        .map(toEntry),
+    );
+  }
+
+  /** Replaces, per user + agent, the key roots (`session`, `patrol`, …) the snapshot has live entries in. */
+  async restore(snapshot: unknown, options: RestoreOptions = {}): Promise<RestoreReport> {
+    const now = this.clock.now();
+    return this.restoreFrom('working', WorkingEntrySchema, snapshot, options, {
+      userIdOf: (e) => e.userId,
+      partitionOf: (e) => `${e.userId}/${agentColumn(e.agentId)}/${rootOf(e.key)}`,
+      idOf: (e) => e.key,
+      keep: (e) => Date.parse(e.expiresAt) > now,
+      replace: (records) => {
+        const first = records[0]!;
+        this.orm
+          .delete(working)
+          .where(and(inPartition(first), keyUnder(working.key, rootOf(first.key))))
+          .run();
+        for (const entry of records) this.orm.insert(working).values(toRow(entry)).run();
+      },
+    });
+  }
+}
