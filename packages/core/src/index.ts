@@ -57,3 +57,5 @@ export * from './features/memory-manager/index.js';
 export * from './features/dynamic-memory/index.js';
 export * from './features/plan-mode/index.js';
 export * from './features/long-term-memory/index.js';
+export * from './features/static-memory/index.js';
+export * from './features/working-memory/index.js';

@@ -1,0 +1,5 @@
+/** What one format's extractor returns, before normalization. */
+export interface Extracted {
+  text: string;
+  title?: string;
+}
