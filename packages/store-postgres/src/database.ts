@@ -1,0 +1,186 @@
+import { fileURLToPath } from 'node:url';
+import { StorageError, ValidationError } from '@kioku/core';
+import { sql } from 'drizzle-orm';
+import { type MigrationMeta, readMigrationFiles } from 'drizzle-orm/migrator';
+import { PgDialect } from 'drizzle-orm/pg-core';
+import { drizzle, type PostgresJsDatabase } from 'drizzle-orm/postgres-js';
+import postgres, { type Sql } from 'postgres';
+import { toKiokuError } from './errors.js';
+import { type KiokuTables, kiokuTables } from './schema.js';
+
+/** Where the stores keep their tables, unless told otherwise. */
+export const DEFAULT_SCHEMA = 'kioku';
+/** Kioku's migration history, inside its schema: never collides with the host app's `__drizzle_migrations`. */
+export const MIGRATIONS_TABLE = '__kioku_migrations';
+
+const MIGRATIONS_FOLDER = fileURLToPath(new URL('../drizzle', import.meta.url));
+const SCHEMA_NAME = /^[A-Za-z_][A-Za-z0-9_$]{0,62}$/;
+
+let bundled: MigrationMeta[] | undefined;
+/** The migrations shipped in the package's `drizzle/` folder, read once. */
+function bundledMigrations(): MigrationMeta[] {
+  bundled ??= readMigrationFiles({ migrationsFolder: MIGRATIONS_FOLDER });
+  return bundled;
+}
+
+export interface PostgresConnectionOptions {
+  /** A `postgres://` URL. The store opens its own client and ends it on `close()`. */
+  url?: string;
+  /** An existing postgres.js client (`postgres(...)`). The store uses it as is and never ends it. */
+  client?: Sql;
+  /** postgres.js options for the client opened from `url` (pool size, ssl, timeouts). */
+  clientOptions?: postgres.Options<Record<string, postgres.PostgresType>>;
+  /** The schema that holds Kioku's tables; created by `setup()`. Default `kioku`. */
+  schema?: string;
+}
+
+type Db = PostgresJsDatabase<Record<string, never>>;
+export type Tx = Parameters<Parameters<Db['transaction']>[0]>[0];
+
+/**
+ * One connection to Kioku's tables in one schema, shared by any number of stores: the postgres.js client,
+ * drizzle over it, the schema-qualified tables, `setup()` and `close()`.
+ */
+export class PostgresDatabase {
+  readonly schema: string;
+  readonly client: Sql;
+  readonly db: Db;
+  readonly tables: KiokuTables;
+  readonly #ownsClient: boolean;
+  #ready: Promise<void> | undefined;
+
+  constructor(options: PostgresConnectionOptions) {
+    const schema = options.schema ?? DEFAULT_SCHEMA;
+    if (!SCHEMA_NAME.test(schema)) {
+      throw new ValidationError(
+        `Invalid schema name "${schema}": use letters, digits and _ (at most 63), not starting with a digit.`,
+      );
+    }
+    if ((options.url === undefined) === (options.client === undefined)) {
+      throw new ValidationError(
+        'Give exactly one of `url` (a postgres:// URL) or `client` (a postgres.js client).',
+      );
+    }
+    this.schema = schema;
+    this.#ownsClient = options.client === undefined;
+    // Notices ("word is too long to be indexed") are expected for huge tokens; keep them out of the console.
+    this.client = options.client ?? postgres(options.url!, { onnotice: () => {}, ...options.clientOptions });
+    this.db = drizzle(this.client);
+    this.tables = kiokuTables(schema);
+  }
+
+  /**
+   * Create the schema and apply the bundled migrations that have not run yet (drizzle's migrator, history
+   * in `<schema>.__kioku_migrations`). Idempotent, and safe when several processes call it at once: they
+   * take turns on an advisory lock. Never runs on import; call it once at deploy or startup.
+   */
+  async setup(): Promise<void> {
+    try {
+      const max = (this.client.options as { max?: number }).max ?? 10;
+      // The lock is held on a reserved connection while the migrator uses another one from the pool.
+      const lockConnection = max > 1 ? await this.client.reserve() : undefined;
+      const lockKey = `kioku:setup:${this.schema}`;
+      try {
+        if (lockConnection) await lockConnection`select pg_advisory_lock(hashtextextended(${lockKey}, 0))`;
+        const session = this.db._.session as unknown as Parameters<PgDialect['migrate']>[1];
+        await new PgDialect().migrate(this.#migrations(), session, {
+          migrationsFolder: MIGRATIONS_FOLDER,
+          migrationsTable: MIGRATIONS_TABLE,
+          migrationsSchema: this.schema,
+        });
+      } finally {
+        if (lockConnection) {
+          await lockConnection`select pg_advisory_unlock(hashtextextended(${lockKey}, 0))`.catch(() => {});
+          lockConnection.release();
+        }
+      }
+      this.#ready = Promise.resolve();
+    } catch (error) {
+      throw toKiokuError(error, this.schema);
+    }
+  }
+
+  /**
+   * Resolves once the schema is known to be at the bundled migration (checked once per instance); rejects
+   * with a StorageError that says to call `setup()` otherwise.
+   */
+  ready(): Promise<void> {
+    this.#ready ??= this.#checkMigrated().catch((error: unknown) => {
+      this.#ready = undefined;
+      throw error;
+    });
+    return this.#ready;
+  }
+
+  /** Run `fn` once the tables are ready; every error comes out as a KiokuError. */
+  async run<T>(fn: (db: Db) => Promise<T>): Promise<T> {
+    await this.ready();
+    try {
+      return await fn(this.db);
+    } catch (error) {
+      throw toKiokuError(error, this.schema);
+    }
+  }
+
+  /** Run `fn` in a transaction (READ COMMITTED, PostgreSQL's default). */
+  transaction<T>(fn: (tx: Tx) => Promise<T>): Promise<T> {
+    return this.run((db) => db.transaction(fn));
+  }
+
+  /**
+   * Run `fn` in a transaction that holds advisory locks until it ends, so writers take turns across every
+   * client and process. With a `partition` key: a shared lock on `gate` and an exclusive lock on the
+   * partition (writers of different partitions run side by side). Without: an exclusive lock on `gate`,
+   * which waits for every partition writer of that gate and holds them all off (bulk restores).
+   */
+  lockedTransaction<T>(gate: string, partition: string | undefined, fn: (tx: Tx) => Promise<T>): Promise<T> {
+    const key = (name: string) => sql`hashtextextended(${`${this.schema}|${name}`}, 0)`;
+    return this.transaction(async (tx) => {
+      if (partition === undefined) await tx.execute(sql`select pg_advisory_xact_lock(${key(gate)})`);
+      else {
+        // OFFSET 0 keeps the subquery (the shared gate lock) from being merged: it is taken first.
+        await tx.execute(
+          sql`select pg_advisory_xact_lock(${key(`${gate}|${partition}`)}) from (select pg_advisory_xact_lock_shared(${key(gate)}) offset 0) as gate`,
+        );
+      }
+      return fn(tx);
+    });
+  }
+
+  /** End the client if this instance opened it; a client passed in is left to its owner. */
+  async close(): Promise<void> {
+    if (this.#ownsClient) await this.client.end({ timeout: 5 });
+  }
+
+  async #checkMigrated(): Promise<void> {
+    const expected = Math.max(...this.#migrations().map((m) => m.folderMillis));
+    let applied: number | undefined;
+    try {
+      const rows = await this.db.execute<{ last: string | null }>(
+        sql`select max(created_at)::text as last from ${sql.identifier(this.schema)}.${sql.identifier(MIGRATIONS_TABLE)}`,
+      );
+      applied = rows[0]?.last == null ? undefined : Number(rows[0].last);
+    } catch (error) {
+      throw toKiokuError(error, this.schema);
+    }
+    if (applied === undefined || applied < expected) {
+      throw new StorageError(
+        `Kioku's tables in schema "${this.schema}" are ${applied === undefined ? 'not set up' : 'out of date'}: call setup() once (it applies the bundled migrations).`,
+        { details: { schema: this.schema } },
+      );
+    }
+  }
+
+  /**
+   * The bundled migrations, made to run in this instance's schema: the migrator runs them in one
+   * transaction, so a leading `SET LOCAL search_path` puts every unqualified name there. drizzle-kit writes
+   * foreign keys as `REFERENCES "public"."x"`; that qualifier is dropped so they resolve in the same schema.
+   */
+  #migrations(): MigrationMeta[] {
+    const setPath = `SET LOCAL search_path TO "${this.schema}"`;
+    return bundledMigrations().map((m) => ({
+      ...m,
+      sql: [setPath, ...m.sql.map((s) => s.replaceAll('REFERENCES "public".', 'REFERENCES '))],
+    }));
+  }
+}

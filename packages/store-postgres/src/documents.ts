@@ -1,0 +1,293 @@
+import {
+  type CombinedKnowledge,
+  ConflictError,
+  chunkText,
+  type DocumentChunkHit,
+  type DocumentInput,
+  DocumentInputSchema,
+  type DocumentQuery,
+  DocumentQuerySchema,
+  type DocumentStore,
+  defaultTokenizer,
+  IdSchema,
+  isoAt,
+  type KnowledgeDocument,
+  KnowledgeDocumentSchema,
+  makeEnvelope,
+  parseOrThrow,
+  parseScope,
+  type RestoreOptions,
+  type RestoreReport,
+  type Scope,
+  type SnapshotEnvelope,
+  type SnapshotSelector,
+  shortId,
+  type Tokenizer,
+} from '@kioku/core';
+import { and, asc, desc, eq, getTableColumns, type SQL, sql } from 'drizzle-orm';
+import type { Tx } from './database.js';
+import { SEARCH_TEXT_CHARS } from './schema.js';
+import { lexicalMatch } from './search.js';
+import { groupByPartition, parseSnapshot, selectedUser } from './snapshot.js';
+import { agentField, agentKey, batches, hasAllTags, tagKeys, withoutNulls } from './sql.js';
+import { PostgresStore, type PostgresStoreOptions } from './store.js';
+
+export interface PostgresDocumentStoreOptions extends PostgresStoreOptions {
+  tokenizer?: Tokenizer;
+  /** Maximum tokens per chunk (default 300). */
+  chunkTokens?: number;
+}
+
+type Partition = { userId: string; agentId?: string | undefined };
+
+/** Core's bound on a `combinedText` budget (a whole number of tokens, 0 to 10 million), built from core's schema. */
+const MaxTokensSchema = KnowledgeDocumentSchema.shape.tokenCount.max(10_000_000);
+
+/**
+ * DocumentStore on PostgreSQL: a row per document in `documents` and a row per chunk in `document_chunks`
+ * (with its search vector), partitioned by `(user_id, agent_id)`.
+ */
+export class PostgresDocumentStore extends PostgresStore implements DocumentStore {
+  readonly #tokenizer: Tokenizer;
+  readonly #chunkTokens: number;
+
+  constructor(options: PostgresDocumentStoreOptions) {
+    super(options);
+    this.#tokenizer = options.tokenizer ?? defaultTokenizer;
+    this.#chunkTokens = options.chunkTokens ?? 300;
+  }
+
+  async add(scope: Scope, input: DocumentInput): Promise<KnowledgeDocument> {
+    const s = parseScope(scope);
+    const data = parseOrThrow(DocumentInputSchema, input, 'document');
+    const doc = parseOrThrow(
+      KnowledgeDocumentSchema,
+      {
+        ...data,
+        id: data.id ?? shortId(),
+        userId: s.userId,
+        agentId: s.agentId,
+        tokenCount: this.#tokenizer.count(data.text),
+        chunks: chunkText(data.text, this.#tokenizer, this.#chunkTokens),
+        addedAt: isoAt(this.clock),
+      },
+      'document',
+    );
+    const added = await this.database.transaction(async (tx) => {
+      const t = this.tables.documents;
+      const inserted = await tx.insert(t).values(toRow(doc)).onConflictDoNothing().returning({ id: t.id });
+      if (inserted.length === 0) return false;
+      await this.#insertChunks(tx, doc);
+      return true;
+    });
+    if (!added) throw new ConflictError(`A document with id "${doc.id}" already exists.`);
+    return doc;
+  }
+
+  async get(scope: Scope, id: string): Promise<KnowledgeDocument | null> {
+    const s = parseScope(scope);
+    parseOrThrow(IdSchema, id, 'document id');
+    const [doc] = await this.#read(and(this.#partition(s), eq(this.tables.documents.id, id)));
+    return doc ?? null;
+  }
+
+  async list(scope: Scope): Promise<KnowledgeDocument[]> {
+    return this.#read(this.#partition(parseScope(scope)));
+  }
+
+  async remove(scope: Scope, id: string): Promise<boolean> {
+    const s = parseScope(scope);
+    parseOrThrow(IdSchema, id, 'document id');
+    const t = this.tables.documents;
+    // The chunks go with it (ON DELETE CASCADE).
+    const rows = await this.database.run((db) =>
+      db
+        .delete(t)
+        .where(and(this.#partition(s), eq(t.id, id)))
+        .returning({ id: t.id }),
+    );
+    return rows.length > 0;
+  }
+
+  async search(scope: Scope, query: DocumentQuery): Promise<DocumentChunkHit[]> {
+    const s = parseScope(scope);
+    const q = parseOrThrow(DocumentQuerySchema, query, 'document query');
+    const { documents: d, documentChunks: c } = this.tables;
+    const match = lexicalMatch(c.search, q.query);
+    const rows = await this.database.run((db) =>
+      db
+        .select({
+          documentId: c.documentId,
+          title: d.title,
+          index: c.chunkIndex,
+          text: c.text,
+          tokenCount: c.tokenCount,
+          score: match.score,
+        })
+        .from(c)
+        .innerJoin(d, this.#chunkOf)
+        .where(
+          and(
+            eq(c.userId, s.userId),
+            eq(c.agentId, agentKey(s.agentId)),
+            match.where,
+            hasAllTags(d.tagKeys, q.tags),
+          ),
+        )
+        .orderBy(desc(match.score), asc(d.seq), asc(c.chunkIndex))
+        .limit(q.limit),
+    );
+    return rows.map((r) => ({
+      documentId: r.documentId,
+      title: r.title,
+      chunk: { index: r.index, text: r.text, tokenCount: r.tokenCount },
+      score: r.score,
+    }));
+  }
+
+  async combinedText(scope: Scope, maxTokens: number): Promise<CombinedKnowledge> {
+    const s = parseScope(scope);
+    const budget = parseOrThrow(MaxTokensSchema, maxTokens, 'maxTokens');
+    const t = this.tables.documents;
+    const docs = await this.database.run((db) =>
+      db
+        .select({ id: t.id, title: t.title, text: t.text })
+        .from(t)
+        .where(this.#partition(s))
+        .orderBy(asc(t.seq)),
+    );
+    // The same assembly as core's stores: `## title` sections, oldest first, the last one cut to fit.
+    const sections: string[] = [];
+    const documentIds: string[] = [];
+    let used = 0;
+    let truncated = false;
+    for (const doc of docs) {
+      const section = `${sections.length ? '\n\n' : ''}## ${doc.title}\n${doc.text}`;
+      const tokens = this.#tokenizer.count(section);
+      if (used + tokens <= budget) {
+        sections.push(section);
+        documentIds.push(doc.id);
+        used += tokens;
+        continue;
+      }
+      truncated = true;
+      const cut = this.#tokenizer.truncate(section, budget - used);
+      if (cut.trim()) {
+        sections.push(cut);
+        documentIds.push(doc.id);
+        used += this.#tokenizer.count(cut);
+      }
+      break;
+    }
+    return { text: sections.join(''), tokenCount: used, documentIds, truncated };
+  }
+
+  async snapshot(selector: SnapshotSelector): Promise<SnapshotEnvelope<KnowledgeDocument>> {
+    const { parsed, userId } = selectedUser(selector);
+    const docs = await this.#read(
+      userId === undefined ? undefined : eq(this.tables.documents.userId, userId),
+    );
+    return makeEnvelope('documents', parsed, docs, this.clock);
+  }
+
+  /** Replaces every (user, agent) partition the snapshot contains, in one transaction. */
+  async restore(snapshot: unknown, options: RestoreOptions = {}): Promise<RestoreReport> {
+    const records = parseSnapshot('documents', KnowledgeDocumentSchema, snapshot, options, (d) => d.userId);
+    const groups = groupByPartition(
+      records,
+      (d): Partition => ({ userId: d.userId, agentId: d.agentId }),
+      (p) => `${p.userId}|${agentKey(p.agentId)}`,
+      (d) => d.id,
+    );
+    const t = this.tables.documents;
+    await this.database.transaction(async (tx) => {
+      for (const { partition, records: docs } of groups) {
+        await tx.delete(t).where(this.#partition(partition));
+        for (const batch of batches(docs, 200)) await tx.insert(t).values(batch.map(toRow));
+        for (const doc of docs) await this.#insertChunks(tx, doc);
+      }
+    });
+    return { records: records.length, partitions: groups.length };
+  }
+
+  /** Chunks with their search vector: the chunk indexed with its document's title and tags (as in core). */
+  async #insertChunks(tx: Tx, doc: KnowledgeDocument): Promise<void> {
+    const c = this.tables.documentChunks;
+    const rows = doc.chunks.map((chunk) => ({
+      userId: doc.userId,
+      agentId: agentKey(doc.agentId),
+      documentId: doc.id,
+      chunkIndex: chunk.index,
+      text: chunk.text,
+      tokenCount: chunk.tokenCount,
+      search: sql`to_tsvector('english'::regconfig, left(${`${doc.title}\n${doc.tags.join(' ')}\n${chunk.text}`}::text, ${SEARCH_TEXT_CHARS}))`,
+    }));
+    for (const batch of batches(rows)) await tx.insert(c).values(batch);
+  }
+
+  /** Documents (with their chunks) matching `where`, in insertion order. */
+  async #read(where: SQL | undefined): Promise<KnowledgeDocument[]> {
+    const { documents: d, documentChunks: c } = this.tables;
+    const { seq: _seq, tagKeys: _tagKeys, ...columns } = getTableColumns(d);
+    return this.database.run(async (db) => {
+      const docs = await db
+        .select(columns)
+        .from(d)
+        .where(where)
+        .orderBy(asc(d.userId), asc(d.agentId), asc(d.seq));
+      if (docs.length === 0) return [];
+      const chunks = await db
+        .select({
+          userId: c.userId,
+          agentId: c.agentId,
+          documentId: c.documentId,
+          index: c.chunkIndex,
+          text: c.text,
+          tokenCount: c.tokenCount,
+        })
+        .from(c)
+        .innerJoin(d, this.#chunkOf)
+        .where(where)
+        .orderBy(asc(c.chunkIndex));
+      const byDoc = new Map<string, KnowledgeDocument['chunks']>();
+      for (const { userId, agentId, documentId, ...chunk } of chunks) {
+        const key = `${userId}|${agentId}|${documentId}`;
+        const list = byDoc.get(key) ?? [];
+        list.push(chunk);
+        byDoc.set(key, list);
+      }
+      return docs.map(({ agentId, ...row }) => ({
+        ...withoutNulls(row),
+        ...agentField(agentId),
+        chunks: byDoc.get(`${row.userId}|${agentId}|${row.id}`) ?? [],
+      }));
+    });
+  }
+
+  get #chunkOf(): SQL {
+    const { documents: d, documentChunks: c } = this.tables;
+    return and(eq(d.userId, c.userId), eq(d.agentId, c.agentId), eq(d.id, c.documentId))!;
+  }
+
+  #partition(scope: Partition): SQL {
+    const t = this.tables.documents;
+    return and(eq(t.userId, scope.userId), eq(t.agentId, agentKey(scope.agentId)))!;
+  }
+}
+
+function toRow(doc: KnowledgeDocument) {
+  return {
+    userId: doc.userId,
+    agentId: agentKey(doc.agentId),
+    id: doc.id,
+    title: doc.title,
+    description: doc.description ?? null,
+    tags: doc.tags,
+    tagKeys: tagKeys(doc.tags),
+    source: doc.source,
+    text: doc.text,
+    tokenCount: doc.tokenCount,
+    metadata: doc.metadata,
+    addedAt: doc.addedAt,
+  };
+}

@@ -1,0 +1,252 @@
+import {
+  type CategoryCount,
+  ConflictError,
+  type Fact,
+  type FactHit,
+  type FactInput,
+  FactInputSchema,
+  type FactListOptions,
+  FactListOptionsSchema,
+  type FactPatch,
+  FactPatchSchema,
+  type FactQuery,
+  FactQuerySchema,
+  FactSchema,
+  type FactStore,
+  IdSchema,
+  isoAt,
+  makeEnvelope,
+  NotFoundError,
+  parseOrThrow,
+  parseScope,
+  type RestoreOptions,
+  type RestoreReport,
+  type Scope,
+  type SnapshotEnvelope,
+  type SnapshotSelector,
+  shortId,
+} from '@kioku/core';
+import { and, asc, count, desc, eq, getTableColumns, type SQL } from 'drizzle-orm';
+import { lexicalMatch } from './search.js';
+import { groupByPartition, parseSnapshot, selectedUser } from './snapshot.js';
+import { agentField, agentKey, batches, hasAllTags, tagKeys, underPrefix } from './sql.js';
+import { PostgresStore } from './store.js';
+
+/** FactStore on PostgreSQL: one row per fact in `facts`, partitioned by `(user_id, agent_id)`. */
+export class PostgresFactStore extends PostgresStore implements FactStore {
+  async get(scope: Scope, id: string): Promise<Fact | null> {
+    const s = parseScope(scope);
+    parseOrThrow(IdSchema, id, 'fact id');
+    const t = this.tables.facts;
+    const rows = await this.database.run((db) =>
+      db
+        .select(this.#columns)
+        .from(t)
+        .where(and(this.#partition(s), eq(t.id, id))),
+    );
+    return rows[0] ? toFact(rows[0]) : null;
+  }
+
+  async list(scope: Scope, options: FactListOptions = {}): Promise<Fact[]> {
+    const s = parseScope(scope);
+    const opts = parseOrThrow(FactListOptionsSchema, options, 'list options');
+    const t = this.tables.facts;
+    // Creation order; ties keep insertion order (and reverse with it for `newest`), as core's stable sort.
+    const order = opts.order === 'newest' ? [desc(t.createdAt), desc(t.seq)] : [asc(t.createdAt), asc(t.seq)];
+    const rows = await this.database.run((db) => {
+      const query = db
+        .select(this.#columns)
+        .from(t)
+        .where(this.#filters(s, opts.category, opts.tags))
+        .orderBy(...order)
+        .offset(opts.offset);
+      return opts.limit === undefined ? query : query.limit(opts.limit);
+    });
+    return rows.map(toFact);
+  }
+
+  async create(scope: Scope, input: FactInput): Promise<Fact> {
+    const s = parseScope(scope);
+    const data = parseOrThrow(FactInputSchema, input, 'fact');
+    const now = isoAt(this.clock);
+    const fact = parseOrThrow(
+      FactSchema,
+      {
+        ...data,
+        id: data.id ?? shortId(),
+        userId: s.userId,
+        agentId: s.agentId,
+        createdAt: now,
+        updatedAt: now,
+      },
+      'fact',
+    );
+    const t = this.tables.facts;
+    // The primary key decides between concurrent creates of one id: exactly one insert wins.
+    const inserted = await this.database.run((db) =>
+      db.insert(t).values(toRow(fact)).onConflictDoNothing().returning({ id: t.id }),
+    );
+    if (inserted.length === 0) throw new ConflictError(`A fact with id "${fact.id}" already exists.`);
+    return fact;
+  }
+
+  async update(scope: Scope, id: string, patch: FactPatch): Promise<Fact> {
+    const s = parseScope(scope);
+    parseOrThrow(IdSchema, id, 'fact id');
+    const { title, tags, ...rest } = parseOrThrow(FactPatchSchema, patch, 'fact update');
+    const t = this.tables.facts;
+    // One UPDATE of only the given fields (the search vector is a generated column and follows).
+    const set = {
+      ...Object.fromEntries(Object.entries(rest).filter(([, v]) => v !== undefined)),
+      ...(title === undefined ? {} : { title }),
+      ...(tags === undefined ? {} : { tags, tagKeys: tagKeys(tags) }),
+      updatedAt: isoAt(this.clock),
+    };
+    const rows = await this.database.run((db) =>
+      db
+        .update(t)
+        .set(set)
+        .where(and(this.#partition(s), eq(t.id, id)))
+        .returning(this.#columns),
+    );
+    if (!rows[0]) throw new NotFoundError(`No fact "${id}" in this scope.`);
+    return toFact(rows[0]);
+  }
+
+  async delete(scope: Scope, id: string): Promise<boolean> {
+    const s = parseScope(scope);
+    parseOrThrow(IdSchema, id, 'fact id');
+    const t = this.tables.facts;
+    const rows = await this.database.run((db) =>
+      db
+        .delete(t)
+        .where(and(this.#partition(s), eq(t.id, id)))
+        .returning({ id: t.id }),
+    );
+    return rows.length > 0;
+  }
+
+  async search(scope: Scope, query: FactQuery): Promise<FactHit[]> {
+    const s = parseScope(scope);
+    const q = parseOrThrow(FactQuerySchema, query, 'fact query');
+    const t = this.tables.facts;
+    const where = this.#filters(s, q.category, q.tags);
+    if (!q.query?.trim()) {
+      // RockBot's first-turn fallback: the most recently updated facts.
+      const rows = await this.database.run((db) =>
+        db.select(this.#columns).from(t).where(where).orderBy(desc(t.updatedAt), asc(t.seq)).limit(q.limit),
+      );
+      return rows.map((row) => ({ fact: toFact(row), score: 0 }));
+    }
+    const match = lexicalMatch(t.search, q.query);
+    const rows = await this.database.run((db) =>
+      db
+        .select({ ...this.#columns, score: match.score })
+        .from(t)
+        .where(and(where, match.where))
+        .orderBy(desc(match.score), asc(t.seq))
+        .limit(q.limit),
+    );
+    return rows.map(({ score, ...row }) => ({ fact: toFact(row), score }));
+  }
+
+  async categories(scope: Scope): Promise<CategoryCount[]> {
+    const s = parseScope(scope);
+    const t = this.tables.facts;
+    const rows = await this.database.run((db) =>
+      db
+        .select({ category: t.category, count: count() })
+        .from(t)
+        .where(this.#partition(s))
+        .groupBy(t.category),
+    );
+    // Sorted like core (localeCompare), not by the database's collation.
+    return rows.sort((a, b) => a.category.localeCompare(b.category));
+  }
+
+  async snapshot(selector: SnapshotSelector): Promise<SnapshotEnvelope<Fact>> {
+    const { parsed, userId } = selectedUser(selector);
+    const t = this.tables.facts;
+    const rows = await this.database.run((db) =>
+      db
+        .select(this.#columns)
+        .from(t)
+        .where(userId === undefined ? undefined : eq(t.userId, userId))
+        .orderBy(asc(t.userId), asc(t.agentId), asc(t.seq)),
+    );
+    return makeEnvelope('facts', parsed, rows.map(toFact), this.clock);
+  }
+
+  /** Replaces every (user, agent) partition the snapshot contains, in one transaction. */
+  async restore(snapshot: unknown, options: RestoreOptions = {}): Promise<RestoreReport> {
+    const records = parseSnapshot('facts', FactSchema, snapshot, options, (f) => f.userId);
+    const groups = groupByPartition(
+      records,
+      (f) => ({ userId: f.userId, agentId: f.agentId }),
+      (p) => `${p.userId}|${agentKey(p.agentId)}`,
+      (f) => f.id,
+    );
+    const t = this.tables.facts;
+    await this.database.transaction(async (tx) => {
+      for (const { partition, records: facts } of groups) {
+        await tx.delete(t).where(this.#partition(partition));
+        for (const batch of batches(facts)) await tx.insert(t).values(batch.map(toRow));
+      }
+    });
+    return { records: records.length, partitions: groups.length };
+  }
+
+  get #columns() {
+    const { search: _search, tagKeys: _tagKeys, seq: _seq, ...columns } = getTableColumns(this.tables.facts);
+    return columns;
+  }
+
+  #partition(scope: { userId: string; agentId?: string | undefined }): SQL {
+    const t = this.tables.facts;
+    return and(eq(t.userId, scope.userId), eq(t.agentId, agentKey(scope.agentId)))!;
+  }
+
+  #filters(scope: Scope, category: string | undefined, tags: string[] | undefined): SQL | undefined {
+    const t = this.tables.facts;
+    return and(
+      this.#partition(scope),
+      category === undefined ? undefined : underPrefix(t.category, category),
+      hasAllTags(t.tagKeys, tags),
+    );
+  }
+}
+
+type FactRow = Omit<ReturnType<typeof toRow>, 'tagKeys'>;
+
+function toRow(fact: Fact) {
+  return {
+    userId: fact.userId,
+    agentId: agentKey(fact.agentId),
+    id: fact.id,
+    title: fact.title ?? null,
+    content: fact.content,
+    category: fact.category,
+    tags: fact.tags,
+    tagKeys: tagKeys(fact.tags),
+    metadata: fact.metadata,
+    provenance: fact.provenance,
+    createdAt: fact.createdAt,
+    updatedAt: fact.updatedAt,
+  };
+}
+
+function toFact(row: FactRow): Fact {
+  return {
+    id: row.id,
+    userId: row.userId,
+    ...agentField(row.agentId),
+    ...(row.title === null ? {} : { title: row.title }),
+    content: row.content,
+    category: row.category,
+    tags: row.tags,
+    metadata: row.metadata,
+    provenance: row.provenance,
+    createdAt: row.createdAt,
+    updatedAt: row.updatedAt,
+  };
+}

@@ -1,0 +1,229 @@
+import {
+  ContextNoteSchema,
+  isoAt,
+  makeEnvelope,
+  type NewStep,
+  NewStepSchema,
+  NotFoundError,
+  PLAN_LIMITS,
+  type Plan,
+  type PlanInput,
+  PlanInputSchema,
+  PlanSchema,
+  type PlanStore,
+  parseOrThrow,
+  parseThreadScope,
+  type RestoreOptions,
+  type RestoreReport,
+  type SnapshotEnvelope,
+  type SnapshotSelector,
+  type StepUpdate,
+  StepUpdateSchema,
+  shortId,
+  type ThreadScope,
+  ValidationError,
+} from '@kioku/core';
+import { and, asc, eq, type SQL } from 'drizzle-orm';
+import { groupByPartition, parseSnapshot, selectedUser } from './snapshot.js';
+import { agentField, agentKey, batches } from './sql.js';
+import { PostgresStore } from './store.js';
+
+/**
+ * PlanStore on PostgreSQL: one row per thread in `plans` (steps and context notes as JSON). Changes to a
+ * plan lock its row (`SELECT … FOR UPDATE`), so concurrent step updates from any process all apply.
+ */
+export class PostgresPlanStore extends PostgresStore implements PlanStore {
+  async create(scope: ThreadScope, input: PlanInput): Promise<Plan> {
+    const s = parseThreadScope(scope);
+    const data = parseOrThrow(PlanInputSchema, input, 'plan');
+    const now = isoAt(this.clock);
+    const plan: Plan = {
+      id: `plan-${shortId()}`,
+      userId: s.userId,
+      ...(s.agentId === undefined ? {} : { agentId: s.agentId }),
+      threadId: s.threadId,
+      goal: data.goal,
+      steps: data.steps.map((description, i) => ({
+        id: String(i + 1),
+        description,
+        status: 'pending',
+        updatedAt: now,
+      })),
+      contextNotes: [],
+      isComplete: false,
+      createdAt: now,
+      updatedAt: now,
+    };
+    const t = this.tables.plans;
+    const { userId: _u, agentId: _a, threadId: _t, ...replace } = toRow(plan);
+    await this.database.run((db) =>
+      db
+        .insert(t)
+        .values(toRow(plan))
+        .onConflictDoUpdate({ target: [t.userId, t.agentId, t.threadId], set: replace }),
+    );
+    return plan;
+  }
+
+  async get(scope: ThreadScope): Promise<Plan | null> {
+    const s = parseThreadScope(scope);
+    const rows = await this.database.run((db) => db.select().from(this.tables.plans).where(this.#thread(s)));
+    return rows[0] ? toPlan(rows[0]) : null;
+  }
+
+  async has(scope: ThreadScope): Promise<boolean> {
+    return (await this.get(scope)) !== null;
+  }
+
+  async updateStep(scope: ThreadScope, stepId: string, update: StepUpdate): Promise<Plan> {
+    const s = parseThreadScope(scope);
+    const changes = parseOrThrow(StepUpdateSchema, update, 'step update');
+    const now = isoAt(this.clock);
+    return this.#modify(s, (plan) => {
+      const index = plan.steps.findIndex((step) => step.id === stepId);
+      if (index < 0) throw new NotFoundError(`Plan has no step "${stepId}".`, { details: { stepId } });
+      const steps = [...plan.steps];
+      const given = Object.fromEntries(Object.entries(changes).filter(([, v]) => v !== undefined));
+      steps[index] = { ...steps[index]!, ...given, updatedAt: now };
+      return { ...plan, steps, updatedAt: now };
+    });
+  }
+
+  async addStep(scope: ThreadScope, step: NewStep): Promise<Plan> {
+    const s = parseThreadScope(scope);
+    const data = parseOrThrow(NewStepSchema, step, 'step');
+    const now = isoAt(this.clock);
+    return this.#modify(s, (plan) => {
+      if (plan.steps.length >= PLAN_LIMITS.steps) {
+        throw new ValidationError(`A plan holds at most ${PLAN_LIMITS.steps} steps.`);
+      }
+      // Ids are never reused: one more than the highest so far.
+      const nextId = String(plan.steps.reduce((max, st) => Math.max(max, Number(st.id)), 0) + 1);
+      const steps = [...plan.steps];
+      const newStep = {
+        id: nextId,
+        description: data.description,
+        status: 'pending' as const,
+        updatedAt: now,
+      };
+      if (data.afterStepId === undefined) steps.push(newStep);
+      else {
+        const at = steps.findIndex((st) => st.id === data.afterStepId);
+        if (at < 0) throw new NotFoundError(`Plan has no step "${data.afterStepId}".`);
+        steps.splice(at + 1, 0, newStep);
+      }
+      return { ...plan, steps, updatedAt: now };
+    });
+  }
+
+  async addContextNote(scope: ThreadScope, text: string): Promise<Plan> {
+    const s = parseThreadScope(scope);
+    const now = isoAt(this.clock);
+    const note = parseOrThrow(ContextNoteSchema, { at: now, text }, 'context note');
+    return this.#modify(s, (plan) => ({
+      ...plan,
+      contextNotes: [...plan.contextNotes, note].slice(-PLAN_LIMITS.contextNotes),
+      updatedAt: now,
+    }));
+  }
+
+  async complete(scope: ThreadScope): Promise<Plan> {
+    const s = parseThreadScope(scope);
+    const now = isoAt(this.clock);
+    return this.#modify(s, (plan) => ({ ...plan, isComplete: true, completedAt: now, updatedAt: now }));
+  }
+
+  async clear(scope: ThreadScope): Promise<boolean> {
+    const s = parseThreadScope(scope);
+    const t = this.tables.plans;
+    const rows = await this.database.run((db) => db.delete(t).where(this.#thread(s)).returning({ id: t.id }));
+    return rows.length > 0;
+  }
+
+  async snapshot(selector: SnapshotSelector): Promise<SnapshotEnvelope<Plan>> {
+    const { parsed, userId } = selectedUser(selector);
+    const t = this.tables.plans;
+    const rows = await this.database.run((db) =>
+      db
+        .select()
+        .from(t)
+        .where(userId === undefined ? undefined : eq(t.userId, userId))
+        .orderBy(asc(t.userId), asc(t.agentId), asc(t.threadId)),
+    );
+    return makeEnvelope('plans', parsed, rows.map(toPlan), this.clock);
+  }
+
+  /** Replaces the plan of every thread the snapshot contains, in one transaction. */
+  async restore(snapshot: unknown, options: RestoreOptions = {}): Promise<RestoreReport> {
+    const records = parseSnapshot('plans', PlanSchema, snapshot, options, (p) => p.userId);
+    // A thread holds one plan: two plans of one thread are duplicates.
+    const groups = groupByPartition(
+      records,
+      (p) => p,
+      (p) => `${p.userId}|${agentKey(p.agentId)}|${p.threadId}`,
+      () => 'plan',
+    );
+    const t = this.tables.plans;
+    await this.database.transaction(async (tx) => {
+      for (const batch of batches(groups)) {
+        for (const { partition } of batch) await tx.delete(t).where(this.#thread(partition));
+        await tx.insert(t).values(batch.map(({ partition }) => toRow(partition)));
+      }
+    });
+    return { records: records.length, partitions: groups.length };
+  }
+
+  /** Read-modify-write of the thread's plan under a row lock. */
+  #modify(scope: ThreadScope, change: (plan: Plan) => Plan): Promise<Plan> {
+    const t = this.tables.plans;
+    return this.database.transaction(async (tx) => {
+      const [row] = await tx.select().from(t).where(this.#thread(scope)).for('update');
+      if (!row) throw new NotFoundError('This conversation has no plan; create one first.');
+      const next = change(toPlan(row));
+      const { userId: _u, agentId: _a, threadId: _t, ...fields } = toRow(next);
+      await tx.update(t).set(fields).where(this.#thread(scope));
+      return next;
+    });
+  }
+
+  #thread(scope: { userId: string; agentId?: string | undefined; threadId: string }): SQL {
+    const t = this.tables.plans;
+    return and(
+      eq(t.userId, scope.userId),
+      eq(t.agentId, agentKey(scope.agentId)),
+      eq(t.threadId, scope.threadId),
+    )!;
+  }
+}
+
+function toRow(plan: Plan) {
+  return {
+    userId: plan.userId,
+    agentId: agentKey(plan.agentId),
+    threadId: plan.threadId,
+    id: plan.id,
+    goal: plan.goal,
+    steps: plan.steps,
+    contextNotes: plan.contextNotes,
+    isComplete: plan.isComplete,
+    createdAt: plan.createdAt,
+    updatedAt: plan.updatedAt,
+    completedAt: plan.completedAt ?? null,
+  };
+}
+
+function toPlan(row: ReturnType<typeof toRow>): Plan {
+  return {
+    id: row.id,
+    userId: row.userId,
+    ...agentField(row.agentId),
+    threadId: row.threadId,
+    goal: row.goal,
+    steps: row.steps,
+    contextNotes: row.contextNotes,
+    isComplete: row.isComplete,
+    createdAt: row.createdAt,
+    updatedAt: row.updatedAt,
+    ...(row.completedAt === null ? {} : { completedAt: row.completedAt }),
+  };
+}

@@ -1,0 +1,442 @@
+import {
+  isoAt,
+  KnowledgeDocumentSchema,
+  type KvEntry,
+  KvEntrySchema,
+  KvKeySchema,
+  makeEnvelope,
+  NotFoundError,
+  parseOrThrow,
+  parseScope,
+  type RestoreOptions,
+  type RestoreReport,
+  type Scope,
+  SESSION_DEFAULTS,
+  type SessionCreateOptions,
+  SessionCreateSchema,
+  type SessionInfo,
+  SessionInfoSchema,
+  type SessionRecord,
+  SessionRecordSchema,
+  type SessionStore,
+  type SessionStoreOptions,
+  type SnapshotEnvelope,
+  type SnapshotSelector,
+  type TranscriptEntry,
+  type TranscriptInput,
+  TranscriptInputSchema,
+  timeOrderedId,
+  UuidSchema,
+} from '@kioku/core';
+import { and, asc, desc, eq, getTableColumns, lte, type SQL, sql } from 'drizzle-orm';
+import type { Tx } from './database.js';
+import { groupByPartition, parseSnapshot, selectedUser } from './snapshot.js';
+import { agentField, agentKey, batches, withoutNulls } from './sql.js';
+import { PostgresStore, type PostgresStoreOptions } from './store.js';
+
+export type PostgresSessionStoreOptions = PostgresStoreOptions & Omit<SessionStoreOptions, 'clock'>;
+
+/** Core's bound on `transcriptReadLast`'s count (a whole number, 0 to 100,000), built from core's schema. */
+const ReadCountSchema = KnowledgeDocumentSchema.shape.tokenCount.max(100_000);
+
+type Owner = { userId: string; agentId?: string | undefined };
+
+/**
+ * SessionStore on PostgreSQL: the session index in `sessions`, each session's k-v entries in `session_kv`
+ * (an `ord` column: an update moves the key to the end) and its transcript in `session_transcript`
+ * (`seq` 1, 2, …). A write to a session's data locks the session's row (`SELECT … FOR UPDATE`), so caps and
+ * order hold with any number of writers; deleting a session cascades to its data.
+ */
+export class PostgresSessionStore extends PostgresStore implements SessionStore {
+  readonly #kvCap: number;
+  readonly #transcriptCap: number;
+
+  constructor(options: PostgresSessionStoreOptions) {
+    super(options);
+    this.#kvCap = options.kvCap ?? SESSION_DEFAULTS.kvCap;
+    this.#transcriptCap = options.transcriptCap ?? SESSION_DEFAULTS.transcriptCap;
+  }
+
+  async create(scope: Scope, options: SessionCreateOptions = {}): Promise<SessionInfo> {
+    const s = parseScope(scope);
+    const opts = parseOrThrow(SessionCreateSchema, options, 'session options');
+    const now = this.clock.now();
+    const session = parseOrThrow(
+      SessionInfoSchema,
+      {
+        id: timeOrderedId(now),
+        userId: s.userId,
+        agentId: s.agentId,
+        storeTypes: opts.storeTypes,
+        title: opts.title,
+        metadata: opts.metadata,
+        createdAt: new Date(now).toISOString(),
+      },
+      'session',
+    );
+    await this.database.run((db) => db.insert(this.tables.sessions).values(toSessionRow(session)));
+    return session;
+  }
+
+  async load(scope: Scope, sessionId: string): Promise<SessionInfo> {
+    const s = parseScope(scope);
+    const id = sessionKey(sessionId);
+    const t = this.tables.sessions;
+    const { seq: _seq, ...columns } = getTableColumns(t);
+    const rows = await this.database.run((db) => db.select(columns).from(t).where(this.#session(s, id)));
+    if (!rows[0]) throw notFound(sessionId);
+    return toSession(rows[0]);
+  }
+
+  async list(scope: Scope): Promise<SessionInfo[]> {
+    const s = parseScope(scope);
+    const t = this.tables.sessions;
+    const { seq: _seq, ...columns } = getTableColumns(t);
+    const rows = await this.database.run((db) =>
+      db
+        .select(columns)
+        .from(t)
+        .where(and(eq(t.userId, s.userId), eq(t.agentId, agentKey(s.agentId))))
+        .orderBy(asc(t.seq)),
+    );
+    return rows.map(toSession);
+  }
+
+  async delete(scope: Scope, sessionId: string): Promise<boolean> {
+    const s = parseScope(scope);
+    const id = sessionKey(sessionId);
+    const t = this.tables.sessions;
+    const rows = await this.database.run((db) =>
+      db.delete(t).where(this.#session(s, id)).returning({ id: t.id }),
+    );
+    return rows.length > 0;
+  }
+
+  async kvGet(scope: Scope, sessionId: string, key: string): Promise<string | null> {
+    const s = parseScope(scope);
+    parseOrThrow(KvKeySchema, key, 'key');
+    const id = sessionKey(sessionId);
+    const { sessions: t, sessionKv: kv } = this.tables;
+    // The session row proves the session is the caller's; the k-v row may or may not be there.
+    const rows = await this.database.run((db) =>
+      db
+        .select({ value: kv.value })
+        .from(t)
+        .leftJoin(kv, and(this.#dataOf(kv), eq(kv.key, key)))
+        .where(this.#session(s, id)),
+    );
+    if (!rows[0]) throw notFound(sessionId);
+    return rows[0].value;
+  }
+
+  async kvSet(scope: Scope, sessionId: string, key: string, value: string): Promise<void> {
+    const s = parseScope(scope);
+    const entry = parseOrThrow(KvEntrySchema, { key, value, ts: isoAt(this.clock) }, 'key-value entry');
+    const id = sessionKey(sessionId);
+    const kv = this.tables.sessionKv;
+    await this.#write(s, id, sessionId, async (tx, session) => {
+      const ofSession = this.#dataOf(kv, session);
+      // An insert or an update both take the next `ord`: the key becomes the newest.
+      const next = sql`(select coalesce(max(${kv.ord}), 0) + 1 from ${kv} where ${ofSession})`;
+      await tx
+        .insert(kv)
+        .values({ ...owner(s), sessionId: id, key: entry.key, value: entry.value, ts: entry.ts, ord: next })
+        .onConflictDoUpdate({
+          target: [kv.userId, kv.agentId, kv.sessionId, kv.key],
+          set: { value: entry.value, ts: entry.ts, ord: next },
+        });
+      // FIFO: everything older than the newest `kvCap` keys goes.
+      await tx
+        .delete(kv)
+        .where(
+          and(
+            ofSession,
+            lte(
+              kv.ord,
+              sql`(select ${kv.ord} from ${kv} where ${ofSession} order by ${kv.ord} desc offset ${this.#kvCap} limit 1)`,
+            ),
+          ),
+        );
+    });
+  }
+
+  async kvDelete(scope: Scope, sessionId: string, key: string): Promise<boolean> {
+    const s = parseScope(scope);
+    parseOrThrow(KvKeySchema, key, 'key');
+    const id = sessionKey(sessionId);
+    const kv = this.tables.sessionKv;
+    return this.#write(s, id, sessionId, async (tx, session) => {
+      const ofSession = this.#dataOf(kv, session);
+      const rows = await tx
+        .delete(kv)
+        .where(and(ofSession, eq(kv.key, key)))
+        .returning({ key: kv.key });
+      return rows.length > 0;
+    });
+  }
+
+  async kvList(scope: Scope, sessionId: string): Promise<KvEntry[]> {
+    const s = parseScope(scope);
+    const id = sessionKey(sessionId);
+    const { sessions: t, sessionKv: kv } = this.tables;
+    const rows = await this.database.run((db) =>
+      db
+        .select({ key: kv.key, value: kv.value, ts: kv.ts })
+        .from(t)
+        .leftJoin(kv, this.#dataOf(kv))
+        .where(this.#session(s, id))
+        .orderBy(asc(kv.ord)),
+    );
+    if (!rows[0]) throw notFound(sessionId);
+    return rows.flatMap((r) => (r.key === null ? [] : [{ key: r.key, value: r.value!, ts: r.ts! }]));
+  }
+
+  async transcriptAppend(
+    scope: Scope,
+    sessionId: string,
+    entries: TranscriptInput | TranscriptInput[],
+  ): Promise<TranscriptEntry[]> {
+    const s = parseScope(scope);
+    const ts = isoAt(this.clock);
+    const list = Array.isArray(entries) ? entries : [entries];
+    const parsed = list.map((e, i) => ({
+      ...parseOrThrow(TranscriptInputSchema, e, `transcript entry ${i}`),
+      ts,
+    }));
+    const id = sessionKey(sessionId);
+    const tr = this.tables.sessionTranscript;
+    await this.#write(s, id, sessionId, async (tx, session) => {
+      const ofSession = this.#dataOf(tr, session);
+      const [{ last = 0 } = {}] = await tx
+        .select({ last: sql<number>`coalesce(max(${tr.seq}), 0)`.mapWith(Number) })
+        .from(tr)
+        .where(ofSession);
+      const rows = parsed.map((entry, i) => toTranscriptRow(s, id, last + i + 1, entry));
+      for (const batch of batches(rows)) await tx.insert(tr).values(batch);
+      // Keep the last `transcriptCap` entries.
+      await tx.delete(tr).where(and(ofSession, lte(tr.seq, last + rows.length - this.#transcriptCap)));
+    });
+    return parsed;
+  }
+
+  async transcriptReadLast(scope: Scope, sessionId: string, n: number): Promise<TranscriptEntry[]> {
+    const s = parseScope(scope);
+    const count = parseOrThrow(ReadCountSchema, n, 'entry count');
+    const id = sessionKey(sessionId);
+    const tr = this.tables.sessionTranscript;
+    await this.load(s, id);
+    if (count === 0) return [];
+    const rows = await this.database.run((db) =>
+      db
+        .select(this.#transcriptColumns)
+        .from(tr)
+        .where(this.#dataOf(tr, { ...s, id }))
+        .orderBy(desc(tr.seq))
+        .limit(count),
+    );
+    return rows.reverse().map(toTranscriptEntry);
+  }
+
+  async snapshot(selector: SnapshotSelector): Promise<SnapshotEnvelope<SessionRecord>> {
+    const { parsed, userId } = selectedUser(selector);
+    const { sessions: t, sessionKv: kv, sessionTranscript: tr } = this.tables;
+    const { seq: _seq, ...columns } = getTableColumns(t);
+    const records = await this.database.run(async (db) => {
+      // One consistent view of the three tables.
+      return db.transaction(
+        async (tx) => {
+          const sessions = await tx
+            .select(columns)
+            .from(t)
+            .where(userId === undefined ? undefined : eq(t.userId, userId))
+            .orderBy(asc(t.userId), asc(t.agentId), asc(t.seq));
+          const kvRows = await tx
+            .select({
+              userId: kv.userId,
+              agentId: kv.agentId,
+              sessionId: kv.sessionId,
+              key: kv.key,
+              value: kv.value,
+              ts: kv.ts,
+            })
+            .from(kv)
+            .where(userId === undefined ? undefined : eq(kv.userId, userId))
+            .orderBy(asc(kv.ord));
+          const transcriptRows = await tx
+            .select({
+              ...this.#transcriptColumns,
+              userId: tr.userId,
+              agentId: tr.agentId,
+              sessionId: tr.sessionId,
+            })
+            .from(tr)
+            .where(userId === undefined ? undefined : eq(tr.userId, userId))
+            .orderBy(asc(tr.seq));
+          const keyOf = (r: { userId: string; agentId: string; sessionId: string }) =>
+            `${r.userId}|${r.agentId}|${r.sessionId}`;
+          const data = new Map<string, { kv: KvEntry[]; transcript: TranscriptEntry[] }>();
+          const dataOf = (r: { userId: string; agentId: string; sessionId: string }) => {
+            const key = keyOf(r);
+            const found = data.get(key);
+            if (found) return found;
+            const created: { kv: KvEntry[]; transcript: TranscriptEntry[] } = { kv: [], transcript: [] };
+            data.set(key, created);
+            return created;
+          };
+          for (const { userId: u, agentId: a, sessionId: sid, ...entry } of kvRows)
+            dataOf({ userId: u, agentId: a, sessionId: sid }).kv.push(entry);
+          for (const { userId: u, agentId: a, sessionId: sid, ...entry } of transcriptRows)
+            dataOf({ userId: u, agentId: a, sessionId: sid }).transcript.push(toTranscriptEntry(entry));
+          return sessions.map((row) => ({
+            session: toSession(row),
+            ...(data.get(keyOf({ ...row, sessionId: row.id })) ?? { kv: [], transcript: [] }),
+          }));
+        },
+        { isolationLevel: 'repeatable read', accessMode: 'read only' },
+      );
+    });
+    return makeEnvelope('sessions', parsed, records, this.clock);
+  }
+
+  /**
+   * Replaces the session index of every (user, agent) the snapshot contains, with each session's k-v
+   * entries and transcript, in one transaction (sessions not in the snapshot go, with their data).
+   */
+  async restore(snapshot: unknown, options: RestoreOptions = {}): Promise<RestoreReport> {
+    const records = parseSnapshot(
+      'sessions',
+      SessionRecordSchema,
+      snapshot,
+      options,
+      (r) => r.session.userId,
+    );
+    const groups = groupByPartition(
+      records,
+      (r): Owner => ({ userId: r.session.userId, agentId: r.session.agentId }),
+      (p) => `${p.userId}|${agentKey(p.agentId)}`,
+      (r) => r.session.id.toLowerCase(),
+    );
+    const { sessions: t, sessionKv: kv, sessionTranscript: tr } = this.tables;
+    await this.database.transaction(async (tx) => {
+      for (const { partition, records: group } of groups) {
+        await tx
+          .delete(t)
+          .where(and(eq(t.userId, partition.userId), eq(t.agentId, agentKey(partition.agentId))));
+        for (const batch of batches(group)) {
+          await tx
+            .insert(t)
+            .values(batch.map((r) => toSessionRow({ ...r.session, id: r.session.id.toLowerCase() })));
+        }
+        for (const { session, kv: entries, transcript } of group) {
+          const id = session.id.toLowerCase();
+          const kvRows = entries.map((e, i) => ({ ...owner(partition), sessionId: id, ...e, ord: i + 1 }));
+          for (const batch of batches(kvRows)) await tx.insert(kv).values(batch);
+          const transcriptRows = transcript.map((e, i) => toTranscriptRow(partition, id, i + 1, e));
+          for (const batch of batches(transcriptRows)) await tx.insert(tr).values(batch);
+        }
+      }
+    });
+    // Core counts the index of each (user, agent) and the data of each session as partitions.
+    return { records: records.length, partitions: groups.length + records.length };
+  }
+
+  /** Run a change to one session's data under its row lock; NOT_FOUND when the session is not the caller's. */
+  #write<T>(
+    s: Scope,
+    id: string,
+    given: string,
+    change: (tx: Tx, session: Owner & { id: string }) => Promise<T>,
+  ): Promise<T> {
+    const t = this.tables.sessions;
+    return this.database.transaction(async (tx) => {
+      const locked = await tx.select({ id: t.id }).from(t).where(this.#session(s, id)).for('update');
+      if (locked.length === 0) throw notFound(given);
+      return change(tx, { ...s, id });
+    });
+  }
+
+  #session(s: Owner, id: string): SQL {
+    const t = this.tables.sessions;
+    return and(eq(t.userId, s.userId), eq(t.agentId, agentKey(s.agentId)), eq(t.id, id))!;
+  }
+
+  /** Rows of one session in a data table: of the given session, or of the `sessions` row being read. */
+  #dataOf(
+    table: typeof this.tables.sessionKv | typeof this.tables.sessionTranscript,
+    session?: Owner & { id: string },
+  ): SQL {
+    if (session) {
+      return and(
+        eq(table.userId, session.userId),
+        eq(table.agentId, agentKey(session.agentId)),
+        eq(table.sessionId, session.id),
+      )!;
+    }
+    const t = this.tables.sessions;
+    return and(eq(table.userId, t.userId), eq(table.agentId, t.agentId), eq(table.sessionId, t.id))!;
+  }
+
+  get #transcriptColumns() {
+    const tr = this.tables.sessionTranscript;
+    return {
+      role: tr.role,
+      content: tr.content,
+      toolCalls: tr.toolCalls,
+      toolCallId: tr.toolCallId,
+      name: tr.name,
+      ts: tr.ts,
+    };
+  }
+}
+
+/** Session ids are UUIDs, kept in lower case (as core's stores do). */
+function sessionKey(sessionId: string): string {
+  return parseOrThrow(UuidSchema, sessionId, 'session id').toLowerCase();
+}
+
+function notFound(sessionId: string): NotFoundError {
+  return new NotFoundError(`No session "${sessionId}" for this user.`, { details: { sessionId } });
+}
+
+function owner(s: Owner) {
+  return { userId: s.userId, agentId: agentKey(s.agentId) };
+}
+
+function toSessionRow(session: SessionInfo) {
+  return {
+    ...owner(session),
+    id: session.id,
+    storeTypes: session.storeTypes,
+    title: session.title ?? null,
+    metadata: session.metadata,
+    createdAt: session.createdAt,
+  };
+}
+
+function toSession(row: ReturnType<typeof toSessionRow>): SessionInfo {
+  const { agentId, ...rest } = row;
+  return { ...withoutNulls(rest), ...agentField(agentId) };
+}
+
+function toTranscriptRow(s: Owner, sessionId: string, seq: number, entry: TranscriptEntry) {
+  return {
+    ...owner(s),
+    sessionId,
+    seq,
+    role: entry.role,
+    content: entry.content,
+    toolCalls: entry.toolCalls ?? null,
+    toolCallId: entry.toolCallId ?? null,
+    name: entry.name ?? null,
+    ts: entry.ts,
+  };
+}
+
+function toTranscriptEntry(
+  row: Pick<
+    ReturnType<typeof toTranscriptRow>,
+    'role' | 'content' | 'toolCalls' | 'toolCallId' | 'name' | 'ts'
+  >,
+): TranscriptEntry {
+  return withoutNulls(row);
+}

@@ -1,0 +1,56 @@
+import { type AnyColumn, type SQL, sql } from 'drizzle-orm';
+
+/** `agent_id` of a scope: '' when the memory belongs to no agent. */
+export function agentKey(agentId: string | undefined): string {
+  return agentId ?? '';
+}
+
+/** `{ agentId }` for a record, absent when the row has none. */
+export function agentField(agentId: string): { agentId?: string } {
+  return agentId === '' ? {} : { agentId };
+}
+
+/** Tags as the all-of filter compares them (core's `hasAllTags` is case-insensitive). */
+export function tagKeys(tags: readonly string[]): string[] {
+  return tags.map((t) => t.toLowerCase());
+}
+
+/** A `text[]` literal built from parameters. */
+export function textArray(values: readonly string[]): SQL {
+  if (values.length === 0) return sql`'{}'::text[]`;
+  return sql`array[${sql.join(
+    values.map((v) => sql`${v}`),
+    sql`, `,
+  )}]::text[]`;
+}
+
+/**
+ * Every wanted tag is present (case-insensitive); undefined when there is nothing to filter. A wanted tag
+ * PostgreSQL cannot even hold (a NUL character) matches nothing, as no stored tag can contain one.
+ */
+export function hasAllTags(tagKeysColumn: AnyColumn, wanted: readonly string[] | undefined): SQL | undefined {
+  if (!wanted?.length) return undefined;
+  if (wanted.some((t) => t.includes('\u0000'))) return sql`false`;
+  return sql`${tagKeysColumn} @> ${textArray(tagKeys(wanted))}`;
+}
+
+/** `column` equals `prefix` or lies below it on a `/` boundary (no LIKE, so `_` and `%` are plain). */
+export function underPrefix(column: AnyColumn, prefix: string): SQL {
+  return sql`(${column} = ${prefix} or starts_with(${column}, ${`${prefix}/`}))`;
+}
+
+/** Split rows into batches that keep one statement well below PostgreSQL's 65,535 parameters. */
+export function batches<T>(rows: readonly T[], size = 500): T[][] {
+  const out: T[][] = [];
+  for (let i = 0; i < rows.length; i += size) out.push(rows.slice(i, i + size));
+  return out;
+}
+
+/** A copy of `row` without its null fields, for records whose optional fields are absent rather than null. */
+export function withoutNulls<T extends Record<string, unknown>>(
+  row: T,
+): { [K in keyof T]: Exclude<T[K], null> } {
+  return Object.fromEntries(Object.entries(row).filter(([, v]) => v !== null)) as {
+    [K in keyof T]: Exclude<T[K], null>;
+  };
+}

@@ -1,0 +1,41 @@
+import { type Clock, systemClock } from '@kioku/core';
+import { type PostgresConnectionOptions, PostgresDatabase } from './database.js';
+
+export interface PostgresStoreOptions extends PostgresConnectionOptions {
+  /** A database shared with other stores (what `createPostgresStores` passes); then `close()` leaves it open. */
+  database?: PostgresDatabase;
+  /** Time source for timestamps and TTLs (default: the system clock). The database's `now()` is never used. */
+  clock?: Clock;
+}
+
+/** What every Postgres store has: its database (connection + schema), its clock, `setup()` and `close()`. */
+export abstract class PostgresStore {
+  protected readonly database: PostgresDatabase;
+  protected readonly clock: Clock;
+  readonly #ownsDatabase: boolean;
+
+  constructor(options: PostgresStoreOptions) {
+    this.#ownsDatabase = options.database === undefined;
+    this.database = options.database ?? new PostgresDatabase(options);
+    this.clock = options.clock ?? systemClock;
+  }
+
+  /** The schema the tables live in. */
+  get schema(): string {
+    return this.database.schema;
+  }
+
+  /** Create the schema and apply pending migrations. Idempotent; see {@link PostgresDatabase.setup}. */
+  setup(): Promise<void> {
+    return this.database.setup();
+  }
+
+  /** Close the connection this store opened (a shared database or a client passed in stays open). */
+  async close(): Promise<void> {
+    if (this.#ownsDatabase) await this.database.close();
+  }
+
+  protected get tables() {
+    return this.database.tables;
+  }
+}

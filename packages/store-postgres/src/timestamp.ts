@@ -1,0 +1,39 @@
+import { CorruptDataError } from '@kioku/core';
+import { customType } from 'drizzle-orm/pg-core';
+
+/**
+ * PostgreSQL's text output for `timestamptz` with the default `DateStyle = ISO`:
+ * `2025-01-01 00:00:00.123+00`, offsets in the session's time zone (`+05:30`, even `+05:53:28`), ` BC`.
+ */
+const PG_TIMESTAMP =
+  /^(\d{4,})-(\d\d)-(\d\d) (\d\d):(\d\d):(\d\d)(?:\.(\d{1,6}))?([+-])(\d\d)(?::(\d\d))?(?::(\d\d))?( BC)?$/;
+
+/**
+ * The ISO string core writes (`2025-01-01T00:00:00.123Z`) for a `timestamptz` value as PostgreSQL prints it.
+ * Parsed by hand: `new Date()` on this format misreads years below 100 and offsets with seconds.
+ */
+export function isoFromPg(value: string): string {
+  const m = PG_TIMESTAMP.exec(value);
+  if (!m) {
+    throw new CorruptDataError(
+      `Unexpected timestamp "${value}" from PostgreSQL; Kioku needs the default DateStyle (ISO).`,
+    );
+  }
+  const [, y, mo, d, h, mi, s, frac = '', sign, oh, om = '0', os = '0', bc] = m;
+  const date = new Date(0);
+  const year = Number(y);
+  date.setUTCFullYear(bc ? 1 - year : year, Number(mo) - 1, Number(d));
+  date.setUTCHours(Number(h), Number(mi), Number(s), Number(frac.padEnd(3, '0').slice(0, 3)));
+  const offsetMs = (Number(oh) * 3600 + Number(om) * 60 + Number(os)) * 1000;
+  return new Date(date.getTime() - (sign === '-' ? -offsetMs : offsetMs)).toISOString();
+}
+
+/**
+ * `timestamp(3) with time zone` holding core's ISO strings: written as given (PostgreSQL parses ISO 8601
+ * with any offset and keeps milliseconds), read back as `toISOString()` output.
+ */
+export const isoTimestamp = customType<{ data: string; driverData: string }>({
+  dataType: () => 'timestamp (3) with time zone',
+  toDriver: (value) => value,
+  fromDriver: (value) => isoFromPg(value),
+});

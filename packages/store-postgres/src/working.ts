@@ -1,0 +1,283 @@
+import {
+  CapacityError,
+  makeEnvelope,
+  namespaceOf,
+  parseOrThrow,
+  parseScope,
+  type RestoreOptions,
+  type RestoreReport,
+  type Scope,
+  type SnapshotEnvelope,
+  type SnapshotSelector,
+  WORKING_DEFAULTS,
+  type WorkingEntry,
+  type WorkingEntryInfo,
+  WorkingEntrySchema,
+  type WorkingHit,
+  WorkingKeySchema,
+  type WorkingMemoryOptions,
+  type WorkingMemoryStore,
+  WorkingPrefixSchema,
+  type WorkingQuery,
+  WorkingQuerySchema,
+  type WorkingSetOptions,
+  WorkingSetOptionsSchema,
+} from '@kioku/core';
+import { and, asc, count, desc, eq, getTableColumns, gt, lte, ne, type SQL, sql } from 'drizzle-orm';
+import { lexicalMatch } from './search.js';
+import { groupByPartition, parseSnapshot, selectedUser } from './snapshot.js';
+import { agentField, agentKey, batches, hasAllTags, tagKeys, underPrefix, withoutNulls } from './sql.js';
+import { PostgresStore, type PostgresStoreOptions } from './store.js';
+
+/** Advisory-lock gate of working memory: set() holds it shared (plus its namespace), restore() exclusively. */
+const WORKING_GATE = 'working';
+
+export type PostgresWorkingMemoryOptions = PostgresStoreOptions & Omit<WorkingMemoryOptions, 'clock'>;
+
+/**
+ * WorkingMemoryStore on PostgreSQL: a row per entry in `working_entries` with an `expires_at` column.
+ * Reads never return a row whose `expires_at` is not after the clock's now; `sweep()` deletes them.
+ * Writers of one namespace (user + agent + first two key segments) take turns on an advisory lock, so the
+ * per-namespace cap holds with any number of processes.
+ */
+export class PostgresWorkingMemoryStore extends PostgresStore implements WorkingMemoryStore {
+  readonly #defaultTtlMs: number;
+  readonly #cap: number;
+  readonly #onCapacity: 'evict-oldest' | 'reject';
+
+  constructor(options: PostgresWorkingMemoryOptions) {
+    super(options);
+    this.#defaultTtlMs = options.defaultTtlMs ?? WORKING_DEFAULTS.defaultTtlMs;
+    this.#cap = options.maxEntriesPerNamespace ?? WORKING_DEFAULTS.maxEntriesPerNamespace;
+    this.#onCapacity = options.onCapacity ?? 'evict-oldest';
+  }
+
+  async set(
+    scope: Scope,
+    key: string,
+    value: string,
+    options: WorkingSetOptions = {},
+  ): Promise<WorkingEntry> {
+    const s = parseScope(scope);
+    parseOrThrow(WorkingKeySchema, key, 'working-memory key');
+    const opts = parseOrThrow(WorkingSetOptionsSchema, options, 'working-memory options');
+    const nowMs = this.clock.now();
+    const entry = parseOrThrow(
+      WorkingEntrySchema,
+      {
+        key,
+        userId: s.userId,
+        agentId: s.agentId,
+        value,
+        storedAt: new Date(nowMs).toISOString(),
+        expiresAt: new Date(nowMs + (opts.ttlMs ?? this.#defaultTtlMs)).toISOString(),
+        category: opts.category,
+        tags: opts.tags,
+      },
+      'working-memory entry',
+    );
+    const namespace = namespaceOf(key);
+    const now = entry.storedAt;
+    const t = this.tables.workingEntries;
+    const lock = `${s.userId}|${agentKey(s.agentId)}|${namespace}`;
+    await this.database.lockedTransaction(WORKING_GATE, lock, async (tx) => {
+      const others = and(
+        this.#partition(s),
+        eq(t.namespace, namespace),
+        ne(t.key, key),
+        gt(t.expiresAt, now),
+      );
+      const [{ live = 0 } = {}] = await tx.select({ live: count() }).from(t).where(others);
+      if (live >= this.#cap && this.#onCapacity === 'reject') {
+        throw new CapacityError(
+          `Working-memory namespace "${namespace}" is full (${this.#cap} entries); delete one or wait for expiry.`,
+          { details: { namespace, cap: this.#cap } },
+        );
+      }
+      const evict = Math.max(0, live - this.#cap + 1);
+      // In one statement: the expired entries of the key's root (as core's stores sweep a partition on
+      // every write), the key itself (re-inserted below, so it moves to the end) and the oldest live
+      // entries of the namespace beyond the cap.
+      await tx
+        .delete(t)
+        .where(
+          and(
+            this.#partition(s),
+            sql`((${t.root} = ${key.split('/', 1)[0]} and ${t.expiresAt} <= ${now}) or ${t.key} = ${key}${
+              evict > 0
+                ? sql` or ${t.key} in (${tx
+                    .select({ key: t.key })
+                    .from(t)
+                    .where(others)
+                    .orderBy(asc(t.seq))
+                    .limit(evict)})`
+                : sql``
+            })`,
+          ),
+        );
+      await tx.insert(t).values(toRow(entry));
+    });
+    return entry;
+  }
+
+  async get(scope: Scope, key: string): Promise<WorkingEntry | null> {
+    const s = parseScope(scope);
+    parseOrThrow(WorkingKeySchema, key, 'working-memory key');
+    const t = this.tables.workingEntries;
+    const rows = await this.database.run((db) =>
+      db
+        .select(this.#columns)
+        .from(t)
+        .where(and(this.#live(s), eq(t.key, key))),
+    );
+    return rows[0] ? toEntry(rows[0]) : null;
+  }
+
+  async list(scope: Scope, prefix?: string): Promise<WorkingEntryInfo[]> {
+    const s = parseScope(scope);
+    if (prefix !== undefined) parseOrThrow(WorkingPrefixSchema, prefix, 'working-memory prefix');
+    const t = this.tables.workingEntries;
+    const { value: _value, ...columns } = this.#columns;
+    const rows = await this.database.run((db) =>
+      db
+        .select(columns)
+        .from(t)
+        .where(and(this.#live(s), prefix === undefined ? undefined : underPrefix(t.key, prefix)))
+        .orderBy(asc(t.storedAt), asc(t.seq)),
+    );
+    return rows.map(({ agentId, ...row }) => ({ ...withoutNulls(row), ...agentField(agentId) }));
+  }
+
+  async search(scope: Scope, query: WorkingQuery): Promise<WorkingHit[]> {
+    const s = parseScope(scope);
+    const q = parseOrThrow(WorkingQuerySchema, query, 'working-memory query');
+    const t = this.tables.workingEntries;
+    const where = and(
+      this.#live(s),
+      q.prefix === undefined ? undefined : underPrefix(t.key, q.prefix),
+      q.category === undefined ? undefined : underPrefix(t.category, q.category),
+      hasAllTags(t.tagKeys, q.tags),
+    );
+    if (!q.query?.trim()) {
+      const rows = await this.database.run((db) =>
+        db.select(this.#columns).from(t).where(where).orderBy(desc(t.storedAt), asc(t.seq)).limit(q.limit),
+      );
+      return rows.map((row) => ({ entry: toEntry(row), score: 0 }));
+    }
+    const match = lexicalMatch(t.search, q.query);
+    const rows = await this.database.run((db) =>
+      db
+        .select({ ...this.#columns, score: match.score })
+        .from(t)
+        .where(and(where, match.where))
+        .orderBy(desc(match.score), asc(t.seq))
+        .limit(q.limit),
+    );
+    return rows.map(({ score, ...row }) => ({ entry: toEntry(row), score }));
+  }
+
+  async delete(scope: Scope, key: string): Promise<boolean> {
+    const s = parseScope(scope);
+    parseOrThrow(WorkingKeySchema, key, 'working-memory key');
+    const t = this.tables.workingEntries;
+    const now = this.#now();
+    // An expired entry is deleted too, but reported as not there (it already was not, to readers).
+    const rows = await this.database.run((db) =>
+      db
+        .delete(t)
+        .where(and(this.#partition(s), eq(t.key, key)))
+        .returning({ live: sql<boolean>`${t.expiresAt} > ${now}` }),
+    );
+    return rows[0]?.live === true;
+  }
+
+  async sweep(): Promise<number> {
+    const t = this.tables.workingEntries;
+    const now = this.#now();
+    const rows = await this.database.run((db) =>
+      db.delete(t).where(lte(t.expiresAt, now)).returning({ key: t.key }),
+    );
+    return rows.length;
+  }
+
+  async snapshot(selector: SnapshotSelector): Promise<SnapshotEnvelope<WorkingEntry>> {
+    const { parsed, userId } = selectedUser(selector);
+    const t = this.tables.workingEntries;
+    const rows = await this.database.run((db) =>
+      db
+        .select(this.#columns)
+        .from(t)
+        .where(and(gt(t.expiresAt, this.#now()), userId === undefined ? undefined : eq(t.userId, userId)))
+        .orderBy(asc(t.userId), asc(t.agentId), asc(t.root), asc(t.seq)),
+    );
+    return makeEnvelope('working', parsed, rows.map(toEntry), this.clock);
+  }
+
+  /**
+   * Replaces every (user, agent, key root) partition that the snapshot's live entries fall in, in one
+   * transaction; entries already expired are not restored (as in core's stores).
+   */
+  async restore(snapshot: unknown, options: RestoreOptions = {}): Promise<RestoreReport> {
+    const records = parseSnapshot('working', WorkingEntrySchema, snapshot, options, (e) => e.userId);
+    const nowMs = this.clock.now();
+    const groups = groupByPartition(
+      records.filter((e) => Date.parse(e.expiresAt) > nowMs),
+      (e) => ({ userId: e.userId, agentId: e.agentId, root: e.key.split('/', 1)[0]! }),
+      (p) => `${p.userId}|${agentKey(p.agentId)}|${p.root}`,
+      (e) => e.key,
+    );
+    const t = this.tables.workingEntries;
+    // Exclusive: no set() of any namespace runs (with a stale count) while partitions are replaced.
+    await this.database.lockedTransaction(WORKING_GATE, undefined, async (tx) => {
+      for (const { partition, records: entries } of groups) {
+        await tx.delete(t).where(and(this.#partition(partition), eq(t.root, partition.root)));
+        for (const batch of batches(entries)) await tx.insert(t).values(batch.map(toRow));
+      }
+    });
+    return { records: records.length, partitions: groups.length };
+  }
+
+  #now(): string {
+    return new Date(this.clock.now()).toISOString();
+  }
+
+  get #columns() {
+    const {
+      search: _search,
+      tagKeys: _tagKeys,
+      seq: _seq,
+      namespace: _namespace,
+      root: _root,
+      ...columns
+    } = getTableColumns(this.tables.workingEntries);
+    return columns;
+  }
+
+  #partition(scope: { userId: string; agentId?: string | undefined }): SQL {
+    const t = this.tables.workingEntries;
+    return and(eq(t.userId, scope.userId), eq(t.agentId, agentKey(scope.agentId)))!;
+  }
+
+  #live(scope: Scope): SQL {
+    return and(this.#partition(scope), gt(this.tables.workingEntries.expiresAt, this.#now()))!;
+  }
+}
+
+function toRow(entry: WorkingEntry) {
+  return {
+    userId: entry.userId,
+    agentId: agentKey(entry.agentId),
+    key: entry.key,
+    value: entry.value,
+    category: entry.category ?? null,
+    tags: entry.tags,
+    tagKeys: tagKeys(entry.tags),
+    storedAt: entry.storedAt,
+    expiresAt: entry.expiresAt,
+  };
+}
+
+function toEntry(row: Omit<ReturnType<typeof toRow>, 'tagKeys'>): WorkingEntry {
+  const { agentId, ...rest } = row;
+  return { ...withoutNulls(rest), ...agentField(agentId) };
+}

@@ -1,0 +1,66 @@
+import { randomBytes } from 'node:crypto';
+import type { Clock } from '@kioku/core';
+import type { StoreHarness } from '@kioku/store-test-suite';
+import postgres, { type Sql } from 'postgres';
+import { inject } from 'vitest';
+import type { PostgresStore, PostgresStoreOptions } from '../src/index.js';
+
+/** This run's database ('' when the server is unreachable: the tests skip, see global-setup.ts). */
+export const pgUrl = inject('pgUrl');
+export const noServer = pgUrl === '';
+
+let shared: Sql | undefined;
+
+/** One client per test file, shared by the stores `create` makes (each in its own schema). */
+export function sharedClient(): Sql {
+  shared ??= postgres(pgUrl, { max: 8, onnotice: () => {} });
+  return shared;
+}
+
+/** A schema name nobody else uses. */
+export function freshSchema(): string {
+  return `t_${randomBytes(6).toString('hex')}`;
+}
+
+export async function dropSchema(schema: string): Promise<void> {
+  await sharedClient().unsafe(`drop schema if exists "${schema}" cascade`);
+}
+
+/**
+ * Conformance harness: every `create` is a store in a new schema (set up by `setup()`), on the file's shared
+ * client; the twin is a second store over the same schema with its own client, as another process would
+ * have; `destroy` closes the store and drops the schema.
+ */
+export function pgHarness<S extends PostgresStore>(
+  name: string,
+  make: (options: PostgresStoreOptions & { clock: Clock }) => S,
+): StoreHarness<S> {
+  const schemas = new WeakMap<S, string>();
+  return {
+    name: `postgres ${name}`,
+    async create(ctx) {
+      const schema = freshSchema();
+      const store = make({ client: sharedClient(), schema, clock: ctx.clock });
+      await store.setup();
+      schemas.set(store, schema);
+      return store;
+    },
+    createTwin(store, ctx) {
+      const schema = schemas.get(store);
+      if (!schema) throw new Error('not a store of this harness');
+      const twin = make({
+        url: pgUrl,
+        clientOptions: { max: 4, onnotice: () => {} },
+        schema,
+        clock: ctx.clock,
+      });
+      schemas.set(twin, schema);
+      return twin;
+    },
+    async destroy(store) {
+      await store.close();
+      const schema = schemas.get(store);
+      if (schema) await dropSchema(schema);
+    },
+  };
+}
