@@ -179,9 +179,14 @@ export class SqliteDetailStore extends SqliteStoreBase implements DetailStore {
             ),
           )
           .all()
+          // The partition is checked here: in SQL it would tempt SQLite to scan the partition's index.
+          .filter((row) => row.userId === s.userId)
           .map((row) => [row.seq, row]),
       );
-      return ranked.map((r) => ({ detail: toDetail(rows.get(r.seq)!), score: r.score }));
+      return ranked.flatMap((r) => {
+        const row = rows.get(r.seq);
+        return row ? [{ detail: toDetail(row), score: r.score }] : [];
+      });
     });
   }
 

@@ -132,12 +132,9 @@ export class SqliteDocumentStore extends SqliteStoreBase implements DocumentStor
     const s = parseScope(scope);
     const q = parseOrThrow(DocumentQuerySchema, query, 'document query');
     const tags = hasAllTags(documents.tags, q.tags);
-    const where = and(
-      eq(documentChunks.userId, s.userId),
-      eq(documentChunks.agentId, agentColumn(s.agentId)),
+    const where =
       tags &&
-        sql`EXISTS (SELECT 1 FROM ${documents} WHERE ${documents.seq} = ${documentChunks.documentSeq} AND ${tags})`,
-    );
+      sql`EXISTS (SELECT 1 FROM ${documents} WHERE ${documents.seq} = ${documentChunks.documentSeq} AND ${tags})`;
     return this.read(() => {
       const target = { table: documentChunks, scope: scopeToken(s.userId, agentColumn(s.agentId)), where };
       const ranked = this.lexical.search(target, q.query, q.limit);
@@ -153,9 +150,14 @@ export class SqliteDocumentStore extends SqliteStoreBase implements DocumentStor
           ),
         )
         .all();
-      const bySeq = new Map(rows.map((row) => [row.chunk.seq, row]));
-      return ranked.map((r) => {
-        const row = bySeq.get(r.seq)!;
+      // The partition is checked here: in SQL it would tempt SQLite to scan the partition's index.
+      const mine = rows.filter(
+        (row) => row.chunk.userId === s.userId && row.chunk.agentId === agentColumn(s.agentId),
+      );
+      const bySeq = new Map(mine.map((row) => [row.chunk.seq, row]));
+      return ranked.flatMap((r) => {
+        const row = bySeq.get(r.seq);
+        if (!row) return [];
         return {
           documentId: row.documentId,
           title: row.title,

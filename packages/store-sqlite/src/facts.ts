@@ -214,7 +214,11 @@ export class SqliteFactStore extends SqliteStoreBase implements FactStore {
           .all()
           .map((row) => ({ fact: toFact(row), score: 0 }));
       }
-      const target = { table: facts, scope: scopeToken(s.userId, agentColumn(s.agentId)), where };
+      const filters = and(
+        q.category === undefined ? undefined : categoryUnder(facts.category, q.category),
+        hasAllTags(facts.tags, q.tags),
+      );
+      const target = { table: facts, scope: scopeToken(s.userId, agentColumn(s.agentId)), where: filters };
       const ranked = this.lexical.search(target, q.query, q.limit);
       if (ranked.length === 0) return [];
       const rows = new Map(
@@ -228,9 +232,14 @@ export class SqliteFactStore extends SqliteStoreBase implements FactStore {
             ),
           )
           .all()
+          // The partition is checked here: in SQL it would tempt SQLite to scan the partition's index.
+          .filter((row) => row.userId === s.userId && row.agentId === agentColumn(s.agentId))
           .map((row) => [row.seq, row]),
       );
-      return ranked.map((r) => ({ fact: toFact(rows.get(r.seq)!), score: r.score }));
+      return ranked.flatMap((r) => {
+        const row = rows.get(r.seq);
+        return row ? [{ fact: toFact(row), score: r.score }] : [];
+      });
     });
   }
 

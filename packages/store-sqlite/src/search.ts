@@ -29,7 +29,9 @@ export interface SearchTarget {
   table: SQLiteTable;
   /** The partition: the same token the table's `search_scope` column computes. */
   scope: string;
-  /** Extra conditions on the table's rows (filters). */
+  /** Set when the partition holds every row of the table: FTS5 then needs no partition constraint. */
+  whole?: boolean;
+  /** Filters on the table's rows beyond the partition, which the FTS5 query already applies. */
   where?: SQL | undefined;
 }
 
@@ -51,9 +53,10 @@ export function quoteFts(term: string): string {
   return `"${term.replaceAll('"', '""')}"`;
 }
 
-/** The MATCH expression: the partition's token, and any of the terms. */
-export function ftsExpression(scope: string, terms: Iterable<string>): string {
-  return `search_scope : ${quoteFts(scope)} AND search_terms : (${[...terms].map(quoteFts).join(' OR ')})`;
+/** The MATCH expression: any of the terms, in the partition named by `scope` (all rows when undefined). */
+export function ftsExpression(scope: string | undefined, terms: Iterable<string>): string {
+  const any = `search_terms : (${[...terms].map(quoteFts).join(' OR ')})`;
+  return scope === undefined ? any : `search_scope : ${quoteFts(scope)} AND ${any}`;
 }
 
 interface Candidate {
@@ -76,6 +79,9 @@ export class LexicalSearch {
   readonly #orm: KiokuDrizzle;
   readonly #settings: SearchSettings;
   readonly #statements = new Map<string, Database.Statement>();
+  /** Document frequencies per table and partition, valid while the database is unchanged. */
+  readonly #dfCache = new Map<string, Map<string, number>>();
+  #dfVersion = '';
 
   constructor(db: Database.Database, orm: KiokuDrizzle, settings: Partial<SearchSettings> = {}) {
     this.#db = db;
@@ -84,24 +90,29 @@ export class LexicalSearch {
   }
 
   /** Best matches first; an empty list when the query has no searchable term (only stop words, say). */
-  search(target: SearchTarget, query: string, limit: number): RankedRow[] {
+  search(request: SearchTarget, query: string, limit: number): RankedRow[] {
     const weights = queryTerms(query);
     if (weights.size === 0) return [];
     if (this.#settings.ranking === 'bm25') {
-      return this.#candidates(target, weights.keys(), limit).map((c) => ({ seq: c.seq, score: -c.rank }));
+      return this.#candidates(request, weights.keys(), limit).map((c) => ({ seq: c.seq, score: -c.rank }));
     }
-    const stats = this.#stats(target);
+    const stats = this.#stats(request);
     if (stats.rows === 0) return [];
+    const tableRows = this.#prepare('SELECT total(rows) FROM kioku_search_stats WHERE table_name = ?')
+      .pluck()
+      .get(tableName(request.table)) as number;
+    const target = { ...request, whole: tableRows === stats.rows };
     const original = new Set(weights.keys());
-    const df = this.#documentFrequencies(target, stats.rows);
+    const df = this.#documentFrequencies(target);
     const depth = Math.max(this.#settings.candidates, limit * 4);
     const feedback = DEFAULT_FEEDBACK;
-    let ranked = this.#rank(target, weights, original, depth, stats, df).slice(
+    const tfs = new Map<number, Map<string, number>>();
+    let ranked = this.#rank(target, weights, original, depth, stats, df, tfs).slice(
       0,
       Math.max(limit, feedback.docs),
     );
     const expanded = expand(ranked, weights, stats.rows, df);
-    if (expanded) ranked = this.#rank(target, expanded, original, depth, stats, df);
+    if (expanded) ranked = this.#rank(target, expanded, original, depth, stats, df, tfs);
     return ranked.slice(0, limit).map(({ seq, score }) => ({ seq, score }));
   }
 
@@ -113,6 +124,7 @@ export class LexicalSearch {
     depth: number,
     stats: { rows: number; terms: number },
     df: (term: string) => number,
+    tfs: Map<number, Map<string, number>>,
   ): Scored[] {
     const { k1, b, d } = DEFAULT_BM25;
     const n = stats.rows;
@@ -123,8 +135,12 @@ export class LexicalSearch {
       idf.set(term, weight * Math.log(1 + (n - f + 0.5) / (f + 0.5)));
     }
     const out: Scored[] = [];
-    for (const c of this.#candidates(target, weights.keys(), depth)) {
-      const tf = termCounts(c.terms);
+    for (const c of this.#selectiveCandidates(target, weights, depth, df)) {
+      let tf = tfs.get(c.seq);
+      if (!tf) {
+        tf = termCounts(c.terms);
+        tfs.set(c.seq, tf);
+      }
       const norm = k1 * (1 - b) + (k1 * b * c.length) / avgLength;
       let score = 0;
       let covered = 0;
@@ -139,16 +155,65 @@ export class LexicalSearch {
     return out.sort((x, y) => y.score - x.score || x.seq - y.seq);
   }
 
-  /** The best `limit` rows of the partition by FTS5's bm25(), filtered by the target's conditions. */
+  /**
+   * Candidates for the `kioku` ranking. FTS5 ranks every row that matches any term, so a term that
+   * occurs in much of a large partition ("user" in a million facts) would make every query slow.
+   * The rarest terms go into the MATCH until their rows add up to MATCH_BUDGET; the common rest still
+   * count in the scores (read from each candidate's terms). When the rare terms match fewer rows than
+   * wanted, the newest rows with a common term fill up. Small partitions always match on every term.
+   */
+  #selectiveCandidates(
+    target: SearchTarget,
+    weights: ReadonlyMap<string, number>,
+    depth: number,
+    df: (term: string) => number,
+  ): Candidate[] {
+    const present = [...weights.keys()].filter((term) => df(term) > 0).sort((a, b) => df(a) - df(b));
+    if (present.length === 0) return [];
+    const selective: string[] = [];
+    let postings = 0;
+    for (const term of present) {
+      if (selective.length > 0 && postings + df(term) > MATCH_BUDGET) break;
+      selective.push(term);
+      postings += df(term);
+    }
+    const found = this.#candidates(target, selective, depth);
+    const rest = present.slice(selective.length);
+    if (rest.length === 0 || found.length >= depth) return found;
+    const seen = new Set(found.map((c) => c.seq));
+    const fill = this.#newest(target, rest, depth - found.length + seen.size).filter((c) => !seen.has(c.seq));
+    return [...found, ...fill.slice(0, depth - found.length)];
+  }
+
+  /** The newest rows of the partition matching any of `terms` (no ranking: FTS5 walks rowids backwards). */
+  #newest(target: SearchTarget, terms: Iterable<string>, limit: number): Candidate[] {
+    const t = target.table;
+    const fts = sql.identifier(`${tableName(t)}_fts`);
+    const match = ftsExpression(target.whole ? undefined : target.scope, terms);
+    const filter = target.where ? sql` AND (${target.where})` : sql``;
+    return this.#orm.all<Candidate>(
+      sql`SELECT ${t}.seq AS seq, 0 AS rank, ${t}.search_terms AS terms, ${t}.search_length AS length
+          FROM ${fts} JOIN ${t} ON ${t}.seq = ${fts}.rowid
+          WHERE ${fts} MATCH ${match}${filter} ORDER BY ${fts}.rowid DESC LIMIT ${limit}`,
+    );
+  }
+
+  /**
+   * The best `limit` rows of the partition by FTS5's bm25(), filtered by the target's conditions. Only
+   * rowids and ranks go through the sort (FTS5 keeps the top `limit` itself when there is no filter);
+   * the analyzed text is read for the winners only.
+   */
   #candidates(target: SearchTarget, terms: Iterable<string>, limit: number): Candidate[] {
     const t = target.table;
     const fts = sql.identifier(`${tableName(t)}_fts`);
-    const where = target.where ? sql` AND (${target.where})` : sql``;
+    const match = ftsExpression(target.whole ? undefined : target.scope, terms);
+    const top = target.where
+      ? sql`SELECT ${fts}.rowid AS seq, ${fts}.rank AS rank FROM ${fts} JOIN ${t} ON ${t}.seq = ${fts}.rowid
+            WHERE ${fts} MATCH ${match} AND (${target.where}) ORDER BY ${fts}.rank LIMIT ${limit}`
+      : sql`SELECT rowid AS seq, rank FROM ${fts} WHERE ${fts} MATCH ${match} ORDER BY rank LIMIT ${limit}`;
     return this.#orm.all<Candidate>(
-      sql`SELECT ${t}.seq AS seq, ${t}.search_terms AS terms, ${t}.search_length AS length, ${fts}.rank AS rank
-          FROM ${fts} JOIN ${t} ON ${t}.seq = ${fts}.rowid
-          WHERE ${fts} MATCH ${ftsExpression(target.scope, terms)}${where}
-          ORDER BY ${fts}.rank LIMIT ${limit}`,
+      sql`SELECT m.seq AS seq, m.rank AS rank, ${t}.search_terms AS terms, ${t}.search_length AS length
+          FROM (${top}) m JOIN ${t} ON ${t}.seq = m.seq ORDER BY m.rank`,
     );
   }
 
@@ -160,29 +225,41 @@ export class LexicalSearch {
   }
 
   /**
-   * Document frequency within the partition, memoised for one search. When the partition is the whole
-   * table, FTS5's vocabulary answers directly; otherwise the partition's matches are counted.
+   * Document frequency within the partition. When the partition is the whole table, FTS5's vocabulary
+   * answers directly; otherwise the partition's matches are counted. Counts are cached until the
+   * database changes (this connection's `total_changes()` or, for other connections, `data_version`).
    */
-  #documentFrequencies(target: SearchTarget, partitionRows: number): (term: string) => number {
-    const fts = `${tableName(target.table)}_fts`;
-    const tableRows = this.#prepare('SELECT total(rows) FROM kioku_search_stats WHERE table_name = ?')
+  #documentFrequencies(target: SearchTarget): (term: string) => number {
+    const name = tableName(target.table);
+    const fts = `${name}_fts`;
+    const version = this.#prepare("SELECT total_changes() || '/' || data_version FROM pragma_data_version")
       .pluck()
-      .get(tableName(target.table)) as number;
-    const whole = tableRows === partitionRows;
+      .get() as string;
+    if (version !== this.#dfVersion) {
+      this.#dfCache.clear();
+      this.#dfVersion = version;
+    }
+    const cacheKey = `${name}/${target.scope}`;
+    let memo = this.#dfCache.get(cacheKey);
+    if (!memo || memo.size > MAX_CACHED_TERMS) {
+      memo = new Map();
+      this.#dfCache.set(cacheKey, memo);
+    }
+    const whole = target.whole === true;
     const vocab = this.#prepare(
       `SELECT doc FROM "${fts}_vocab" WHERE term = ? AND col = 'search_terms'`,
     ).pluck();
     const count = this.#prepare(`SELECT count(*) FROM "${fts}" WHERE "${fts}" MATCH ?`).pluck();
-    const memo = new Map<string, number>();
+    const cache = memo;
     return (term) => {
-      let value = memo.get(term);
+      let value = cache.get(term);
       if (value === undefined) {
         value = whole
           ? ((vocab.get(term) as number | undefined) ?? 0)
           : (count.get(
               `search_scope : ${quoteFts(target.scope)} AND search_terms : ${quoteFts(term)}`,
             ) as number);
-        memo.set(term, value);
+        cache.set(term, value);
       }
       return value;
     };
@@ -199,6 +276,11 @@ export class LexicalSearch {
 }
 
 const tableName = (table: SQLiteTable): string => getTableName(table);
+
+const MAX_CACHED_TERMS = 50_000;
+
+/** Rows (summed document frequencies) the first stage of the `kioku` ranking lets FTS5 rank at most. */
+const MATCH_BUDGET = 5_000;
 
 /** Term frequencies of an analyzed text, in order of first occurrence. */
 function termCounts(terms: string): Map<string, number> {

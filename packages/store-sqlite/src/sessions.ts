@@ -218,7 +218,9 @@ export class SqliteSessionStore extends SqliteStoreBase implements SessionStore 
           .from(sessionTranscript)
           .where(ofSession)
           .get()?.p ?? 0;
-      parsed.forEach((entry, i) => this.#insertTranscript(session.seq, last + i + 1, entry));
+      parsed.forEach((entry, i) => {
+        this.#insertTranscript(session.seq, last + i + 1, entry);
+      });
       const newest = last + parsed.length;
       if (newest > this.#transcriptCap) {
         this.orm
@@ -291,7 +293,9 @@ export class SqliteSessionStore extends SqliteStoreBase implements SessionStore 
               .values({ sessionSeq: seq, position: i + 1, key: e.key, value: e.value, ts: e.ts })
               .run();
           });
-          record.transcript.forEach((entry, i) => this.#insertTranscript(seq, i + 1, entry));
+          record.transcript.forEach((entry, i) => {
+            this.#insertTranscript(seq, i + 1, entry);
+          });
         }
       },
     });

@@ -226,9 +226,14 @@ export class SqliteWorkingMemoryStore extends SqliteStoreBase implements Working
             ),
           )
           .all()
+          // The partition is checked here: in SQL it would tempt SQLite to scan the partition's index.
+          .filter((row) => row.userId === s.userId && row.agentId === agentColumn(s.agentId))
           .map((row) => [row.seq, row]),
       );
-      return ranked.map((r) => ({ entry: toEntry(rows.get(r.seq)!), score: r.score }));
+      return ranked.flatMap((r) => {
+        const row = rows.get(r.seq);
+        return row ? [{ entry: toEntry(row), score: r.score }] : [];
+      });
     });
   }
 
