@@ -1,0 +1,96 @@
+import { execFile } from 'node:child_process';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { promisify } from 'node:util';
+import { afterAll, describe, expect, it } from 'vitest';
+import { createPostgresStores } from '../src/index.js';
+import { dropSchema, freshSchema, noServer, pgUrl, sharedClient } from './helpers.js';
+
+const run = promisify(execFile);
+const here = path.dirname(fileURLToPath(import.meta.url));
+
+describe.skipIf(noServer)('PostgreSQL stores across OS processes', () => {
+  afterAll(() => sharedClient().end({ timeout: 5 }));
+
+  it('two processes writing one user at once lose nothing and never exceed a cap', async () => {
+    const schema = freshSchema();
+    const stores = createPostgresStores({ client: sharedClient(), schema });
+    await stores.setup();
+    const scope = { userId: 'shared-user' };
+    const a = await stores.sessions.create(scope);
+    const b = await stores.sessions.create(scope);
+    const perProcess = 40;
+
+    // Watch the capped rows through a side channel while the writers run.
+    const sql = sharedClient();
+    let maxKv = 0;
+    let maxTranscript = 0;
+    let maxWorking = 0;
+    let watching = true;
+    const watcher = (async () => {
+      while (watching) {
+        const [row] = await sql.unsafe(
+          `select
+             (select count(*) from "${schema}".session_kv where session_id = $1)::int as kv,
+             (select count(*) from "${schema}".session_transcript where session_id = $1)::int as transcript,
+             (select count(*) from "${schema}".working_entries where namespace = 'session/shared')::int as working`,
+          [b.id],
+        );
+        maxKv = Math.max(maxKv, row!.kv);
+        maxTranscript = Math.max(maxTranscript, row!.transcript);
+        maxWorking = Math.max(maxWorking, row!.working);
+      }
+    })();
+
+    const writer = path.join(here, 'fixtures', 'writer.ts');
+    const spawnWriter = (label: string) =>
+      run(
+        process.execPath,
+        [
+          '--conditions=@kioku/source',
+          '--import',
+          'tsx',
+          writer,
+          pgUrl,
+          schema,
+          label,
+          String(perProcess),
+          a.id,
+          b.id,
+        ],
+        { cwd: path.resolve(here, '..'), timeout: 120_000 },
+      );
+    const results = await Promise.all([spawnWriter('alpha'), spawnWriter('beta')]);
+    watching = false;
+    await watcher;
+    expect(results.map((r) => r.stdout.trim())).toEqual(['done', 'done']);
+
+    // Facts and uncapped session data: every write of both processes is there.
+    const facts = await stores.facts.list(scope);
+    expect(facts).toHaveLength(2 * perProcess);
+    expect(new Set(facts.map((f) => f.content)).size).toBe(2 * perProcess);
+    expect(await stores.sessions.kvList(scope, a.id)).toHaveLength(2 * perProcess);
+    const transcript = await stores.sessions.transcriptReadLast(scope, a.id, 1000);
+    expect(transcript).toHaveLength(2 * perProcess);
+    for (const label of ['alpha', 'beta']) {
+      const own = transcript.filter((t) => t.content.startsWith(label));
+      expect(own).toHaveLength(perProcess);
+    }
+
+    // Capped data: exactly at the cap at the end, never above it at any moment we looked.
+    expect(await stores.sessions.kvList(scope, b.id)).toHaveLength(25);
+    const capped = await stores.sessions.transcriptReadLast(scope, b.id, 1000);
+    expect(capped).toHaveLength(30);
+    // Batches are never split: every question is followed by its answer (the first may have lost its question).
+    for (let i = 1; i < capped.length; i++) {
+      if (capped[i]!.role === 'assistant') {
+        expect(capped[i - 1]!.content).toBe(capped[i]!.content.replace('answer', 'question'));
+      }
+    }
+    expect(await stores.working.list(scope, 'session/shared')).toHaveLength(10);
+    expect(maxKv).toBeLessThanOrEqual(25);
+    expect(maxTranscript).toBeLessThanOrEqual(30);
+    expect(maxWorking).toBeLessThanOrEqual(10);
+    await dropSchema(schema);
+  }, 180_000);
+});
