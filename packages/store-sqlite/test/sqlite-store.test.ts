@@ -1,0 +1,309 @@
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { ManualClock } from '@kioku/core';
+import { expectKiokuError, randomScope } from '@kioku/store-test-suite';
+import Database from 'better-sqlite3';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import {
+  createSqliteStores,
+  ftsExpression,
+  MIGRATIONS_TABLE,
+  quoteFts,
+  SqliteConnection,
+  SqliteFactStore,
+} from '../src/index.js';
+
+const FTS_TABLES = ['kioku_facts_fts', 'kioku_document_chunks_fts', 'kioku_working_fts', 'kioku_details_fts'];
+
+let dir: string;
+let file: string;
+const open: Array<{ close(): void }> = [];
+
+beforeEach(() => {
+  dir = mkdtempSync(path.join(tmpdir(), 'kioku-sqlite-'));
+  file = path.join(dir, 'kioku.db');
+});
+
+afterEach(() => {
+  for (const o of open.splice(0)) o.close();
+  rmSync(dir, { recursive: true, force: true });
+});
+
+function stores(options: { file?: string; database?: Database.Database } = { file }) {
+  const clock = new ManualClock();
+  const s = createSqliteStores({ ...options, clock });
+  open.push(s);
+  return { ...s, clock };
+}
+
+/** A side channel: a separate plain connection to the same file, reading tables directly. */
+function peek(): Database.Database {
+  const db = new Database(file, { readonly: true });
+  open.push(db);
+  return db;
+}
+
+/** FTS5's own consistency check: throws when an index differs from its content table. */
+function checkFtsIntegrity(db: Database.Database): void {
+  for (const fts of FTS_TABLES)
+    db.prepare(`INSERT INTO ${fts}(${fts}, rank) VALUES ('integrity-check', 1)`).run();
+}
+
+describe('setup and migrations', () => {
+  it('touches nothing before setup(); every call fails with a clear STORAGE error until then', async () => {
+    const s = stores();
+    const tables = peek().prepare("SELECT name FROM sqlite_master WHERE type = 'table'").all();
+    expect(tables).toEqual([]);
+    const error = await expectKiokuError(s.facts.list(randomScope()), 'STORAGE');
+    expect(error.message).toContain('setup()');
+    await expectKiokuError(s.sessions.create(randomScope()), 'STORAGE');
+  });
+
+  it('is idempotent and records migrations in __kioku_migrations only', async () => {
+    const s = stores();
+    const first = await s.setup();
+    expect(first.migrationsApplied).toBeGreaterThanOrEqual(2);
+    const second = await s.setup();
+    expect(second).toEqual({ migrationsApplied: 0, reindexed: false });
+    expect(MIGRATIONS_TABLE).toBe('__kioku_migrations');
+    const names = peek()
+      .prepare("SELECT name FROM sqlite_master WHERE type = 'table' AND name LIKE '__%' ESCAPE '!'")
+      .pluck()
+      .all();
+    expect(names).toContain('__kioku_migrations');
+    expect(names).not.toContain('__drizzle_migrations');
+    expect(peek().prepare(`SELECT count(*) FROM ${MIGRATIONS_TABLE}`).pluck().get()).toBe(
+      first.migrationsApplied,
+    );
+  });
+
+  it('a second connection to a set-up file works without running setup() itself', async () => {
+    const a = stores();
+    await a.setup();
+    const fact = await a.facts.create({ userId: 'u1' }, { content: 'shared file' });
+    const b = stores();
+    expect(await b.facts.get({ userId: 'u1' }, fact.id)).toEqual(fact);
+  });
+
+  it('rebuilds the search terms when the analyzer changed since they were written', async () => {
+    const s = stores();
+    await s.setup();
+    const fact = await s.facts.create({ userId: 'u1' }, { content: 'User collects vintage stamps' });
+    const db = new Database(file);
+    open.push(db);
+    db.prepare("UPDATE kioku_meta SET value = 'older-analyzer' WHERE key = 'analyzer'").run();
+    db.prepare("UPDATE kioku_facts SET search_terms = 'stale', search_length = 1").run();
+    const fresh = stores();
+    await expectKiokuError(fresh.facts.search({ userId: 'u1' }, { query: 'stamps' }), 'STORAGE');
+    expect(await fresh.setup()).toEqual({ migrationsApplied: 0, reindexed: true });
+    const hits = await fresh.facts.search({ userId: 'u1' }, { query: 'stamps' });
+    expect(hits.map((h) => h.fact.id)).toEqual([fact.id]);
+    checkFtsIntegrity(db);
+  });
+});
+
+describe('connection', () => {
+  it('opens files in WAL mode with a busy timeout', async () => {
+    const s = stores();
+    await s.setup();
+    expect(s.connection.raw.pragma('journal_mode', { simple: true })).toBe('wal');
+    expect(s.connection.raw.pragma('busy_timeout', { simple: true })).toBe(5000);
+  });
+
+  it('works on :memory:, all six stores sharing one connection', async () => {
+    const s = stores({ file: ':memory:' });
+    await s.setup();
+    const scope = { userId: 'u1', threadId: 't1' };
+    await s.facts.create(scope, { content: 'likes tea' });
+    await s.documents.add(scope, { title: 'Doc', text: 'Some knowledge.' });
+    await s.plans.create(scope, { goal: 'Ship it', steps: ['build'] });
+    await s.working.set(scope, 'session/s1/note', 'remember the milk');
+    const session = await s.sessions.create(scope);
+    await s.sessions.kvSet(scope, session.id, 'k', 'v');
+    await s.details.put(scope, { description: 'output', content: 'tool output' });
+    expect((await s.facts.search(scope, { query: 'tea' }))[0]?.fact.content).toBe('likes tea');
+    expect((await s.documents.search(scope, { query: 'knowledge' }))[0]?.title).toBe('Doc');
+    expect((await s.plans.get(scope))?.goal).toBe('Ship it');
+    expect((await s.working.search(scope, { query: 'milk' }))[0]?.entry.key).toBe('session/s1/note');
+    expect(await s.sessions.kvGet(scope, session.id, 'k')).toBe('v');
+    expect((await s.details.search(scope, { query: 'tool' }))[0]?.detail.content).toBe('tool output');
+  });
+
+  it('accepts an open better-sqlite3 database and leaves it open on close()', async () => {
+    const db = new Database(file);
+    open.push(db);
+    const store = new SqliteFactStore({ database: db });
+    await store.setup();
+    await store.create({ userId: 'u1' }, { content: 'x' });
+    store.close();
+    expect(db.open).toBe(true);
+    expect(db.prepare('SELECT count(*) FROM kioku_facts').pluck().get()).toBe(1);
+  });
+
+  it('close() is idempotent; a closed store fails with STORAGE', async () => {
+    const store = new SqliteFactStore({ file });
+    await store.setup();
+    store.close();
+    store.close();
+    await expectKiokuError(store.list({ userId: 'u1' }), 'STORAGE');
+    // The data is on disk for the next connection.
+    const again = new SqliteFactStore({ file });
+    open.push(again);
+    expect(await again.list({ userId: 'u1' })).toEqual([]);
+  });
+
+  it('refuses both or neither of file and database', () => {
+    expect(() => new SqliteConnection({})).toThrow(/exactly one/);
+    expect(() => new SqliteConnection({ file, database: new Database(':memory:') })).toThrow(/exactly one/);
+  });
+});
+
+describe('full-text search stays in step with the rows', () => {
+  it('after create, update and delete (checked in the FTS5 tables directly)', async () => {
+    const s = stores();
+    await s.setup();
+    const scope = { userId: 'u1' };
+    const fact = await s.facts.create(scope, { content: 'User collects vintage stamps' });
+    const db = peek();
+    const matches = (term: string) =>
+      db
+        .prepare('SELECT count(*) FROM kioku_facts_fts WHERE kioku_facts_fts MATCH ?')
+        .pluck()
+        .get(quoteFts(term));
+    expect(matches('stamp')).toBe(1);
+    await s.facts.update(scope, fact.id, { content: 'User collects vinyl records' });
+    expect(matches('stamp')).toBe(0);
+    expect(matches('vinyl')).toBe(1);
+    expect((await s.facts.search(scope, { query: 'vintage stamps' })).map((h) => h.fact.id)).toEqual([]);
+    expect((await s.facts.search(scope, { query: 'vinyl' })).map((h) => h.fact.id)).toEqual([fact.id]);
+    await s.facts.delete(scope, fact.id);
+    expect(matches('vinyl')).toBe(0);
+    const stats = db
+      .prepare("SELECT rows, terms FROM kioku_search_stats WHERE table_name = 'kioku_facts'")
+      .get();
+    expect(stats).toEqual({ rows: 0, terms: 0 });
+    checkFtsIntegrity(s.connection.raw);
+  });
+
+  it('for every searchable kind, through writes, overwrites, evictions, restores and sweeps', async () => {
+    const s = stores();
+    await s.setup();
+    const scope = { userId: 'u1', agentId: 'a1', threadId: 't1' };
+    const doc = await s.documents.add(scope, {
+      title: 'Handbook',
+      text: 'Vacation is 28 days.\n\nSick leave.',
+    });
+    await s.documents.remove(scope, doc.id);
+    await s.documents.add(scope, { title: 'Handbook', text: 'Parental leave is 16 weeks.' });
+    for (let i = 0; i < 60; i++) await s.working.set(scope, `session/s1/k${i}`, `value number ${i}`);
+    await s.working.set(scope, 'session/s1/k59', 'overwritten value');
+    const detail = await s.details.put(scope, { description: 'log', content: 'error log' });
+    await s.details.deactivate(scope, detail.id);
+    const snapshot = await s.facts.snapshot({ userId: 'u1' });
+    await s.facts.create(scope, { content: 'to be replaced' });
+    await s.facts.restore(snapshot);
+    s.clock.advance(10 * 60_000);
+    expect(await s.working.sweep()).toBe(50);
+    checkFtsIntegrity(s.connection.raw);
+    expect(
+      peek()
+        .prepare('SELECT count(*) FROM kioku_working_fts WHERE kioku_working_fts MATCH ?')
+        .pluck()
+        .get('"valu"'),
+    ).toBe(0);
+    expect((await s.documents.search(scope, { query: 'vacation' })).length).toBe(0);
+    expect((await s.documents.search(scope, { query: 'parental leave' }))[0]?.chunk.text).toContain(
+      '16 weeks',
+    );
+  });
+});
+
+describe('SQL and FTS metacharacters are data', () => {
+  const nasty = [
+    `Robert'); DROP TABLE kioku_facts; --`,
+    'say "hello" NEAR(world) * prefix* col:value ^start -minus +plus (paren OR NOT AND)',
+    'NEAR AND OR NOT',
+    '%_\\ LIKE wildcards % and _ and \\',
+    `'; DELETE FROM kioku_facts WHERE '1'='1`,
+    'naïve café — 東京 🔑 \u200b',
+  ];
+
+  it('quoteFts quotes every term; ftsExpression never lets user text become syntax', () => {
+    expect(quoteFts('a"b')).toBe('"a""b"');
+    expect(ftsExpression('pABC', ['near', 'x"y'])).toBe(
+      'search_scope : "pABC" AND search_terms : ("near" OR "x""y")',
+    );
+  });
+
+  it('stores content, keys and queries full of metacharacters verbatim and finds them', async () => {
+    const s = stores();
+    await s.setup();
+    const scope = { userId: 'u1' };
+    const created = [];
+    for (const content of nasty)
+      created.push(await s.facts.create(scope, { content, tags: [content.slice(0, 20)] }));
+    for (const fact of created) expect(await s.facts.get(scope, fact.id)).toEqual(fact);
+    for (const [i, content] of nasty.entries()) {
+      const hits = await s.facts.search(scope, { query: content, limit: 10 });
+      expect(hits.map((h) => h.fact.id)).toContain(created[i]!.id);
+    }
+    // Queries that are nothing but syntax match nothing and do not fail.
+    for (const query of ['"', '*', ':', '(', ')', 'NEAR(', '^', '"unbalanced', 'a:b:c', "'"]) {
+      await expect(s.facts.search(scope, { query })).resolves.toBeInstanceOf(Array);
+    }
+    const session = await s.sessions.create(scope);
+    for (const key of nasty) await s.sessions.kvSet(scope, session.id, key, key);
+    for (const key of nasty) expect(await s.sessions.kvGet(scope, session.id, key)).toBe(key);
+    await s.working.set(scope, 'session/s1/nasty', nasty.join('\n'));
+    expect((await s.working.search(scope, { query: 'DROP TABLE' }))[0]?.entry.value).toBe(nasty.join('\n'));
+    await s.details.put(scope, { description: nasty[1]!, content: nasty[0]! });
+    expect((await s.details.search(scope, { query: 'Robert DROP' }))[0]?.detail.content).toBe(nasty[0]);
+    expect(peek().prepare('SELECT count(*) FROM kioku_facts').pluck().get()).toBe(nasty.length);
+  });
+});
+
+describe('large values', () => {
+  it('a 1 MB value round-trips intact through every kind that holds text', async () => {
+    const s = stores();
+    await s.setup();
+    const scope = { userId: 'u1', threadId: 't1' };
+    const alphabet = 'abcdefghij klmnopq\n"\'; ü東';
+    const mb = Array.from({ length: 1024 * 1024 }, (_, i) => alphabet[i % alphabet.length]).join('');
+    expect(mb.length).toBe(1024 * 1024);
+    const fact = await s.facts.create(scope, { content: mb });
+    expect((await s.facts.get(scope, fact.id))?.content).toBe(mb);
+    const detail = await s.details.put(scope, { description: 'big', content: mb });
+    expect((await s.details.get(scope, detail.id))?.content).toBe(mb);
+    await s.working.set(scope, 'session/s1/big', mb);
+    expect((await s.working.get(scope, 'session/s1/big'))?.value).toBe(mb);
+    const session = await s.sessions.create(scope);
+    await s.sessions.kvSet(scope, session.id, 'big', mb);
+    expect(await s.sessions.kvGet(scope, session.id, 'big')).toBe(mb);
+    await s.sessions.transcriptAppend(scope, session.id, { role: 'tool', content: mb });
+    expect((await s.sessions.transcriptReadLast(scope, session.id, 1))[0]?.content).toBe(mb);
+    // Documents get paragraphs: core's chunker is quadratic on 1 MB without any break (see README).
+    const paragraphs = mb.replace(/(.{1023})./gs, '$1\n\n').slice(0, mb.length);
+    const doc = await s.documents.add(scope, { title: 'Big', text: paragraphs });
+    expect((await s.documents.get(scope, doc.id))?.text).toBe(paragraphs);
+    expect(paragraphs.length).toBe(mb.length);
+    // Read back through a side channel: the bytes on disk are the value.
+    expect(peek().prepare('SELECT content FROM kioku_facts WHERE id = ?').pluck().get(fact.id)).toBe(mb);
+    const snapshot = await s.facts.snapshot({ userId: 'u1' });
+    expect(snapshot.records[0]?.content).toBe(mb);
+  });
+});
+
+describe('ranking option', () => {
+  it('bm25 ranking uses FTS5 order directly and still finds the relevant fact', async () => {
+    const store = new SqliteFactStore({ file, search: { ranking: 'bm25' } });
+    open.push(store);
+    await store.setup();
+    const scope = { userId: 'u1' };
+    await store.create(scope, { content: 'User plays chess on weekends' });
+    const cello = await store.create(scope, { content: 'User plays the cello in an orchestra' });
+    const hits = await store.search(scope, { query: 'cello orchestra' });
+    expect(hits[0]?.fact.id).toBe(cello.id);
+    expect(hits[0]!.score).toBeGreaterThan(0);
+  });
+});
