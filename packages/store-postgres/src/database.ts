@@ -34,7 +34,7 @@ export interface PostgresConnectionOptions {
   schema?: string;
 }
 
-type Db = PostgresJsDatabase<Record<string, never>>;
+export type Db = PostgresJsDatabase<Record<string, never>>;
 export type Tx = Parameters<Parameters<Db['transaction']>[0]>[0];
 
 /**

@@ -25,7 +25,6 @@ import {
   type Tokenizer,
 } from '@kioku/core';
 import { and, asc, desc, eq, getTableColumns, type SQL } from 'drizzle-orm';
-import { lexicalMatch } from './search.js';
 import { groupByPartition, parseSnapshot, selectedUser } from './snapshot.js';
 import { batches, withoutNulls } from './sql.js';
 import { PostgresStore, type PostgresStoreOptions } from './store.js';
@@ -116,7 +115,8 @@ export class PostgresDetailStore extends PostgresStore implements DetailStore {
     const s = parseScope(scope);
     const q = parseOrThrow(DetailQuerySchema, query, 'detail query');
     const t = this.tables.details;
-    const match = lexicalMatch(t.search, q.query);
+    const match = await this.match(t.search, q.query);
+    if (!match) return [];
     const rows = await this.database.run((db) =>
       db
         .select({ ...this.#columns, score: match.score })

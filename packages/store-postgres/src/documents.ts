@@ -27,7 +27,6 @@ import {
 import { and, asc, desc, eq, getTableColumns, type SQL, sql } from 'drizzle-orm';
 import type { Tx } from './database.js';
 import { SEARCH_TEXT_CHARS } from './schema.js';
-import { lexicalMatch } from './search.js';
 import { groupByPartition, parseSnapshot, selectedUser } from './snapshot.js';
 import { agentField, agentKey, batches, hasAllTags, tagKeys, withoutNulls } from './sql.js';
 import { PostgresStore, type PostgresStoreOptions } from './store.js';
@@ -113,7 +112,8 @@ export class PostgresDocumentStore extends PostgresStore implements DocumentStor
     const s = parseScope(scope);
     const q = parseOrThrow(DocumentQuerySchema, query, 'document query');
     const { documents: d, documentChunks: c } = this.tables;
-    const match = lexicalMatch(c.search, q.query);
+    const match = await this.match(c.search, q.query);
+    if (!match) return [];
     const rows = await this.database.run((db) =>
       db
         .select({

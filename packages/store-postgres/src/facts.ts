@@ -27,7 +27,6 @@ import {
   shortId,
 } from '@kioku/core';
 import { and, asc, count, desc, eq, getTableColumns, type SQL } from 'drizzle-orm';
-import { lexicalMatch } from './search.js';
 import { groupByPartition, parseSnapshot, selectedUser } from './snapshot.js';
 import { agentField, agentKey, batches, hasAllTags, tagKeys, underPrefix } from './sql.js';
 import { PostgresStore } from './store.js';
@@ -138,7 +137,8 @@ export class PostgresFactStore extends PostgresStore implements FactStore {
       );
       return rows.map((row) => ({ fact: toFact(row), score: 0 }));
     }
-    const match = lexicalMatch(t.search, q.query);
+    const match = await this.match(t.search, q.query);
+    if (!match) return [];
     const rows = await this.database.run((db) =>
       db
         .select({ ...this.#columns, score: match.score })

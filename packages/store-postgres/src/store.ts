@@ -1,5 +1,7 @@
 import { type Clock, systemClock } from '@kioku/core';
+import type { AnyColumn } from 'drizzle-orm';
 import { type PostgresConnectionOptions, PostgresDatabase } from './database.js';
+import { type LexicalMatch, lexicalMatch, queryLexemes } from './search.js';
 
 export interface PostgresStoreOptions extends PostgresConnectionOptions {
   /** A database shared with other stores (what `createPostgresStores` passes); then `close()` leaves it open. */
@@ -37,5 +39,11 @@ export abstract class PostgresStore {
 
   protected get tables() {
     return this.database.tables;
+  }
+
+  /** The full-text match of `query` on `search`; undefined when the query has no terms (it matches nothing). */
+  protected async match(search: AnyColumn, query: string): Promise<LexicalMatch | undefined> {
+    const lexemes = await this.database.run((db) => queryLexemes(db, query));
+    return lexemes.length > 0 ? lexicalMatch(search, lexemes) : undefined;
   }
 }

@@ -24,7 +24,6 @@ import {
   WorkingSetOptionsSchema,
 } from '@kioku/core';
 import { and, asc, count, desc, eq, getTableColumns, gt, lte, ne, type SQL, sql } from 'drizzle-orm';
-import { lexicalMatch } from './search.js';
 import { groupByPartition, parseSnapshot, selectedUser } from './snapshot.js';
 import { agentField, agentKey, batches, hasAllTags, tagKeys, underPrefix, withoutNulls } from './sql.js';
 import { PostgresStore, type PostgresStoreOptions } from './store.js';
@@ -164,7 +163,8 @@ export class PostgresWorkingMemoryStore extends PostgresStore implements Working
       );
       return rows.map((row) => ({ entry: toEntry(row), score: 0 }));
     }
-    const match = lexicalMatch(t.search, q.query);
+    const match = await this.match(t.search, q.query);
+    if (!match) return [];
     const rows = await this.database.run((db) =>
       db
         .select({ ...this.#columns, score: match.score })
