@@ -165,7 +165,8 @@ export class PostgresDetailStore extends PostgresStore implements DetailStore {
       (d) => d.id,
     );
     const t = this.tables.details;
-    await this.database.transaction(async (tx) => {
+    // Restores of details take turns: two replacing overlapping partitions could otherwise deadlock.
+    await this.database.lockedTransaction('details-restore', undefined, async (tx) => {
       for (const { partition: userId, records: details } of groups) {
         await tx.delete(t).where(eq(t.userId, userId));
         for (const batch of batches(details)) await tx.insert(t).values(batch.map(toRow));

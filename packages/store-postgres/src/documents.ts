@@ -200,7 +200,8 @@ export class PostgresDocumentStore extends PostgresStore implements DocumentStor
       (d) => d.id,
     );
     const t = this.tables.documents;
-    await this.database.transaction(async (tx) => {
+    // Restores of documents take turns: two replacing overlapping partitions could otherwise deadlock.
+    await this.database.lockedTransaction('documents-restore', undefined, async (tx) => {
       for (const { partition, records: docs } of groups) {
         await tx.delete(t).where(this.#partition(partition));
         for (const batch of batches(docs, 200)) await tx.insert(t).values(batch.map(toRow));

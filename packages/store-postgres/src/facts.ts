@@ -187,7 +187,8 @@ export class PostgresFactStore extends PostgresStore implements FactStore {
       (f) => f.id,
     );
     const t = this.tables.facts;
-    await this.database.transaction(async (tx) => {
+    // Restores of facts take turns: two replacing overlapping partitions could otherwise deadlock.
+    await this.database.lockedTransaction('facts-restore', undefined, async (tx) => {
       for (const { partition, records: facts } of groups) {
         await tx.delete(t).where(this.#partition(partition));
         for (const batch of batches(facts)) await tx.insert(t).values(batch.map(toRow));

@@ -164,7 +164,8 @@ export class PostgresPlanStore extends PostgresStore implements PlanStore {
       () => 'plan',
     );
     const t = this.tables.plans;
-    await this.database.transaction(async (tx) => {
+    // Restores of plans take turns: two replacing overlapping partitions could otherwise deadlock.
+    await this.database.lockedTransaction('plans-restore', undefined, async (tx) => {
       for (const batch of batches(groups)) {
         for (const { partition } of batch) await tx.delete(t).where(this.#thread(partition));
         await tx.insert(t).values(batch.map(({ partition }) => toRow(partition)));

@@ -317,7 +317,8 @@ export class PostgresSessionStore extends PostgresStore implements SessionStore 
       (r) => r.session.id.toLowerCase(),
     );
     const { sessions: t, sessionKv: kv, sessionTranscript: tr } = this.tables;
-    await this.database.transaction(async (tx) => {
+    // Restores of sessions take turns: two replacing overlapping partitions could otherwise deadlock.
+    await this.database.lockedTransaction('sessions-restore', undefined, async (tx) => {
       for (const { partition, records: group } of groups) {
         await tx
           .delete(t)

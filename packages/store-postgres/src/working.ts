@@ -94,15 +94,15 @@ export class PostgresWorkingMemoryStore extends PostgresStore implements Working
         );
       }
       const evict = Math.max(0, live - this.#cap + 1);
-      // In one statement: the expired entries of the key's root (as core's stores sweep a partition on
-      // every write), the key itself (re-inserted below, so it moves to the end) and the oldest live
-      // entries of the namespace beyond the cap.
+      // In one statement, all within the namespace whose lock this transaction holds: its expired entries,
+      // the key itself (re-inserted below, so it moves to the end) and the oldest live entries beyond the cap.
       await tx
         .delete(t)
         .where(
           and(
             this.#partition(s),
-            sql`((${t.root} = ${key.split('/', 1)[0]} and ${t.expiresAt} <= ${now}) or ${t.key} = ${key}${
+            eq(t.namespace, namespace),
+            sql`(${t.expiresAt} <= ${now} or ${t.key} = ${key}${
               evict > 0
                 ? sql` or ${t.key} in (${tx
                     .select({ key: t.key })
@@ -191,11 +191,16 @@ export class PostgresWorkingMemoryStore extends PostgresStore implements Working
     return rows[0]?.live === true;
   }
 
+  /**
+   * Deletes every expired row. Rows a concurrent set() is deleting right now are skipped (`SKIP LOCKED`),
+   * so a sweep never waits on, or deadlocks with, a writer; they are gone when that writer commits.
+   */
   async sweep(): Promise<number> {
     const t = this.tables.workingEntries;
     const now = this.#now();
+    const expired = sql`(select ${t.userId}, ${t.agentId}, ${t.key} from ${t} where ${lte(t.expiresAt, now)} for update skip locked)`;
     const rows = await this.database.run((db) =>
-      db.delete(t).where(lte(t.expiresAt, now)).returning({ key: t.key }),
+      db.delete(t).where(sql`(${t.userId}, ${t.agentId}, ${t.key}) in ${expired}`).returning({ key: t.key }),
     );
     return rows.length;
   }

@@ -375,13 +375,16 @@ describe.skipIf(noServer)('PostgreSQL specifics', () => {
   });
 
   describe('concurrency between two clients', () => {
-    async function twins(options: { kvCap?: number; transcriptCap?: number; cap?: number } = {}) {
+    async function twins(
+      options: { kvCap?: number; transcriptCap?: number; cap?: number; clock?: ManualClock } = {},
+    ) {
       const schema = freshSchema();
       cleanup.push(() => dropSchema(schema));
       const make = (client: postgres.Sql) =>
         createPostgresStores({
           client,
           schema,
+          clock: options.clock,
           sessions: { kvCap: options.kvCap, transcriptCap: options.transcriptCap },
           working: { maxEntriesPerNamespace: options.cap },
         });
@@ -431,6 +434,45 @@ describe.skipIf(noServer)('PostgreSQL specifics', () => {
       for (const [i, f] of facts.entries()) {
         expect(await b.facts.get(scope, f.id)).toMatchObject({ content: `content ${i}`, tags: [`tag${i}`] });
       }
+    });
+
+    it('sweeps and sets of expiring entries from two clients run side by side without deadlocks', async () => {
+      const clock = new ManualClock();
+      const [a, b] = await twins({ cap: 50, clock });
+      const scope = { userId: 'u1' };
+      let swept = 0;
+      for (let round = 0; round < 4; round++) {
+        // Many entries about to expire in eight namespaces of one key root…
+        await Promise.all(
+          Array.from({ length: 8 }, (_, n) =>
+            Promise.all(
+              Array.from({ length: 30 }, (_, i) =>
+                a.working.set(scope, `session/n${n}/r${round}-old${i}`, 'v', { ttlMs: 5 }),
+              ),
+            ),
+          ),
+        );
+        clock.advance(10);
+        // …then writers of every namespace and sweeps from both clients, all at once.
+        const results = await Promise.all([
+          ...Array.from({ length: 48 }, (_, i) =>
+            [a, b][i % 2]!.working.set(scope, `session/n${i % 8}/r${round}-new${i}`, 'v', { ttlMs: 5 }),
+          ),
+          a.working.sweep(),
+          b.working.sweep(),
+          b.working.sweep(),
+        ]);
+        swept += results.filter((r) => typeof r === 'number').reduce<number>((n, r) => n + (r as number), 0);
+        clock.advance(10);
+      }
+      swept += await a.working.sweep();
+      expect(await b.working.sweep()).toBe(0);
+      expect(await a.working.list(scope)).toEqual([]);
+      const [row] = await sql().unsafe(
+        `select count(*)::int as n from "${a.database.schema}".working_entries`,
+      );
+      expect(row?.n).toBe(0);
+      expect(swept).toBeGreaterThan(0);
     });
 
     it('working-memory restore and sets from another client never leave a namespace over its cap', async () => {
