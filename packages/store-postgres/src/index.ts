@@ -3,6 +3,7 @@ export * from './details.js';
 export * from './documents.js';
 export * from './facts.js';
 export * from './plans.js';
+export { type KiokuTables, kiokuTables, SEARCH_TEXT_CHARS } from './schema.js';
 export * from './sessions.js';
 export * from './store.js';
 export * from './stores.js';

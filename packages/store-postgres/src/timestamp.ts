@@ -1,4 +1,3 @@
-import { CorruptDataError } from '@kioku/core';
 import { customType } from 'drizzle-orm/pg-core';
 
 /**
@@ -10,12 +9,14 @@ const PG_TIMESTAMP =
 
 /**
  * The ISO string core writes (`2025-01-01T00:00:00.123Z`) for a `timestamptz` value as PostgreSQL prints it.
- * Parsed by hand: `new Date()` on this format misreads years below 100 and offsets with seconds.
+ * Parsed by hand: `new Date()` on this format misreads years below 100 and offsets with seconds. (A plain
+ * Error, which the stores report as a StorageError: this module stays free of runtime imports of core, so
+ * drizzle-kit can load the schema without a build.)
  */
 export function isoFromPg(value: string): string {
   const m = PG_TIMESTAMP.exec(value);
   if (!m) {
-    throw new CorruptDataError(
+    throw new Error(
       `Unexpected timestamp "${value}" from PostgreSQL; Kioku needs the default DateStyle (ISO).`,
     );
   }
