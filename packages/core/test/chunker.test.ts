@@ -22,3 +22,18 @@ describe('chunkText', () => {
     for (const chunk of chunks) expect(chunk.tokenCount).toBeLessThanOrEqual(50);
   });
 });
+
+describe('chunkText on large input', () => {
+  it('splits a megabyte without any break into bounded chunks quickly enough to finish', () => {
+    const text = 'x'.repeat(1024 * 1024);
+    const chunks = chunkText(text, defaultTokenizer, 300);
+    for (const chunk of chunks) expect(chunk.tokenCount).toBeLessThanOrEqual(300);
+    // Chunks are joined by blank lines when packed; without whitespace nothing is lost or added.
+    expect(
+      chunks
+        .map((c) => c.text)
+        .join('')
+        .replace(/\s/g, '') === text,
+    ).toBe(true);
+  });
+});

@@ -10,18 +10,31 @@ const PARAGRAPH_BREAK = /\n\s*\n/;
 const SENTENCE_END = /(?<=[.!?])\s+(?=\S)/;
 
 /**
+ * Characters per token above which a text is not worth counting as a whole before splitting it.
+ * BPE on one long unbroken "word" is quadratic, so huge pieces go straight to the windowed hard split.
+ */
+const COUNT_WINDOW_CHARS_PER_TOKEN = 16;
+/** Window for the hard split: about one chunk of ordinary text (≈4 characters per token). */
+const HARD_SPLIT_CHARS_PER_TOKEN = 4;
+
+/**
  * Split text into chunks of at most `maxTokens` tokens, preferring paragraph, then sentence boundaries;
  * a single sentence longer than the limit is cut on token boundaries.
  */
 export function chunkText(text: string, tokenizer: Tokenizer, maxTokens: number): TextChunk[] {
+  const fits = (piece: string) =>
+    piece.length <= maxTokens * COUNT_WINDOW_CHARS_PER_TOKEN && tokenizer.count(piece) <= maxTokens;
   const pieces: string[] = [];
   for (const paragraph of text.split(PARAGRAPH_BREAK)) {
     const trimmed = paragraph.trim();
     if (!trimmed) continue;
-    if (tokenizer.count(trimmed) <= maxTokens) pieces.push(trimmed);
-    else
-      for (const sentence of trimmed.split(SENTENCE_END))
-        pieces.push(...hardSplit(sentence, tokenizer, maxTokens));
+    if (fits(trimmed)) pieces.push(trimmed);
+    else {
+      for (const sentence of trimmed.split(SENTENCE_END)) {
+        if (fits(sentence)) pieces.push(sentence.trim());
+        else pieces.push(...hardSplit(sentence, tokenizer, maxTokens));
+      }
+    }
   }
 
   const chunks: TextChunk[] = [];
@@ -33,6 +46,7 @@ export function chunkText(text: string, tokenizer: Tokenizer, maxTokens: number)
     currentTokens = 0;
   };
   for (const piece of pieces) {
+    if (!piece) continue;
     const joined = current ? `${current}\n\n${piece}` : piece;
     const joinedTokens = tokenizer.count(joined);
     if (current && joinedTokens > maxTokens) {
@@ -48,19 +62,17 @@ export function chunkText(text: string, tokenizer: Tokenizer, maxTokens: number)
   return chunks;
 }
 
+/** Cut `text` into pieces of at most `maxTokens` tokens, tokenizing one bounded window at a time. */
 function hardSplit(text: string, tokenizer: Tokenizer, maxTokens: number): string[] {
   const out: string[] = [];
   let rest = text.trim();
+  const window = Math.max(1, maxTokens * HARD_SPLIT_CHARS_PER_TOKEN);
   while (rest) {
-    if (tokenizer.count(rest) <= maxTokens) {
-      out.push(rest);
-      break;
-    }
-    const head = tokenizer.truncate(rest, maxTokens);
+    const head = tokenizer.truncate(rest.slice(0, window), maxTokens);
     // A cut inside a multi-byte character can decode to nothing; always make progress.
     const taken = head.length > 0 ? head : rest.slice(0, 1);
-    out.push(taken.trim());
-    rest = rest.slice(taken.length).trim();
+    out.push(taken);
+    rest = rest.slice(taken.length);
   }
-  return out.filter(Boolean);
+  return out.map((piece) => piece.trim()).filter(Boolean);
 }
