@@ -1,5 +1,13 @@
 import type { TokenBudgetOptions } from '../budget/token-budget.js';
 import type { Clock } from '../clock.js';
+import { type ConversationHistoryOptions, conversationHistory } from '../features/conversation/index.js';
+import { type DynamicMemoryOptions, dynamicMemory } from '../features/dynamic-memory/index.js';
+import { type LongTermMemoryOptions, longTermMemory } from '../features/long-term-memory/index.js';
+import { memoryManager } from '../features/memory-manager/index.js';
+import { type ToolOutputOffloadOptions, toolOutputOffload } from '../features/offload/index.js';
+import { type PlanModeOptions, planMode } from '../features/plan-mode/index.js';
+import { type StaticMemoryOptions, staticMemory } from '../features/static-memory/index.js';
+import { type WorkingMemoryFeatureOptions, workingMemory } from '../features/working-memory/index.js';
 import { parseScope, type Scope } from '../scope.js';
 import type { SessionCreateOptions } from '../sessions/record.js';
 import type { SessionStore } from '../sessions/store.js';
@@ -73,6 +81,64 @@ export class KiokuBuilder {
     }
     this.#features.push(feature);
     return this;
+  }
+
+  /** HPD-Agent `.WithDynamicMemory()`: the `[DYNAMIC_MEMORY]` block and create/update/delete_memory. */
+  withDynamicMemory(options: DynamicMemoryOptions): this {
+    return this.use(dynamicMemory(options));
+  }
+
+  /** HPD-Agent `.WithStaticMemory()`: knowledge documents, full text or chunks chosen by the message. */
+  withStaticMemory(options: StaticMemoryOptions): this {
+    return this.use(staticMemory(options));
+  }
+
+  /** HPD-Agent `.WithPlanMode()`: the `[CURRENT_PLAN]` block and the five plan tools. */
+  withPlanMode(options: PlanModeOptions): this {
+    return this.use(planMode(options));
+  }
+
+  /** RockBot long-term recall alone (search per message, delta injection, first-turn fallback). */
+  withLongTermMemory(
+    options: Omit<LongTermMemoryOptions, 'sessions'> & { sessions?: LongTermMemoryOptions['sessions'] },
+  ): this {
+    return this.use(longTermMemory({ sessions: this.#options.sessions, ...options }));
+  }
+
+  /** RockBot working memory: own-namespace inventory, patrol findings and the four tools. */
+  withWorkingMemory(options: WorkingMemoryFeatureOptions): this {
+    return this.use(workingMemory(options));
+  }
+
+  /** The last N turns of the session replayed (default 20), never splitting a tool call from its result. */
+  withConversationHistory(options: Partial<ConversationHistoryOptions> = {}): this {
+    return this.use(conversationHistory({ sessions: this.#options.sessions, ...options }));
+  }
+
+  /** Two-layer memory: large tool outputs go to the detail store behind `[MemoryRef: …]`. */
+  withToolOutputOffload(options: ToolOutputOffloadOptions): this {
+    return this.use(toolOutputOffload(options));
+  }
+
+  /** Agentflow's MemoryManager as a feature (auto retrieve / auto store). */
+  withMemoryManager(...args: Parameters<typeof memoryManager>): this {
+    return this.use(memoryManager(...args));
+  }
+
+  /**
+   * RockBot `.WithMemory()`: long-term recall, working memory and conversation replay together, in the
+   * order RockBot's context builder injects them.
+   */
+  withMemory(options: {
+    facts: LongTermMemoryOptions['store'];
+    working: WorkingMemoryFeatureOptions['store'];
+    recall?: Omit<LongTermMemoryOptions, 'store' | 'sessions'>;
+    workingOptions?: Omit<WorkingMemoryFeatureOptions, 'store'>;
+    history?: Omit<ConversationHistoryOptions, 'sessions'>;
+  }): this {
+    return this.withLongTermMemory({ store: options.facts, ...options.recall })
+      .withWorkingMemory({ store: options.working, ...options.workingOptions })
+      .withConversationHistory(options.history);
   }
 
   build(): Kioku {

@@ -1,0 +1,60 @@
+import { describe, expect, it } from 'vitest';
+import {
+  countMessagesTokens,
+  defaultTokenizer,
+  InMemoryDetailStore,
+  InMemoryFactStore,
+  InMemoryPlanStore,
+  InMemorySessionStore,
+  InMemoryWorkingMemoryStore,
+  KiokuBuilder,
+} from '../src/index.js';
+
+describe('KiokuBuilder with* helpers', () => {
+  it('wires every seed feature in registration order under one budget', async () => {
+    const facts = new InMemoryFactStore();
+    const plans = new InMemoryPlanStore();
+    const working = new InMemoryWorkingMemoryStore();
+    const sessions = new InMemorySessionStore();
+    const kioku = new KiokuBuilder({
+      sessions,
+      systemPrompt: 'You are Kioku’s demo agent.',
+      budget: { maxTokens: 4000 },
+    })
+      .withDynamicMemory({ store: facts })
+      .withPlanMode({ store: plans })
+      .withMemory({ facts, working })
+      .withToolOutputOffload({ details: new InMemoryDetailStore() })
+      .build();
+    await facts.create(
+      { userId: 'ann' },
+      { content: 'Ann lives in Lisbon', category: 'user-preferences/location' },
+    );
+    const convo = await kioku.startConversation({ userId: 'ann' });
+    await plans.create(convo.scope, { goal: 'Plan a trip', steps: ['Pick dates'] });
+    await working.set(convo.scope, `session/${convo.sessionId}/flights`, 'three options', { ttlMs: 60_000 });
+
+    const turn = await convo.prepare('Where do I live?');
+    expect(turn.ledger.entries.map((e) => e.middleware)).toEqual([
+      'dynamic-memory',
+      'plan',
+      'long-term-memory',
+      'working-memory',
+      'conversation',
+    ]);
+    const text = turn.messages.map((m) => m.content).join('\n');
+    expect(text).toContain('[DYNAMIC_MEMORY]');
+    expect(text).toContain('[CURRENT_PLAN]');
+    expect(text).toContain('Recalled from long-term memory');
+    expect(text).toContain(`session/${convo.sessionId}/flights`);
+    expect(text).not.toContain('three options');
+    expect(turn.ledger.totalTokens).toBe(countMessagesTokens(defaultTokenizer, turn.messages));
+    expect(turn.ledger.totalTokens).toBeLessThanOrEqual(4000);
+    // delete_memory is offered once although two features use it.
+    const names = turn.tools.map((t) => t.function.name);
+    expect(names.filter((n) => n === 'delete_memory')).toHaveLength(1);
+    expect(names).toEqual(
+      expect.arrayContaining(['create_plan', 'save_memory', 'retrieve_memory', 'save_to_working_memory']),
+    );
+  });
+});
