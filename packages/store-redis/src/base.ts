@@ -1,0 +1,139 @@
+import {
+  type Clock,
+  makeEnvelope,
+  type PartitionKind,
+  parseEnvelope,
+  parseOrThrow,
+  type RestoreOptions,
+  type RestoreReport,
+  ScopeError,
+  type SnapshotEnvelope,
+  type SnapshotSelector,
+  SnapshotSelectorSchema,
+  systemClock,
+  ValidationError,
+} from '@kioku/core';
+import { type Multi, RedisConnection, type RedisConnectionOptions, type SetupReport } from './connection.js';
+import type { PartitionAddress } from './keys.js';
+
+type RecordSchema<R> = Parameters<typeof parseEnvelope<R>>[1];
+
+export interface RedisStoreOptions extends RedisConnectionOptions {
+  /** A connection shared with other stores (see `createRedisStores`); instead of `url` / `client`. */
+  connection?: RedisConnection;
+  /** Time source for timestamps and expiry decisions (default: the system clock). */
+  clock?: Clock;
+}
+
+/** A partition found by SCAN, with the rest of its key. */
+export interface FoundPartition extends PartitionAddress {
+  key: string;
+  rest: string;
+}
+
+/** The connection and clock every Redis store shares; `setup()`, `close()`, snapshot and restore plumbing. */
+export abstract class RedisStoreBase {
+  protected readonly connection: RedisConnection;
+  protected readonly clock: Clock;
+
+  constructor(options: RedisStoreOptions) {
+    if (options.connection && (options.url !== undefined || options.client !== undefined)) {
+      throw new ValidationError('Give `connection`, or `url` / `client`, not both.');
+    }
+    this.connection = options.connection ?? new RedisConnection(options);
+    this.clock = options.clock ?? systemClock;
+  }
+
+  /** Optional: check that the server is reachable and is Redis 7 or later. Nothing needs creating. */
+  setup(): Promise<SetupReport> {
+    return this.connection.setup();
+  }
+
+  /** Quit the Redis client if this store opened it (for every store sharing the connection). */
+  close(): Promise<void> {
+    return this.connection.close();
+  }
+
+  protected get keys() {
+    return this.connection.keys;
+  }
+
+  /**
+   * Partitions of `kind` (one user's or everyone's) whose key ends in `suffix`, by SCAN, sorted by user
+   * and agent so snapshots come out in a stable order.
+   */
+  protected async partitionsOf(
+    kind: PartitionKind,
+    suffix: string,
+    userId: string | undefined,
+  ): Promise<FoundPartition[]> {
+    const found: FoundPartition[] = [];
+    for (const key of await this.connection.scan(this.keys.pattern(kind, suffix, userId))) {
+      const parsed = this.keys.parse(kind, key);
+      if (!parsed || (userId !== undefined && parsed.userId !== userId)) continue;
+      found.push({ ...parsed, key });
+    }
+    const label = (p: FoundPartition) => [p.userId, p.agentId ?? '', p.rest].join('\u0000');
+    return found.sort((a, b) => (label(a) < label(b) ? -1 : label(a) > label(b) ? 1 : 0));
+  }
+
+  protected async snapshotOf<R>(
+    kind: PartitionKind,
+    selector: SnapshotSelector,
+    load: (userId: string | undefined) => Promise<R[]>,
+  ): Promise<SnapshotEnvelope<R>> {
+    const parsed = parseOrThrow(SnapshotSelectorSchema, selector, 'snapshot selector');
+    const userId = 'userId' in parsed ? parsed.userId : undefined;
+    return makeEnvelope(kind, parsed, await load(userId), this.clock);
+  }
+
+  /**
+   * Validate a snapshot completely (envelope, every record, the user restriction, duplicate ids per
+   * partition), then replace every partition it contains in one MULTI/EXEC: all of them or none.
+   */
+  protected async restoreFrom<R>(
+    kind: PartitionKind,
+    recordSchema: RecordSchema<R>,
+    input: unknown,
+    options: RestoreOptions,
+    spec: {
+      userIdOf(record: R): string;
+      /** The partition a record belongs to (a stable string) and its id within it. */
+      partitionOf(record: R): string;
+      idOf(record: R): string;
+      /** Records to restore (default: all); the others are validated but dropped (expired entries). */
+      keep?(record: R): boolean;
+      /** Queue the replacement of one partition (given its records, in snapshot order). */
+      replace(multi: Multi, records: R[]): void;
+    },
+  ): Promise<RestoreReport> {
+    const envelope = parseEnvelope(kind, recordSchema, input);
+    if (options.userId !== undefined && envelope.records.some((r) => spec.userIdOf(r) !== options.userId)) {
+      throw new ScopeError(
+        `Snapshot contains records of another user; restoring into user "${options.userId}" is refused.`,
+      );
+    }
+    const groups = new Map<string, { ids: Set<string>; records: R[] }>();
+    for (const record of envelope.records) {
+      if (spec.keep && !spec.keep(record)) continue;
+      const key = spec.partitionOf(record);
+      let group = groups.get(key);
+      if (!group) {
+        group = { ids: new Set(), records: [] };
+        groups.set(key, group);
+      }
+      const id = spec.idOf(record);
+      if (group.ids.has(id)) {
+        throw new ValidationError(`Snapshot has two records with id "${id}" in one partition.`);
+      }
+      group.ids.add(id);
+      group.records.push(record);
+    }
+    if (groups.size > 0) {
+      await this.connection.transaction(`${kind} restore`, (multi) => {
+        for (const group of groups.values()) spec.replace(multi, group.records);
+      });
+    }
+    return { records: envelope.records.length, partitions: groups.size };
+  }
+}

@@ -1,0 +1,195 @@
+import { createHash, randomBytes } from 'node:crypto';
+import { isKiokuError, StorageError, ValidationError } from '@kioku/core';
+import { Redis, type RedisOptions } from 'ioredis';
+import { KeySpace } from './keys.js';
+
+export const DEFAULT_PREFIX = 'kioku:';
+
+export interface RedisConnectionOptions {
+  /** `redis://[user:password@]host:port[/db]` (or `rediss://`); Kioku opens the client and `close()` quits it. */
+  url?: string;
+  /** An ioredis client you created. Kioku never quits it; `close()` leaves it open. */
+  client?: Redis;
+  /** Options for the client Kioku opens from `url` (merged over Kioku's defaults, see the README). */
+  redisOptions?: RedisOptions;
+  /** Prefix of every key Kioku writes (default `kioku:`). Snapshots and cleanup cover exactly this prefix. */
+  prefix?: string;
+}
+
+/**
+ * Defaults for a client Kioku opens. A command issued while Redis is unreachable fails after one
+ * reconnection attempt (a StorageError within about 100 ms) instead of waiting in the offline queue, and
+ * commands that were sent but not answered when the connection broke are not re-sent after reconnecting,
+ * so a write whose outcome is unknown is reported as failed once, never applied twice.
+ */
+export const DEFAULT_REDIS_OPTIONS: Readonly<RedisOptions> = Object.freeze({
+  maxRetriesPerRequest: 1,
+  autoResendUnfulfilledCommands: false,
+  retryStrategy: (times: number) => Math.min(50 * times, 1000),
+});
+
+export interface SetupReport {
+  /** The server's `redis_version`. */
+  serverVersion: string;
+}
+
+/** A Lua script run with EVALSHA (falling back to EVAL once per connection after a restart flushed it). */
+export interface LuaScript {
+  readonly lua: string;
+  readonly sha: string;
+}
+
+export function lua(source: string): LuaScript {
+  return { lua: source, sha: createHash('sha1').update(source).digest('hex') };
+}
+
+type Arg = string | number;
+
+/** A MULTI being built (ioredis ChainableCommander). */
+export type Multi = ReturnType<Redis['multi']>;
+
+/**
+ * One ioredis client shared by any number of Kioku stores, with the key prefix. No state on the
+ * connection is relied on (no WATCH, no SELECT): every multi-key operation is one Lua script or one
+ * MULTI/EXEC, so the client can be shared with the rest of an application and auto-pipelined.
+ */
+export class RedisConnection {
+  readonly client: Redis;
+  readonly keys: KeySpace;
+  readonly #owned: boolean;
+  #closed = false;
+
+  constructor(options: RedisConnectionOptions) {
+    if ((options.url === undefined) === (options.client === undefined)) {
+      throw new ValidationError('Give exactly one of `url` and `client`.');
+    }
+    const prefix = options.prefix ?? DEFAULT_PREFIX;
+    if (typeof prefix !== 'string' || prefix.length > 200 || /[\p{Cc}]/u.test(prefix)) {
+      throw new ValidationError(
+        '`prefix` must be a string of at most 200 characters without control characters.',
+      );
+    }
+    if (options.client) {
+      // ioredis would put its keyPrefix in front of KEYS but not of SCAN patterns or keys built in Lua.
+      if (options.client.options.keyPrefix) {
+        throw new ValidationError(
+          'The ioredis client has a `keyPrefix`; pass a client without one and use Kioku’s `prefix` option.',
+        );
+      }
+      this.client = options.client;
+      this.#owned = false;
+    } else {
+      this.client = new Redis(options.url!, { ...DEFAULT_REDIS_OPTIONS, ...options.redisOptions });
+      // Connection errors surface as rejected commands (StorageError); without a listener ioredis would
+      // also print every reconnection failure.
+      this.client.on('error', () => {});
+      this.#owned = true;
+    }
+    this.keys = new KeySpace(prefix);
+  }
+
+  get prefix(): string {
+    return this.keys.prefix;
+  }
+
+  /** Check the server is reachable and new enough (Redis 7: `PEXPIRE … GT`, `redis.sha1hex`). Optional. */
+  async setup(): Promise<SetupReport> {
+    const info = await this.run('INFO', () => this.client.info('server'));
+    const serverVersion = /redis_version:([^\r\n]+)/.exec(info)?.[1] ?? 'unknown';
+    const major = Number.parseInt(serverVersion, 10);
+    if (!(major >= 7)) {
+      throw new StorageError(`Kioku needs Redis 7 or later; the server is ${serverVersion}.`, {
+        details: { serverVersion },
+      });
+    }
+    return { serverVersion };
+  }
+
+  /** Quit the client when Kioku opened it (idempotent); a client you passed in stays open. */
+  async close(): Promise<void> {
+    if (!this.#owned || this.#closed) return;
+    this.#closed = true;
+    try {
+      await this.client.quit();
+    } catch {
+      this.client.disconnect();
+    }
+  }
+
+  /** Run Redis commands; anything that is not already a KiokuError becomes a StorageError with the cause. */
+  async run<T>(what: string, fn: () => Promise<T>): Promise<T> {
+    try {
+      return await fn();
+    } catch (error) {
+      throw toStorageError(error, what);
+    }
+  }
+
+  /** EVALSHA, or EVAL when the server does not have the script (first use, or after a restart). */
+  async eval<T = unknown>(script: LuaScript, keys: readonly string[], args: readonly Arg[]): Promise<T> {
+    return this.run('script', async () => {
+      try {
+        return (await this.client.evalsha(script.sha, keys.length, ...keys, ...args)) as T;
+      } catch (error) {
+        if (!(error instanceof Error) || !error.message.startsWith('NOSCRIPT')) throw error;
+        return (await this.client.eval(script.lua, keys.length, ...keys, ...args)) as T;
+      }
+    });
+  }
+
+  /**
+   * MULTI/EXEC: the commands run atomically (nothing else runs between them). Scripts inside use EVAL,
+   * never EVALSHA, because a NOSCRIPT error inside EXEC would fail one command and let the others run.
+   * Throws when any command failed.
+   */
+  async transaction(what: string, build: (multi: Multi) => void): Promise<unknown[]> {
+    return this.run(what, async () => {
+      const multi = this.client.multi();
+      build(multi);
+      const results = await multi.exec();
+      if (results === null) throw new Error('transaction aborted');
+      const failed = results.find(([error]) => error);
+      if (failed) throw failed[0];
+      return results.map(([, value]) => value);
+    });
+  }
+
+  /** Every key matching `pattern`, by SCAN (never KEYS), without duplicates. */
+  async scan(pattern: string): Promise<string[]> {
+    return this.run('SCAN', async () => {
+      const found = new Set<string>();
+      let cursor = '0';
+      do {
+        const [next, keys] = await this.client.scan(cursor, 'MATCH', pattern, 'COUNT', 1000);
+        for (const key of keys) found.add(key);
+        cursor = next;
+      } while (cursor !== '0');
+      return [...found];
+    });
+  }
+
+  /** Delete every key under the prefix (SCAN + UNLINK); returns how many. For tests and teardown. */
+  async deleteAll(): Promise<number> {
+    const keys = await this.scan(this.keys.everything());
+    let deleted = 0;
+    for (let i = 0; i < keys.length; i += 500) {
+      deleted += await this.run('UNLINK', () => this.client.unlink(...keys.slice(i, i + 500)));
+    }
+    return deleted;
+  }
+}
+
+/** A fresh random token (partition epochs). */
+export function randomToken(): string {
+  return randomBytes(8).toString('hex');
+}
+
+export function toStorageError(error: unknown, what: string): Error {
+  if (isKiokuError(error)) return error;
+  const message = error instanceof Error ? error.message : String(error);
+  const name = error instanceof Error ? error.name : typeof error;
+  return new StorageError(`Redis ${what} failed: ${message.slice(0, 500)}`, {
+    cause: error,
+    details: { redisError: name },
+  });
+}

@@ -1,0 +1,164 @@
+import {
+  type DetailHit,
+  type DetailInput,
+  DetailInputSchema,
+  type DetailListOptions,
+  DetailListOptionsSchema,
+  type DetailQuery,
+  DetailQuerySchema,
+  type DetailRecord,
+  DetailRecordSchema,
+  type DetailStore,
+  defaultTokenizer,
+  IdSchema,
+  isoAt,
+  parseOrThrow,
+  parseScope,
+  type RestoreOptions,
+  type RestoreReport,
+  type Scope,
+  type SnapshotEnvelope,
+  type SnapshotSelector,
+  shortId,
+  type Tokenizer,
+} from '@kioku/core';
+import { RedisStoreBase, type RedisStoreOptions } from './base.js';
+import type { RedisSearchOptions } from './facts.js';
+import { PartitionCache, type PartitionKeys, partitionKeys, RecordPartitions } from './records.js';
+
+export type RedisDetailStoreOptions = RedisStoreOptions & RedisSearchOptions & { tokenizer?: Tokenizer };
+
+interface DetailFilter {
+  type?: string | undefined;
+  agentId?: string | undefined;
+  threadId?: string | undefined;
+  includeInactive: boolean;
+}
+
+function matches(d: DetailRecord, f: DetailFilter): boolean {
+  return (
+    (f.includeInactive || d.active) &&
+    (f.type === undefined || d.type === f.type) &&
+    (f.agentId === undefined || d.agentId === f.agentId) &&
+    (f.threadId === undefined || d.threadId === f.threadId)
+  );
+}
+
+/**
+ * Details (full content behind MemoryRefs) in one HASH per user (`details:{user}:rec`): a ref stays
+ * readable from any of the user's agents and threads, which are recorded on each record and filter
+ * list and search.
+ */
+export class RedisDetailStore extends RedisStoreBase implements DetailStore {
+  readonly #records: RecordPartitions<DetailRecord>;
+  readonly #cache: PartitionCache<DetailRecord>;
+  readonly #tokenizer: Tokenizer;
+
+  constructor(options: RedisDetailStoreOptions) {
+    super(options);
+    this.#tokenizer = options.tokenizer ?? defaultTokenizer;
+    this.#records = new RecordPartitions<DetailRecord>(this.connection, {
+      name: 'detail',
+      indexEntries: (d) => [
+        {
+          key: d.id,
+          text: [d.description, d.summary ?? '', d.type.replace(/_/g, ' '), d.content].join('\n'),
+        },
+      ],
+      ...(options.search ? { search: options.search } : {}),
+    });
+    this.#cache = new PartitionCache(this.#records, (d) => d.id, options.cache);
+  }
+
+  async put(scope: Scope, input: DetailInput): Promise<DetailRecord> {
+    const s = parseScope(scope);
+    const data = parseOrThrow(DetailInputSchema, input, 'detail');
+    const record = parseOrThrow(
+      DetailRecordSchema,
+      {
+        ...data,
+        id: data.id ?? shortId(),
+        userId: s.userId,
+        agentId: s.agentId,
+        threadId: s.threadId,
+        tokenCount: this.#tokenizer.count(data.content),
+        createdAt: isoAt(this.clock),
+        active: true,
+      },
+      'detail',
+    );
+    await this.#records.insert(this.#keysFor(s.userId), record.id, record, 'detail');
+    return record;
+  }
+
+  async get(
+    scope: Scope,
+    id: string,
+    options: { includeInactive?: boolean } = {},
+  ): Promise<DetailRecord | null> {
+    const s = parseScope(scope);
+    parseOrThrow(IdSchema, id, 'detail id');
+    const record = await this.#records.get(this.#keysFor(s.userId), id);
+    if (!record || (!record.active && !options.includeInactive)) return null;
+    return record;
+  }
+
+  async list(scope: Scope, options: DetailListOptions = {}): Promise<DetailRecord[]> {
+    const s = parseScope(scope);
+    const f = parseOrThrow(DetailListOptionsSchema, options, 'detail list options');
+    const partition = await this.#cache.current(this.#keysFor(s.userId));
+    const out = partition
+      .ordered()
+      .filter((d) => matches(d, f))
+      .reverse();
+    return f.limit === undefined ? out : out.slice(0, f.limit);
+  }
+
+  async search(scope: Scope, query: DetailQuery): Promise<DetailHit[]> {
+    const s = parseScope(scope);
+    const q = parseOrThrow(DetailQuerySchema, query, 'detail query');
+    const partition = await this.#cache.current(this.#keysFor(s.userId));
+    return partition
+      .index()
+      .search(q.query, { limit: q.limit, filter: (id) => matches(partition.get(id)!, q) })
+      .map((hit) => ({ detail: partition.get(hit.id)!, score: hit.score }));
+  }
+
+  async deactivate(scope: Scope, id: string): Promise<boolean> {
+    const s = parseScope(scope);
+    parseOrThrow(IdSchema, id, 'detail id');
+    try {
+      return await this.#records.modify(this.#keysFor(s.userId), id, 'missing', (record) =>
+        record.active ? { next: { ...record, active: false }, result: true } : { result: false },
+      );
+    } catch (error) {
+      if ((error as { code?: unknown }).code === 'NOT_FOUND') return false;
+      throw error;
+    }
+  }
+
+  async snapshot(selector: SnapshotSelector): Promise<SnapshotEnvelope<DetailRecord>> {
+    return this.snapshotOf('details', selector, async (userId) => {
+      const records: DetailRecord[] = [];
+      for (const found of await this.partitionsOf('details', ':rec', userId)) {
+        const loaded = await this.#records.load(partitionKeys(found.key.slice(0, -':rec'.length)));
+        records.push(...loaded.records.map((s) => s.record));
+      }
+      return records;
+    });
+  }
+
+  async restore(snapshot: unknown, options: RestoreOptions = {}): Promise<RestoreReport> {
+    return this.restoreFrom('details', DetailRecordSchema, snapshot, options, {
+      userIdOf: (d) => d.userId,
+      partitionOf: (d) => d.userId,
+      idOf: (d) => d.id,
+      replace: (multi, records) =>
+        this.#records.queueReplace(multi, this.#keysFor(records[0]!.userId), records, (d) => d.id),
+    });
+  }
+
+  #keysFor(userId: string): PartitionKeys {
+    return partitionKeys(this.keys.base('details', { userId }));
+  }
+}

@@ -1,0 +1,189 @@
+import {
+  type CategoryCount,
+  categoryMatches,
+  type Fact,
+  type FactHit,
+  type FactInput,
+  FactInputSchema,
+  type FactListOptions,
+  FactListOptionsSchema,
+  type FactPatch,
+  FactPatchSchema,
+  type FactQuery,
+  FactQuerySchema,
+  FactSchema,
+  type FactStore,
+  factSearchText,
+  hasAllTags,
+  IdSchema,
+  isoAt,
+  type LexicalIndexOptions,
+  parseOrThrow,
+  parseScope,
+  type RestoreOptions,
+  type RestoreReport,
+  type Scope,
+  type SnapshotEnvelope,
+  type SnapshotSelector,
+  shortId,
+} from '@kioku/core';
+import { RedisStoreBase, type RedisStoreOptions } from './base.js';
+import { NO_AGENT } from './keys.js';
+import {
+  PartitionCache,
+  type PartitionCacheOptions,
+  type PartitionKeys,
+  partitionKeys,
+  RecordPartitions,
+} from './records.js';
+
+export interface RedisSearchOptions {
+  /** Search partitions kept in memory (see the README's "Search"). */
+  cache?: PartitionCacheOptions;
+  /** Ranking parameters for core's LexicalIndex (default: core's). */
+  search?: LexicalIndexOptions;
+}
+
+export type RedisFactStoreOptions = RedisStoreOptions & RedisSearchOptions;
+
+const byCreated = (a: Fact, b: Fact) => (a.createdAt < b.createdAt ? -1 : a.createdAt > b.createdAt ? 1 : 0);
+
+/**
+ * Facts in one HASH per user + agent (`facts:{user}:agent:rec`), in insertion order (`…:ord`). Search,
+ * list and categories read the partition through a per-process cache kept current with the partition's
+ * change log, and rank with core's LexicalIndex.
+ */
+export class RedisFactStore extends RedisStoreBase implements FactStore {
+  readonly #records: RecordPartitions<Fact>;
+  readonly #cache: PartitionCache<Fact>;
+
+  constructor(options: RedisFactStoreOptions) {
+    super(options);
+    this.#records = new RecordPartitions<Fact>(this.connection, {
+      name: 'fact',
+      indexEntries: (fact) => [{ key: fact.id, text: factSearchText(fact) }],
+      ...(options.search ? { search: options.search } : {}),
+    });
+    this.#cache = new PartitionCache(this.#records, (f) => f.id, options.cache);
+  }
+
+  async get(scope: Scope, id: string): Promise<Fact | null> {
+    const keys = this.#keysFor(parseScope(scope));
+    parseOrThrow(IdSchema, id, 'fact id');
+    return this.#records.get(keys, id);
+  }
+
+  async list(scope: Scope, options: FactListOptions = {}): Promise<Fact[]> {
+    const keys = this.#keysFor(parseScope(scope));
+    const opts = parseOrThrow(FactListOptionsSchema, options, 'list options');
+    const partition = await this.#cache.current(keys);
+    const facts = partition
+      .ordered()
+      .filter(
+        (f) =>
+          (!opts.category || categoryMatches(f.category, opts.category)) && hasAllTags(f.tags, opts.tags),
+      )
+      .sort(byCreated);
+    if (opts.order === 'newest') facts.reverse();
+    return facts.slice(opts.offset, opts.limit === undefined ? undefined : opts.offset + opts.limit);
+  }
+
+  async create(scope: Scope, input: FactInput): Promise<Fact> {
+    const s = parseScope(scope);
+    const data = parseOrThrow(FactInputSchema, input, 'fact');
+    const now = isoAt(this.clock);
+    const fact = parseOrThrow(
+      FactSchema,
+      {
+        ...data,
+        id: data.id ?? shortId(),
+        userId: s.userId,
+        agentId: s.agentId,
+        createdAt: now,
+        updatedAt: now,
+      },
+      'fact',
+    );
+    await this.#records.insert(this.#keysFor(s), fact.id, fact, 'fact');
+    return fact;
+  }
+
+  async update(scope: Scope, id: string, patch: FactPatch): Promise<Fact> {
+    const keys = this.#keysFor(parseScope(scope));
+    parseOrThrow(IdSchema, id, 'fact id');
+    const changes = parseOrThrow(FactPatchSchema, patch, 'fact update');
+    const updatedAt = isoAt(this.clock);
+    return this.#records.modify(keys, id, `No fact "${id}" in this scope.`, (current) => {
+      const { title, ...rest } = changes;
+      const next: Fact = { ...current, updatedAt };
+      for (const [key, value] of Object.entries(rest)) {
+        if (value !== undefined) (next as Record<string, unknown>)[key] = value;
+      }
+      if (title === null) delete next.title;
+      else if (title !== undefined) next.title = title;
+      return { next, result: next };
+    });
+  }
+
+  async delete(scope: Scope, id: string): Promise<boolean> {
+    const keys = this.#keysFor(parseScope(scope));
+    parseOrThrow(IdSchema, id, 'fact id');
+    return this.#records.delete(keys, id);
+  }
+
+  async search(scope: Scope, query: FactQuery): Promise<FactHit[]> {
+    const keys = this.#keysFor(parseScope(scope));
+    const q = parseOrThrow(FactQuerySchema, query, 'fact query');
+    const partition = await this.#cache.current(keys);
+    const keep = (fact: Fact) =>
+      (!q.category || categoryMatches(fact.category, q.category)) && hasAllTags(fact.tags, q.tags);
+    if (!q.query?.trim()) {
+      return partition
+        .ordered()
+        .filter(keep)
+        .sort((a, b) => (b.updatedAt < a.updatedAt ? -1 : b.updatedAt > a.updatedAt ? 1 : 0))
+        .slice(0, q.limit)
+        .map((fact) => ({ fact, score: 0 }));
+    }
+    const filter = q.category || q.tags?.length ? (id: string) => keep(partition.get(id)!) : undefined;
+    return partition
+      .index()
+      .search(q.query, { limit: q.limit, filter })
+      .map((hit) => ({ fact: partition.get(hit.id)!, score: hit.score }));
+  }
+
+  async categories(scope: Scope): Promise<CategoryCount[]> {
+    const keys = this.#keysFor(parseScope(scope));
+    const partition = await this.#cache.current(keys);
+    const counts = new Map<string, number>();
+    for (const fact of partition.ordered()) counts.set(fact.category, (counts.get(fact.category) ?? 0) + 1);
+    return [...counts]
+      .sort(([a], [b]) => a.localeCompare(b))
+      .map(([category, count]) => ({ category, count }));
+  }
+
+  async snapshot(selector: SnapshotSelector): Promise<SnapshotEnvelope<Fact>> {
+    return this.snapshotOf('facts', selector, async (userId) => {
+      const records: Fact[] = [];
+      for (const found of await this.partitionsOf('facts', ':rec', userId)) {
+        const loaded = await this.#records.load(partitionKeys(found.key.slice(0, -':rec'.length)));
+        records.push(...loaded.records.map((s) => s.record));
+      }
+      return records;
+    });
+  }
+
+  async restore(snapshot: unknown, options: RestoreOptions = {}): Promise<RestoreReport> {
+    return this.restoreFrom('facts', FactSchema, snapshot, options, {
+      userIdOf: (f) => f.userId,
+      partitionOf: (f) => `${f.userId}/${f.agentId ?? NO_AGENT}`,
+      idOf: (f) => f.id,
+      replace: (multi, facts) =>
+        this.#records.queueReplace(multi, this.#keysFor(facts[0]!), facts, (f) => f.id),
+    });
+  }
+
+  #keysFor(scope: Pick<Scope, 'userId' | 'agentId'>): PartitionKeys {
+    return partitionKeys(this.keys.base('facts', scope));
+  }
+}

@@ -1,0 +1,393 @@
+import { createHash } from 'node:crypto';
+import {
+  ConflictError,
+  CorruptDataError,
+  LexicalIndex,
+  type LexicalIndexOptions,
+  NotFoundError,
+  StorageError,
+} from '@kioku/core';
+import { lua, type Multi, type RedisConnection, randomToken } from './connection.js';
+
+/**
+ * A record partition (facts, documents or details of one user + agent) is four keys:
+ *
+ * - `…:rec`  HASH  id → record JSON
+ * - `…:ord`  ZSET  id → insertion sequence (list order; an update keeps its place)
+ * - `…:log`  ZSET  id → version of the id's last change (what a search cache has to fetch)
+ * - `…:meta` HASH  `seq` (insertion counter), `ver` (change counter), `epoch` (changes on restore and
+ *   when the log is compacted: caches of another epoch reload the whole partition)
+ *
+ * Every write is one Lua script, so the four keys never disagree.
+ */
+export interface PartitionKeys {
+  rec: string;
+  ord: string;
+  log: string;
+  meta: string;
+}
+
+export function partitionKeys(base: string): PartitionKeys {
+  return { rec: `${base}:rec`, ord: `${base}:ord`, log: `${base}:log`, meta: `${base}:meta` };
+}
+
+const keyList = (k: PartitionKeys) => [k.rec, k.ord, k.log, k.meta];
+
+// The log keeps one entry per id ever changed; once it holds many more ids than the partition has records
+// (deletions), it is dropped and the epoch changes, so caches reload instead of replaying it.
+const COMPACT = `
+local function compact(rec, log, meta, epoch)
+  if redis.call('ZCARD', log) > 2 * redis.call('HLEN', rec) + 1000 then
+    redis.call('DEL', log)
+    redis.call('HSET', meta, 'epoch', epoch)
+  end
+end
+`;
+
+const INSERT = lua(`
+if redis.call('HEXISTS', KEYS[1], ARGV[1]) == 1 then return 0 end
+redis.call('HSETNX', KEYS[4], 'epoch', ARGV[3])
+local seq = redis.call('HINCRBY', KEYS[4], 'seq', 1)
+local ver = redis.call('HINCRBY', KEYS[4], 'ver', 1)
+redis.call('HSET', KEYS[1], ARGV[1], ARGV[2])
+redis.call('ZADD', KEYS[2], seq, ARGV[1])
+redis.call('ZADD', KEYS[3], ver, ARGV[1])
+return 1
+`);
+
+// Compare-and-set on the SHA-1 of the stored JSON: 1 written, 0 gone, -1 changed since it was read.
+const REPLACE = lua(`
+local current = redis.call('HGET', KEYS[1], ARGV[1])
+if not current then return 0 end
+if redis.sha1hex(current) ~= ARGV[2] then return -1 end
+redis.call('HSETNX', KEYS[4], 'epoch', ARGV[4])
+local ver = redis.call('HINCRBY', KEYS[4], 'ver', 1)
+redis.call('HSET', KEYS[1], ARGV[1], ARGV[3])
+redis.call('ZADD', KEYS[3], ver, ARGV[1])
+return 1
+`);
+
+const DELETE = lua(`${COMPACT}
+if redis.call('HDEL', KEYS[1], ARGV[1]) == 0 then return 0 end
+redis.call('ZREM', KEYS[2], ARGV[1])
+redis.call('HSETNX', KEYS[4], 'epoch', ARGV[2])
+local ver = redis.call('HINCRBY', KEYS[4], 'ver', 1)
+redis.call('ZADD', KEYS[3], ver, ARGV[1])
+compact(KEYS[1], KEYS[3], KEYS[4], ARGV[2])
+return 1
+`);
+
+// What changed since a cache's (epoch, version): nothing, the changed ids with their JSON ('' = deleted)
+// and sequence, or 'full' when the cache must reload (other epoch, or more changes than are worth replaying).
+const SYNC = lua(`
+local m = redis.call('HMGET', KEYS[4], 'epoch', 'ver')
+if not m[1] then return {'', '0', 'empty'} end
+if m[1] ~= ARGV[1] then return {m[1], m[2], 'full'} end
+if m[2] == ARGV[2] then return {m[1], m[2], 'same'} end
+local limit = tonumber(ARGV[3])
+local ids = redis.call('ZRANGEBYSCORE', KEYS[3], '(' .. ARGV[2], '+inf', 'LIMIT', 0, limit + 1)
+if #ids > limit then return {m[1], m[2], 'full'} end
+local out = {m[1], m[2], 'delta'}
+for _, id in ipairs(ids) do
+  out[#out + 1] = id
+  out[#out + 1] = redis.call('HGET', KEYS[1], id) or ''
+  out[#out + 1] = redis.call('ZSCORE', KEYS[2], id) or '0'
+end
+return out
+`);
+
+/** A stored record with its insertion sequence. */
+export interface Stored<T> {
+  seq: number;
+  record: T;
+}
+
+export interface LoadedPartition<T> {
+  epoch: string;
+  version: string;
+  /** In insertion order. */
+  records: Stored<T>[];
+}
+
+/** How one kind's records are parsed and indexed. */
+export interface RecordKind<T> {
+  name: string;
+  /** Parse stored JSON (trusted: it was validated before it was written). */
+  parse?(json: string): T;
+  /** What to index for a record; omit for kinds that are never searched. */
+  indexEntries?(record: T): Array<{ key: string; text: string }>;
+  search?: LexicalIndexOptions;
+}
+
+export function parseJson<T>(json: string, what: string): T {
+  try {
+    return JSON.parse(json) as T;
+  } catch (error) {
+    throw new CorruptDataError(`Stored ${what} is not valid JSON.`, { cause: error });
+  }
+}
+
+/** Records per HSET / ZADD when a partition is restored. */
+const CHUNK = 500;
+
+const sha1 = (text: string) => createHash('sha1').update(text).digest('hex');
+
+/** Attempts of an optimistic read-modify-write before giving up under contention. */
+const MAX_ATTEMPTS = 100;
+
+/** Record operations on one kind's partitions: insert, compare-and-set update, delete, load. */
+export class RecordPartitions<T> {
+  constructor(
+    readonly connection: RedisConnection,
+    readonly kind: RecordKind<T>,
+  ) {}
+
+  parse(json: string): T {
+    return this.kind.parse ? this.kind.parse(json) : parseJson<T>(json, this.kind.name);
+  }
+
+  async get(keys: PartitionKeys, id: string): Promise<T | null> {
+    const json = await this.connection.run('HGET', () => this.connection.client.hget(keys.rec, id));
+    return json === null ? null : this.parse(json);
+  }
+
+  /** Insert a new record; ConflictError when the id exists. */
+  async insert(keys: PartitionKeys, id: string, record: T, what: string): Promise<void> {
+    const inserted = await this.connection.eval<number>(INSERT, keyList(keys), [
+      id,
+      JSON.stringify(record),
+      randomToken(),
+    ]);
+    if (inserted === 0) throw new ConflictError(`A ${what} with id "${id}" already exists.`);
+  }
+
+  /**
+   * Read-modify-write of one record without locks: read it, compute the next version, write it only if
+   * the stored JSON is still what was read (else read again). `change` returns undefined to write
+   * nothing. NotFoundError (with `missing`) when the record does not exist.
+   */
+  async modify<R>(
+    keys: PartitionKeys,
+    id: string,
+    missing: string,
+    change: (current: T) => { next: T; result: R } | { result: R; next?: undefined },
+  ): Promise<R> {
+    for (let attempt = 0; attempt < MAX_ATTEMPTS; attempt++) {
+      const json = await this.connection.run('HGET', () => this.connection.client.hget(keys.rec, id));
+      if (json === null) throw new NotFoundError(missing);
+      const outcome = change(this.parse(json));
+      if (outcome.next === undefined) return outcome.result;
+      const written = await this.connection.eval<number>(REPLACE, keyList(keys), [
+        id,
+        sha1(json),
+        JSON.stringify(outcome.next),
+        randomToken(),
+      ]);
+      if (written === 1) return outcome.result;
+      if (written === 0) throw new NotFoundError(missing);
+    }
+    throw new StorageError(
+      `Gave up updating ${this.kind.name} "${id}" after ${MAX_ATTEMPTS} conflicting writes.`,
+    );
+  }
+
+  async delete(keys: PartitionKeys, id: string): Promise<boolean> {
+    return (await this.connection.eval<number>(DELETE, keyList(keys), [id, randomToken()])) === 1;
+  }
+
+  /** The whole partition at one instant (MULTI), in insertion order. */
+  async load(keys: PartitionKeys): Promise<LoadedPartition<T>> {
+    const [meta, hash, order] = (await this.connection.transaction('load', (multi) => {
+      multi.hmget(keys.meta, 'epoch', 'ver');
+      multi.hgetall(keys.rec);
+      multi.zrange(keys.ord, '0', '-1', 'WITHSCORES');
+    })) as [Array<string | null>, Record<string, string>, string[]];
+    const records: Stored<T>[] = [];
+    for (let i = 0; i < order.length; i += 2) {
+      const json = hash[order[i]!];
+      if (json !== undefined) records.push({ seq: Number(order[i + 1]), record: this.parse(json) });
+    }
+    return { epoch: meta[0] ?? '', version: meta[1] ?? '0', records };
+  }
+
+  /**
+   * Queue the replacement of a whole partition (restore) into a MULTI: the old records go, the new ones
+   * are stored in the given order, and a new epoch makes every cache of the partition reload it.
+   */
+  queueReplace(multi: Multi, keys: PartitionKeys, records: readonly T[], idOf: (record: T) => string): void {
+    multi.del(keys.rec, keys.ord, keys.log);
+    multi.hset(keys.meta, 'epoch', randomToken(), 'seq', records.length, 'ver', 0);
+    for (let i = 0; i < records.length; i += CHUNK) {
+      const fields: string[] = [];
+      const order: Array<string | number> = [];
+      records.slice(i, i + CHUNK).forEach((record, j) => {
+        const id = idOf(record);
+        fields.push(id, JSON.stringify(record));
+        order.push(i + j + 1, id);
+      });
+      multi.hset(keys.rec, ...fields);
+      multi.zadd(keys.ord, ...order);
+    }
+  }
+
+  /** What changed since `(epoch, version)`; see SYNC. */
+  async changes(
+    keys: PartitionKeys,
+    epoch: string,
+    version: string,
+    limit: number,
+  ): Promise<
+    | { kind: 'empty' | 'same' | 'full'; epoch: string; version: string }
+    | {
+        kind: 'delta';
+        epoch: string;
+        version: string;
+        changed: Array<{ id: string; stored: Stored<T> | null }>;
+      }
+  > {
+    const reply = await this.connection.eval<string[]>(SYNC, keyList(keys), [epoch, version, limit]);
+    const [newEpoch, newVersion, kind] = reply as [string, string, 'empty' | 'same' | 'full' | 'delta'];
+    if (kind !== 'delta') return { kind, epoch: newEpoch, version: newVersion };
+    const changed: Array<{ id: string; stored: Stored<T> | null }> = [];
+    for (let i = 3; i < reply.length; i += 3) {
+      const json = reply[i + 1]!;
+      changed.push({
+        id: reply[i]!,
+        stored: json === '' ? null : { seq: Number(reply[i + 2]), record: this.parse(json) },
+      });
+    }
+    return { kind, epoch: newEpoch, version: newVersion, changed };
+  }
+}
+
+/** A partition as a search cache holds it: records by id, their order, and a lexical index built on demand. */
+export class CachedPartition<T> {
+  epoch = '';
+  version = '0';
+  readonly records = new Map<string, Stored<T>>();
+  #ordered: T[] | undefined;
+  #index: LexicalIndex | undefined;
+
+  constructor(readonly kind: RecordKind<T>) {}
+
+  get(id: string): T | undefined {
+    return this.records.get(id)?.record;
+  }
+
+  /** Records in insertion order (the order of the partition's `ord` set). */
+  ordered(): T[] {
+    if (!this.#ordered) {
+      this.#ordered = [...this.records.values()].sort((a, b) => a.seq - b.seq).map((s) => s.record);
+    }
+    return this.#ordered;
+  }
+
+  index(): LexicalIndex {
+    if (!this.#index) {
+      const index = new LexicalIndex(this.kind.search);
+      for (const record of this.ordered()) this.#indexRecord(index, record);
+      this.#index = index;
+    }
+    return this.#index;
+  }
+
+  reset(loaded: LoadedPartition<T>, idOf: (record: T) => string): void {
+    this.records.clear();
+    for (const stored of loaded.records) this.records.set(idOf(stored.record), stored);
+    this.epoch = loaded.epoch;
+    this.version = loaded.version;
+    this.#ordered = undefined;
+    this.#index = undefined;
+  }
+
+  apply(changed: Array<{ id: string; stored: Stored<T> | null }>, epoch: string, version: string): void {
+    for (const { id, stored } of changed) {
+      const previous = this.records.get(id);
+      if (previous && this.#index) this.#unindexRecord(this.#index, previous.record);
+      if (stored) {
+        this.records.set(id, stored);
+        if (this.#index) this.#indexRecord(this.#index, stored.record);
+      } else this.records.delete(id);
+    }
+    this.epoch = epoch;
+    this.version = version;
+    this.#ordered = undefined;
+  }
+
+  #indexRecord(index: LexicalIndex, record: T): void {
+    for (const entry of this.kind.indexEntries?.(record) ?? []) index.set(entry.key, entry.text);
+  }
+
+  #unindexRecord(index: LexicalIndex, record: T): void {
+    for (const entry of this.kind.indexEntries?.(record) ?? []) index.remove(entry.key);
+  }
+}
+
+export interface PartitionCacheOptions {
+  /** Partitions kept in memory per store (least recently used are dropped; default 64, 0 = none). */
+  partitions?: number;
+  /** Changes replayed incrementally before a cache reloads the whole partition instead (default 1000). */
+  maxDelta?: number;
+}
+
+/**
+ * Per-process copies of recently searched partitions. Every read first asks Redis what changed since the
+ * copy's version (one round trip, atomic in a Lua script) and applies it, so a copy is never stale, also
+ * when other processes write: Redis holds the data, the cache only saves reloading and re-indexing it.
+ */
+export class PartitionCache<T> {
+  readonly #entries = new Map<string, CachedPartition<T>>();
+  readonly #pending = new Map<string, Promise<CachedPartition<T>>>();
+  readonly #max: number;
+  readonly #maxDelta: number;
+
+  constructor(
+    readonly partitions: RecordPartitions<T>,
+    readonly idOf: (record: T) => string,
+    options: PartitionCacheOptions = {},
+  ) {
+    this.#max = Math.max(0, options.partitions ?? 64);
+    this.#maxDelta = Math.max(1, options.maxDelta ?? 1000);
+  }
+
+  /** The partition, current as of this call. Concurrent calls for one partition share one round trip. */
+  async current(keys: PartitionKeys): Promise<CachedPartition<T>> {
+    const previous = this.#pending.get(keys.rec);
+    const next = (previous ? previous.catch(() => undefined) : Promise.resolve(undefined)).then(() =>
+      this.#sync(keys),
+    );
+    this.#pending.set(keys.rec, next);
+    try {
+      return await next;
+    } finally {
+      if (this.#pending.get(keys.rec) === next) this.#pending.delete(keys.rec);
+    }
+  }
+
+  async #sync(keys: PartitionKeys): Promise<CachedPartition<T>> {
+    const cached = this.#entries.get(keys.rec);
+    if (cached) {
+      this.#entries.delete(keys.rec); // re-inserted below: most recently used last
+      const changes = await this.partitions.changes(keys, cached.epoch, cached.version, this.#maxDelta);
+      if (changes.kind === 'same') return this.#keep(keys.rec, cached);
+      if (changes.kind === 'delta') {
+        cached.apply(changes.changed, changes.epoch, changes.version);
+        return this.#keep(keys.rec, cached);
+      }
+      if (changes.kind === 'empty') {
+        cached.reset({ epoch: '', version: '0', records: [] }, this.idOf);
+        return this.#keep(keys.rec, cached);
+      }
+    }
+    const fresh = new CachedPartition<T>(this.partitions.kind);
+    fresh.reset(await this.partitions.load(keys), this.idOf);
+    return this.#keep(keys.rec, fresh);
+  }
+
+  #keep(id: string, partition: CachedPartition<T>): CachedPartition<T> {
+    if (this.#max === 0) return partition;
+    this.#entries.set(id, partition);
+    while (this.#entries.size > this.#max) this.#entries.delete(this.#entries.keys().next().value!);
+    return partition;
+  }
+}

@@ -1,0 +1,366 @@
+import {
+  isoAt,
+  type KvEntry,
+  KvEntrySchema,
+  KvKeySchema,
+  NotFoundError,
+  parseOrThrow,
+  parseScope,
+  type RestoreOptions,
+  type RestoreReport,
+  type Scope,
+  SESSION_DEFAULTS,
+  type SessionCreateOptions,
+  SessionCreateSchema,
+  type SessionInfo,
+  SessionInfoSchema,
+  type SessionRecord,
+  SessionRecordSchema,
+  type SessionStore,
+  type SessionStoreOptions,
+  type SnapshotEnvelope,
+  type SnapshotSelector,
+  type TranscriptEntry,
+  type TranscriptInput,
+  TranscriptInputSchema,
+  timeOrderedId,
+  UuidSchema,
+} from '@kioku/core';
+import { z } from 'zod';
+import { RedisStoreBase, type RedisStoreOptions } from './base.js';
+import { lua } from './connection.js';
+import { encodePart, NO_AGENT } from './keys.js';
+import { parseJson } from './records.js';
+
+export type RedisSessionStoreOptions = RedisStoreOptions & SessionStoreOptions;
+
+const ReadCountSchema = z.number().int().min(0).max(100_000);
+
+// Every script that touches a session's data first checks the session is in the caller's index, in the
+// same script: a concurrent delete can never leave data behind for a session that no longer exists.
+
+/** KEYS idx, ord, meta. ARGV id, session JSON. */
+const CREATE = lua(`
+local seq = redis.call('HINCRBY', KEYS[3], 'seq', 1)
+redis.call('HSET', KEYS[1], ARGV[1], ARGV[2])
+redis.call('ZADD', KEYS[2], seq, ARGV[1])
+return seq
+`);
+
+/** KEYS idx, ord, kv, kvo, tr. ARGV id. */
+const DELETE = lua(`
+if redis.call('HDEL', KEYS[1], ARGV[1]) == 0 then return 0 end
+redis.call('ZREM', KEYS[2], ARGV[1])
+redis.call('DEL', KEYS[3], KEYS[4], KEYS[5])
+return 1
+`);
+
+/** KEYS idx, kv, kvo, meta. ARGV id, key, entry JSON, cap. An update moves the key to the end; FIFO past the cap. */
+const KV_SET = lua(`
+if redis.call('HEXISTS', KEYS[1], ARGV[1]) == 0 then return -1 end
+redis.call('HSET', KEYS[2], ARGV[2], ARGV[3])
+redis.call('ZADD', KEYS[3], redis.call('HINCRBY', KEYS[4], 'seq', 1), ARGV[2])
+local over = redis.call('ZCARD', KEYS[3]) - tonumber(ARGV[4])
+if over > 0 then
+  for _, k in ipairs(redis.call('ZRANGE', KEYS[3], 0, over - 1)) do redis.call('HDEL', KEYS[2], k) end
+  redis.call('ZREMRANGEBYRANK', KEYS[3], 0, over - 1)
+end
+return 1
+`);
+
+/** KEYS idx, kv, kvo. ARGV id, key. */
+const KV_DELETE = lua(`
+if redis.call('HEXISTS', KEYS[1], ARGV[1]) == 0 then return -1 end
+redis.call('ZREM', KEYS[3], ARGV[2])
+return redis.call('HDEL', KEYS[2], ARGV[2])
+`);
+
+/** KEYS idx, tr. ARGV id, cap, entries… (appended in order, then trimmed to the last cap). */
+const APPEND = lua(`
+if redis.call('HEXISTS', KEYS[1], ARGV[1]) == 0 then return -1 end
+for i = 3, #ARGV do redis.call('RPUSH', KEYS[2], ARGV[i]) end
+redis.call('LTRIM', KEYS[2], -tonumber(ARGV[2]), -1)
+return 1
+`);
+
+/** KEYS idx, ord. ARGV base. Every session of the partition with its k-v (pairs, order) and transcript. */
+const DUMP = lua(`
+local out = {}
+for _, id in ipairs(redis.call('ZRANGE', KEYS[2], 0, -1)) do
+  local info = redis.call('HGET', KEYS[1], id)
+  if info then
+    local d = ARGV[1] .. ':s:' .. id
+    out[#out + 1] = {
+      info,
+      redis.call('HGETALL', d .. ':kv'),
+      redis.call('ZRANGE', d .. ':kvo', 0, -1),
+      redis.call('LRANGE', d .. ':tr', 0, -1),
+    }
+  end
+end
+return out
+`);
+
+/**
+ * KEYS idx, ord, meta. ARGV base, then per session: id, session JSON, k-v count, (key, entry JSON)…,
+ * transcript count, entry JSON…. Removes every session of the partition (with its data) first.
+ */
+const RESTORE = lua(`
+for _, id in ipairs(redis.call('HKEYS', KEYS[1])) do
+  local d = ARGV[1] .. ':s:' .. id
+  redis.call('DEL', d .. ':kv', d .. ':kvo', d .. ':tr')
+end
+redis.call('DEL', KEYS[1], KEYS[2])
+local i, seq = 2, 0
+while i <= #ARGV do
+  local id = ARGV[i]
+  local d = ARGV[1] .. ':s:' .. id
+  seq = seq + 1
+  redis.call('HSET', KEYS[1], id, ARGV[i + 1])
+  redis.call('ZADD', KEYS[2], seq, id)
+  i = i + 2
+  for _ = 1, tonumber(ARGV[i]) do
+    seq = seq + 1
+    redis.call('HSET', d .. ':kv', ARGV[i + 1], ARGV[i + 2])
+    redis.call('ZADD', d .. ':kvo', seq, ARGV[i + 1])
+    i = i + 2
+  end
+  i = i + 1
+  local n = tonumber(ARGV[i])
+  for j = 1, n do redis.call('RPUSH', d .. ':tr', ARGV[i + j]) end
+  i = i + n + 1
+end
+redis.call('HSET', KEYS[3], 'seq', seq)
+return 1
+`);
+
+interface SessionKeys {
+  base: string;
+  idx: string;
+  ord: string;
+  meta: string;
+}
+
+interface DataKeys {
+  kv: string;
+  kvo: string;
+  tr: string;
+}
+
+/**
+ * Sessions per user + agent: an index (`…:idx` HASH id → session, `…:ord` ZSET for creation order) and
+ * per session a k-v HASH (`…:s:<id>:kv`) with its order (`…:kvo`, an update moves a key to the end) and a
+ * transcript LIST (`…:tr`). Caps are enforced in the same Lua script as the write.
+ */
+export class RedisSessionStore extends RedisStoreBase implements SessionStore {
+  readonly #kvCap: number;
+  readonly #transcriptCap: number;
+
+  constructor(options: RedisSessionStoreOptions) {
+    super(options);
+    this.#kvCap = options.kvCap ?? SESSION_DEFAULTS.kvCap;
+    this.#transcriptCap = options.transcriptCap ?? SESSION_DEFAULTS.transcriptCap;
+  }
+
+  async create(scope: Scope, options: SessionCreateOptions = {}): Promise<SessionInfo> {
+    const s = parseScope(scope);
+    const opts = parseOrThrow(SessionCreateSchema, options, 'session options');
+    const now = this.clock.now();
+    const session = parseOrThrow(
+      SessionInfoSchema,
+      {
+        id: timeOrderedId(now),
+        userId: s.userId,
+        agentId: s.agentId,
+        storeTypes: opts.storeTypes,
+        title: opts.title,
+        metadata: opts.metadata,
+        createdAt: new Date(now).toISOString(),
+      },
+      'session',
+    );
+    const k = this.#keysFor(s);
+    await this.connection.eval(CREATE, [k.idx, k.ord, k.meta], [session.id, JSON.stringify(session)]);
+    return session;
+  }
+
+  async load(scope: Scope, sessionId: string): Promise<SessionInfo> {
+    const s = parseScope(scope);
+    const id = this.#sessionId(sessionId);
+    const json = await this.connection.run('HGET', () =>
+      this.connection.client.hget(this.#keysFor(s).idx, id),
+    );
+    if (json === null) throw this.#notFound(sessionId);
+    return parseJson<SessionInfo>(json, 'session');
+  }
+
+  async list(scope: Scope): Promise<SessionInfo[]> {
+    const k = this.#keysFor(parseScope(scope));
+    const [hash, order] = (await this.connection.transaction('session list', (multi) => {
+      multi.hgetall(k.idx);
+      multi.zrange(k.ord, '0', '-1');
+    })) as [Record<string, string>, string[]];
+    return order.flatMap((id) =>
+      hash[id] === undefined ? [] : [parseJson<SessionInfo>(hash[id], 'session')],
+    );
+  }
+
+  async delete(scope: Scope, sessionId: string): Promise<boolean> {
+    const k = this.#keysFor(parseScope(scope));
+    const id = this.#sessionId(sessionId);
+    const d = this.#dataKeys(k, id);
+    return (await this.connection.eval<number>(DELETE, [k.idx, k.ord, d.kv, d.kvo, d.tr], [id])) === 1;
+  }
+
+  async kvGet(scope: Scope, sessionId: string, key: string): Promise<string | null> {
+    const k = this.#keysFor(parseScope(scope));
+    parseOrThrow(KvKeySchema, key, 'key');
+    const id = this.#sessionId(sessionId);
+    const [exists, json] = (await this.connection.transaction('session kvGet', (multi) => {
+      multi.hexists(k.idx, id);
+      multi.hget(this.#dataKeys(k, id).kv, key);
+    })) as [number, string | null];
+    if (!exists) throw this.#notFound(sessionId);
+    return json === null ? null : parseJson<KvEntry>(json, 'session k-v entry').value;
+  }
+
+  async kvSet(scope: Scope, sessionId: string, key: string, value: string): Promise<void> {
+    const k = this.#keysFor(parseScope(scope));
+    const entry = parseOrThrow(KvEntrySchema, { key, value, ts: isoAt(this.clock) }, 'key-value entry');
+    const id = this.#sessionId(sessionId);
+    const d = this.#dataKeys(k, id);
+    const result = await this.connection.eval<number>(
+      KV_SET,
+      [k.idx, d.kv, d.kvo, k.meta],
+      [id, key, JSON.stringify(entry), this.#kvCap],
+    );
+    if (result === -1) throw this.#notFound(sessionId);
+  }
+
+  async kvDelete(scope: Scope, sessionId: string, key: string): Promise<boolean> {
+    const k = this.#keysFor(parseScope(scope));
+    parseOrThrow(KvKeySchema, key, 'key');
+    const id = this.#sessionId(sessionId);
+    const d = this.#dataKeys(k, id);
+    const result = await this.connection.eval<number>(KV_DELETE, [k.idx, d.kv, d.kvo], [id, key]);
+    if (result === -1) throw this.#notFound(sessionId);
+    return result === 1;
+  }
+
+  async kvList(scope: Scope, sessionId: string): Promise<KvEntry[]> {
+    const k = this.#keysFor(parseScope(scope));
+    const id = this.#sessionId(sessionId);
+    const d = this.#dataKeys(k, id);
+    const [exists, hash, order] = (await this.connection.transaction('session kvList', (multi) => {
+      multi.hexists(k.idx, id);
+      multi.hgetall(d.kv);
+      multi.zrange(d.kvo, '0', '-1');
+    })) as [number, Record<string, string>, string[]];
+    if (!exists) throw this.#notFound(sessionId);
+    return order.flatMap((key) =>
+      hash[key] === undefined ? [] : [parseJson<KvEntry>(hash[key], 'session k-v entry')],
+    );
+  }
+
+  async transcriptAppend(
+    scope: Scope,
+    sessionId: string,
+    entries: TranscriptInput | TranscriptInput[],
+  ): Promise<TranscriptEntry[]> {
+    const k = this.#keysFor(parseScope(scope));
+    const ts = isoAt(this.clock);
+    const list = Array.isArray(entries) ? entries : [entries];
+    const parsed: TranscriptEntry[] = list.map((e, i) => ({
+      ...parseOrThrow(TranscriptInputSchema, e, `transcript entry ${i}`),
+      ts,
+    }));
+    const id = this.#sessionId(sessionId);
+    const result = await this.connection.eval<number>(
+      APPEND,
+      [k.idx, this.#dataKeys(k, id).tr],
+      [id, this.#transcriptCap, ...parsed.map((e) => JSON.stringify(e))],
+    );
+    if (result === -1) throw this.#notFound(sessionId);
+    return parsed;
+  }
+
+  async transcriptReadLast(scope: Scope, sessionId: string, n: number): Promise<TranscriptEntry[]> {
+    const k = this.#keysFor(parseScope(scope));
+    const count = parseOrThrow(ReadCountSchema, n, 'entry count');
+    const id = this.#sessionId(sessionId);
+    const [exists, items] = (await this.connection.transaction('session transcript', (multi) => {
+      multi.hexists(k.idx, id);
+      multi.lrange(this.#dataKeys(k, id).tr, -Math.max(count, 1), -1);
+    })) as [number, string[]];
+    if (!exists) throw this.#notFound(sessionId);
+    return count === 0 ? [] : items.map((json) => parseJson<TranscriptEntry>(json, 'transcript entry'));
+  }
+
+  async snapshot(selector: SnapshotSelector): Promise<SnapshotEnvelope<SessionRecord>> {
+    return this.snapshotOf('sessions', selector, async (userId) => {
+      const records: SessionRecord[] = [];
+      for (const found of await this.partitionsOf('sessions', ':idx', userId)) {
+        if (found.rest !== 'idx') continue;
+        const k = this.#keysFor(found);
+        const dump = await this.connection.eval<Array<[string, string[], string[], string[]]>>(
+          DUMP,
+          [k.idx, k.ord],
+          [k.base],
+        );
+        for (const [info, kvPairs, kvOrder, transcript] of dump) {
+          const kv = new Map<string, string>();
+          for (let i = 0; i < kvPairs.length; i += 2) kv.set(kvPairs[i]!, kvPairs[i + 1]!);
+          records.push({
+            session: parseJson<SessionInfo>(info, 'session'),
+            kv: kvOrder.flatMap((key) => {
+              const json = kv.get(key);
+              return json === undefined ? [] : [parseJson<KvEntry>(json, 'session k-v entry')];
+            }),
+            transcript: transcript.map((json) => parseJson<TranscriptEntry>(json, 'transcript entry')),
+          });
+        }
+      }
+      return records;
+    });
+  }
+
+  /** Replaces, per user + agent, the whole session index with the snapshot's sessions and their data. */
+  async restore(snapshot: unknown, options: RestoreOptions = {}): Promise<RestoreReport> {
+    const report = await this.restoreFrom('sessions', SessionRecordSchema, snapshot, options, {
+      userIdOf: (r) => r.session.userId,
+      partitionOf: (r) => `${r.session.userId}/${r.session.agentId ?? NO_AGENT}`,
+      idOf: (r) => r.session.id.toLowerCase(),
+      replace: (multi, records) => {
+        const k = this.#keysFor(records[0]!.session);
+        const args: Array<string | number> = [k.base];
+        for (const { session, kv, transcript } of records) {
+          const id = session.id.toLowerCase();
+          args.push(id, JSON.stringify({ ...session, id }), kv.length);
+          for (const entry of kv) args.push(entry.key, JSON.stringify(entry));
+          args.push(transcript.length, ...transcript.map((e) => JSON.stringify(e)));
+        }
+        multi.eval(RESTORE.lua, 3, k.idx, k.ord, k.meta, ...args);
+      },
+    });
+    // Counted as core's reference counts: an index partition per user + agent, a data partition per session.
+    return { ...report, partitions: report.partitions + report.records };
+  }
+
+  #keysFor(scope: Pick<Scope, 'userId' | 'agentId'>): SessionKeys {
+    const base = this.keys.base('sessions', scope);
+    return { base, idx: `${base}:idx`, ord: `${base}:ord`, meta: `${base}:meta` };
+  }
+
+  #dataKeys(keys: SessionKeys, id: string): DataKeys {
+    const d = `${keys.base}:s:${encodePart(id)}`;
+    return { kv: `${d}:kv`, kvo: `${d}:kvo`, tr: `${d}:tr` };
+  }
+
+  #sessionId(sessionId: string): string {
+    return parseOrThrow(UuidSchema, sessionId, 'session id').toLowerCase();
+  }
+
+  #notFound(sessionId: string): NotFoundError {
+    return new NotFoundError(`No session "${sessionId}" for this user.`, { details: { sessionId } });
+  }
+}
