@@ -1,0 +1,158 @@
+import { createInterface } from 'node:readline';
+import { type Conversation, isKiokuError, type Kioku, type Scope, type TurnLedger } from '@kioku/core';
+import { type OpenAIChatModel, runAgentTurn } from '@kioku/openai';
+import {
+  describeToolTraffic,
+  exportUser,
+  forgetUser,
+  formatLedger,
+  importUser,
+  showFacts,
+  showPlan,
+  showRefs,
+  showWorking,
+} from './inspect.js';
+import type { DemoStores } from './stack.js';
+
+export const HELP = `Commands:
+  /facts           facts remembered about you
+  /plan            this conversation's plan
+  /working         working memory (scratch notes with expiry)
+  /refs            offloaded tool outputs ([MemoryRef: …])
+  /ledger          last turn's prompt: tokens per memory kind
+  /export <file>   write a snapshot of your memory
+  /import <file>   restore a snapshot written by /export
+  /forget          delete your memory
+  /help            this list
+  /quit            leave (Ctrl-D works too)`;
+
+export interface ChatOptions {
+  kioku: Kioku;
+  stores: DemoStores;
+  scope: Scope;
+  model: OpenAIChatModel;
+  resume: boolean;
+  input?: NodeJS.ReadableStream;
+  output?: NodeJS.WritableStream;
+}
+
+/** The interactive chat: one line per turn, streamed answers, slash commands to look inside memory. */
+export async function chat(options: ChatOptions): Promise<void> {
+  const { kioku, stores, scope, model } = options;
+  const out = options.output ?? process.stdout;
+  const input = options.input ?? process.stdin;
+  const tty = (input as { isTTY?: boolean }).isTTY === true;
+  const print = (text: string) => out.write(`${text}\n`);
+
+  let conversation: Conversation;
+  const latest = options.resume ? (await stores.sessions.list(scope)).at(-1) : undefined;
+  if (latest) {
+    conversation = await kioku.resumeConversation(scope, latest.id);
+    print(`Resumed session ${latest.id}.`);
+  } else {
+    conversation = await kioku.startConversation(scope);
+  }
+  print(`Kioku demo agent — model ${model.model} at ${model.client.baseURL}`);
+  print(`User ${scope.userId}, session ${conversation.sessionId}. Type /help for commands.\n`);
+
+  let lastLedger: TurnLedger | undefined;
+  let turn: AbortController | undefined;
+  const onSigint = () => {
+    if (turn) turn.abort();
+    else process.exit(130);
+  };
+  process.on('SIGINT', onSigint);
+
+  const rl = createInterface({ input, terminal: tty, ...(tty ? { output: out } : {}) });
+  const prompt = () => {
+    if (tty) out.write('you › ');
+  };
+  prompt();
+  try {
+    for await (const raw of rl) {
+      const line = raw.trim();
+      if (line === '') {
+        prompt();
+        continue;
+      }
+      if (!tty) print(`you › ${line}`);
+      if (line.startsWith('/')) {
+        const [command = '', ...rest] = line.split(/\s+/);
+        const arg = rest.join(' ');
+        try {
+          if (command === '/quit' || command === '/exit') break;
+          const reply = await runCommand(command, arg);
+          if (command === '/forget') conversation = await kioku.startConversation(scope);
+          print(reply);
+        } catch (error) {
+          print(`error: ${describeError(error)}`);
+        }
+        prompt();
+        continue;
+      }
+      turn = new AbortController();
+      out.write('kioku › ');
+      try {
+        let streamed = false;
+        const result = await runAgentTurn({
+          conversation,
+          model,
+          userMessage: line,
+          signal: turn.signal,
+          onToken: (text) => {
+            streamed = true;
+            out.write(text);
+          },
+        });
+        if (!streamed) out.write(result.answer);
+        out.write('\n');
+        for (const l of describeToolTraffic(result.messages)) print(l);
+        if (result.stepLimitReached) print('(stopped at the step limit with tool calls pending)');
+        lastLedger = result.ledger;
+      } catch (error) {
+        print(`\nerror: ${describeError(error)} (the turn so far is kept in the session)`);
+      } finally {
+        turn = undefined;
+      }
+      prompt();
+    }
+  } finally {
+    process.off('SIGINT', onSigint);
+    rl.close();
+  }
+
+  async function runCommand(command: string, arg: string): Promise<string> {
+    switch (command) {
+      case '/help':
+        return HELP;
+      case '/facts':
+        return showFacts(stores, scope);
+      case '/plan':
+        return showPlan(stores, scope, conversation.sessionId);
+      case '/working':
+        return showWorking(stores, scope);
+      case '/refs':
+        return showRefs(stores, scope);
+      case '/ledger':
+        return formatLedger(lastLedger);
+      case '/export':
+        if (!arg) return 'Usage: /export <file>';
+        return exportUser(stores, scope.userId, arg);
+      case '/import':
+        if (!arg) return 'Usage: /import <file>';
+        return importUser(stores, scope.userId, arg);
+      case '/forget':
+        return forgetUser(stores, scope);
+      default:
+        return `Unknown command ${command}. ${HELP}`;
+    }
+  }
+}
+
+export function describeError(error: unknown): string {
+  if (isKiokuError(error)) {
+    const status = typeof error.details.status === 'number' ? ` HTTP ${error.details.status}` : '';
+    return `${error.code}${status} — ${error.message}`;
+  }
+  return error instanceof Error ? error.message : String(error);
+}

@@ -1,0 +1,138 @@
+import { readFile, writeFile } from 'node:fs/promises';
+import { type ChatMessage, formatMemoryRef, type Scope, type TurnLedger } from '@kioku/core';
+import type { DemoStores } from './stack.js';
+
+const STATUS_MARK: Record<string, string> = {
+  pending: '○',
+  in_progress: '◐',
+  completed: '●',
+  blocked: '⊘',
+  skipped: '⊖',
+};
+
+export async function showFacts(stores: DemoStores, scope: Scope): Promise<string> {
+  const facts = await stores.facts.list(scope);
+  if (facts.length === 0) return 'No facts remembered yet.';
+  return facts
+    .map((f) => `  [${f.id}] (${f.category})${f.title ? ` ${f.title}:` : ''} ${f.content}`)
+    .join('\n');
+}
+
+export async function showPlan(stores: DemoStores, scope: Scope, threadId: string): Promise<string> {
+  const plan = await stores.plans.get({ ...scope, threadId });
+  if (!plan) return 'No plan in this conversation.';
+  const steps = plan.steps.map(
+    (s) => `  ${STATUS_MARK[s.status] ?? '?'} ${s.id}. ${s.description}${s.notes ? ` — ${s.notes}` : ''}`,
+  );
+  return [`Plan: ${plan.goal}${plan.completedAt ? ' (completed)' : ''}`, ...steps].join('\n');
+}
+
+export async function showWorking(stores: DemoStores, scope: Scope): Promise<string> {
+  const entries = await stores.working.list(scope);
+  if (entries.length === 0) return 'Working memory is empty (entries expire).';
+  return entries.map((e) => `  ${e.key} (expires ${e.expiresAt})`).join('\n');
+}
+
+export async function showRefs(stores: DemoStores, scope: Scope): Promise<string> {
+  const details = await stores.details.list(scope);
+  if (details.length === 0) return 'No offloaded details yet.';
+  return details
+    .map(
+      (d) =>
+        `  ${formatMemoryRef({ id: d.id, description: d.description, tokens: d.tokenCount })}` +
+        (d.summary ? `\n    ${d.summary.replace(/\s+/g, ' ').slice(0, 140)}` : ''),
+    )
+    .join('\n');
+}
+
+/** The ledger as one line per middleware: tokens injected, items included, items dropped. */
+export function formatLedger(ledger: TurnLedger | undefined): string {
+  if (!ledger) return 'No turn yet.';
+  const rows = ledger.entries.map(
+    (e) =>
+      `  ${e.middleware.padEnd(20)} ${String(e.tokens).padStart(6)} tokens  ${e.included} included` +
+      (e.dropped.length > 0 ? `, ${e.dropped.length} dropped` : ''),
+  );
+  return [
+    `  ${'system + user'.padEnd(20)} ${String(ledger.baseTokens).padStart(6)} tokens`,
+    ...rows,
+    `  ${'total'.padEnd(20)} ${String(ledger.totalTokens).padStart(6)} of ${ledger.maxTokens} (${ledger.tokenizer})`,
+  ].join('\n');
+}
+
+/** One line: what each memory kind put into the prompt this turn. */
+export function ledgerLine(ledger: TurnLedger): string {
+  const parts = ledger.entries.map(
+    (e) => `${e.middleware} ${e.tokens}${e.included ? ` (${e.included})` : ''}`,
+  );
+  return `injected: ${parts.join(' · ')} — prompt ${ledger.totalTokens} tokens`;
+}
+
+/** Tool calls and their results as the turn recorded them. */
+export function describeToolTraffic(messages: readonly ChatMessage[]): string[] {
+  const lines: string[] = [];
+  for (const m of messages) {
+    for (const call of m.toolCalls ?? []) lines.push(`  ⚙ ${call.name}(${preview(call.arguments, 80)})`);
+    if (m.role === 'tool') lines.push(`    → ${preview(m.content, 160)}`);
+  }
+  return lines;
+}
+
+function preview(text: string, max: number): string {
+  const flat = text.replace(/\s+/g, ' ').trim();
+  return flat.length > max ? `${flat.slice(0, max - 1)}…` : flat;
+}
+
+const EXPORT_FORMAT = 'kioku.demo-export';
+
+/** Every kind's snapshot of the user, in one file. */
+export async function exportUser(stores: DemoStores, userId: string, file: string): Promise<string> {
+  const selector = { userId };
+  const snapshots = {
+    facts: await stores.facts.snapshot(selector),
+    plans: await stores.plans.snapshot(selector),
+    working: await stores.working.snapshot(selector),
+    sessions: await stores.sessions.snapshot(selector),
+    details: await stores.details.snapshot(selector),
+  };
+  await writeFile(file, `${JSON.stringify({ format: EXPORT_FORMAT, userId, snapshots }, null, 2)}\n`);
+  const counts = Object.entries(snapshots).map(([k, s]) => `${k} ${s.records.length}`);
+  return `Exported ${counts.join(', ')} to ${file}.`;
+}
+
+/** Restore a file written by /export; records of another user are refused (ScopeError). */
+export async function importUser(stores: DemoStores, userId: string, file: string): Promise<string> {
+  const data = JSON.parse(await readFile(file, 'utf8')) as {
+    format?: string;
+    snapshots?: Partial<Record<keyof DemoStores, unknown>>;
+  };
+  if (data.format !== EXPORT_FORMAT || !data.snapshots) throw new Error(`${file} is not a /export file.`);
+  const done: string[] = [];
+  for (const kind of ['facts', 'plans', 'working', 'sessions', 'details'] as const) {
+    const snapshot = data.snapshots[kind];
+    if (snapshot === undefined) continue;
+    const report = await stores[kind].restore(snapshot, { userId });
+    done.push(`${kind} ${report.records}`);
+  }
+  return `Imported ${done.join(', ')} from ${file}.`;
+}
+
+/**
+ * Delete the user's memory: facts, sessions (transcripts), their plans and working memory. Details have
+ * no delete in the store contract: they are deactivated (hidden from every read).
+ */
+export async function forgetUser(stores: DemoStores, scope: Scope): Promise<string> {
+  let facts = 0;
+  for (const f of await stores.facts.list(scope)) if (await stores.facts.delete(scope, f.id)) facts++;
+  let sessions = 0;
+  for (const s of await stores.sessions.list(scope)) {
+    await stores.plans.clear({ ...scope, threadId: s.id });
+    if (await stores.sessions.delete(scope, s.id)) sessions++;
+  }
+  let working = 0;
+  for (const e of await stores.working.list(scope)) if (await stores.working.delete(scope, e.key)) working++;
+  let details = 0;
+  for (const d of await stores.details.list(scope))
+    if (await stores.details.deactivate(scope, d.id)) details++;
+  return `Forgot ${facts} facts, ${sessions} sessions (with their plans), ${working} working entries; deactivated ${details} details.`;
+}

@@ -1,0 +1,172 @@
+import { rm } from 'node:fs/promises';
+import path from 'node:path';
+import { type Conversation, ManualClock, parseMemoryRef, type Scope } from '@kioku/core';
+import { runAgentTurn } from '@kioku/openai';
+import { describeToolTraffic, ledgerLine, showFacts, showPlan, showRefs, showWorking } from './inspect.js';
+import { seedSandbox } from './sandbox.js';
+import { call, injectedText, lastToolResult, ScriptedModel, say } from './scripted-model.js';
+import { type Backend, buildKioku, type DemoStores, KINDS, type Kind, openStores } from './stack.js';
+
+export interface TourOptions {
+  dataDir: string;
+  backends?: Record<Kind, Backend>;
+  sqliteFile?: string;
+  postgresUrl?: string;
+  redisUrl?: string;
+  out?: (line: string) => void;
+}
+
+/**
+ * The offline tour: a scripted model walks through two sessions separated by a restart (every store
+ * closed, a fresh stack opened on the same data). The memory is real; only the model is pre-written.
+ */
+export async function runTour(options: TourOptions): Promise<void> {
+  const print = options.out ?? ((line: string) => process.stdout.write(`${line}\n`));
+  // The tour's own folder, cleared each run so it tells the same story every time.
+  const dataDir = path.join(options.dataDir, 'tour');
+  await rm(dataDir, { recursive: true, force: true });
+  const sandbox = path.join(dataDir, 'sandbox');
+  await seedSandbox(sandbox);
+  const backends =
+    options.backends ?? (Object.fromEntries(KINDS.map((k) => [k, 'json'])) as Record<Kind, Backend>);
+  // A clock the tour can move forward, so working memory visibly expires without waiting.
+  const clock = new ManualClock(Date.now());
+  const scope: Scope = { userId: 'tour-user', agentId: 'demo-agent' };
+  const model = new ScriptedModel();
+  const open = () =>
+    openStores({
+      dataDir,
+      backends,
+      clock,
+      ...(options.sqliteFile ? { sqliteFile: options.sqliteFile } : {}),
+      ...(options.postgresUrl ? { postgresUrl: options.postgresUrl } : {}),
+      ...(options.redisUrl ? { redisUrl: options.redisUrl } : {}),
+    });
+
+  print('Kioku offline tour');
+  print('══════════════════');
+  print('No OPENAI_API_KEY or OPENAI_BASE_URL is set, so the model is a SCRIPTED local model: its replies');
+  print('are pre-written. Everything else is real — stores, prompt pipeline, token budget, tools.');
+  print(`Data: ${dataDir} (stores: ${KINDS.map((k) => `${k}=${backends[k]}`).join(', ')})\n`);
+
+  const turn = async (conversation: Conversation, userMessage: string) => {
+    print(`you › ${userMessage}`);
+    const result = await runAgentTurn({ conversation, model, userMessage });
+    for (const line of describeToolTraffic(result.messages)) print(line);
+    print(`kioku › ${result.answer}`);
+    print(`  ${ledgerLine(result.ledger)}\n`);
+    return result;
+  };
+  const section = (title: string) => print(`── ${title} ${'─'.repeat(Math.max(0, 66 - title.length))}`);
+
+  // ── Session 1 ────────────────────────────────────────────────────────────────────────────────
+  let { stores, close } = await open();
+  let kioku = buildKioku(stores, { sandbox, clock });
+  const first = await kioku.startConversation(scope);
+  section(`Session 1 (${first.sessionId})`);
+
+  print('1. A preference, saved as a fact');
+  model.script(
+    call('create_memory', { title: 'Units', content: 'User prefers metric units (km, kg, °C)' }),
+    say("Noted — I'll use metric units from now on."),
+  );
+  await turn(first, 'Please remember that I prefer metric units.');
+
+  print('2. A plan, created and advanced');
+  model.script(
+    call('create_plan', {
+      goal: 'Summarise server.log and draft an incident report',
+      steps: ['Read server.log', 'Count the errors', 'Draft the report'],
+    }),
+    call('update_plan_step', { step_id: '1', status: 'in_progress' }),
+    say('Plan created; step 1 is in progress.'),
+  );
+  await turn(first, 'Plan this: summarise the server log, then draft an incident report.');
+
+  print('3. A large tool output, offloaded behind a MemoryRef and retrieved by its ref');
+  let errors: string[] = [];
+  model.script(
+    call('read_file', { path: 'server.log' }),
+    call('retrieve_memory', (request) => {
+      const ref = parseMemoryRef(lastToolResult(request));
+      return { id: ref?.id ?? 'missing' };
+    }),
+    call('update_plan_step', (request) => {
+      errors = lastToolResult(request)
+        .split('\n')
+        .filter((l) => l.includes(' ERROR '));
+      return { step_id: '1', status: 'completed', notes: `read via MemoryRef; ${errors.length} ERROR lines` };
+    }),
+    call('update_plan_step', () => ({ step_id: '2', status: 'completed', notes: `${errors.length} errors` })),
+    say(
+      () =>
+        `server.log has ${errors.length} errors, all payment gateway timeouts; first: ${errors[0]?.slice(0, 90)}`,
+    ),
+  );
+  await turn(first, 'Read server.log from the sandbox and count the errors.');
+  print(await showRefs(stores, scope));
+  print(await showPlan(stores, scope, first.sessionId));
+  print('');
+
+  print('4. The sandbox refuses paths outside it');
+  model.script(call('read_file', { path: '../../../etc/passwd' }), say('That file is outside my sandbox.'));
+  await turn(first, 'Read ../../../etc/passwd');
+
+  print('5. Working memory: a scratch note with a 5-minute TTL');
+  model.script(
+    call('save_to_working_memory', {
+      key: 'error_count',
+      data: `${errors.length} payment gateway timeouts in server.log`,
+      ttl_minutes: 5,
+    }),
+    say('Saved to working memory for 5 minutes.'),
+  );
+  await turn(first, 'Keep a scratch note of the error count for a few minutes.');
+  print(await showWorking(stores, scope));
+  const noteVisible = (text: string) => text.includes('error_count');
+  model.script(
+    say((request) =>
+      noteVisible(injectedText(request))
+        ? 'My working memory still lists error_count.'
+        : 'Nothing in working memory.',
+    ),
+  );
+  await turn(first, 'What is in your scratch notes?');
+  clock.advance(6 * 60_000);
+  print('⏩ The tour moves its clock 6 minutes forward.');
+  print(await showWorking(stores, scope));
+  model.script(
+    say((request) =>
+      noteVisible(injectedText(request))
+        ? 'My working memory still lists error_count.'
+        : 'My working memory is empty now — the error_count note expired.',
+    ),
+  );
+  await turn(first, 'What is in your scratch notes now?');
+
+  await close();
+  print('↻ Restart: every store is closed; a fresh stack opens the same data folder.\n');
+
+  // ── Session 2 ────────────────────────────────────────────────────────────────────────────────
+  ({ stores, close } = await open());
+  kioku = buildKioku(stores, { sandbox, clock });
+  const second = await kioku.startConversation(scope);
+  section(`Session 2 (${second.sessionId}), after the restart`);
+  print('6. The preference from session 1, recalled from memory');
+  model.script(
+    say((request) =>
+      /metric/i.test(injectedText(request))
+        ? 'You prefer metric units — it is in the memory Kioku injected ([DYNAMIC_MEMORY]).'
+        : 'I do not know your preferred units.',
+    ),
+  );
+  await turn(second, 'Which units do I prefer?');
+  print('Facts about tour-user:');
+  print(await showFacts(stores, scope));
+  await close();
+  print(
+    '\nTour finished. Set OPENAI_API_KEY (or OPENAI_BASE_URL for a local server) and run `pnpm demo` to chat.',
+  );
+}
+
+export type { DemoStores };

@@ -1,0 +1,125 @@
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { runCli } from './run.js';
+import { sse, startScriptedServer, streamText } from './server.js';
+
+let dataDir: string;
+let close: (() => Promise<void>) | undefined;
+beforeEach(async () => {
+  dataDir = await mkdtemp(path.join(tmpdir(), 'kioku-demo-'));
+});
+afterEach(async () => {
+  await close?.();
+  close = undefined;
+  await rm(dataDir, { recursive: true, force: true });
+});
+
+const systemText = (body: Record<string, unknown>) =>
+  (body.messages as { role: string; content: string | null }[])
+    .filter((m) => m.role === 'system')
+    .map((m) => m.content)
+    .join('\n');
+
+describe('demo CLI against an OpenAI-compatible server', () => {
+  it('remembers a fact in one process and recalls it in the next (same data dir)', async () => {
+    const server = await startScriptedServer([
+      // Run 1: the model saves a fact (a streamed tool call), then answers in streamed pieces.
+      sse([
+        {
+          tool_calls: [
+            { index: 0, id: 'call_1', type: 'function', function: { name: 'create_memory', arguments: '' } },
+          ],
+        },
+        {
+          tool_calls: [{ index: 0, function: { arguments: '{"title":"Tea","content":"User\'s favourite' } }],
+        },
+        { tool_calls: [{ index: 0, function: { arguments: ' tea is genmaicha"}' } }] },
+      ]),
+      streamText('Saved', ' — genmaicha', ' it is.'),
+      // Run 2: a plain streamed answer; the test checks what Kioku injected into the request.
+      streamText('You like ', 'genmaicha.'),
+    ]);
+    close = server.close;
+    const env = { OPENAI_BASE_URL: server.baseURL, OPENAI_MODEL: 'scripted', KIOKU_DATA_DIR: dataDir };
+
+    const first = await runCli(['--user', 'alice'], {
+      env,
+      input: 'Remember that my favourite tea is genmaicha.\n/facts\n/quit\n',
+    });
+    expect(first.stderr).not.toMatch(/error/i);
+    expect(first.code).toBe(0);
+    expect(first.stdout).toContain('kioku › Saved — genmaicha it is.');
+    expect(first.stdout).toContain('⚙ create_memory(');
+    expect(first.stdout).toMatch(/\(general\) Tea: User's favourite tea is genmaicha/);
+    expect(server.received[0]!.body.stream).toBe(true);
+    expect(systemText(server.received[0]!.body)).not.toContain('genmaicha');
+
+    const second = await runCli(['--user', 'alice'], {
+      env,
+      input: 'What tea do I like?\n/ledger\n/facts\n',
+    });
+    expect(second.code).toBe(0);
+    expect(second.stdout).toContain('kioku › You like genmaicha.');
+    expect(systemText(server.received[2]!.body)).toContain("User's favourite tea is genmaicha");
+    expect(second.stdout).toMatch(/dynamic-memory\s+\d+ tokens\s+1 included/);
+    expect(second.stdout).toContain('genmaicha');
+    expect(server.received).toHaveLength(3);
+
+    // Another user shares nothing with alice.
+    const third = await runCli(['--user', 'bob'], { env, input: '/facts\n' });
+    expect(third.stdout).toContain('No facts remembered yet.');
+  });
+
+  it('reports an endpoint error, keeps the session, and goes on', async () => {
+    const server = await startScriptedServer([
+      (res) => {
+        res.writeHead(400, { 'content-type': 'application/json' });
+        res.end(JSON.stringify({ error: { message: 'bad model' } }));
+      },
+      streamText('Second try works.'),
+    ]);
+    close = server.close;
+    const result = await runCli([], {
+      env: { OPENAI_BASE_URL: server.baseURL, KIOKU_DATA_DIR: dataDir },
+      input: 'hello\nhello again\n',
+    });
+    expect(result.stdout).toMatch(/error: STORAGE HTTP 400/);
+    expect(result.stdout).toContain('kioku › Second try works.');
+    // The failed turn's user message was recorded and is replayed in the next request.
+    const replayed = (server.received[1]!.body.messages as { role: string; content: string }[]).filter(
+      (m) => m.role === 'user',
+    );
+    expect(replayed.map((m) => m.content)).toEqual(['hello', 'hello again']);
+  });
+
+  it('exports, forgets and imports the user', async () => {
+    const server = await startScriptedServer([
+      sse([
+        {
+          tool_calls: [
+            {
+              index: 0,
+              id: 'c1',
+              type: 'function',
+              function: { name: 'create_memory', arguments: '{"title":"City","content":"Lives in Lyon"}' },
+            },
+          ],
+        },
+      ]),
+      streamText('Noted.'),
+    ]);
+    close = server.close;
+    const file = path.join(dataDir, 'export.json');
+    const result = await runCli(['--user', 'carol'], {
+      env: { OPENAI_BASE_URL: server.baseURL, KIOKU_DATA_DIR: dataDir },
+      input: `I live in Lyon.\n/export ${file}\n/forget\n/facts\n/import ${file}\n/facts\n`,
+    });
+    expect(result.stdout).toMatch(/Exported facts 1, plans 0, working 0, sessions 1, details 0/);
+    expect(result.stdout).toMatch(/Forgot 1 facts, 1 sessions/);
+    expect(result.stdout).toContain('No facts remembered yet.');
+    expect(result.stdout).toMatch(/Imported facts 1/);
+    expect(result.stdout.split('Imported')[1]).toContain('Lives in Lyon');
+  });
+});

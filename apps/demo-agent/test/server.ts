@@ -1,0 +1,105 @@
+import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
+
+export interface Received {
+  path: string;
+  body: Record<string, unknown>;
+}
+
+export type Reply = (res: ServerResponse, body: Record<string, unknown>, req: IncomingMessage) => void;
+
+/**
+ * A scripted OpenAI-compatible server on 127.0.0.1 (port 0): each request gets the next reply of the
+ * script; every request body is kept for assertions.
+ */
+export async function startScriptedServer(script: Reply[]) {
+  const received: Received[] = [];
+  let next = 0;
+  const server = createServer((req, res) => {
+    let raw = '';
+    req.on('data', (chunk) => {
+      raw += chunk;
+    });
+    req.on('end', () => {
+      const body = raw ? (JSON.parse(raw) as Record<string, unknown>) : {};
+      received.push({ path: req.url ?? '', body });
+      const reply = script[next++];
+      if (!reply) return json(res, 500, { error: { message: 'script exhausted' } });
+      reply(res, body, req);
+    });
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { port } = server.address() as AddressInfo;
+  return {
+    baseURL: `http://127.0.0.1:${port}/v1`,
+    received,
+    close: () =>
+      new Promise<void>((resolve) => {
+        server.closeAllConnections();
+        server.close(() => resolve());
+      }),
+  };
+}
+
+export function json(
+  res: ServerResponse,
+  status: number,
+  body: unknown,
+  headers: Record<string, string> = {},
+) {
+  res.writeHead(status, { 'content-type': 'application/json', ...headers });
+  res.end(JSON.stringify(body));
+}
+
+export function completion(message: Record<string, unknown>): Reply {
+  return (res) =>
+    json(res, 200, {
+      id: 'chatcmpl-test',
+      object: 'chat.completion',
+      created: 0,
+      model: 'test-model',
+      choices: [{ index: 0, finish_reason: 'stop', message: { role: 'assistant', ...message } }],
+    });
+}
+
+export const text = (content: string): Reply => completion({ content });
+
+export function toolCalls(...calls: { id: string; name: string; arguments: unknown }[]): Reply {
+  return completion({
+    content: null,
+    tool_calls: calls.map((c) => ({
+      id: c.id,
+      type: 'function',
+      function: { name: c.name, arguments: JSON.stringify(c.arguments) },
+    })),
+  });
+}
+
+/** An SSE reply made of chunk deltas, as the streaming API sends them. */
+export function sse(deltas: Record<string, unknown>[]): Reply {
+  return (res) => {
+    res.writeHead(200, { 'content-type': 'text/event-stream' });
+    for (const delta of deltas) {
+      const chunk = {
+        id: 'chatcmpl-test',
+        object: 'chat.completion.chunk',
+        created: 0,
+        model: 'test-model',
+        choices: [{ index: 0, delta, finish_reason: null }],
+      };
+      res.write(`data: ${JSON.stringify(chunk)}\n\n`);
+    }
+    res.write('data: [DONE]\n\n');
+    res.end();
+  };
+}
+
+export const streamText = (...parts: string[]): Reply => sse(parts.map((content) => ({ content })));
+
+export const status =
+  (code: number, headers: Record<string, string> = {}): Reply =>
+  (res) =>
+    json(res, code, { error: { message: `scripted ${code}`, type: 'test' } }, headers);
+
+/** Never answers (until the client gives up or the server closes). */
+export const hang: Reply = () => {};

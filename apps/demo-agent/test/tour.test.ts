@@ -1,0 +1,61 @@
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { runCli } from './run.js';
+
+let dataDir: string;
+let output: { code: number | null; stdout: string; stderr: string };
+
+beforeAll(async () => {
+  dataDir = await mkdtemp(path.join(tmpdir(), 'kioku-tour-'));
+  // No OPENAI_API_KEY / OPENAI_BASE_URL and no stdin: the offline tour runs and ends by itself.
+  output = await runCli([], { env: { KIOKU_DATA_DIR: dataDir } });
+});
+afterAll(async () => {
+  await rm(dataDir, { recursive: true, force: true });
+});
+
+describe('offline tour (child process)', () => {
+  it('announces the scripted model and finishes', () => {
+    expect(output.stderr).toBe('');
+    expect(output.code).toBe(0);
+    expect(output.stdout).toContain('SCRIPTED local model');
+    expect(output.stdout).toContain('Tour finished.');
+  });
+
+  it('recalls the preference in the second session, after the restart', () => {
+    const [before, after] = output.stdout.split('↻ Restart');
+    expect(before).toContain('⚙ create_memory(');
+    expect(after).toContain('kioku › You prefer metric units');
+    expect(after).toMatch(/injected: dynamic-memory \d+ \(1\)/);
+  });
+
+  it('creates and advances a plan', () => {
+    expect(output.stdout).toContain('⚙ create_plan(');
+    expect(output.stdout).toMatch(/● 1\. Read server\.log/);
+    expect(output.stdout).toMatch(/○ 3\. Draft the report/);
+  });
+
+  it('offloads the large tool output and retrieves it by its ref', () => {
+    const ref = /→ \[MemoryRef: (\w+) - read_file output/.exec(output.stdout);
+    expect(ref).not.toBeNull();
+    expect(output.stdout).toContain(`⚙ retrieve_memory({"id":"${ref![1]}"})`);
+    expect(output.stdout).toContain('server.log has 6 errors');
+  });
+
+  it('refuses a path outside the sandbox', () => {
+    expect(output.stdout).toMatch(/outside the sandbox/);
+  });
+
+  it('lets working memory expire', () => {
+    expect(output.stdout).toContain('My working memory still lists error_count.');
+    expect(output.stdout).toContain('⏩ The tour moves its clock 6 minutes forward.');
+    expect(output.stdout).toContain('the error_count note expired');
+  });
+
+  it('prints what Kioku injected each turn', () => {
+    expect(output.stdout.match(/injected: dynamic-memory/g)?.length).toBeGreaterThanOrEqual(8);
+    expect(output.stdout).toMatch(/working-memory \d+ \(1\)/);
+  });
+});
