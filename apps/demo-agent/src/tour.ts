@@ -2,7 +2,15 @@ import { rm } from 'node:fs/promises';
 import path from 'node:path';
 import { type Conversation, ManualClock, parseMemoryRef, type Scope } from '@kioku/core';
 import { runAgentTurn } from '@kioku/openai';
-import { describeToolTraffic, ledgerLine, showFacts, showPlan, showRefs, showWorking } from './inspect.js';
+import {
+  describeToolTraffic,
+  forgetUser,
+  ledgerLine,
+  showFacts,
+  showPlan,
+  showRefs,
+  showWorking,
+} from './inspect.js';
 import { seedSandbox } from './sandbox.js';
 import { call, injectedText, lastToolResult, ScriptedModel, say } from './scripted-model.js';
 import { type Backend, buildKioku, type DemoStores, KINDS, type Kind, openStores } from './stack.js';
@@ -61,6 +69,8 @@ export async function runTour(options: TourOptions): Promise<void> {
 
   // ── Session 1 ────────────────────────────────────────────────────────────────────────────────
   let { stores, close } = await open();
+  // Database backends outlive the folder: start the tour user from nothing there too.
+  await forgetUser(stores, scope);
   let kioku = buildKioku(stores, { sandbox, clock });
   const first = await kioku.startConversation(scope);
   section(`Session 1 (${first.sessionId})`);

@@ -59,3 +59,21 @@ describe('offline tour (child process)', () => {
     expect(output.stdout).toMatch(/working-memory \d+ \(1\)/);
   });
 });
+
+describe('offline tour on SQLite (facts, sessions) beside JSON', () => {
+  it('tells the same story on another backend', async () => {
+    const dir = await mkdtemp(path.join(tmpdir(), 'kioku-tour-sqlite-'));
+    try {
+      const result = await runCli(['--facts', 'sqlite', '--sessions', 'sqlite'], {
+        env: { KIOKU_DATA_DIR: dir },
+      });
+      expect(result.code).toBe(0);
+      expect(result.stdout).toContain(
+        'stores: facts=sqlite, plans=json, working=json, sessions=sqlite, details=json',
+      );
+      expect(result.stdout.split('↻ Restart')[1]).toContain('kioku › You prefer metric units');
+    } finally {
+      await rm(dir, { recursive: true, force: true });
+    }
+  });
+});
