@@ -57,13 +57,15 @@ export async function chat(options: ChatOptions): Promise<void> {
 
   let lastLedger: TurnLedger | undefined;
   let turn: AbortController | undefined;
+  const rl = createInterface({ input, terminal: tty, ...(tty ? { output: out } : {}) });
+  // Ctrl-C cancels the turn in progress; between turns it leaves (stores are closed on the way out).
+  // A TTY readline reports it as its own SIGINT event, a pipe as the process signal.
   const onSigint = () => {
     if (turn) turn.abort();
-    else process.exit(130);
+    else rl.close();
   };
+  rl.on('SIGINT', onSigint);
   process.on('SIGINT', onSigint);
-
-  const rl = createInterface({ input, terminal: tty, ...(tty ? { output: out } : {}) });
   const prompt = () => {
     if (tty) out.write('you › ');
   };
