@@ -58,3 +58,6 @@ export * from './working/memory.js';
 export * from './working/partitioned.js';
 export * from './working/record.js';
 export type * from './working/store.js';
+export * from './vector/snapshot.js';
+export * from './embeddings/index.js';
+export * from './hybrid/index.js';

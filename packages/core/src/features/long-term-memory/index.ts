@@ -1,5 +1,7 @@
 import { z } from 'zod';
 import type { FactStore } from '../../facts/store.js';
+import { withFactEmbeddings } from '../../hybrid/facts.js';
+import type { HybridOptions } from '../../hybrid/vector-side.js';
 import type { SessionStore } from '../../sessions/store.js';
 import type { MemoryFeature } from '../../turn/feature.js';
 import { parseOrThrow } from '../../validation.js';
@@ -21,6 +23,14 @@ export interface LongTermMemoryOptions {
   fallbackResults?: number;
   /** Most tokens for the block; by default whatever the budget has left. */
   maxTokens?: number;
+  /**
+   * Hybrid recall: with an `embedder`, the recall and `search_memory` fuse lexical and vector results
+   * (reciprocal rank fusion), and facts saved, updated or deleted through this feature's tools keep their
+   * vectors in `index` (default: an in-memory index). Without it (the default) recall is lexical.
+   * Facts written elsewhere get vectors when written through `withFactEmbeddings` with the same index
+   * and embedder, or from `reembed()`.
+   */
+  embeddings?: HybridOptions;
 }
 
 const OptionsSchema = z.object({
@@ -40,15 +50,16 @@ export function longTermMemory(options: LongTermMemoryOptions): MemoryFeature {
     options,
     'long-term memory options',
   );
+  const store = options.embeddings ? withFactEmbeddings(options.store, options.embeddings) : options.store;
   return {
     name: LONG_TERM_MEMORY_MIDDLEWARE,
     middleware: longTermMemoryMiddleware({
-      store: options.store,
+      store,
       sessions: options.sessions,
       maxResults,
       fallbackResults,
       ...(maxTokens === undefined ? {} : { maxTokens }),
     }),
-    toolkit: longTermMemoryToolkit(options.store, { searchResults: maxResults }),
+    toolkit: longTermMemoryToolkit(store, { searchResults: maxResults }),
   };
 }

@@ -1,0 +1,7 @@
+export {
+  type Embedder,
+  EmbeddingModelMismatchError,
+  type EmbedOptions,
+  embedTexts,
+} from './embedder.js';
+export { HashingEmbedder, type HashingEmbedderOptions } from './hashing.js';
