@@ -17,15 +17,20 @@ export interface RedisConnectionOptions {
 }
 
 /**
- * Defaults for a client Kioku opens. A command issued while Redis is unreachable fails after one
- * reconnection attempt (a StorageError within about 100 ms) instead of waiting in the offline queue, and
- * commands that were sent but not answered when the connection broke are not re-sent after reconnecting,
- * so a write whose outcome is unknown is reported as failed once, never applied twice.
+ * Defaults for a client Kioku opens:
+ *
+ * - `maxRetriesPerRequest: 0`: when the connection drops, commands in flight and commands issued while
+ *   reconnecting are rejected (StorageError) at once or at the next failed reconnection attempt, instead
+ *   of waiting in ioredis's offline queue. (With a higher value and `autoResendUnfulfilledCommands: false`,
+ *   ioredis drops in-flight commands without settling them when it reconnects quickly.)
+ * - `autoResendUnfulfilledCommands: false`: a write that was sent but not answered when the connection
+ *   broke is reported as failed once (its outcome is unknown), never silently applied twice.
+ * - `retryStrategy`: reconnect after 50, 100, … ms, at most every 500 ms, forever.
  */
 export const DEFAULT_REDIS_OPTIONS: Readonly<RedisOptions> = Object.freeze({
-  maxRetriesPerRequest: 1,
+  maxRetriesPerRequest: 0,
   autoResendUnfulfilledCommands: false,
-  retryStrategy: (times: number) => Math.min(50 * times, 1000),
+  retryStrategy: (times: number) => Math.min(50 * times, 500),
 });
 
 export interface SetupReport {
