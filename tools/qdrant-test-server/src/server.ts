@@ -44,8 +44,8 @@ const preview = (value: unknown) => {
 export class QdrantTestServer {
   readonly spec: OpenApiSpec;
   readonly violations: Violation[] = [];
-  /** Every request served: `METHOD operationId`. */
-  readonly requests: string[] = [];
+  /** Every request that matched an operation, in order: for tests that check what the adapter sent. */
+  readonly log: Array<{ operationId: string; query: Record<string, string>; body: unknown }> = [];
   readonly collections = new Collections();
   readonly #server: Server;
   readonly #port: number;
@@ -115,7 +115,6 @@ export class QdrantTestServer {
       return;
     }
     const { operation, params } = matched;
-    this.requests.push(`${method} ${operation.operationId}`);
     const where = { method, path: url.pathname, operationId: operation.operationId };
     const errors: string[] = [];
 
@@ -152,6 +151,7 @@ export class QdrantTestServer {
     } else if (body !== undefined) {
       errors.push('this operation takes no body');
     }
+    this.log.push({ operationId: operation.operationId, query: Object.fromEntries(url.searchParams), body });
     if (errors.length > 0) {
       this.#violate({ kind: 'request', ...where, errors, ...(raw ? { body: preview(raw)! } : {}) });
       this.#reply(res, operation, 400, {
