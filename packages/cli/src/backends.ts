@@ -1,0 +1,231 @@
+import { stat } from 'node:fs/promises';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import {
+  type Clock,
+  NotFoundError,
+  type RestoreOptions,
+  type RestoreReport,
+  type SnapshotEnvelope,
+  type SnapshotSelector,
+} from '@kioku/core';
+import { UsageError } from './errors.js';
+import type { Kind } from './kinds.js';
+
+/**
+ * Where memory lives, parsed from what the user typed:
+ * `json:./data` (or `file:`), `sqlite:./kioku.db`, `postgres://…[?schema=kioku]`, `redis://…[?prefix=kioku:]`.
+ */
+export type BackendSpec =
+  | { type: 'json'; directory: string; label: string; identity: string }
+  | { type: 'sqlite'; file: string; label: string; identity: string }
+  | { type: 'postgres'; url: string; schema: string | undefined; label: string; identity: string }
+  | { type: 'redis'; url: string; prefix: string | undefined; label: string; identity: string };
+
+export type BackendType = BackendSpec['type'];
+
+/** What the commands need of a store: every Kioku store has these two. */
+export interface SnapshotStore {
+  snapshot(selector: SnapshotSelector): Promise<SnapshotEnvelope<unknown>>;
+  restore(snapshot: unknown, options?: RestoreOptions): Promise<RestoreReport>;
+}
+
+/** The six stores of one backend, opened. */
+export interface Backend {
+  readonly spec: BackendSpec;
+  readonly stores: { readonly [K in Kind]: SnapshotStore };
+  /** Create or upgrade the schema where the adapter has one (SQLite, PostgreSQL); checks the server for Redis. */
+  setup(): Promise<void>;
+  close(): Promise<void>;
+}
+
+export interface OpenOptions {
+  /** `source`: the data must already be there (a typo must not read as "no memory"); `target`: created. */
+  role: 'source' | 'target';
+  /** Time source of the stores (timestamps they write, working-memory expiry); the system clock by default. */
+  clock?: Clock;
+}
+
+const EXAMPLES = 'json:./data, sqlite:./kioku.db, postgres://user@host:5432/db or redis://host:6379';
+
+/** A local path after `json:` / `sqlite:`: relative to the working directory, or a `file:` URL's path. */
+function localPath(scheme: string, rest: string, input: string): string {
+  if (rest.startsWith('//')) {
+    try {
+      return fileURLToPath(`file:${rest}`);
+    } catch (error) {
+      throw new UsageError(`"${input}": ${(error as Error).message}`);
+    }
+  }
+  if (rest === '') throw new UsageError(`"${input}" names no path; write ${scheme}:./path.`);
+  return path.resolve(rest);
+}
+
+/** `user:password@` → `user:***@`, so URLs can be printed. */
+function redact(url: URL): string {
+  if (!url.password) return url.toString();
+  const copy = new URL(url);
+  copy.password = '***';
+  return copy.toString();
+}
+
+function parseUrl(input: string): URL {
+  try {
+    return new URL(input);
+  } catch {
+    throw new UsageError(`"${input}" is not a valid URL.`);
+  }
+}
+
+/** Parse a backend argument (`--from`, `--to`). Throws a UsageError naming the accepted forms. */
+export function parseBackend(input: string): BackendSpec {
+  const match = /^([A-Za-z][A-Za-z0-9+.-]+):(.*)$/s.exec(input.trim());
+  if (!match) throw new UsageError(`"${input}" is not a backend. Use one of: ${EXAMPLES}.`);
+  const scheme = match[1]!.toLowerCase();
+  const rest = match[2]!;
+  switch (scheme) {
+    case 'json':
+    case 'file': {
+      const directory = localPath(scheme, rest, input);
+      return { type: 'json', directory, label: `json:${directory}`, identity: `json:${directory}` };
+    }
+    case 'sqlite': {
+      if (rest === ':memory:') {
+        throw new UsageError(
+          'sqlite::memory: is gone when the command exits; give a file, e.g. sqlite:./kioku.db.',
+        );
+      }
+      const file = localPath(scheme, rest, input);
+      return { type: 'sqlite', file, label: `sqlite:${file}`, identity: `sqlite:${file}` };
+    }
+    case 'postgres':
+    case 'postgresql': {
+      const url = parseUrl(input);
+      // `schema` is Kioku's option, not a connection parameter: postgres.js would send it to the server.
+      const schema = url.searchParams.get('schema') ?? undefined;
+      url.searchParams.delete('schema');
+      const database = decodeURIComponent(url.pathname.slice(1)) || url.username || 'postgres';
+      return {
+        type: 'postgres',
+        url: url.toString(),
+        schema,
+        label: redact(parseUrl(input)),
+        identity: `postgres://${url.hostname}:${url.port || '5432'}/${database}#${schema ?? 'kioku'}`,
+      };
+    }
+    case 'redis':
+    case 'rediss': {
+      const url = parseUrl(input);
+      const prefix = url.searchParams.get('prefix') ?? undefined;
+      url.searchParams.delete('prefix');
+      const db = url.pathname.slice(1) || '0';
+      return {
+        type: 'redis',
+        url: url.toString(),
+        prefix,
+        label: redact(parseUrl(input)),
+        identity: `redis://${url.hostname}:${url.port || '6379'}/${db}#${prefix ?? 'kioku:'}`,
+      };
+    }
+    default:
+      throw new UsageError(`Unknown backend "${scheme}:" in "${input}". Use one of: ${EXAMPLES}.`);
+  }
+}
+
+/** The adapter packages, imported only when a backend of their type is used (they are optional peers). */
+const LOADERS = {
+  json: () => import('@kioku/store-json'),
+  sqlite: () => import('@kioku/store-sqlite'),
+  postgres: () => import('@kioku/store-postgres'),
+  redis: () => import('@kioku/store-redis'),
+} as const;
+
+const ADAPTERS: Record<BackendType, { pkg: string; peers: string[] }> = {
+  json: { pkg: '@kioku/store-json', peers: [] },
+  sqlite: { pkg: '@kioku/store-sqlite', peers: ['better-sqlite3', 'drizzle-orm'] },
+  postgres: { pkg: '@kioku/store-postgres', peers: ['postgres', 'drizzle-orm'] },
+  redis: { pkg: '@kioku/store-redis', peers: ['ioredis'] },
+};
+
+/**
+ * Import an adapter package. The adapters are optional peers of the CLI, so a missing one (or a missing
+ * driver it needs) is an ordinary situation: it becomes a message with the install command.
+ */
+export async function importAdapter<T>(type: BackendType, load: () => Promise<T>): Promise<T> {
+  try {
+    return await load();
+  } catch (error) {
+    const code = (error as { code?: string }).code;
+    if (code !== 'ERR_MODULE_NOT_FOUND' && code !== 'MODULE_NOT_FOUND') throw error;
+    const { pkg, peers } = ADAPTERS[type];
+    const missing = /Cannot find (?:package|module) '([^']+)'/.exec((error as Error).message)?.[1];
+    throw new Error(
+      `The ${type}: backend needs ${pkg}${peers.length > 0 ? ` and its drivers ${peers.join(', ')}` : ''}` +
+        `${missing ? ` (${missing} is not installed)` : ''}. Install them where @kioku/cli is installed:\n` +
+        `  npm install ${[pkg, ...peers].join(' ')}`,
+      { cause: error },
+    );
+  }
+}
+
+/** Check that a backend's adapter and drivers are installed, without opening anything. */
+export async function checkAdapter(type: BackendType): Promise<void> {
+  await importAdapter<unknown>(type, LOADERS[type]);
+}
+
+async function mustExist(what: string, file: string, kind: 'directory' | 'file'): Promise<void> {
+  const info = await stat(file).catch(() => undefined);
+  const ok = info && (kind === 'directory' ? info.isDirectory() : info.isFile());
+  if (!ok) {
+    throw new NotFoundError(`No ${what} at ${file}: check the --from path.`, { details: { path: file } });
+  }
+}
+
+/** Open the stores of a backend. Nothing is written until a restore (or `setup()`) runs. */
+export async function openBackend(spec: BackendSpec, options: OpenOptions): Promise<Backend> {
+  const { clock, role } = options;
+  switch (spec.type) {
+    case 'json': {
+      if (role === 'source') await mustExist('JSON data directory', spec.directory, 'directory');
+      const { createJsonStores } = await importAdapter('json', LOADERS.json);
+      const stores = createJsonStores({ directory: spec.directory, clock });
+      return { spec, stores, setup: async () => {}, close: async () => {} };
+    }
+    case 'sqlite': {
+      // better-sqlite3 creates a missing file: a mistyped source would otherwise read as an empty memory.
+      if (role === 'source') await mustExist('SQLite database', spec.file, 'file');
+      const { createSqliteStores } = await importAdapter('sqlite', LOADERS.sqlite);
+      const stores = createSqliteStores({ file: spec.file, clock });
+      return {
+        spec,
+        stores,
+        setup: async () => {
+          await stores.setup();
+        },
+        close: async () => stores.close(),
+      };
+    }
+    case 'postgres': {
+      const { createPostgresStores } = await importAdapter('postgres', LOADERS.postgres);
+      const stores = createPostgresStores({
+        url: spec.url,
+        schema: spec.schema,
+        clock,
+        clientOptions: { max: 4, connect_timeout: 10, onnotice: () => {} },
+      });
+      return { spec, stores, setup: () => stores.setup(), close: () => stores.close() };
+    }
+    case 'redis': {
+      const { createRedisStores } = await importAdapter('redis', LOADERS.redis);
+      const stores = createRedisStores({ url: spec.url, prefix: spec.prefix, clock });
+      return {
+        spec,
+        stores,
+        setup: async () => {
+          await stores.setup();
+        },
+        close: () => stores.close(),
+      };
+    }
+  }
+}

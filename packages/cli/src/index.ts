@@ -1,0 +1,6 @@
+export * from './backends.js';
+export * from './bundle.js';
+export * from './copy.js';
+export * from './errors.js';
+export * from './kinds.js';
+export { type CliIo, run } from './main.js';

@@ -1,0 +1,60 @@
+import {
+  DetailRecordSchema,
+  FactSchema,
+  KnowledgeDocumentSchema,
+  type PartitionKind,
+  PlanSchema,
+  SessionRecordSchema,
+  WorkingEntrySchema,
+} from '@kioku/core';
+import type { z } from 'zod';
+import { UsageError } from './errors.js';
+
+/** Every store kind, in the order the commands copy them. */
+export const KINDS = [
+  'facts',
+  'documents',
+  'plans',
+  'working',
+  'sessions',
+  'details',
+] as const satisfies readonly PartitionKind[];
+
+export type Kind = (typeof KINDS)[number];
+
+/** The zod schema of one record of each kind, as snapshots carry them (core's, so validation is the stores'). */
+export const RECORD_SCHEMAS: { [K in Kind]: z.ZodType<unknown> } = {
+  facts: FactSchema,
+  documents: KnowledgeDocumentSchema,
+  plans: PlanSchema,
+  working: WorkingEntrySchema,
+  sessions: SessionRecordSchema,
+  details: DetailRecordSchema,
+};
+
+export function isKind(value: string): value is Kind {
+  return (KINDS as readonly string[]).includes(value);
+}
+
+/** The user a snapshot record belongs to (sessions carry it in their session info). */
+export function recordUserId(kind: Kind, record: unknown): string {
+  const r = record as { userId?: string; session?: { userId?: string } };
+  return (kind === 'sessions' ? r.session?.userId : r.userId) ?? '';
+}
+
+/** `--kinds facts,documents` → the kinds in copy order; every kind when absent. */
+export function parseKinds(value: string | undefined): Kind[] {
+  if (value === undefined) return [...KINDS];
+  const names = value
+    .split(',')
+    .map((s) => s.trim())
+    .filter((s) => s !== '');
+  if (names.length === 0) throw new UsageError(`--kinds needs at least one of: ${KINDS.join(', ')}.`);
+  const unknown = names.filter((n) => !isKind(n));
+  if (unknown.length > 0) {
+    throw new UsageError(
+      `Unknown kind${unknown.length > 1 ? 's' : ''} ${unknown.map((u) => `"${u}"`).join(', ')} in --kinds; choose from ${KINDS.join(', ')}.`,
+    );
+  }
+  return KINDS.filter((k) => names.includes(k));
+}

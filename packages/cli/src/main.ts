@@ -1,0 +1,345 @@
+import { readFile, writeFile } from 'node:fs/promises';
+import { createRequire } from 'node:module';
+import { parseArgs } from 'node:util';
+import { type Clock, IdSchema, type SnapshotSelector, ValidationError } from '@kioku/core';
+import { type Backend, type BackendSpec, checkAdapter, openBackend, parseBackend } from './backends.js';
+import { makeBundle, parseBundle } from './bundle.js';
+import { type KindReport, restoreKinds, snapshotKinds } from './copy.js';
+import { formatError, UsageError } from './errors.js';
+import { KINDS, type Kind, parseKinds } from './kinds.js';
+import { COMMAND_USAGE, type Command, MAIN_USAGE } from './usage.js';
+
+/** Where the commands read and write; the process's streams unless a test passes its own. */
+export interface CliIo {
+  stdout: NodeJS.WritableStream;
+  stderr: NodeJS.WritableStream;
+  stdin: NodeJS.ReadableStream & { isTTY?: boolean };
+  /** Time source for the stores (tests pin it); the system clock by default. */
+  clock?: Clock;
+}
+
+/** An error with what the command was doing when it happened ("while writing plans to …"). */
+class StepError extends Error {
+  constructor(
+    readonly step: string,
+    readonly error: unknown,
+  ) {
+    super(step);
+  }
+}
+
+const string = { type: 'string' } as const;
+const flag = { type: 'boolean' } as const;
+const help = { type: 'boolean', short: 'h' } as const;
+
+const OPTIONS = {
+  migrate: {
+    from: string,
+    to: string,
+    user: string,
+    'all-users': flag,
+    kinds: string,
+    'dry-run': flag,
+    help,
+  },
+  export: {
+    from: string,
+    user: string,
+    'all-users': flag,
+    kinds: string,
+    output: { ...string, short: 'o' },
+    help,
+  },
+  import: { to: string, user: string, kinds: string, input: { ...string, short: 'i' }, help },
+} as const;
+
+function write(stream: NodeJS.WritableStream, text: string): Promise<void> {
+  return new Promise((resolve, reject) => {
+    stream.write(text, (error) => (error ? reject(error) : resolve()));
+  });
+}
+
+function version(): string {
+  return (createRequire(import.meta.url)('../package.json') as { version: string }).version;
+}
+
+function isCommand(value: string): value is Command {
+  return Object.hasOwn(COMMAND_USAGE, value);
+}
+
+/** node:util parseArgs, with its errors turned into short usage messages. */
+function parseOptions<C extends Command>(command: C, args: string[]) {
+  try {
+    return parseArgs({ args, options: OPTIONS[command], strict: true, allowPositionals: false }).values;
+  } catch (error) {
+    const { code, message } = error as { code?: string; message: string };
+    const accepted = Object.keys(OPTIONS[command])
+      .map((o) => `--${o}`)
+      .join(', ');
+    if (code === 'ERR_PARSE_ARGS_UNKNOWN_OPTION') {
+      const option = /'([^']+)'/.exec(message)?.[1] ?? '';
+      throw new UsageError(`Unknown option ${option} for "kioku ${command}"; it accepts ${accepted}.`);
+    }
+    if (code === 'ERR_PARSE_ARGS_INVALID_OPTION_VALUE') {
+      const option = /'(--?[\w-]+)/.exec(message)?.[1] ?? 'an option';
+      throw new UsageError(
+        /argument missing|ambiguous/.test(message)
+          ? `${option} needs a value (write ${option}=<value> for a value starting with "-").`
+          : `${option} takes no value.`,
+      );
+    }
+    if (code === 'ERR_PARSE_ARGS_UNEXPECTED_POSITIONAL') {
+      const arg = /'([^']*)'/.exec(message)?.[1] ?? '';
+      throw new UsageError(`Unexpected argument "${arg}" for "kioku ${command}"; options are ${accepted}.`);
+    }
+    throw error;
+  }
+}
+
+function required(value: string | undefined, option: string, example: string): string {
+  if (value === undefined || value.trim() === '')
+    throw new UsageError(`${option} is required, e.g. ${option} ${example}.`);
+  return value;
+}
+
+function userId(value: string): string {
+  const result = IdSchema.safeParse(value);
+  if (!result.success) {
+    throw new UsageError(
+      `--user "${value}" is not a valid user id: ${result.error.issues[0]?.message ?? 'invalid'}.`,
+    );
+  }
+  return result.data;
+}
+
+function selectorOf(values: { user?: string; 'all-users'?: boolean }, verb: string): SnapshotSelector {
+  if (values.user !== undefined && values['all-users']) {
+    throw new UsageError('Give either --user <id> or --all-users, not both.');
+  }
+  if (values.user !== undefined) return { userId: userId(values.user) };
+  if (values['all-users']) return { allUsers: true };
+  throw new UsageError(
+    `Say whose memory to ${verb}: --user <id> for one user, or --all-users for every user.`,
+  );
+}
+
+function who(selector: SnapshotSelector): string {
+  return 'userId' in selector ? `user "${selector.userId}"` : 'all users';
+}
+
+function recordCount(n: number): string {
+  return `${n} record${n === 1 ? '' : 's'}`;
+}
+
+function countLine(kind: Kind, n: number): string {
+  return `  ${kind.padEnd(10)} ${String(n).padStart(7)} record${n === 1 ? '' : 's'}\n`;
+}
+
+async function withBackend<T>(
+  spec: BackendSpec,
+  role: 'source' | 'target',
+  clock: Clock | undefined,
+  fn: (backend: Backend) => Promise<T>,
+): Promise<T> {
+  const backend = await openBackend(spec, { role, clock });
+  try {
+    return await fn(backend);
+  } finally {
+    await backend.close().catch(() => {});
+  }
+}
+
+async function read<T>(spec: BackendSpec, fn: () => Promise<T>): Promise<T> {
+  try {
+    return await fn();
+  } catch (error) {
+    throw new StepError(`while reading from ${spec.label}`, error);
+  }
+}
+
+/** Restore with progress lines; on failure say which kinds were written and which were not. */
+async function restoreWithProgress(
+  io: CliIo,
+  target: Backend,
+  envelopes: Parameters<typeof restoreKinds>[1],
+  userIdOption: string | undefined,
+): Promise<KindReport[]> {
+  const done: Kind[] = [];
+  try {
+    return await restoreKinds(target, envelopes, {
+      userId: userIdOption,
+      onKind: (report) => {
+        done.push(report.kind);
+        io.stdout.write(countLine(report.kind, report.records));
+      },
+    });
+  } catch (error) {
+    const pending = (Object.keys(envelopes) as Kind[]).filter((k) => !done.includes(k));
+    const progress =
+      done.length === 0
+        ? 'nothing was written'
+        : `${done.join(', ')} ${done.length === 1 ? 'was' : 'were'} written; ${pending.join(', ')} ${pending.length === 1 ? 'was' : 'were'} not (running the command again is safe)`;
+    throw new StepError(`while writing to ${target.spec.label}: ${progress}`, error);
+  }
+}
+
+function total(reports: { records: number }[]): number {
+  return reports.reduce((sum, r) => sum + r.records, 0);
+}
+
+async function migrate(args: string[], io: CliIo): Promise<number> {
+  const values = parseOptions('migrate', args);
+  if (values.help) return usage(io, 'migrate');
+  const from = parseBackend(required(values.from, '--from', 'json:./data'));
+  const to = parseBackend(required(values.to, '--to', 'sqlite:./kioku.db'));
+  if (from.identity === to.identity)
+    throw new UsageError(`--from and --to are the same storage (${from.label}).`);
+  const selector = selectorOf(values, 'copy');
+  const kinds = parseKinds(values.kinds);
+  const dryRun = values['dry-run'] === true;
+
+  // A missing target adapter is reported before anything is read; the target is opened only once the
+  // source has been read in full (better-sqlite3 creates a file on open), and never in a dry run.
+  await checkAdapter(to.type);
+  await write(
+    io.stdout,
+    `${dryRun ? 'Dry run: would copy' : 'Copying'} ${who(selector)} from ${from.label} to ${to.label}\n`,
+  );
+  const envelopes = await withBackend(from, 'source', io.clock, (source) =>
+    read(from, () => snapshotKinds(source, kinds, selector)),
+  );
+  if (dryRun) {
+    const counts = kinds.map((kind) => ({ kind, records: envelopes[kind]?.records.length ?? 0 }));
+    for (const { kind, records } of counts) io.stdout.write(countLine(kind, records));
+    await write(io.stdout, `Would copy ${recordCount(total(counts))}; nothing was written.\n`);
+    return 0;
+  }
+  const userIdOption = 'userId' in selector ? selector.userId : undefined;
+  return withBackend(to, 'target', io.clock, async (target) => {
+    const reports = await restoreWithProgress(io, target, envelopes, userIdOption);
+    await write(io.stdout, `Copied ${recordCount(total(reports))}.\n`);
+    return 0;
+  });
+}
+
+async function exportCommand(args: string[], io: CliIo): Promise<number> {
+  const values = parseOptions('export', args);
+  if (values.help) return usage(io, 'export');
+  const from = parseBackend(required(values.from, '--from', 'json:./data'));
+  const selector = selectorOf(values, 'export');
+  const kinds = parseKinds(values.kinds);
+  const envelopes = await withBackend(from, 'source', io.clock, (source) =>
+    read(from, () => snapshotKinds(source, kinds, selector)),
+  );
+  const text = `${JSON.stringify(makeBundle(envelopes, io.clock), null, 2)}\n`;
+  if (values.output !== undefined) await writeFile(values.output, text);
+  else await write(io.stdout, text);
+  const count = total(kinds.map((k) => ({ records: envelopes[k]?.records.length ?? 0 })));
+  let report = `Exported ${recordCount(count)} of ${who(selector)} from ${from.label}${values.output ? ` to ${values.output}` : ''}\n`;
+  for (const kind of kinds) report += countLine(kind, envelopes[kind]?.records.length ?? 0);
+  await write(io.stderr, report);
+  return 0;
+}
+
+async function readInput(io: CliIo, file: string | undefined): Promise<string> {
+  if (file !== undefined) return readFile(file, 'utf8');
+  if (io.stdin.isTTY) {
+    throw new UsageError(
+      'import reads a bundle from stdin: kioku import --to <backend> < bundle.json (or --input bundle.json).',
+    );
+  }
+  const chunks: Buffer[] = [];
+  for await (const chunk of io.stdin) chunks.push(typeof chunk === 'string' ? Buffer.from(chunk) : chunk);
+  return Buffer.concat(chunks).toString('utf8');
+}
+
+async function importCommand(args: string[], io: CliIo): Promise<number> {
+  const values = parseOptions('import', args);
+  if (values.help) return usage(io, 'import');
+  const to = parseBackend(required(values.to, '--to', 'sqlite:./kioku.db'));
+  const user = values.user === undefined ? undefined : userId(values.user);
+  const wanted = values.kinds === undefined ? undefined : parseKinds(values.kinds);
+
+  const text = (await readInput(io, values.input)).replace(/^\uFEFF/, '');
+  if (text.trim() === '')
+    throw new ValidationError('The input is empty; expected a bundle written by "kioku export".');
+  let json: unknown;
+  try {
+    json = JSON.parse(text);
+  } catch (error) {
+    throw new ValidationError(
+      `The input is not JSON (${(error as Error).message}); expected a bundle written by "kioku export".`,
+    );
+  }
+  // Everything is validated before the target is even opened: a bad bundle writes nothing.
+  const bundle = parseBundle(json);
+  const present = KINDS.filter((k) => bundle.stores[k] !== undefined);
+  const missing = (wanted ?? []).filter((k) => !present.includes(k));
+  if (missing.length > 0) {
+    throw new UsageError(
+      `The bundle has no ${missing.join(', ')} snapshot; it holds ${present.join(', ') || 'none'}.`,
+    );
+  }
+  const envelopes = Object.fromEntries((wanted ?? present).map((k) => [k, bundle.stores[k]]));
+
+  return withBackend(to, 'target', io.clock, async (target) => {
+    await write(io.stdout, `Importing ${user ? `user "${user}"` : 'the bundle'} into ${to.label}\n`);
+    const reports = await restoreWithProgress(io, target, envelopes, user);
+    await write(io.stdout, `Imported ${recordCount(total(reports))}.\n`);
+    return 0;
+  });
+}
+
+async function usage(io: CliIo, command?: Command): Promise<number> {
+  await write(io.stdout, `${command ? COMMAND_USAGE[command] : MAIN_USAGE}\n`);
+  return 0;
+}
+
+const COMMANDS: Record<Command, (args: string[], io: CliIo) => Promise<number>> = {
+  migrate,
+  export: exportCommand,
+  import: importCommand,
+};
+
+/** Run `kioku <argv>`; resolves to the exit code. Errors are printed to `io.stderr`, never thrown. */
+export async function run(argv: readonly string[], io: CliIo = processIo()): Promise<number> {
+  const [first, ...rest] = argv;
+  try {
+    if (first === undefined) {
+      await write(io.stderr, `${MAIN_USAGE}\n`);
+      return 2;
+    }
+    if (first === '--help' || first === '-h') return await usage(io);
+    if (first === 'help') {
+      const topic = rest[0];
+      if (topic === undefined) return await usage(io);
+      if (!isCommand(topic))
+        throw new UsageError(`No help for "${topic}": commands are migrate, export, import.`);
+      return await usage(io, topic);
+    }
+    if (first === '--version' || first === '-v') {
+      await write(io.stdout, `${version()}\n`);
+      return 0;
+    }
+    if (!isCommand(first)) {
+      throw new UsageError(
+        first.startsWith('-')
+          ? `Start with a command: kioku migrate | export | import (got "${first}").`
+          : `Unknown command "${first}"; commands are migrate, export, import.`,
+      );
+    }
+    return await COMMANDS[first](rest, io);
+  } catch (caught) {
+    const step = caught instanceof StepError ? caught.step : undefined;
+    const error = caught instanceof StepError ? caught.error : caught;
+    const { text, exitCode } = formatError(error);
+    let out = `${text}${step ? `\n  ${step}` : ''}\n`;
+    if (process.env.KIOKU_DEBUG && error instanceof Error && error.stack) out += `${error.stack}\n`;
+    await write(io.stderr, out).catch(() => {});
+    return exitCode;
+  }
+}
+
+export function processIo(): CliIo {
+  return { stdout: process.stdout, stderr: process.stderr, stdin: process.stdin };
+}

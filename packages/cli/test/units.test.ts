@@ -1,0 +1,152 @@
+import path from 'node:path';
+import { pathToFileURL } from 'node:url';
+import { isKiokuError } from '@kioku/core';
+import { describe, expect, it } from 'vitest';
+import {
+  importAdapter,
+  makeBundle,
+  parseBackend,
+  parseBundle,
+  parseKinds,
+  UsageError,
+} from '../src/index.js';
+
+describe('parseBackend', () => {
+  it('reads local paths after json:, file: and sqlite:, relative or as file URLs', () => {
+    expect(parseBackend('json:./data')).toMatchObject({ type: 'json', directory: path.resolve('data') });
+    expect(parseBackend('file:data')).toMatchObject({ type: 'json', directory: path.resolve('data') });
+    const abs = path.resolve('/tmp/kioku data');
+    expect(parseBackend(`json:${pathToFileURL(abs).href.slice('file:'.length)}`)).toMatchObject({
+      directory: abs,
+    });
+    expect(parseBackend(pathToFileURL(abs).href)).toMatchObject({ type: 'json', directory: abs });
+    expect(parseBackend('sqlite:./kioku.db')).toMatchObject({
+      type: 'sqlite',
+      file: path.resolve('kioku.db'),
+      label: `sqlite:${path.resolve('kioku.db')}`,
+    });
+  });
+
+  it("takes Kioku's own ?schema= / ?prefix= out of the connection URL and hides passwords", () => {
+    const pg = parseBackend('postgres://kioku:s3cret@db.internal:6543/app?schema=memory&sslmode=require');
+    expect(pg).toMatchObject({
+      type: 'postgres',
+      url: 'postgres://kioku:s3cret@db.internal:6543/app?sslmode=require',
+      schema: 'memory',
+      label: 'postgres://kioku:***@db.internal:6543/app?schema=memory&sslmode=require',
+    });
+    expect(parseBackend('postgresql://localhost/app')).toMatchObject({ type: 'postgres', schema: undefined });
+    expect(parseBackend('redis://:pw@localhost:6379/2?prefix=app:')).toMatchObject({
+      type: 'redis',
+      url: 'redis://:pw@localhost:6379/2',
+      prefix: 'app:',
+      label: 'redis://:***@localhost:6379/2?prefix=app:',
+    });
+  });
+
+  it('names the same storage the same way however it is written', () => {
+    const same = (a: string, b: string) => parseBackend(a).identity === parseBackend(b).identity;
+    expect(same('postgres://a@h/db', 'postgresql://b@h:5432/db?schema=kioku')).toBe(true);
+    expect(same('postgres://h/db', 'postgres://h/db?schema=other')).toBe(false);
+    expect(same('redis://h', 'redis://h:6379/0?prefix=kioku:')).toBe(true);
+    expect(same('json:./a', `json:${path.resolve('a')}/`)).toBe(true);
+    expect(same('json:./a', 'sqlite:./a')).toBe(false);
+  });
+
+  it('rejects what it cannot read with a UsageError', () => {
+    for (const input of [
+      '',
+      'data',
+      'C:\\data',
+      'json:',
+      'mongodb://h/db',
+      'sqlite::memory:',
+      'postgres://[x',
+    ]) {
+      expect(() => parseBackend(input), input).toThrow(UsageError);
+    }
+  });
+});
+
+describe('parseKinds', () => {
+  it('keeps copy order and drops duplicates', () => {
+    expect(parseKinds('details, facts,facts')).toEqual(['facts', 'details']);
+    expect(parseKinds(undefined)).toHaveLength(6);
+  });
+});
+
+describe('importAdapter', () => {
+  it('turns a missing adapter or driver into the install command', async () => {
+    const notFound = Object.assign(new Error("Cannot find package 'better-sqlite3' imported from /x/y.js"), {
+      code: 'ERR_MODULE_NOT_FOUND',
+    });
+    const error = await importAdapter('sqlite', () => Promise.reject(notFound)).catch((e: Error) => e);
+    expect((error as Error).message).toBe(
+      'The sqlite: backend needs @kioku/store-sqlite and its drivers better-sqlite3, drizzle-orm (better-sqlite3 is not installed). Install them where @kioku/cli is installed:\n  npm install @kioku/store-sqlite better-sqlite3 drizzle-orm',
+    );
+    const other = new TypeError('boom');
+    await expect(importAdapter('json', () => Promise.reject(other))).rejects.toBe(other);
+  });
+});
+
+describe('parseBundle', () => {
+  const envelope = (kind: string, records: unknown[] = []) => ({
+    format: 'kioku.snapshot',
+    schemaVersion: 1,
+    kind,
+    createdAt: '2025-01-01T00:00:00.000Z',
+    selector: { allUsers: true },
+    records,
+  });
+
+  it('validates every envelope and accepts a lone snapshot', () => {
+    const bundle = parseBundle(makeBundle({ plans: envelope('plans') as never }));
+    expect(Object.keys(bundle.stores)).toEqual(['plans']);
+    expect(Object.keys(parseBundle(envelope('facts')).stores)).toEqual(['facts']);
+  });
+
+  it.each([
+    [[], 'VALIDATION', /not a Kioku bundle/],
+    [
+      { format: 'kioku.bundle', schemaVersion: 2, stores: {} },
+      'UNSUPPORTED',
+      /schemaVersion 2 is not supported/,
+    ],
+    [{ format: 'kioku.bundle', schemaVersion: '1', stores: {} }, 'UNSUPPORTED', /schemaVersion "1"/],
+    [
+      { format: 'kioku.bundle', schemaVersion: 1, stores: { vectors: {} } },
+      'VALIDATION',
+      /stores: Unrecognized key: "vectors"/,
+    ],
+    [
+      { format: 'kioku.bundle', schemaVersion: 1, stores: { facts: envelope('plans') } },
+      'VALIDATION',
+      /"plans" snapshot; the facts store/,
+    ],
+    [
+      {
+        format: 'kioku.bundle',
+        schemaVersion: 1,
+        stores: { facts: { ...envelope('facts'), schemaVersion: 9 } },
+      },
+      'UNSUPPORTED',
+      /Snapshot schemaVersion 9/,
+    ],
+    [
+      { format: 'kioku.bundle', schemaVersion: 1, stores: { facts: envelope('facts', [{ id: 1 }]) } },
+      'VALIDATION',
+      /Invalid facts snapshot: records\.0\.id/,
+    ],
+    [envelope('vectors'), 'VALIDATION', /Unknown snapshot kind "vectors"/],
+  ])('refuses %j', (input, code, message) => {
+    let error: unknown;
+    try {
+      parseBundle(input);
+    } catch (e) {
+      error = e;
+    }
+    expect(isKiokuError(error), String(error)).toBe(true);
+    expect((error as { code: string }).code).toBe(code);
+    expect((error as Error).message).toMatch(message);
+  });
+});
