@@ -60,7 +60,7 @@ describe('HashingEmbedder', () => {
 
 describe('embedTexts', () => {
   function recording(overrides: Partial<Embedder> = {}) {
-    const calls: string[][] = [];
+    const calls: (readonly string[])[] = [];
     const embedder: Embedder = {
       modelId: 'fake',
       dimensions: 2,
@@ -83,6 +83,12 @@ describe('embedTexts', () => {
     expect(await embedTexts(embedder, [])).toEqual([]);
   });
 
+  it('gives an embedder without maxBatchSize every text at once', async () => {
+    const { embedder, calls } = recording({ maxBatchSize: undefined });
+    await embedTexts(embedder, ['a', 'b', 'c', 'd', 'e']);
+    expect(calls.map((c) => c.length)).toEqual([5]);
+  });
+
   it('stops between batches when the signal aborts', async () => {
     const controller = new AbortController();
     const { embedder, calls } = recording({
@@ -99,7 +105,7 @@ describe('embedTexts', () => {
   });
 
   it('refuses answers of the wrong count, size or with non-finite numbers (STORAGE)', async () => {
-    const bad: Array<(texts: string[]) => number[][]> = [
+    const bad: Array<(texts: readonly string[]) => number[][]> = [
       (texts) => texts.slice(1).map(() => [1, 1]),
       (texts) => texts.map(() => [1, 1, 1]),
       (texts) => texts.map(() => [1, Number.NaN]),

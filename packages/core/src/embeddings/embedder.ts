@@ -15,10 +15,13 @@ export interface EmbedOptions {
 export interface Embedder {
   readonly modelId: string;
   readonly dimensions: number;
-  /** The most texts one `embed` call accepts; {@link embedTexts} splits larger inputs into batches. */
-  readonly maxBatchSize: number;
+  /**
+   * The most texts one `embed` call accepts; {@link embedTexts} splits larger inputs into batches of this
+   * size. Leave it out when `embed` batches by itself (it then gets every text at once).
+   */
+  readonly maxBatchSize?: number | undefined;
   /** One vector of `dimensions` finite numbers per text, in order. At most `maxBatchSize` texts. */
-  embed(texts: string[], options?: EmbedOptions): Promise<number[][]>;
+  embed(texts: readonly string[], options?: EmbedOptions): Promise<number[][]>;
 }
 
 /**
@@ -31,7 +34,10 @@ export async function embedTexts(
   texts: readonly string[],
   options: EmbedOptions = {},
 ): Promise<number[][]> {
-  const batchSize = Math.max(1, Math.floor(embedder.maxBatchSize));
+  const batchSize =
+    embedder.maxBatchSize === undefined
+      ? Math.max(1, texts.length)
+      : Math.max(1, Math.floor(embedder.maxBatchSize));
   const out: number[][] = [];
   for (let start = 0; start < texts.length; start += batchSize) {
     options.signal?.throwIfAborted();

@@ -78,7 +78,7 @@ export class HashingEmbedder implements Embedder {
     this.modelId = `kioku-hashing-v1:d${this.dimensions}:n${this.#ngram}:w${this.#ngramWeight}${analyzer}`;
   }
 
-  async embed(texts: string[], options: EmbedOptions = {}): Promise<number[][]> {
+  async embed(texts: readonly string[], options: EmbedOptions = {}): Promise<number[][]> {
     options.signal?.throwIfAborted();
     return texts.map((text) => this.embedOne(text));
   }
