@@ -143,6 +143,21 @@ describe('requests', () => {
     expect(server.violations.map((v) => v.kind)).toEqual(['unsupported']);
   });
 
+  it('a response that would not match the schema is replaced by a 500 and recorded', async () => {
+    await call('PUT', '/collections/v6', { vectors: { size: 2, distance: 'Cosine' } });
+    const handle = server.collections.handle.bind(server.collections);
+    server.collections.handle = (operationId, params, body) =>
+      operationId === 'count_points' ? { count: -1 } : handle(operationId, params, body);
+    try {
+      const count = await call('POST', '/collections/v6/points/count', {});
+      expect(count.status).toBe(500);
+    } finally {
+      server.collections.handle = handle;
+    }
+    expect(server.violations.map((v) => [v.kind, v.operationId])).toEqual([['response', 'count_points']]);
+    expect(server.violations[0]!.errors.join('\n')).toMatch(/count/);
+  });
+
   it('answers like Qdrant: dimension errors, missing collections, scroll pages, facets need an index', async () => {
     await call('PUT', '/collections/v5', { vectors: { size: 2, distance: 'Cosine' } });
     const dims = await call('PUT', '/collections/v5/points?wait=true', {
