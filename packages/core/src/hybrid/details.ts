@@ -71,15 +71,21 @@ export class HybridDetailStore implements DetailStore {
       this.store.search(scope, { ...q, limit: pool }),
       this.vectors.search(indexScope(s), q.query, pool, filter),
     ]);
-    const known = new Map(lexical.map((hit) => [hit.detail.id, hit.detail]));
+    const known = new Map<string, DetailRecord | null>(lexical.map((hit) => [hit.detail.id, hit.detail]));
+    const idOf = (payload: Record<string, unknown>) =>
+      typeof payload.id === 'string' ? payload.id : undefined;
+    const missing = [...new Set(nearest.map((hit) => idOf(hit.payload)))].filter(
+      (id): id is string => id !== undefined && !known.has(id),
+    );
+    const fetched = await Promise.all(
+      missing.map((id) => this.store.get(scope, id, { includeInactive: true })),
+    );
+    for (const [i, detail] of fetched.entries()) known.set(missing[i]!, detail);
     const vectorHits: DetailHit[] = [];
     const gone: string[] = [];
     for (const hit of nearest) {
-      const id = typeof hit.payload.id === 'string' ? hit.payload.id : undefined;
-      const detail =
-        id === undefined
-          ? null
-          : (known.get(id) ?? (await this.store.get(scope, id, { includeInactive: true })));
+      const id = idOf(hit.payload);
+      const detail = id === undefined ? null : (known.get(id) ?? null);
       // Gone, or deactivated behind this wrapper's back: such vectors should not exist.
       if (!detail?.active) {
         gone.push(hit.id);

@@ -93,12 +93,20 @@ export class HybridFactStore implements FactStore {
       this.store.search(scope, { ...q, limit: pool }),
       this.vectors.search(indexScope(s), text, pool),
     ]);
-    const known = new Map(lexical.map((hit) => [hit.fact.id, hit.fact]));
+    const known = new Map<string, Fact | null>(lexical.map((hit) => [hit.fact.id, hit.fact]));
+    const idOf = (payload: Record<string, unknown>) =>
+      typeof payload.id === 'string' ? payload.id : undefined;
+    const missing = [...new Set(nearest.map((hit) => idOf(hit.payload)))].filter(
+      (id): id is string => id !== undefined && !known.has(id),
+    );
+    for (const [i, fact] of (await Promise.all(missing.map((id) => this.store.get(scope, id)))).entries()) {
+      known.set(missing[i]!, fact);
+    }
     const vectorFacts: Fact[] = [];
     const gone: string[] = [];
     for (const hit of nearest) {
-      const id = typeof hit.payload.id === 'string' ? hit.payload.id : undefined;
-      const fact = id === undefined ? null : (known.get(id) ?? (await this.store.get(scope, id)));
+      const id = idOf(hit.payload);
+      const fact = id === undefined ? null : (known.get(id) ?? null);
       if (!fact) {
         gone.push(hit.id);
         continue;
