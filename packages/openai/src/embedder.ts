@@ -1,23 +1,16 @@
-import { ValidationError } from '@kioku/core';
+import { type Embedder, ValidationError } from '@kioku/core';
 import type OpenAI from 'openai';
 import { createClient, env, type OpenAIClientOptions } from './client.js';
 import { OpenAIEndpointError, wrapEndpointError } from './errors.js';
 
-/**
- * What a vector index is fed with. Core has no `Embedder` contract yet, so this is the minimal shape
- * (model id, dimensions, `embed`); it will move to core unchanged.
- */
-export interface Embedder {
-  readonly modelId: string;
-  /** Vector length; known up front for OpenAI's models, else learnt from the first reply. */
-  readonly dimensions: number | undefined;
-  embed(texts: readonly string[], options?: { signal?: AbortSignal }): Promise<number[][]>;
-}
-
 export interface OpenAIEmbedderOptions extends OpenAIClientOptions {
   /** Default `OPENAI_EMBEDDING_MODEL`, else `text-embedding-3-small`. */
   model?: string;
-  /** Requested vector length (sent as `dimensions`, which the text-embedding-3 models support). */
+  /**
+   * Vector length. Known for OpenAI's models; required for any other model (a local server's), so the
+   * vector index can check it before anything is stored. Sent as the request's `dimensions` only to
+   * the text-embedding-3 models, which support shortened vectors.
+   */
   dimensions?: number;
   /** Inputs per request (default 512; OpenAI accepts up to 2048). */
   batchSize?: number;
@@ -29,33 +22,38 @@ const KNOWN_DIMENSIONS: Record<string, number> = {
   'text-embedding-ada-002': 1536,
 };
 
-/** Embeddings over any OpenAI-compatible `/embeddings` endpoint, in batches, order preserved. */
+/**
+ * Embeddings over any OpenAI-compatible `/embeddings` endpoint, in batches, order preserved; implements
+ * core's `Embedder` (use it with the hybrid recall wrappers and a VectorIndex).
+ */
 export class OpenAIEmbedder implements Embedder {
   readonly client: OpenAI;
   readonly modelId: string;
+  readonly dimensions: number;
+  readonly maxBatchSize: number;
   readonly #requested: number | undefined;
-  readonly #batchSize: number;
-  #dimensions: number | undefined;
 
   constructor(options: OpenAIEmbedderOptions = {}) {
     this.client = createClient(options);
     this.modelId = options.model ?? env('OPENAI_EMBEDDING_MODEL') ?? 'text-embedding-3-small';
-    this.#requested = options.dimensions;
-    this.#dimensions = options.dimensions ?? KNOWN_DIMENSIONS[this.modelId];
-    this.#batchSize = options.batchSize ?? 512;
-    if (!Number.isInteger(this.#batchSize) || this.#batchSize < 1 || this.#batchSize > 2048) {
+    const dimensions = options.dimensions ?? KNOWN_DIMENSIONS[this.modelId];
+    if (dimensions === undefined || !Number.isInteger(dimensions) || dimensions < 1) {
+      throw new ValidationError(
+        `Give \`dimensions\` for the embedding model "${this.modelId}" (its vector length is not known).`,
+      );
+    }
+    this.dimensions = dimensions;
+    this.#requested = this.modelId.startsWith('text-embedding-3') ? options.dimensions : undefined;
+    this.maxBatchSize = options.batchSize ?? 512;
+    if (!Number.isInteger(this.maxBatchSize) || this.maxBatchSize < 1 || this.maxBatchSize > 2048) {
       throw new ValidationError('batchSize must be an integer from 1 to 2048.');
     }
   }
 
-  get dimensions(): number | undefined {
-    return this.#dimensions;
-  }
-
   async embed(texts: readonly string[], options: { signal?: AbortSignal } = {}): Promise<number[][]> {
     const out: number[][] = [];
-    for (let start = 0; start < texts.length; start += this.#batchSize) {
-      const batch = texts.slice(start, start + this.#batchSize);
+    for (let start = 0; start < texts.length; start += this.maxBatchSize) {
+      const batch = texts.slice(start, start + this.maxBatchSize);
       let response: OpenAI.Embeddings.CreateEmbeddingResponse;
       try {
         response = await this.client.embeddings.create(
@@ -78,10 +76,9 @@ export class OpenAIEmbedder implements Embedder {
         );
       }
       for (const vector of vectors) {
-        this.#dimensions ??= vector.length;
-        if (vector.length !== this.#dimensions) {
+        if (vector.length !== this.dimensions) {
           throw new OpenAIEndpointError(
-            `The embeddings endpoint returned a ${vector.length}-dimensional vector; expected ${this.#dimensions}.`,
+            `The embeddings endpoint returned a ${vector.length}-dimensional vector; expected ${this.dimensions}.`,
             { failure: 'response' },
           );
         }
