@@ -18,6 +18,8 @@ export interface Question {
 export interface Conversation {
   sampleId: string;
   units: Unit[];
+  /** Session number → its `session_N_date_time` (e.g. `1:56 pm on 8 May, 2023`). */
+  sessionDates: Record<number, string>;
   questions: Question[];
   /** LLM-written observation sentences (used by the store bench as realistic fact text). */
   observations: string[];
@@ -82,11 +84,14 @@ export function loadLocomo(file = locomoPath()): Conversation[] {
   const samples = JSON.parse(readFileSync(file, 'utf8')) as RawSample[];
   return samples.map((sample) => {
     const units: Unit[] = [];
+    const sessionDates: Record<number, string> = {};
     const sessions = Object.keys(sample.conversation)
       .map((key) => /^session_(\d+)$/.exec(key))
       .filter((m): m is RegExpExecArray => m !== null)
       .sort((a, b) => Number(a[1]) - Number(b[1]));
     for (const m of sessions) {
+      const date = sample.conversation[`session_${m[1]}_date_time`];
+      if (typeof date === 'string') sessionDates[Number(m[1])] = date;
       for (const turn of sample.conversation[m[0]] as RawTurn[]) {
         let text = `${turn.speaker} said, "${turn.text}"`;
         if (turn.blip_caption) text += ` and shared ${turn.blip_caption}`;
@@ -102,6 +107,7 @@ export function loadLocomo(file = locomoPath()): Conversation[] {
     return {
       sampleId: sample.sample_id,
       units,
+      sessionDates,
       questions: sample.qa.map((qa) => ({
         question: qa.question,
         category: qa.category,

@@ -26,3 +26,22 @@ export function table(header: string[], rows: Array<Array<string | number>>): st
     '\n',
   );
 }
+
+/** The value of `--flag value` or `--flag=value` in `args`, if present. */
+export function flagValue(args: readonly string[], flag: string): string | undefined {
+  const inline = args.find((a) => a.startsWith(`${flag}=`));
+  if (inline) return inline.slice(flag.length + 1);
+  const i = args.indexOf(flag);
+  return i >= 0 ? args[i + 1] : undefined;
+}
+
+/** `--sizes 1000,10000` style lists of positive integers. */
+export function sizesArg(args: readonly string[], fallback: string): number[] {
+  const sizes = (flagValue(args, '--sizes') ?? fallback).split(',').map((s) => Number(s.trim()));
+  if (sizes.some((n) => !Number.isInteger(n) || n <= 0)) throw new Error('--sizes takes positive integers');
+  return sizes;
+}
+
+export function mean(values: readonly number[]): number {
+  return values.length === 0 ? Number.NaN : values.reduce((a, b) => a + b, 0) / values.length;
+}

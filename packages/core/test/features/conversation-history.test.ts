@@ -315,6 +315,56 @@ describe('conversationHistory', () => {
     expect(history((await resumed.prepare('Hi')).messages)).toEqual(plainTurn(1));
   });
 
+  it('counts a transcript entry again when a store hands back the same object with new content', async () => {
+    // The partitioned stores return frozen entries and the feature caches their counts; a store that
+    // returns mutable objects it later edits must not be budgeted by a stale count.
+    const base = new InMemorySessionStore();
+    const copies = new Map<object, { content: string }>();
+    const sessions = new Proxy(base, {
+      get(target, prop) {
+        if (prop === 'transcriptReadLast') {
+          return async (...args: Parameters<InMemorySessionStore['transcriptReadLast']>) =>
+            (await target.transcriptReadLast(...args)).map((entry) => {
+              const known = copies.get(entry);
+              if (known) return known;
+              const copy = { ...entry };
+              copies.set(entry, copy);
+              return copy;
+            });
+        }
+        const value = Reflect.get(target, prop, target);
+        return typeof value === 'function' ? value.bind(target) : value;
+      },
+    });
+    const turn0 = plainTurn(0);
+    const base0 = countMessagesTokens(tok, [
+      { role: 'system', content: 'You are helpful.' },
+      { role: 'user', content: 'Next' },
+    ]);
+    const kioku = new KiokuBuilder({
+      sessions,
+      systemPrompt: 'You are helpful.',
+      budget: { maxTokens: base0 + countMessagesTokens(tok, turn0) + 5 },
+    })
+      .use(conversationHistory({ sessions }))
+      .build();
+    const convo = await kioku.startConversation({ userId: 'alice' });
+    await sessions.transcriptAppend(convo.scope, convo.sessionId, turn0);
+    expect(history((await convo.prepare('Next')).messages)).toEqual(turn0);
+    const reply = [...copies.values()].find((e) => e.content === 'Reply 0')!;
+    reply.content = 'A reply that has become far too long to fit in the few tokens left for replay.';
+    const turn = await convo.prepare('Next');
+    expect(history(turn.messages)).toEqual([]);
+    expect(turn.ledger.entries[0]!.dropped).toEqual([
+      {
+        id: 'turn-0',
+        reason: 'budget',
+        tokens: countMessagesTokens(tok, [turn0[0]!, { role: 'assistant', content: reply.content }]),
+      },
+    ]);
+    expectLedgerAddsUp(turn.ledger, turn.messages);
+  });
+
   it('rejects invalid options', () => {
     const sessions = new InMemorySessionStore();
     expect(() => conversationHistory({ sessions, maxTurns: 0 })).toThrow(/maxTurns/);

@@ -223,6 +223,40 @@ describe('dynamicMemory — token budget', () => {
     expect(turn.ledger.totalTokens).toBeLessThanOrEqual(100);
   });
 
+  it('renders a fact’s current text turn after turn, even from a store that mutates its records', async () => {
+    // In-memory records are frozen; a store that edits its objects in place must not be shown a stale
+    // cached line. Only `list` is used by the middleware.
+    const now = '2025-01-15T10:00:00.000Z';
+    const fact = {
+      id: 'f1',
+      userId: 'alice',
+      content: 'Vegetarian',
+      category: 'general',
+      tags: [],
+      metadata: {},
+      provenance: { source: 'user' as const },
+      createdAt: now,
+      updatedAt: now,
+    };
+    const store = { list: async () => [fact] } as unknown as InMemoryFactStore;
+    const { kioku } = setup({ maxTokens: 20 }, store);
+    const convo = await kioku.startConversation(alice);
+    expect(injected(await convo.prepare('Hi'))).toEqual([
+      '[DYNAMIC_MEMORY]\n- [f1] Vegetarian\n[END_DYNAMIC_MEMORY]',
+    ]);
+    fact.content = 'Vegan since 2024, and cooks for the whole family every Sunday evening';
+    const turn = await convo.prepare('Hi');
+    // The longer text no longer fits in 20 tokens: counted anew, dropped with its real cost.
+    expect(injected(turn)).toEqual([]);
+    expect(entryOf(turn, 'dynamic-memory').dropped).toEqual([
+      { id: 'f1', reason: 'budget', tokens: tok.count(`- [f1] ${fact.content}`) + 1 },
+    ]);
+    fact.content = 'Vegan';
+    expect(injected(await convo.prepare('Hi'))).toEqual([
+      '[DYNAMIC_MEMORY]\n- [f1] Vegan\n[END_DYNAMIC_MEMORY]',
+    ]);
+  });
+
   it('rejects invalid options', () => {
     expect(() => dynamicMemory({ store: new InMemoryFactStore(), maxTokens: 0 })).toThrow(
       expect.objectContaining({ code: 'VALIDATION' }),

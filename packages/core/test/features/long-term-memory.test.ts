@@ -171,6 +171,25 @@ describe('longTermMemory — recall', () => {
     expect(JSON.parse((await sessions.kvGet(alice, convo.sessionId, RECALL_INJECTED_KEY))!)).toEqual([tz.id]);
   });
 
+  it('reads the injected ids again when another process changed them', async () => {
+    const { facts, sessions, kioku } = setup();
+    const tz = await facts.create(alice, { content: 'Timezone is Europe/Oslo' });
+    const convo = await kioku.startConversation(alice);
+    await convo.run('What is my timezone?', scriptedModel([answer()]));
+    expect(entryOf(await convo.prepare('My timezone again?'), 'long-term-memory').dropped).toEqual([
+      { id: tz.id, reason: 'already-injected' },
+    ]);
+    // Another process (or a restore) resets the list: the entry is eligible again.
+    await sessions.kvSet(alice, convo.sessionId, RECALL_INJECTED_KEY, '[]');
+    expect(recalledIds(injected(await convo.prepare('My timezone again?'))[0])).toEqual([tz.id]);
+    // And marks it as injected behind this process's back: it is left out again.
+    await sessions.kvSet(alice, convo.sessionId, RECALL_INJECTED_KEY, JSON.stringify([tz.id]));
+    expect(entryOf(await convo.prepare('My timezone again?'), 'long-term-memory')).toMatchObject({
+      included: 0,
+      dropped: [{ id: tz.id, reason: 'already-injected' }],
+    });
+  });
+
   it('fits the block in the tokens it is given and marks only what went in', async () => {
     const { facts, sessions, kioku } = setup({ maxTokens: 60 });
     for (let i = 0; i < 8; i++)

@@ -130,6 +130,34 @@ describe('staticMemory: full text', () => {
     expect(turn.ledger.entries[0]!.dropped).toHaveLength(docs.length);
   });
 
+  it('counts the knowledge again when the documents change between turns of one conversation', async () => {
+    const store = new InMemoryDocumentStore();
+    const alice = { userId: 'alice' };
+    const first = await store.add(alice, { title: 'Guide to naming', text: sentence('naming', 1) });
+    const convo = await build({ store, maxTokens: 120 }).startConversation(alice);
+    const one = await convo.prepare('naming?');
+    expectAccounted(one);
+    expect(one.ledger.entries[0]).toMatchObject({ included: 1, dropped: [] });
+    expect(await convo.prepare('naming?')).toEqual(one); // same text, same count
+    const big = await store.add(alice, {
+      title: 'Guide to typing',
+      text: Array.from({ length: 30 }, (_, i) => sentence('typing', i)).join(' '),
+    });
+    const two = await convo.prepare('naming?');
+    expectAccounted(two);
+    expect(two.ledger.entries[0]!.tokens).toBeLessThanOrEqual(120);
+    expect(two.ledger.entries[0]!.tokens).toBeGreaterThan(110);
+    expect(two.ledger.entries[0]).toMatchObject({ included: 2, dropped: [] });
+    await store.remove(alice, first.id);
+    const three = await convo.prepare('naming?');
+    expectAccounted(three);
+    expect(knowledge(three)[0]?.content.startsWith(`${STATIC_KNOWLEDGE_START}\n## Guide to typing`)).toBe(
+      true,
+    );
+    expect(three.ledger.entries[0]).toMatchObject({ included: 1, dropped: [] });
+    expect(big.id).toBeDefined();
+  });
+
   it('stays within a small whole-prompt budget, where what is left is less than the share', async () => {
     const store = new InMemoryDocumentStore();
     await store.add({ userId: 'alice' }, { title: 'Big', text: sentence('naming', 1).repeat(200) });

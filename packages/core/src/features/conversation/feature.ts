@@ -1,8 +1,10 @@
 import { z } from 'zod';
 import { SESSION_DEFAULTS } from '../../sessions/partitioned.js';
+import type { TranscriptEntry } from '../../sessions/record.js';
 import type { SessionStore } from '../../sessions/store.js';
+import type { Tokenizer } from '../../tokenizer.js';
 import type { MemoryFeature } from '../../turn/feature.js';
-import { countMessagesTokens } from '../../turn/messages.js';
+import { type ChatMessage, countMessagesTokens, countMessageTokens } from '../../turn/messages.js';
 import type { PromptMiddleware } from '../../turn/middleware.js';
 import { parseOrThrow } from '../../validation.js';
 import { fitTurns } from './replay.js';
@@ -14,6 +16,12 @@ export const CONVERSATION_DEFAULTS = Object.freeze({
   /** Transcript entries read per turn: the session store's default transcript cap. */
   maxEntries: SESSION_DEFAULTS.transcriptCap,
 });
+
+interface CachedCount {
+  content: string;
+  toolCalls: TranscriptEntry['toolCalls'];
+  tokens: number;
+}
 
 const ConversationHistoryOptionsSchema = z.object({
   maxTurns: z.number().int().min(1).max(10_000).default(CONVERSATION_DEFAULTS.maxTurns),
@@ -41,12 +49,41 @@ export function conversationHistory(options: ConversationHistoryOptions): Memory
     'conversation history options',
   );
   const { sessions } = options;
+  // Tokens of each transcript entry's message, per tokenizer: the same entries are read (and every
+  // turn in the read window counted) turn after turn, and BPE counting was most of this middleware's
+  // cost. Entries are immutable records (frozen by the partitioned stores); a store that hands out new
+  // objects per read just misses the cache, and a hit is checked against the entry's content and calls.
+  const cache = new WeakMap<Tokenizer, WeakMap<TranscriptEntry, CachedCount>>();
   const middleware: PromptMiddleware = {
     name: 'conversation',
     placement: 'history',
     async inject(ctx) {
       const entries = await sessions.transcriptReadLast(ctx.scope, ctx.sessionId, maxEntries);
-      const { turns, orphans } = splitTurns(entries);
+      const origin = new Map<ChatMessage, TranscriptEntry>();
+      const { turns, orphans } = splitTurns(entries, origin);
+      let counts = cache.get(ctx.tokenizer);
+      if (!counts) {
+        counts = new WeakMap();
+        cache.set(ctx.tokenizer, counts);
+      }
+      const known = counts;
+      const count = (messages: readonly ChatMessage[]) => {
+        let total = 0;
+        for (const message of messages) {
+          const entry = origin.get(message);
+          const hit = entry === undefined ? undefined : known.get(entry);
+          if (hit !== undefined && hit.content === entry!.content && hit.toolCalls === entry!.toolCalls) {
+            total += hit.tokens;
+            continue;
+          }
+          // A message pairToolCalls rebuilt (calls removed) is not its entry's: count it as it is.
+          const tokens = countMessageTokens(ctx.tokenizer, message);
+          if (entry !== undefined)
+            known.set(entry, { content: entry.content, toolCalls: entry.toolCalls, tokens });
+          total += tokens;
+        }
+        return total;
+      };
       // Turn indexes count back from the current turn, so they stay right after the cap evicted entries.
       const first = Math.max(0, ctx.turnIndex - turns.length);
       const result = fitTurns(
@@ -54,6 +91,7 @@ export function conversationHistory(options: ConversationHistoryOptions): Memory
         maxTurns,
         ctx.maxTokens,
         ctx.tokenizer,
+        count,
       );
       if (orphans.length === 0) return result;
       const partial = {

@@ -12,12 +12,15 @@ export interface NumberedTurn {
  * Choose the turns to replay: at most `maxTurns` of the newest, then, newest first, as many as fit in
  * `maxTokens`. Whole turns only, and always a contiguous run ending at the newest turn: once a turn does
  * not fit, every older one is dropped too, so the model never sees a history with a hole in it.
+ * `count` gives a turn's tokens (by default `countMessagesTokens`; the feature passes a cached count).
  */
 export function fitTurns(
   turns: readonly NumberedTurn[],
   maxTurns: number,
   maxTokens: number,
   tokenizer: Tokenizer,
+  count: (messages: readonly ChatMessage[]) => number = (messages) =>
+    countMessagesTokens(tokenizer, messages),
 ): MiddlewareResult {
   const chosen: NumberedTurn[] = [];
   const dropped: DroppedItem[] = [];
@@ -25,7 +28,7 @@ export function fitTurns(
   let full = false;
   for (let k = 0; k < turns.length; k++) {
     const turn = turns[turns.length - 1 - k]!;
-    const tokens = countMessagesTokens(tokenizer, turn.messages);
+    const tokens = count(turn.messages);
     const id = `turn-${turn.index}`;
     if (k >= maxTurns) dropped.push({ id, reason: 'limit', tokens });
     else if (!full && used + tokens <= maxTokens) {

@@ -20,11 +20,20 @@ export function toChatMessage(entry: TranscriptEntry): ChatMessage {
   return message;
 }
 
-export function splitTurns(entries: readonly TranscriptEntry[]): SplitTranscript {
+/**
+ * Group transcript entries into turns. `origin`, when given, receives each message built and the entry
+ * it was built from (pairToolCalls returns an unchanged message as the same object, so a message still
+ * found there after pairing is exactly `toChatMessage(entry)`).
+ */
+export function splitTurns(
+  entries: readonly TranscriptEntry[],
+  origin?: Map<ChatMessage, TranscriptEntry>,
+): SplitTranscript {
   const turns: ChatMessage[][] = [];
   const orphans: ChatMessage[] = [];
   for (const entry of entries) {
     const message = toChatMessage(entry);
+    origin?.set(message, entry);
     if (message.role === 'user') turns.push([message]);
     else if (turns.length > 0) turns.at(-1)!.push(message);
     else orphans.push(message);

@@ -16,6 +16,12 @@ const IdsSchema = z.array(z.string());
  */
 export class InjectedMemoryTracker {
   readonly #sessions: SessionStore;
+  /**
+   * The last value parsed and its ids. The list is read on every turn (and again when it is added to)
+   * and grows by up to `maxResults` ids a turn; validating thousands of ids each time showed in the
+   * turn bench. The same string parses to the same ids, so an unchanged value is not parsed again.
+   */
+  #last: { raw: string; ids: readonly string[] } | undefined;
 
   constructor(sessions: SessionStore) {
     this.#sessions = sessions;
@@ -24,13 +30,17 @@ export class InjectedMemoryTracker {
   async load(scope: Readonly<Scope>, sessionId: string): Promise<Set<string>> {
     const raw = await this.#sessions.kvGet(scope, sessionId, RECALL_INJECTED_KEY);
     if (raw === null) return new Set();
+    if (this.#last?.raw === raw) return new Set(this.#last.ids);
     // An unreadable value only costs re-injecting entries; the next add() rewrites it.
+    let ids: string[] = [];
     try {
       const parsed = IdsSchema.safeParse(JSON.parse(raw));
-      return new Set(parsed.success ? parsed.data : []);
+      if (parsed.success) ids = parsed.data;
     } catch {
-      return new Set();
+      // ids stays empty
     }
+    this.#last = { raw, ids };
+    return new Set(ids);
   }
 
   async add(scope: Readonly<Scope>, sessionId: string, ids: readonly string[]): Promise<void> {
@@ -38,6 +48,8 @@ export class InjectedMemoryTracker {
     const all = await this.load(scope, sessionId);
     for (const id of ids) all.add(id);
     const kept = [...all].slice(-MAX_TRACKED_IDS);
-    await this.#sessions.kvSet(scope, sessionId, RECALL_INJECTED_KEY, JSON.stringify(kept));
+    const raw = JSON.stringify(kept);
+    await this.#sessions.kvSet(scope, sessionId, RECALL_INJECTED_KEY, raw);
+    this.#last = { raw, ids: kept };
   }
 }

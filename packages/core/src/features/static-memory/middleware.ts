@@ -2,6 +2,7 @@ import type { DocumentChunkHit } from '../../documents/record.js';
 import type { DocumentStore } from '../../documents/store.js';
 import { LIMITS } from '../../limits.js';
 import type { Scope } from '../../scope.js';
+import type { Tokenizer } from '../../tokenizer.js';
 import { type ChatMessage, countMessageTokens } from '../../turn/messages.js';
 import type {
   DroppedItem,
@@ -33,6 +34,7 @@ const empty = (dropped: DroppedItem[] = []): MiddlewareResult => ({ messages: []
  * turn's user + agent.
  */
 export function staticMemoryMiddleware(options: StaticMemoryMiddlewareOptions): PromptMiddleware {
+  const count = lastCount();
   return {
     name: STATIC_MEMORY_MIDDLEWARE,
     placement: 'system',
@@ -41,8 +43,24 @@ export function staticMemoryMiddleware(options: StaticMemoryMiddlewareOptions): 
       const limit = Math.min(ctx.maxTokens, options.maxTokens ?? Number.POSITIVE_INFINITY);
       return options.strategy === 'indexed'
         ? injectIndexed(options, scope, limit, ctx)
-        : injectFullText(options.store, scope, limit, ctx);
+        : injectFullText(options.store, scope, limit, ctx, count);
     },
+  };
+}
+
+type MessageCounter = (tokenizer: Tokenizer, message: ChatMessage) => number;
+
+/**
+ * `countMessageTokens` remembering its last message: full-text knowledge is usually the same text
+ * every turn (thousands of tokens), and comparing two strings is far cheaper than BPE-counting one.
+ */
+function lastCount(): MessageCounter {
+  let last: { tokenizer: Tokenizer; content: string; tokens: number } | undefined;
+  return (tokenizer, message) => {
+    if (last?.tokenizer === tokenizer && last.content === message.content) return last.tokens;
+    const tokens = countMessageTokens(tokenizer, message);
+    last = { tokenizer, content: message.content, tokens };
+    return tokens;
   };
 }
 
@@ -58,6 +76,7 @@ async function injectFullText(
   scope: Scope,
   limit: number,
   ctx: MiddlewareContext,
+  count: MessageCounter,
 ): Promise<MiddlewareResult> {
   const documents = await store.list(scope);
   if (documents.length === 0) return empty();
@@ -80,7 +99,7 @@ async function injectFullText(
     }
     if (!text.trim()) break;
     const candidate = system(renderStaticKnowledge(text));
-    const over = countMessageTokens(ctx.tokenizer, candidate) - limit;
+    const over = count(ctx.tokenizer, candidate) - limit;
     if (over <= 0) {
       message = candidate;
       included = ids;

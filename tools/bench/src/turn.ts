@@ -1,0 +1,559 @@
+/**
+ * Per-turn pipeline latency: `Conversation.prepare` + `Conversation.record` (everything but the model
+ * call) with every memory feature on and the default budget, at several fact-store sizes, in memory and
+ * in JSON files.
+ *
+ *   pnpm bench:turn [--sizes 1000,10000,100000] [--adapter memory|json] [--turns 200] [--warmup 30]
+ *                   [--no-memo] [--json]
+ *
+ * Per configuration: N facts in the user's scope (one `restore()` of a generated snapshot), 100
+ * knowledge documents (static memory, full text), a session with a 200-turn transcript (conversation
+ * replay), a plan with steps and context notes, working-memory entries in the session's namespace and
+ * patrol findings. Then `--warmup` turns, then `--turns` timed turns (a slow configuration stops warming
+ * up after 10 s and timing after 60 s once 50 turns are in), each a different user message
+ * (LoCoMo questions) answered by a canned assistant message and recorded, so the transcript, the
+ * recalled-ids k-v and the memory manager's stored interactions grow as in a real session.
+ * Extra rows (skip: --no-memo): the in-memory stores with a tokenizer that memoizes long texts
+ * (`src/memo-tokenizer.ts`, passed through the public `tokenizer` options), to show what repeated BPE
+ * counting costs.
+ */
+import { existsSync } from 'node:fs';
+import { mkdtemp, rm } from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+import { performance } from 'node:perf_hooks';
+import {
+  type ChatMessage,
+  conversationHistory,
+  countMessagesTokens,
+  type DetailStore,
+  type DocumentStore,
+  defaultTokenizer,
+  dynamicMemory,
+  type Fact,
+  type FactStore,
+  InMemoryDetailStore,
+  InMemoryDocumentStore,
+  InMemoryFactStore,
+  InMemoryPlanStore,
+  InMemorySessionStore,
+  InMemoryWorkingMemoryStore,
+  KiokuBuilder,
+  longTermMemory,
+  type MemoryFeature,
+  memoryManager,
+  type PlanStore,
+  type PromptMiddleware,
+  planMode,
+  type SessionStore,
+  staticMemory,
+  type Tokenizer,
+  toolOutputOffload,
+  type WorkingMemoryStore,
+  workingMemory,
+} from '@kioku/core';
+import { type FactSeed, factSeeds, QUERIES } from './facts.js';
+import { loadLocomo, locomoPath } from './locomo.js';
+import { memoTokenizer } from './memo-tokenizer.js';
+import { cliArgs, flagValue, mean, percentile, round, sizesArg, table } from './util.js';
+
+type Adapter = 'memory' | 'json';
+
+interface Stores {
+  facts: FactStore;
+  documents: DocumentStore;
+  plans: PlanStore;
+  working: WorkingMemoryStore;
+  sessions: SessionStore;
+  details: DetailStore;
+}
+
+interface Row {
+  adapter: Adapter;
+  /** `o200k_base` as is, or memoized (the extra rows). */
+  memo: boolean;
+  size: number;
+  /** Turns timed (fewer than asked when the configuration is slow, see TIMED_MS). */
+  timed: number;
+  /** Facts at the end (the memory manager stores every exchange). */
+  factsAfter: number;
+  setupMs: number;
+  prepare: { p50: number; p95: number };
+  record: { p50: number; p95: number };
+  turn: { p50: number; p95: number };
+  /** CPU time of the process per turn (user + system, all threads): what contention cannot inflate. */
+  cpu: { p50: number; p95: number };
+  promptTokens: number;
+  /** Per middleware, inject + afterTurn of one turn. */
+  middleware: Record<string, { p50: number; p95: number }>;
+  /** Turn time outside the middlewares: transcript append, the runner's token counting. */
+  rest: { p50: number; p95: number };
+  /** One count of a whole prepared prompt with o200k_base (the runner counts what it injects twice). */
+  promptCountMs: number;
+}
+
+const SCOPE = { userId: 'bench-user' };
+const DOCUMENTS = 100;
+const SENTENCES_PER_DOCUMENT = 30;
+const TRANSCRIPT_TURNS = 200;
+const WARMUP_MS = 10_000;
+const TIMED_MS = 60_000;
+const MIN_TIMED = 50;
+/** Middleware names in registration order (the ledger's names). */
+const MIDDLEWARES = [
+  'dynamic-memory',
+  'static-memory',
+  'plan',
+  'long-term-memory',
+  'working-memory',
+  'memory-manager',
+  'conversation',
+] as const;
+const SHORT: Record<string, string> = {
+  'dynamic-memory': 'dynamic',
+  'static-memory': 'static',
+  plan: 'plan',
+  'long-term-memory': 'long-term',
+  'working-memory': 'working',
+  'memory-manager': 'mem-manager',
+  conversation: 'replay',
+};
+
+function parseArgs() {
+  const args = cliArgs();
+  const adapter = flagValue(args, '--adapter');
+  if (adapter && adapter !== 'memory' && adapter !== 'json') throw new Error('--adapter is memory or json');
+  const int = (flag: string, fallback: number) => {
+    const n = Number(flagValue(args, flag) ?? fallback);
+    if (!Number.isInteger(n) || n < 0) throw new Error(`${flag} takes a non-negative integer`);
+    return n;
+  };
+  return {
+    json: args.includes('--json'),
+    sizes: sizesArg(args, '1000,10000,100000'),
+    adapters: (adapter ? [adapter] : ['memory', 'json']) as Adapter[],
+    turns: Math.max(1, int('--turns', 200)),
+    warmup: int('--warmup', 30),
+    memo: !args.includes('--no-memo'),
+  };
+}
+
+/** Varied user messages (LoCoMo's questions) and chat lines (its dialog turns), or built-in text. */
+function texts(seeds: readonly FactSeed[]): { questions: string[]; lines: string[] } {
+  if (!existsSync(locomoPath())) {
+    return { questions: [...QUERIES], lines: seeds.slice(0, 2000).map((s) => s.content) };
+  }
+  const conversations = loadLocomo();
+  return {
+    questions: conversations.flatMap((c) => c.questions.map((q) => q.question)),
+    lines: conversations.flatMap((c) => c.units.map((u) => u.text)),
+  };
+}
+
+async function loadJsonStores(): Promise<((directory: string) => Stores) | string> {
+  try {
+    const mod = (await import('@kioku/store-json')) as {
+      createJsonStores?: (options: { directory: string; tokenizer?: Tokenizer }) => Stores;
+    };
+    const create = mod.createJsonStores;
+    return create ? (directory) => create({ directory }) : 'createJsonStores is not exported';
+  } catch (error) {
+    return (error as Error).message.split('\n')[0] ?? 'import failed';
+  }
+}
+
+function memoryStores(tokenizer?: Tokenizer): Stores {
+  return {
+    facts: new InMemoryFactStore(),
+    documents: new InMemoryDocumentStore(tokenizer ? { tokenizer } : {}),
+    plans: new InMemoryPlanStore(),
+    working: new InMemoryWorkingMemoryStore(),
+    sessions: new InMemorySessionStore(),
+    details: new InMemoryDetailStore(tokenizer ? { tokenizer } : {}),
+  };
+}
+
+/** N facts as one snapshot (timestamps one second apart, so "newest updated first" has an order). */
+function factSnapshot(seeds: readonly FactSeed[], size: number) {
+  const base = Date.now() - size * 1000;
+  const records: Fact[] = [];
+  for (let i = 0; i < size; i++) {
+    const at = new Date(base + i * 1000).toISOString();
+    const seed = seeds[i]!;
+    records.push({
+      id: `f${i}`,
+      userId: SCOPE.userId,
+      content: seed.content,
+      category: seed.category,
+      tags: seed.tags,
+      metadata: {},
+      provenance: { source: 'import' },
+      createdAt: at,
+      updatedAt: at,
+    });
+  }
+  return {
+    format: 'kioku.snapshot',
+    schemaVersion: 1,
+    kind: 'facts',
+    createdAt: new Date().toISOString(),
+    selector: { userId: SCOPE.userId },
+    records,
+  };
+}
+
+/** Wraps a feature's middleware so each inject/afterTurn adds its time to `sink[name]`. */
+function timed(feature: MemoryFeature, sink: Map<string, number>): MemoryFeature {
+  const mw = feature.middleware;
+  if (!mw) return feature;
+  const add = (start: number) => sink.set(mw.name, (sink.get(mw.name) ?? 0) + performance.now() - start);
+  const afterTurn = mw.afterTurn;
+  const wrapped: PromptMiddleware = {
+    name: mw.name,
+    placement: mw.placement,
+    async inject(ctx) {
+      const start = performance.now();
+      try {
+        return await mw.inject(ctx);
+      } finally {
+        add(start);
+      }
+    },
+    ...(afterTurn
+      ? {
+          async afterTurn(ctx) {
+            const start = performance.now();
+            try {
+              await afterTurn.call(mw, ctx);
+            } finally {
+              add(start);
+            }
+          },
+        }
+      : {}),
+  };
+  return { ...feature, middleware: wrapped };
+}
+
+function quantiles(values: number[]): { p50: number; p95: number } {
+  const sorted = [...values].sort((a, b) => a - b);
+  return { p50: round(percentile(sorted, 50), 2), p95: round(percentile(sorted, 95), 2) };
+}
+
+async function benchConfig(
+  adapter: Adapter,
+  stores: Stores,
+  size: number,
+  seeds: readonly FactSeed[],
+  text: { questions: string[]; lines: string[] },
+  options: { turns: number; warmup: number; tokenizer?: Tokenizer },
+): Promise<Row> {
+  const t0 = performance.now();
+  await stores.facts.restore(factSnapshot(seeds, size));
+  for (let d = 0; d < DOCUMENTS; d++) {
+    const from = (d * SENTENCES_PER_DOCUMENT) % Math.max(1, seeds.length - SENTENCES_PER_DOCUMENT);
+    const body = seeds.slice(from, from + SENTENCES_PER_DOCUMENT).map((s) => s.content);
+    await stores.documents.add(SCOPE, {
+      title: `Handbook ${d + 1}: ${seeds[from]!.category}`,
+      text: [body.slice(0, 10).join(' '), body.slice(10, 20).join(' '), body.slice(20).join(' ')].join(
+        '\n\n',
+      ),
+      tags: [seeds[from]!.category.split('/')[0]!],
+    });
+  }
+
+  const sink = new Map<string, number>();
+  const features: MemoryFeature[] = [
+    dynamicMemory({ store: stores.facts }),
+    staticMemory({ store: stores.documents }),
+    planMode({ store: stores.plans }),
+    longTermMemory({ store: stores.facts, sessions: stores.sessions }),
+    workingMemory({ store: stores.working }),
+    memoryManager({ facts: stores.facts, details: stores.details }),
+    conversationHistory({ sessions: stores.sessions }),
+    toolOutputOffload({ details: stores.details }),
+  ];
+  const builder = new KiokuBuilder({
+    sessions: stores.sessions,
+    systemPrompt: 'You are a helpful assistant.',
+    ...(options.tokenizer ? { tokenizer: options.tokenizer } : {}),
+  });
+  for (const feature of features) builder.use(timed(feature, sink));
+  const conversation = await builder.build().startConversation(SCOPE);
+  const scope = conversation.scope;
+
+  // A 200-turn transcript, appended in one call (one write).
+  const { lines } = text;
+  const history: ChatMessage[] = [];
+  for (let t = 0; t < TRANSCRIPT_TURNS; t++) {
+    history.push({ role: 'user', content: lines[(2 * t) % lines.length]! });
+    history.push({ role: 'assistant', content: lines[(2 * t + 1) % lines.length]! });
+  }
+  await stores.sessions.transcriptAppend(scope, conversation.sessionId, history);
+
+  await stores.plans.create(scope, {
+    goal: 'Organise the family trip to Lisbon in June',
+    steps: [
+      'Collect everyone’s available dates',
+      'Compare flight options and prices',
+      'Book flights',
+      'Shortlist three apartments near Alfama',
+      'Book the apartment',
+      'Plan day trips (Sintra, Cascais)',
+    ],
+  });
+  await stores.plans.updateStep(scope, '1', { status: 'completed', notes: 'June 10–20 works for all four' });
+  await stores.plans.updateStep(scope, '2', { status: 'in_progress', notes: 'TAP and easyJet so far' });
+  for (const note of [
+    'Budget is about 3,000 EUR in total',
+    'Grandma needs a ground-floor apartment or a lift',
+    'Kids want a beach day',
+  ]) {
+    await stores.plans.addContextNote(scope, note);
+  }
+
+  const hour = 60 * 60 * 1000;
+  for (let w = 0; w < 10; w++) {
+    await stores.working.set(scope, `session/${conversation.sessionId}/scratch/item-${w}`, lines[w]!, {
+      ttlMs: hour,
+      category: w % 2 ? 'research' : 'drafts',
+      tags: ['trip'],
+    });
+  }
+  for (let w = 0; w < 5; w++) {
+    await stores.working.set(scope, `patrol/heartbeat/finding-${w}`, lines[100 + w]!, {
+      ttlMs: hour,
+      category: 'patrol',
+      tags: ['inbox'],
+    });
+  }
+  const setupMs = performance.now() - t0;
+
+  const prepareTimes: number[] = [];
+  const recordTimes: number[] = [];
+  const turnTimes: number[] = [];
+  const cpuTimes: number[] = [];
+  const tokens: number[] = [];
+  const perMiddleware = new Map<string, number[]>(MIDDLEWARES.map((m) => [m, []]));
+  const rest: number[] = [];
+  const { questions } = text;
+  let lastPrompt: ChatMessage[] = [];
+  // Slow configurations (JSON at 100k facts: ~1 s a turn) stop early so that the whole bench stays
+  // within a few minutes: warm-up ends after WARMUP_MS, timing after TIMED_MS with MIN_TIMED turns.
+  const warmupEnds = performance.now() + WARMUP_MS;
+  let warmed = 0;
+  let timedEnds = Number.POSITIVE_INFINITY;
+  for (let k = 0; ; k++) {
+    const warming = warmed < options.warmup && performance.now() < warmupEnds;
+    if (!warming) {
+      if (timedEnds === Number.POSITIVE_INFINITY) timedEnds = performance.now() + TIMED_MS;
+      const n = turnTimes.length;
+      if (n >= options.turns || (n >= Math.min(MIN_TIMED, options.turns) && performance.now() > timedEnds))
+        break;
+    }
+    const message = questions[(k * 7 + size) % questions.length]!;
+    const answer = lines[(k * 13 + 5) % lines.length]!;
+    sink.clear();
+    const cpuStart = process.cpuUsage();
+    const start = performance.now();
+    const prepared = await conversation.prepare(message);
+    const mid = performance.now();
+    lastPrompt = prepared.messages;
+    await conversation.record([
+      { role: 'user', content: message },
+      { role: 'assistant', content: answer },
+    ]);
+    const end = performance.now();
+    const cpu = process.cpuUsage(cpuStart);
+    if (warming) {
+      warmed++;
+      continue;
+    }
+    cpuTimes.push((cpu.user + cpu.system) / 1000);
+    prepareTimes.push(mid - start);
+    recordTimes.push(end - mid);
+    turnTimes.push(end - start);
+    tokens.push(prepared.ledger.totalTokens);
+    let inMiddlewares = 0;
+    for (const name of MIDDLEWARES) {
+      const ms = sink.get(name) ?? 0;
+      perMiddleware.get(name)!.push(ms);
+      inMiddlewares += ms;
+    }
+    rest.push(end - start - inMiddlewares);
+  }
+
+  const countTimes: number[] = [];
+  for (let r = 0; r < 11; r++) {
+    const start = performance.now();
+    countMessagesTokens(defaultTokenizer, lastPrompt);
+    countTimes.push(performance.now() - start);
+  }
+
+  return {
+    adapter,
+    memo: options.tokenizer !== undefined,
+    size,
+    timed: turnTimes.length,
+    factsAfter: (await stores.facts.categories(SCOPE)).reduce((n, c) => n + c.count, 0),
+    setupMs: round(setupMs, 0),
+    prepare: quantiles(prepareTimes),
+    record: quantiles(recordTimes),
+    turn: quantiles(turnTimes),
+    cpu: quantiles(cpuTimes),
+    promptTokens: round(mean(tokens), 0),
+    middleware: Object.fromEntries([...perMiddleware].map(([name, times]) => [name, quantiles(times)])),
+    rest: quantiles(rest),
+    promptCountMs: quantiles(countTimes).p50,
+  };
+}
+
+const label = (r: Row) => (r.memo ? `${r.adapter}+memo` : r.adapter);
+
+function slowest(row: Row): string {
+  const [name, q] = Object.entries(row.middleware).sort((a, b) => b[1].p95 - a[1].p95)[0]!;
+  return `${SHORT[name] ?? name} ${q.p95.toFixed(2)}`;
+}
+
+async function main(): Promise<void> {
+  const options = parseArgs();
+  const seeds = factSeeds(Math.max(...options.sizes, DOCUMENTS * SENTENCES_PER_DOCUMENT));
+  const text = texts(seeds);
+  const rows: Row[] = [];
+  const unavailable: Record<string, string> = {};
+  const startedAt = performance.now();
+  // JIT warm-up on a small configuration, not reported.
+  await benchConfig('memory', memoryStores(), 1000, seeds, text, { turns: 50, warmup: 20 });
+  for (const adapter of options.adapters) {
+    const jsonStores = adapter === 'json' ? await loadJsonStores() : undefined;
+    if (typeof jsonStores === 'string') {
+      unavailable.json = `not available (${jsonStores})`;
+      continue;
+    }
+    for (const size of options.sizes) {
+      const directory = jsonStores ? await mkdtemp(path.join(os.tmpdir(), 'kioku-bench-turn-')) : undefined;
+      try {
+        const stores = jsonStores && directory ? jsonStores(directory) : memoryStores();
+        rows.push(await benchConfig(adapter, stores, size, seeds, text, options));
+      } finally {
+        if (directory) await rm(directory, { recursive: true, force: true });
+      }
+      if (!options.json) console.error(`  ${adapter} ${size} done`);
+    }
+  }
+  if (options.memo && options.adapters.includes('memory')) {
+    for (const size of options.sizes) {
+      const tokenizer = memoTokenizer();
+      rows.push(
+        await benchConfig('memory', memoryStores(tokenizer), size, seeds, text, { ...options, tokenizer }),
+      );
+      if (!options.json) console.error(`  memory+memo ${size} done`);
+    }
+  }
+  const runtimeS = round((performance.now() - startedAt) / 1000, 0);
+
+  const ms = (v: number) => v.toFixed(2);
+  console.log(
+    [
+      `Turn pipeline bench: prepare + record per turn (no model call), all features on, default budget (16,000 tokens)`,
+      `${DOCUMENTS} documents (full text), ${TRANSCRIPT_TURNS}-turn transcript, a plan, 10 working-memory entries + 5 patrol findings;`,
+      `${options.warmup} warm-up + ${options.turns} timed turns per configuration (fewer when slow: warm-up ≤ ${WARMUP_MS / 1000} s, timing ≤ ${TIMED_MS / 1000} s once ${MIN_TIMED} turns are in), each a different user message`,
+      `node ${process.version}, ${os.cpus().length} × ${os.cpus()[0]?.model ?? 'cpu'}, ${runtimeS} s`,
+      '',
+      'ms per turn: prep = prepare, rec = record, turn = both (wall clock); cpu = the process’s CPU time per',
+      'turn (all threads), which other load on the machine does not inflate; tokens = mean prompt tokens.',
+      table(
+        [
+          'adapter',
+          'facts',
+          'turns',
+          'prep p50',
+          'prep p95',
+          'rec p50',
+          'rec p95',
+          'turn p50',
+          'turn p95',
+          'cpu p50',
+          'cpu p95',
+          'tokens',
+          'slowest (p95 ms)',
+          'setup ms',
+        ],
+        rows.map((r) => [
+          label(r),
+          r.size,
+          r.timed,
+          ms(r.prepare.p50),
+          ms(r.prepare.p95),
+          ms(r.record.p50),
+          ms(r.record.p95),
+          ms(r.turn.p50),
+          ms(r.turn.p95),
+          ms(r.cpu.p50),
+          ms(r.cpu.p95),
+          r.promptTokens,
+          slowest(r),
+          r.setupMs,
+        ]),
+      ),
+      ...Object.entries(unavailable).map(([a, why]) => `${a}: ${why}`),
+      '',
+      'Per middleware, inject + afterTurn, p95 ms. "rest": the turn outside the middlewares (transcript',
+      'append, the runner’s token counting); "count prompt": one o200k_base count of a whole prepared prompt.',
+      table(
+        ['adapter', 'facts', ...MIDDLEWARES.map((m) => SHORT[m]!), 'rest', 'count prompt'],
+        rows.map((r) => [
+          label(r),
+          r.size,
+          ...MIDDLEWARES.map((m) => ms(r.middleware[m]!.p95)),
+          ms(r.rest.p95),
+          ms(r.promptCountMs),
+        ]),
+      ),
+    ].join('\n'),
+  );
+
+  if (options.json) {
+    const by = (pick: (r: Row) => unknown) => {
+      const out: Record<string, Record<string, unknown>> = {};
+      for (const r of rows) out[label(r)] = { ...out[label(r)], [String(r.size)]: pick(r) };
+      return out;
+    };
+    const memory10k = rows.find((r) => label(r) === 'memory' && r.size === 10_000);
+    console.log(
+      JSON.stringify({
+        bench: 'turn',
+        turns: options.turns,
+        warmup: options.warmup,
+        turns_timed: by((r) => r.timed),
+        turn_p50_ms: by((r) => r.turn.p50),
+        turn_p95_ms: by((r) => r.turn.p95),
+        turn_cpu_p50_ms: by((r) => r.cpu.p50),
+        turn_cpu_p95_ms: by((r) => r.cpu.p95),
+        prepare_p50_ms: by((r) => r.prepare.p50),
+        prepare_p95_ms: by((r) => r.prepare.p95),
+        record_p50_ms: by((r) => r.record.p50),
+        record_p95_ms: by((r) => r.record.p95),
+        prompt_tokens: by((r) => r.promptTokens),
+        middleware_p95_ms: by((r) =>
+          Object.fromEntries([...MIDDLEWARES.map((m) => [m, r.middleware[m]!.p95]), ['rest', r.rest.p95]]),
+        ),
+        setup_ms: by((r) => r.setupMs),
+        prompt_count_ms: by((r) => r.promptCountMs),
+        ...(memory10k
+          ? {
+              target: {
+                memory_10k_turn_p95_ms: memory10k.turn.p95,
+                memory_10k_turn_cpu_p95_ms: memory10k.cpu.p95,
+                under_10ms: memory10k.turn.p95 < 10,
+              },
+            }
+          : {}),
+        ...(Object.keys(unavailable).length ? { unavailable } : {}),
+        runtime_s: runtimeS,
+      }),
+    );
+  }
+}
+
+await main();
