@@ -9,7 +9,12 @@ import { defaultTokenizer, type Tokenizer } from '../tokenizer.js';
 import { executeToolCall } from '../toolkit/execute.js';
 import { type OpenAIToolDefinition, type Tool, toOpenAITool } from '../toolkit/tool.js';
 import type { MemoryFeature, ToolOutputProcessor } from './feature.js';
-import { type ChatMessage, countMessagesTokens, type ToolCallRequest } from './messages.js';
+import {
+  type ChatMessage,
+  countMessagesTokens,
+  countMessageTokens,
+  type ToolCallRequest,
+} from './messages.js';
 import type { DroppedItem, PromptMiddleware } from './middleware.js';
 import type { ChatModel } from './model.js';
 
@@ -125,8 +130,7 @@ export class Conversation {
           clock: this.#clock,
           ...(options.signal ? { signal: options.signal } : {}),
         });
-        const { messages, dropped } = this.#enforce(result.messages, allotted);
-        const tokens = countMessagesTokens(this.#tokenizer, messages);
+        const { messages, dropped, tokens } = this.#enforce(result.messages, allotted);
         remaining -= tokens;
         (middleware.placement === 'history' ? history : injected).push(...messages);
         entries.push({
@@ -231,18 +235,24 @@ export class Conversation {
     return this.#turnIndex;
   }
 
-  /** Safety net: a middleware that overshoots its allotment loses its last messages, recorded as dropped. */
-  #enforce(messages: ChatMessage[], allotted: number): { messages: ChatMessage[]; dropped: DroppedItem[] } {
+  /**
+   * Safety net: a middleware that overshoots its allotment loses its last messages, recorded as dropped.
+   * Each message is counted once (this runs on every middleware of every turn).
+   */
+  #enforce(
+    messages: ChatMessage[],
+    allotted: number,
+  ): { messages: ChatMessage[]; dropped: DroppedItem[]; tokens: number } {
+    const counts = messages.map((m) => countMessageTokens(this.#tokenizer, m));
+    let tokens = counts.reduce((sum, n) => sum + n, 0);
     const kept = [...messages];
     const dropped: DroppedItem[] = [];
-    while (kept.length > 0 && countMessagesTokens(this.#tokenizer, kept) > allotted) {
-      const last = kept.pop()!;
-      dropped.push({
-        id: `message-${kept.length}`,
-        reason: 'budget',
-        tokens: countMessagesTokens(this.#tokenizer, [last]),
-      });
+    while (kept.length > 0 && tokens > allotted) {
+      kept.pop();
+      const cost = counts[kept.length]!;
+      tokens -= cost;
+      dropped.push({ id: `message-${kept.length}`, reason: 'budget', tokens: cost });
     }
-    return { messages: kept, dropped };
+    return { messages: kept, dropped, tokens };
   }
 }
