@@ -26,22 +26,63 @@ import {
   type SnapshotSelector,
   shortId,
 } from '@kioku/core';
-import { and, asc, count, desc, eq, getTableColumns, type SQL } from 'drizzle-orm';
+import { and, asc, count, desc, eq, getTableColumns, type SQL, sql } from 'drizzle-orm';
 import { groupByPartition, parseSnapshot, selectedUser } from './snapshot.js';
 import { agentField, agentKey, batches, hasAllTags, tagKeys, underPrefix } from './sql.js';
 import { PostgresStore } from './store.js';
 
 /** FactStore on PostgreSQL: one row per fact in `facts`, partitioned by `(user_id, agent_id)`. */
 export class PostgresFactStore extends PostgresStore implements FactStore {
+  /**
+   * `get` and `create`, built once and run as prepared statements (postgres.js prepares each once per
+   * connection): drizzle's default is an unnamed statement, parsed and planned in an extra round trip on
+   * every call, which cost more than the query itself. A client opened with `prepare: false` (PgBouncer in
+   * transaction mode) still gets unnamed statements.
+   */
+  #prepared: ReturnType<PostgresFactStore['buildStatements']> | undefined;
+
+  private buildStatements() {
+    const t = this.tables.facts;
+    const p = sql.placeholder;
+    const db = this.database.db;
+    return {
+      get: db
+        .select(this.#columns)
+        .from(t)
+        .where(and(eq(t.userId, p('userId')), eq(t.agentId, p('agentId')), eq(t.id, p('id'))))
+        .prepare('kioku_facts_get'),
+      insert: db
+        .insert(t)
+        .values({
+          userId: p('userId'),
+          agentId: p('agentId'),
+          id: p('id'),
+          title: p('title'),
+          content: p('content'),
+          category: p('category'),
+          tags: p('tags'),
+          tagKeys: p('tagKeys'),
+          metadata: p('metadata'),
+          provenance: p('provenance'),
+          createdAt: p('createdAt'),
+          updatedAt: p('updatedAt'),
+        })
+        .onConflictDoNothing()
+        .returning({ id: t.id })
+        .prepare('kioku_facts_insert'),
+    };
+  }
+
+  get #statements() {
+    this.#prepared ??= this.buildStatements();
+    return this.#prepared;
+  }
+
   async get(scope: Scope, id: string): Promise<Fact | null> {
     const s = parseScope(scope);
     parseOrThrow(IdSchema, id, 'fact id');
-    const t = this.tables.facts;
-    const rows = await this.database.run((db) =>
-      db
-        .select(this.#columns)
-        .from(t)
-        .where(and(this.#partition(s), eq(t.id, id))),
+    const rows = await this.database.run(() =>
+      this.#statements.get.execute({ userId: s.userId, agentId: agentKey(s.agentId), id }),
     );
     return rows[0] ? toFact(rows[0]) : null;
   }
@@ -80,11 +121,8 @@ export class PostgresFactStore extends PostgresStore implements FactStore {
       },
       'fact',
     );
-    const t = this.tables.facts;
     // The primary key decides between concurrent creates of one id: exactly one insert wins.
-    const inserted = await this.database.run((db) =>
-      db.insert(t).values(toRow(fact)).onConflictDoNothing().returning({ id: t.id }),
-    );
+    const inserted = await this.database.run(() => this.#statements.insert.execute(toRow(fact)));
     if (inserted.length === 0) throw new ConflictError(`A fact with id "${fact.id}" already exists.`);
     return fact;
   }
@@ -145,7 +183,9 @@ export class PostgresFactStore extends PostgresStore implements FactStore {
         .from(t)
         .where(and(where, match.where))
         .orderBy(desc(match.score), asc(t.seq))
-        .limit(q.limit),
+        .limit(q.limit)
+        .prepare('kioku_facts_search')
+        .execute(),
     );
     return rows.map(({ score, ...row }) => ({ fact: toFact(row), score }));
   }

@@ -43,7 +43,7 @@ export abstract class PostgresStore {
 
   /** The full-text match of `query` on `search`; undefined when the query has no terms (it matches nothing). */
   protected async match(search: AnyColumn, query: string): Promise<LexicalMatch | undefined> {
-    const lexemes = await this.database.run((db) => queryLexemes(db, query));
+    const lexemes = await this.database.run(() => queryLexemes(this.database.client, query));
     return lexemes.length > 0 ? lexicalMatch(search, lexemes) : undefined;
   }
 }

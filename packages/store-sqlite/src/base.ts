@@ -74,6 +74,12 @@ export abstract class SqliteStoreBase {
     return this.connection.read(fn);
   }
 
+  /** One read statement (no transaction needed: a single statement sees one state), after the same check. */
+  protected readOne<R>(fn: () => R): R {
+    this.connection.assertReady();
+    return this.connection.statement(fn);
+  }
+
   protected snapshotOf<R>(
     kind: PartitionKind,
     selector: SnapshotSelector,

@@ -141,6 +141,11 @@ export class SqliteConnection {
     return this.#run(() => this.raw.transaction(fn).deferred());
   }
 
+  /** Run `fn`, which issues a single statement (atomic by itself), without a transaction around it. */
+  statement<R>(fn: () => R): R {
+    return this.#run(fn);
+  }
+
   #run<R>(fn: () => R): R {
     try {
       return fn();

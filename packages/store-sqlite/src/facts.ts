@@ -25,7 +25,7 @@ import {
   type SnapshotSelector,
   shortId,
 } from '@kioku/core';
-import { and, asc, count, desc, eq, inArray, type SQL } from 'drizzle-orm';
+import { and, asc, count, desc, eq, inArray, type SQL, sql } from 'drizzle-orm';
 import { analyze, factText } from './analysis.js';
 import { agentColumn, agentOf, SqliteStoreBase } from './base.js';
 import { categoryUnder, hasAllTags } from './filters.js';
@@ -74,20 +74,71 @@ function toRow(fact: Fact) {
 const inPartition = (scope: Scope): SQL =>
   and(eq(facts.userId, scope.userId), eq(facts.agentId, agentColumn(scope.agentId)))!;
 
+const placeholder = sql.placeholder;
+
 /**
  * Facts in `kioku_facts`, one row per fact, partitioned by user + agent columns. Search runs on FTS5
  * (`kioku_facts_fts`) over the analyzed title, content, tags and category.
  */
 export class SqliteFactStore extends SqliteStoreBase implements FactStore {
+  /**
+   * The hottest statements, built and prepared once (on first use, once the schema is there): building a
+   * query with drizzle and preparing it in SQLite costs several times what running it does.
+   */
+  #prepared: ReturnType<SqliteFactStore['buildStatements']> | undefined;
+
+  private buildStatements() {
+    return {
+      get: this.orm
+        .select()
+        .from(facts)
+        .where(
+          and(
+            eq(facts.userId, placeholder('userId')),
+            eq(facts.agentId, placeholder('agentId')),
+            eq(facts.id, placeholder('id')),
+          ),
+        )
+        .prepare(),
+      insert: this.orm
+        .insert(facts)
+        .values({
+          userId: placeholder('userId'),
+          agentId: placeholder('agentId'),
+          id: placeholder('id'),
+          title: placeholder('title'),
+          content: placeholder('content'),
+          category: placeholder('category'),
+          tags: placeholder('tags'),
+          metadata: placeholder('metadata'),
+          provenance: placeholder('provenance'),
+          createdAt: placeholder('createdAt'),
+          updatedAt: placeholder('updatedAt'),
+          searchTerms: placeholder('searchTerms'),
+          searchLength: placeholder('searchLength'),
+        })
+        .onConflictDoNothing()
+        .prepare(),
+    };
+  }
+
+  get #statements() {
+    this.#prepared ??= this.buildStatements();
+    return this.#prepared;
+  }
+
+  /** Insert one fact (inside a write transaction); a fact with the same id in its partition is a conflict. */
+  #insert(fact: Fact): void {
+    if (this.#statements.insert.run(toRow(fact)).changes === 0) {
+      throw new ConflictError(`A fact with id "${fact.id}" already exists.`);
+    }
+  }
+
   async get(scope: Scope, id: string): Promise<Fact | null> {
     const s = parseScope(scope);
     parseOrThrow(IdSchema, id, 'fact id');
-    const row = this.read(() =>
-      this.orm
-        .select()
-        .from(facts)
-        .where(and(inPartition(s), eq(facts.id, id)))
-        .get(),
+    const row = this.readOne(() =>
+      this.#statements.get.get({ userId: s.userId, agentId: agentColumn(s.agentId), id }),
     );
     return row ? toFact(row) : null;
   }
@@ -127,10 +178,7 @@ export class SqliteFactStore extends SqliteStoreBase implements FactStore {
       },
       'fact',
     );
-    this.write(() => {
-      const inserted = this.orm.insert(facts).values(toRow(fact)).onConflictDoNothing().run();
-      if (inserted.changes === 0) throw new ConflictError(`A fact with id "${fact.id}" already exists.`);
-    });
+    this.write(() => this.#insert(fact));
     return fact;
   }
 
@@ -154,10 +202,7 @@ export class SqliteFactStore extends SqliteStoreBase implements FactStore {
       );
     });
     this.write(() => {
-      for (const fact of created) {
-        const inserted = this.orm.insert(facts).values(toRow(fact)).onConflictDoNothing().run();
-        if (inserted.changes === 0) throw new ConflictError(`A fact with id "${fact.id}" already exists.`);
-      }
+      for (const fact of created) this.#insert(fact);
     });
     return created;
   }

@@ -31,6 +31,11 @@ export interface SearchTarget {
   scope: string;
   /** Set when the partition holds every row of the table: FTS5 then needs no partition constraint. */
   whole?: boolean;
+  /**
+   * Set when the partition holds at least half of the table's rows: FTS5 then ranks on the terms alone and
+   * the partition is kept by a join (see `#candidates`).
+   */
+  dominant?: boolean;
   /** Filters on the table's rows beyond the partition, which the FTS5 query already applies. */
   where?: SQL | undefined;
 }
@@ -101,7 +106,7 @@ export class LexicalSearch {
     const tableRows = this.#prepare('SELECT total(rows) FROM kioku_search_stats WHERE table_name = ?')
       .pluck()
       .get(tableName(request.table)) as number;
-    const target = { ...request, whole: tableRows === stats.rows };
+    const target = { ...request, whole: tableRows === stats.rows, dominant: stats.rows * 2 >= tableRows };
     const original = new Set(weights.keys());
     const df = this.#documentFrequencies(target);
     const depth = Math.max(this.#settings.candidates, limit * 4);
@@ -202,14 +207,26 @@ export class LexicalSearch {
    * The best `limit` rows of the partition by FTS5's bm25(), filtered by the target's conditions. Only
    * rowids and ranks go through the sort (FTS5 keeps the top `limit` itself when there is no filter);
    * the analyzed text is read for the winners only.
+   *
+   * The partition is normally a phrase of the MATCH (`search_scope : …`), which keeps FTS5 inside it. But
+   * bm25() then works through that phrase in every matching row too (weight 0, yet not free): with one user
+   * holding 1M of a table's rows, ranking took ~90 ms instead of ~25 ms. When the partition holds at least
+   * half of the table, the MATCH has the terms alone and a join keeps the partition's rows: the same rows
+   * with the same scores (the scope phrase adds 0 to bm25), and at most twice the rows to rank.
    */
   #candidates(target: SearchTarget, terms: Iterable<string>, limit: number): Candidate[] {
     const t = target.table;
     const fts = sql.identifier(`${tableName(t)}_fts`);
-    const match = ftsExpression(target.whole ? undefined : target.scope, terms);
-    const top = target.where
+    const joined = !target.whole && target.dominant === true;
+    const match = ftsExpression(target.whole || joined ? undefined : target.scope, terms);
+    const where = joined
+      ? target.where
+        ? sql`${t}.search_scope = ${target.scope} AND (${target.where})`
+        : sql`${t}.search_scope = ${target.scope}`
+      : target.where;
+    const top = where
       ? sql`SELECT ${fts}.rowid AS seq, ${fts}.rank AS rank FROM ${fts} JOIN ${t} ON ${t}.seq = ${fts}.rowid
-            WHERE ${fts} MATCH ${match} AND (${target.where}) ORDER BY ${fts}.rank LIMIT ${limit}`
+            WHERE ${fts} MATCH ${match} AND (${where}) ORDER BY ${fts}.rank LIMIT ${limit}`
       : sql`SELECT rowid AS seq, rank FROM ${fts} WHERE ${fts} MATCH ${match} ORDER BY rank LIMIT ${limit}`;
     return this.#orm.all<Candidate>(
       sql`SELECT m.seq AS seq, m.rank AS rank, ${t}.search_terms AS terms, ${t}.search_length AS length

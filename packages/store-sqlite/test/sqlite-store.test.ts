@@ -307,3 +307,52 @@ describe('ranking option', () => {
     expect(hits[0]!.score).toBeGreaterThan(0);
   });
 });
+
+describe('partitions of different sizes', () => {
+  it('a partition holding most of the table (ranked through a join) and a small one find only their own facts, in the same order', async () => {
+    const s = stores();
+    await s.setup();
+    const big = { userId: 'big' };
+    const small = { userId: 'small', agentId: 'a1' };
+    const topics = ['chess on weekends', 'the cello in an orchestra', 'chess puzzles daily', 'tennis'];
+    // `big` holds 12 of 14 rows (the join path), `small` 2 of 14 (the partition in the MATCH).
+    for (let i = 0; i < 12; i++) {
+      await s.facts.create(big, {
+        id: `b${i}`,
+        content: `User plays ${topics[i % topics.length]}`,
+        category: i % 2 ? 'hobbies/games' : 'music',
+      });
+    }
+    await s.facts.create(small, {
+      id: 's0',
+      content: 'User plays chess with a friend',
+      category: 'hobbies/games',
+    });
+    await s.facts.create(small, { id: 's1', content: 'User listens to cello music' });
+    const bigHits = await s.facts.search(big, { query: 'chess', limit: 20 });
+    expect(bigHits.every((h) => h.fact.userId === 'big')).toBe(true);
+    expect(
+      bigHits
+        .slice(0, 6)
+        .map((h) => h.fact.id)
+        .sort(),
+    ).toEqual(['b0', 'b10', 'b2', 'b4', 'b6', 'b8']);
+    const games = await s.facts.search(big, { query: 'chess tennis', category: 'hobbies', limit: 20 });
+    expect(games.length).toBeGreaterThan(0);
+    expect(games.every((h) => h.fact.userId === 'big' && h.fact.category === 'hobbies/games')).toBe(true);
+    expect(games[0]?.fact.content).toContain('tennis');
+    const smallHits = await s.facts.search(small, { query: 'chess', limit: 20 });
+    expect(smallHits[0]?.fact.id).toBe('s0');
+    expect(smallHits.every((h) => h.fact.userId === 'small')).toBe(true);
+    // The same order as when the partition is the whole table: a copy of `big` alone in a fresh database.
+    const alone = new SqliteFactStore({ file: path.join(dir, 'alone.db') });
+    open.push(alone);
+    await alone.setup();
+    await alone.restore(await s.facts.snapshot({ userId: 'big' }));
+    for (const query of ['chess', 'cello orchestra', 'plays chess puzzles', 'tennis weekends']) {
+      const here = (await s.facts.search(big, { query, limit: 20 })).map((h) => [h.fact.id, h.score]);
+      const there = (await alone.search(big, { query, limit: 20 })).map((h) => [h.fact.id, h.score]);
+      expect(here).toEqual(there);
+    }
+  });
+});
