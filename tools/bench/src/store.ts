@@ -1,8 +1,9 @@
 /**
- * Fact-store throughput and search latency, in memory and in JSON files, at several store sizes in
- * one user's scope.
+ * Fact-store throughput and search latency, in memory, in JSON files, in SQLite and in PostgreSQL, at
+ * several store sizes in one user's scope.
  *
- *   pnpm bench:store [--sizes 1000,10000,100000] [--adapter memory|json] [--no-index] [--json]
+ *   pnpm bench:store [--sizes 1000,10000,100000] [--adapter memory|json|sqlite|postgres|all[,…]]
+ *                    [--searches 300] [--no-index] [--json]
  *
  * memory: every fact is written with `create` (timed: writes/s), with the search index live from
  * the start (one fact and one search come first), as in an application.
@@ -10,7 +11,10 @@
  * one `restore()` of a snapshot (the store's own bulk path, one file write), then a sample of
  * `create`s is timed on top of it (the last 200 facts). Reads are `get` by random id; searches
  * cycle through a fixed list of 30 queries with the default limit (8).
- * Then the lexical index alone: core's index against the same ranking on MiniSearch (skip: --no-index).
+ * sqlite, postgres: prefilled through the store's bulk path, then writes, reads and searches each timed
+ * beside the same SQL issued with the raw driver (`src/store-sql.ts`, `src/store-raw.ts`).
+ * Then the lexical index alone: core's index against the same ranking on MiniSearch (with memory or json;
+ * skip: --no-index).
  */
 import { mkdtemp, rm } from 'node:fs/promises';
 import os from 'node:os';
@@ -19,9 +23,11 @@ import { performance } from 'node:perf_hooks';
 import { type Fact, type FactStore, InMemoryFactStore, LexicalIndex, type Scope } from '@kioku/core';
 import { type FactSeed, factSeeds, QUERIES } from './facts.js';
 import { MiniSearchLexicalIndex } from './minisearch-lexical-index.js';
+import { benchPostgres, benchSqlite, type SqlAdapter, type SqlRow } from './store-sql.js';
 import { cliArgs, percentile, round, table } from './util.js';
 
-type Adapter = 'memory' | 'json';
+type Adapter = 'memory' | 'json' | SqlAdapter;
+const ADAPTERS: readonly Adapter[] = ['memory', 'json', 'sqlite', 'postgres'];
 
 interface Row {
   adapter: Adapter;
@@ -34,6 +40,8 @@ interface Row {
   /** First search on the filled store: loads (json) and builds the index (json), or not (memory). */
   firstSearchMs: number;
   prefillMs: number;
+  /** SQL adapters: the raw-driver figures beside them, and the database size. */
+  sql?: SqlRow;
 }
 
 const SCOPE: Scope = { userId: 'bench-user' };
@@ -41,6 +49,18 @@ const SEARCHES = 300;
 const READS = 5000;
 /** Timed JSON writes per size, on top of a store prefilled to size − JSON_WRITES. */
 const JSON_WRITES = 200;
+/** Timed SQL writes per size and side (adapter, raw), on top of a store prefilled to size − 2 × SQL_WRITES. */
+const SQL_WRITES = 500;
+/** Rounds of "write, then search" per side at the end of a SQL size (the search is timed). */
+const SQL_AFTER_WRITES = 60;
+
+/** Sizes when --sizes is not given: the SQL stores start at 10k (1M: `--sizes 1000000`, see README). */
+const DEFAULT_SIZES: Record<Adapter, string> = {
+  memory: '1000,10000,100000',
+  json: '1000,10000,100000',
+  sqlite: '10000,100000',
+  postgres: '10000,100000',
+};
 
 function parseArgs() {
   const args = cliArgs();
@@ -49,14 +69,23 @@ function parseArgs() {
     const inline = args.find((a) => a.startsWith(`${flag}=`));
     return inline ? inline.slice(flag.length + 1) : i >= 0 ? args[i + 1] : undefined;
   };
-  const sizes = (value('--sizes') ?? '1000,10000,100000').split(',').map((s) => Number(s.trim()));
-  if (sizes.some((n) => !Number.isInteger(n) || n <= 0)) throw new Error('--sizes takes positive integers');
-  const adapter = value('--adapter');
-  if (adapter && adapter !== 'memory' && adapter !== 'json') throw new Error('--adapter is memory or json');
+  const integers = (text: string, flag: string) => {
+    const list = text.split(',').map((s) => Number(s.trim()));
+    if (list.some((n) => !Number.isInteger(n) || n <= 0)) throw new Error(`${flag} takes positive integers`);
+    return list;
+  };
+  const sizesFlag = value('--sizes');
+  const sizesOf = (adapter: Adapter) => integers(sizesFlag ?? DEFAULT_SIZES[adapter], '--sizes');
+  const named = (value('--adapter') ?? 'memory,json').split(',').map((a) => a.trim());
+  const adapters = named.includes('all') ? [...ADAPTERS] : (named as Adapter[]);
+  const unknown = adapters.filter((a) => !ADAPTERS.includes(a));
+  if (unknown.length)
+    throw new Error(`--adapter is ${ADAPTERS.join(' | ')} | all (got ${unknown.join(', ')})`);
   return {
     json: args.includes('--json'),
-    sizes,
-    adapters: (adapter ? [adapter] : ['memory', 'json']) as Adapter[],
+    sizesOf,
+    adapters: ADAPTERS.filter((a) => adapters.includes(a)),
+    searches: integers(value('--searches') ?? String(SEARCHES), '--searches')[0]!,
     index: !args.includes('--no-index'),
   };
 }
@@ -87,10 +116,10 @@ function factOf(seed: FactSeed, i: number, now: string): Fact {
   };
 }
 
-async function timeSearches(store: FactStore): Promise<{ p50: number; p95: number }> {
+async function timeSearches(store: FactStore, searches: number): Promise<{ p50: number; p95: number }> {
   for (const query of QUERIES) await store.search(SCOPE, { query }); // warm-up
   const times: number[] = [];
-  for (let i = 0; i < SEARCHES; i++) {
+  for (let i = 0; i < searches; i++) {
     const start = performance.now();
     await store.search(SCOPE, { query: QUERIES[i % QUERIES.length]! });
     times.push(performance.now() - start);
@@ -110,7 +139,7 @@ async function timeReads(store: FactStore, ids: readonly string[]): Promise<numb
   return round(READS / ((performance.now() - start) / 1000), 0);
 }
 
-async function benchMemory(size: number, seeds: readonly FactSeed[]): Promise<Row> {
+async function benchMemory(size: number, seeds: readonly FactSeed[], searches = SEARCHES): Promise<Row> {
   const store = new InMemoryFactStore();
   // One fact and one search first, so the partition's index exists and every timed write updates it.
   const ids: string[] = [(await store.create(SCOPE, seeds[0]!)).id];
@@ -122,7 +151,7 @@ async function benchMemory(size: number, seeds: readonly FactSeed[]): Promise<Ro
   await store.search(SCOPE, { query: QUERIES[0]! });
   const firstSearchMs = performance.now() - t0;
   const readsPerS = await timeReads(store, ids);
-  const search = await timeSearches(store);
+  const search = await timeSearches(store, searches);
   return {
     adapter: 'memory',
     size,
@@ -140,6 +169,7 @@ async function benchJson(
   JsonFactStore: JsonStoreClass,
   size: number,
   seeds: readonly FactSeed[],
+  searches = SEARCHES,
 ): Promise<Row> {
   const directory = await mkdtemp(path.join(os.tmpdir(), 'kioku-bench-'));
   try {
@@ -169,7 +199,7 @@ async function benchJson(
     for (let i = prefill; i < size; i++) ids.push((await store.create(SCOPE, seeds[i]!)).id);
     const writeMs = performance.now() - start;
     const readsPerS = await timeReads(store, ids);
-    const search = await timeSearches(store);
+    const search = await timeSearches(store, searches);
     return {
       adapter: 'json',
       size,
@@ -198,7 +228,7 @@ interface IndexRow {
  * The lexical index alone (no store around it), core's own inverted index against the same ranking
  * written on MiniSearch (what core used before): why core has its own index.
  */
-function benchIndexes(sizes: readonly number[], seeds: readonly FactSeed[]): IndexRow[] {
+function benchIndexes(sizes: readonly number[], seeds: readonly FactSeed[], searches: number): IndexRow[] {
   const kinds = [
     ['core LexicalIndex', () => new LexicalIndex()],
     ['same ranking on MiniSearch', () => new MiniSearchLexicalIndex()],
@@ -213,7 +243,7 @@ function benchIndexes(sizes: readonly number[], seeds: readonly FactSeed[]): Ind
       const buildMs = performance.now() - t0;
       for (const query of QUERIES) index.search(query, { limit: 8 });
       const times: number[] = [];
-      for (let i = 0; i < SEARCHES; i++) {
+      for (let i = 0; i < searches; i++) {
         const start = performance.now();
         index.search(QUERIES[i % QUERIES.length]!, { limit: 8 });
         times.push(performance.now() - start);
@@ -231,33 +261,81 @@ function benchIndexes(sizes: readonly number[], seeds: readonly FactSeed[]): Ind
   return rows;
 }
 
+/**
+ * Adapter time ÷ raw time: writes and reads from the median call (an FTS5 merge or a checkpoint lands on
+ * one side at random and would swamp a mean), searches from the mean and the percentiles.
+ */
+function ratios(sql: SqlRow) {
+  return {
+    write: round(sql.writeP50Us / sql.raw.writeP50Us, 2),
+    read: round(sql.readP50Us / sql.raw.readP50Us, 2),
+    search: round(sql.searchMean / sql.raw.searchMean, 2),
+    search_p50: round(sql.searchP50 / sql.raw.searchP50, 2),
+    search_p95: round(sql.searchP95 / sql.raw.searchP95, 2),
+  };
+}
+
+function sqlRow(r: SqlRow): Row {
+  return { ...r, sql: r };
+}
+
 async function main(): Promise<void> {
   const options = parseArgs();
-  const seeds = factSeeds(Math.max(...options.sizes));
-  await benchMemory(2000, seeds.length >= 2000 ? seeds : factSeeds(2000)); // JIT warm-up, not reported
+  const allSizes = options.adapters.flatMap((a) => options.sizesOf(a));
+  const seeds = factSeeds(Math.max(2000, ...allSizes));
+  await benchMemory(2000, seeds); // JIT warm-up, not reported
   const rows: Row[] = [];
   const unavailable: Record<string, string> = {};
+  const log = (line: string) => {
+    if (!options.json) console.error(line);
+  };
   for (const adapter of options.adapters) {
+    const sizes = options.sizesOf(adapter);
+    if (adapter === 'sqlite' || adapter === 'postgres') {
+      // Progress on stderr even with --json: a 1M run takes minutes.
+      const progress = (line: string) => console.error(line);
+      const sqlOptions = {
+        searches: options.searches,
+        reads: READS,
+        writes: SQL_WRITES,
+        afterWrites: SQL_AFTER_WRITES,
+        log: progress,
+      };
+      const result =
+        adapter === 'sqlite'
+          ? await benchSqlite(sizes, seeds, sqlOptions)
+          : await benchPostgres(sizes, seeds, sqlOptions);
+      if (typeof result === 'string') unavailable[adapter] = `not available (${result})`;
+      else rows.push(...result.map(sqlRow));
+      continue;
+    }
     const JsonFactStore = adapter === 'json' ? await loadJsonStore() : undefined;
     if (typeof JsonFactStore === 'string') {
       unavailable.json = `not available (${JsonFactStore})`;
       continue;
     }
-    for (const size of options.sizes) {
+    for (const size of sizes) {
       const row = JsonFactStore
-        ? await benchJson(JsonFactStore, size, seeds)
-        : await benchMemory(size, seeds);
+        ? await benchJson(JsonFactStore, size, seeds, options.searches)
+        : await benchMemory(size, seeds, options.searches);
       rows.push(row);
-      if (!options.json) console.error(`  ${adapter} ${size} done`);
+      log(`  ${adapter} ${size} done`);
     }
   }
 
-  const indexRows = options.index ? benchIndexes(options.sizes, seeds) : [];
+  const inProcess = options.adapters.filter((a) => a === 'memory' || a === 'json');
+  const indexSizes = [...new Set(inProcess.flatMap((a) => options.sizesOf(a)))].sort((a, b) => a - b);
+  const indexRows =
+    options.index && inProcess.length ? benchIndexes(indexSizes, seeds, options.searches) : [];
+  const sqlRows = rows.flatMap((r) => (r.sql ? [r.sql] : []));
 
   console.log(
     [
-      `Fact store bench: one user's scope, ${QUERIES.length} fixed queries (limit 8), ${SEARCHES} timed searches, ${READS} reads per size`,
-      `node ${process.version}, ${os.cpus().length} × ${os.cpus()[0]?.model ?? 'cpu'}`,
+      `Fact store bench: one user's scope, ${QUERIES.length} fixed queries (limit 8), ${options.searches} timed searches, ${READS} reads per size`,
+      `node ${process.version}, ${os.cpus().length} × ${os.cpus()[0]?.model ?? 'cpu'}, load average ${os
+        .loadavg()
+        .map((l) => l.toFixed(1))
+        .join(' ')}`,
       '',
       table(
         [
@@ -284,6 +362,68 @@ async function main(): Promise<void> {
         ]),
       ),
       ...Object.entries(unavailable).map(([a, why]) => `${a}: ${why}`),
+      ...(sqlRows.length
+        ? [
+            '',
+            'SQL adapters beside the raw driver (same statements, interleaved). × = adapter time ÷ raw time:',
+            'writes and reads from the median call (µs), searches from the mean (ms).',
+            table(
+              [
+                'adapter',
+                'facts',
+                'write µs',
+                'raw',
+                '×',
+                'read µs',
+                'raw',
+                '×',
+                'search p50',
+                'raw',
+                'search p95',
+                'raw',
+                'mean',
+                'raw',
+                '×',
+                'db MB',
+              ],
+              sqlRows.map((r) => {
+                const x = ratios(r);
+                return [
+                  r.adapter,
+                  r.size,
+                  r.writeP50Us.toFixed(1),
+                  r.raw.writeP50Us.toFixed(1),
+                  x.write.toFixed(2),
+                  r.readP50Us.toFixed(1),
+                  r.raw.readP50Us.toFixed(1),
+                  x.read.toFixed(2),
+                  r.searchP50.toFixed(3),
+                  r.raw.searchP50.toFixed(3),
+                  r.searchP95.toFixed(3),
+                  r.raw.searchP95.toFixed(3),
+                  r.searchMean.toFixed(3),
+                  r.raw.searchMean.toFixed(3),
+                  x.search.toFixed(2),
+                  r.diskMb,
+                ];
+              }),
+            ),
+            '',
+            `Search right after a write (${SQL_AFTER_WRITES} rounds of create + search per side; ms):`,
+            table(
+              ['adapter', 'facts', 'p50', 'raw', 'p95', 'raw', 'p95 without a write before'],
+              sqlRows.map((r) => [
+                r.adapter,
+                r.size,
+                r.afterWriteP50.toFixed(3),
+                r.raw.afterWriteP50.toFixed(3),
+                r.afterWriteP95.toFixed(3),
+                r.raw.afterWriteP95.toFixed(3),
+                r.searchP95.toFixed(3),
+              ]),
+            ),
+          ]
+        : []),
       ...(indexRows.length
         ? [
             '',
@@ -298,22 +438,48 @@ async function main(): Promise<void> {
   );
 
   if (options.json) {
-    const by = (pick: (r: Row) => number) => {
-      const out: Record<string, Record<string, number>> = {};
-      for (const r of rows) {
-        out[r.adapter] = { ...out[r.adapter], [String(r.size)]: pick(r) };
-      }
+    type Nested = Record<string, Record<string, number>>;
+    const by = <R extends { adapter: string; size: number }>(list: readonly R[], pick: (r: R) => number) => {
+      const out: Nested = {};
+      for (const r of list) out[r.adapter] = { ...out[r.adapter], [String(r.size)]: pick(r) };
       return out;
     };
+    const overhead: Record<string, Nested> = {};
+    for (const r of sqlRows) {
+      overhead[r.adapter] ??= {};
+      const slot = overhead[r.adapter]!;
+      for (const [op, value] of Object.entries(ratios(r)))
+        slot[op] = { ...slot[op], [String(r.size)]: value };
+    }
     const out = {
       bench: 'fact-store',
-      writes_per_s: by((r) => r.writesPerS),
-      writes_timed: by((r) => r.writes),
-      reads_per_s: by((r) => r.readsPerS),
-      search_p50_ms: by((r) => r.searchP50),
-      search_p95_ms: by((r) => r.searchP95),
-      first_search_ms: by((r) => r.firstSearchMs),
-      prefill_ms: by((r) => r.prefillMs),
+      writes_per_s: by(rows, (r) => r.writesPerS),
+      writes_timed: by(rows, (r) => r.writes),
+      reads_per_s: by(rows, (r) => r.readsPerS),
+      search_p50_ms: by(rows, (r) => r.searchP50),
+      search_p95_ms: by(rows, (r) => r.searchP95),
+      first_search_ms: by(rows, (r) => r.firstSearchMs),
+      prefill_ms: by(rows, (r) => r.prefillMs),
+      ...(sqlRows.length
+        ? {
+            search_mean_ms: by(sqlRows, (r) => r.searchMean),
+            raw_writes_per_s: by(sqlRows, (r) => r.raw.writesPerS),
+            raw_reads_per_s: by(sqlRows, (r) => r.raw.readsPerS),
+            write_p50_us: by(sqlRows, (r) => r.writeP50Us),
+            raw_write_p50_us: by(sqlRows, (r) => r.raw.writeP50Us),
+            read_p50_us: by(sqlRows, (r) => r.readP50Us),
+            raw_read_p50_us: by(sqlRows, (r) => r.raw.readP50Us),
+            raw_search_p50_ms: by(sqlRows, (r) => r.raw.searchP50),
+            raw_search_p95_ms: by(sqlRows, (r) => r.raw.searchP95),
+            raw_search_mean_ms: by(sqlRows, (r) => r.raw.searchMean),
+            search_after_write_p50_ms: by(sqlRows, (r) => r.afterWriteP50),
+            search_after_write_p95_ms: by(sqlRows, (r) => r.afterWriteP95),
+            raw_search_after_write_p50_ms: by(sqlRows, (r) => r.raw.afterWriteP50),
+            raw_search_after_write_p95_ms: by(sqlRows, (r) => r.raw.afterWriteP95),
+            overhead_ratio: overhead,
+            db_mb: by(sqlRows, (r) => r.diskMb),
+          }
+        : {}),
       index_search_p95_ms: Object.fromEntries(
         [...new Set(indexRows.map((r) => r.index))].map((name) => [
           name,
