@@ -209,6 +209,33 @@ export function factStoreSuite(h: StoreHarness<FactStore>): void {
         expect((await fx.store.list(scope)).map((f) => f.id)).toEqual([first.id, second.id]);
       });
 
+      it('order updated: most recently updated first, then newest created, then id', async () => {
+        const scope = randomScope();
+        const ids: string[] = [];
+        for (let i = 0; i < 4; i++) {
+          ids.push((await fx.store.create(scope, { content: `fact number ${i}`, tags: ['t'] })).id);
+          await fx.tick(1000);
+        }
+        await fx.store.update(scope, ids[1]!, { content: 'fact number 1, corrected' });
+        const expected = [ids[1], ids[3], ids[2], ids[0]];
+        expect((await fx.store.list(scope, { order: 'updated' })).map((f) => f.id)).toEqual(expected);
+        expect(
+          (await fx.store.list(scope, { order: 'updated', limit: 2, offset: 1 })).map((f) => f.id),
+        ).toEqual(expected.slice(1, 3));
+        expect(
+          (await fx.store.list(scope, { order: 'updated', tags: ['t'], offset: 3 })).map((f) => f.id),
+        ).toEqual(expected.slice(3));
+        if (fx.caps.controllableClock) {
+          // Same instant for both: the id decides, in code-unit order.
+          await fx.tick(1000);
+          const b = await fx.store.create(scope, { id: 'tie-b', content: 'b' });
+          const a = await fx.store.create(scope, { id: 'tie-a', content: 'a' });
+          const B = await fx.store.create(scope, { id: 'tie-B', content: 'B' });
+          const top = (await fx.store.list(scope, { order: 'updated', limit: 3 })).map((f) => f.id);
+          expect(top).toEqual([B.id, a.id, b.id]);
+        }
+      });
+
       it('filters by category prefix on segment boundaries', async () => {
         const scope = randomScope();
         const tz = await fx.store.create(scope, { content: 'tz', category: 'user-preferences/timezone' });
@@ -237,6 +264,28 @@ export function factStoreSuite(h: StoreHarness<FactStore>): void {
         const both = await fx.store.list(scope, { tags: ['a', 'b'], category: 'general' });
         expect(both).toHaveLength(2);
         expect(await fx.store.list(scope, { tags: ['a'], category: 'work' })).toEqual([]);
+      });
+    });
+
+    describe('count', () => {
+      it('counts what list would return, with the same filters, in this scope only', async () => {
+        const scope = randomScope();
+        expect(await fx.store.count(scope)).toBe(0);
+        await fx.store.create(scope, { content: 'tz', category: 'user-preferences/timezone', tags: ['a'] });
+        await fx.store.create(scope, { content: 'root', category: 'user-preferences', tags: ['a', 'b'] });
+        const gone = await fx.store.create(scope, { content: 'other', category: 'personal' });
+        await fx.store.create({ ...scope, agentId: 'agent-x' }, { content: 'agent fact' });
+        await fx.store.create(randomScope(), { content: 'someone else' });
+        expect(await fx.store.count(scope)).toBe(3);
+        expect(await fx.store.count(scope, {})).toBe(3);
+        expect(await fx.store.count(scope, { category: 'user-preferences' })).toBe(2);
+        expect(await fx.store.count(scope, { category: 'user' })).toBe(0);
+        expect(await fx.store.count(scope, { tags: ['a'] })).toBe(2);
+        expect(await fx.store.count(scope, { tags: ['a', 'b'], category: 'user-preferences' })).toBe(1);
+        expect(await fx.store.count({ ...scope, agentId: 'agent-x' })).toBe(1);
+        await fx.store.delete(scope, gone.id);
+        expect(await fx.store.count(scope)).toBe(2);
+        expect((await fx.store.list(scope)).length).toBe(2);
       });
     });
 
@@ -457,6 +506,8 @@ export function factStoreSuite(h: StoreHarness<FactStore>): void {
         await fx.store.create(scope, { content: 'x' });
         await expectKiokuError(fx.store.list(scope, { limit: 0 }), 'VALIDATION');
         await expectKiokuError(fx.store.list(scope, { order: 'sideways' as never }), 'VALIDATION');
+        await expectKiokuError(fx.store.count(scope, { tags: 'a' as never }), 'VALIDATION');
+        await expectKiokuError(fx.store.count(scope, { category: '../x' }), 'VALIDATION');
         await expectKiokuError(fx.store.list(scope, { category: '../x' }), 'VALIDATION');
         await expectKiokuError(fx.store.search(scope, { query: sized(LIMITS.queryChars + 1) }), 'VALIDATION');
         await expectKiokuError(fx.store.search(scope, { query: 'x', limit: 0 }), 'VALIDATION');

@@ -17,6 +17,8 @@ import { parseOrThrow } from '../validation.js';
 import {
   type CategoryCount,
   type Fact,
+  type FactFilter,
+  FactFilterSchema,
   type FactHit,
   type FactInput,
   FactInputSchema,
@@ -28,6 +30,7 @@ import {
   FactQuerySchema,
   FactSchema,
   factSearchText,
+  newestUpdatedFirst,
 } from './record.js';
 import type { FactStore } from './store.js';
 
@@ -63,6 +66,20 @@ const factMapping: SnapshotMapping<Fact, RecordPartition<Fact>> = {
     }),
 };
 
+function matching(facts: Iterable<Fact>, filter: { category?: string; tags?: string[] }): Fact[] {
+  const out: Fact[] = [];
+  for (const f of facts) {
+    if ((!filter.category || categoryMatches(f.category, filter.category)) && hasAllTags(f.tags, filter.tags))
+      out.push(f);
+  }
+  return out;
+}
+
+/** Creation order; code-unit comparison is chronological for ISO timestamps (and stable on ties). */
+function byCreated(a: Fact, b: Fact): number {
+  return a.createdAt < b.createdAt ? -1 : a.createdAt > b.createdAt ? 1 : 0;
+}
+
 /** FactStore over any PartitionBackend: one partition per user + agent. */
 export class PartitionedFactStore implements FactStore {
   readonly #backend: PartitionBackend;
@@ -84,13 +101,24 @@ export class PartitionedFactStore implements FactStore {
     const ref = refFor(parseScope(scope));
     const opts = parseOrThrow(FactListOptionsSchema, options, 'list options');
     const state = await this.#backend.read(ref, factCodec);
-    let facts = [...state.records.values()].filter(
-      (f) => (!opts.category || categoryMatches(f.category, opts.category)) && hasAllTags(f.tags, opts.tags),
-    );
-    facts.sort((a, b) => a.createdAt.localeCompare(b.createdAt));
-    if (opts.order === 'newest') facts.reverse();
-    facts = facts.slice(opts.offset, opts.limit === undefined ? undefined : opts.offset + opts.limit);
-    return facts;
+    const facts = matching(state.records.values(), opts);
+    if (opts.order === 'updated') {
+      // Records are kept in creation order and most facts are never updated: reversed, the array is
+      // nearly in `updated` order already and the sort is close to linear.
+      facts.reverse().sort(newestUpdatedFirst);
+    } else {
+      facts.sort(byCreated);
+      if (opts.order === 'newest') facts.reverse();
+    }
+    return facts.slice(opts.offset, opts.limit === undefined ? undefined : opts.offset + opts.limit);
+  }
+
+  async count(scope: Scope, filter: FactFilter = {}): Promise<number> {
+    const ref = refFor(parseScope(scope));
+    const f = parseOrThrow(FactFilterSchema, filter, 'count filter');
+    const state = await this.#backend.read(ref, factCodec);
+    if (!f.category && !f.tags?.length) return state.records.size;
+    return matching(state.records.values(), f).length;
   }
 
   async create(scope: Scope, input: FactInput): Promise<Fact> {

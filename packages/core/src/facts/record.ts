@@ -81,16 +81,42 @@ export const FactQuerySchema = z.object({
 
 export type FactQuery = z.input<typeof FactQuerySchema>;
 
-export const FactListOptionsSchema = z.object({
+/** Which facts `list` and `count` look at. */
+export const FactFilterSchema = z.object({
+  /** Category or category prefix, as in `FactQuery`. */
   category: CategorySchema.optional(),
+  /** Every one of these tags must be present. */
   tags: z.array(z.string()).max(LIMITS.tagCount).optional(),
-  /** `oldest` (default) or `newest` first, by creation time. */
-  order: z.enum(['oldest', 'newest']).default('oldest'),
+});
+
+export type FactFilter = z.input<typeof FactFilterSchema>;
+
+export const FactListOptionsSchema = FactFilterSchema.extend({
+  /**
+   * `oldest` (default) or `newest` first, by creation time; `updated`: most recently updated first
+   * (ties: newest created first, then id in code-unit order), the order dynamic memory injects facts in.
+   */
+  order: z.enum(['oldest', 'newest', 'updated']).default('oldest'),
   limit: z.number().int().min(1).max(100_000).optional(),
   offset: z.number().int().min(0).default(0),
 });
 
 export type FactListOptions = z.input<typeof FactListOptionsSchema>;
+
+/**
+ * The `updated` list order as a comparator: most recently updated first, then newest created, then id
+ * ascending — a total order, so every store returns the same sequence. Plain code-unit comparison: right
+ * for ISO timestamps and ids, and far faster than localeCompare.
+ */
+export function newestUpdatedFirst(a: Fact, b: Fact): number {
+  return (
+    descending(a.updatedAt, b.updatedAt) || descending(a.createdAt, b.createdAt) || -descending(a.id, b.id)
+  );
+}
+
+function descending(a: string, b: string): number {
+  return a < b ? 1 : a > b ? -1 : 0;
+}
 
 export interface FactHit {
   fact: Fact;

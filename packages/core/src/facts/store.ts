@@ -3,6 +3,7 @@ import type { RestoreOptions, RestoreReport, SnapshotEnvelope } from '../snapsho
 import type {
   CategoryCount,
   Fact,
+  FactFilter,
   FactHit,
   FactInput,
   FactListOptions,
@@ -18,6 +19,8 @@ import type {
 export interface FactStore {
   get(scope: Scope, id: string): Promise<Fact | null>;
   list(scope: Scope, options?: FactListOptions): Promise<Fact[]>;
+  /** How many facts `list` with the same filter would return without a limit. */
+  count(scope: Scope, filter?: FactFilter): Promise<number>;
   /** Throws ConflictError when `input.id` is given and already exists. */
   create(scope: Scope, input: FactInput): Promise<Fact>;
   /** Throws NotFoundError when the fact does not exist in this scope. */

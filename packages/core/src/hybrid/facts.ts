@@ -1,6 +1,7 @@
 import type {
   CategoryCount,
   Fact,
+  FactFilter,
   FactHit,
   FactInput,
   FactListOptions,
@@ -50,6 +51,10 @@ export class HybridFactStore implements FactStore {
 
   list(scope: Scope, options?: FactListOptions): Promise<Fact[]> {
     return this.store.list(scope, options);
+  }
+
+  count(scope: Scope, filter?: FactFilter): Promise<number> {
+    return this.store.count(scope, filter);
   }
 
   categories(scope: Scope): Promise<CategoryCount[]> {

@@ -22,6 +22,11 @@ export interface DroppedItem {
   reason: DropReason;
   /** Tokens it would have taken, when known. */
   tokens?: number;
+  /**
+   * When set, this entry stands for that many items left out together without being read one by one
+   * (e.g. dynamic memory's older facts once its block is full); `id` names the group.
+   */
+  count?: number;
 }
 
 /** What a middleware sees for one turn. */

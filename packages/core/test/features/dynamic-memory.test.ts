@@ -11,6 +11,7 @@ import {
   type TokenBudgetOptions,
 } from '../../src/index.js';
 import {
+  accountedFor,
   answer,
   callTools,
   entryOf,
@@ -168,7 +169,7 @@ describe('dynamicMemory — token budget', () => {
       const turn = await (await tight.kioku.startConversation(alice)).prepare('hi');
       expectLedgerAddsUp(turn, maxTokens);
       const entry = entryOf(turn, 'dynamic-memory');
-      expect(entry.included + entry.dropped.length).toBe(40);
+      expect(accountedFor(entry)).toBe(40);
     }
   });
 
@@ -185,6 +186,44 @@ describe('dynamicMemory — token budget', () => {
       { id: big.id, reason: 'budget', tokens: expect.any(Number) },
     ]);
     expect(entryOf(turn, 'dynamic-memory').dropped[0]!.tokens).toBeGreaterThan(500);
+  });
+
+  it('reads thousands of facts a page at a time and accounts for the unread ones as one group', async () => {
+    const clock = new ManualClock();
+    const facts = new InMemoryFactStore({ clock });
+    const inputs = Array.from({ length: 3000 }, (_, i) => ({
+      title: `Fact ${i}`,
+      content: `Detail number ${i} about work`,
+    }));
+    for (const input of inputs) {
+      await facts.create(alice, input);
+      clock.advance(1_000);
+    }
+    // An old fact, updated just now, comes first.
+    const [oldest] = await facts.list(alice, { limit: 1 });
+    await facts.update(alice, oldest!.id, { content: 'Moved to Lisbon' });
+    const listed: unknown[] = [];
+    const spy = {
+      list: (scope: typeof alice, options: unknown) => {
+        listed.push(options);
+        return facts.list(scope, options as never);
+      },
+      count: (scope: typeof alice) => facts.count(scope),
+    } as unknown as InMemoryFactStore;
+    const { kioku } = setup({ maxTokens: 2_000 }, spy);
+    const turn = await (await kioku.startConversation(alice)).prepare('hi');
+    expectLedgerAddsUp(turn, 16_000);
+    const entry = entryOf(turn, 'dynamic-memory');
+    expect(accountedFor(entry)).toBe(3000);
+    const block = injected(turn)[0]!;
+    expect(block.split('\n')[1]).toBe(`- [${oldest!.id}] Fact 0: Moved to Lisbon`);
+    const newest = await facts.list(alice, { order: 'updated', limit: entry.included });
+    expect(block.split('\n').slice(1, -1)).toEqual(newest.map((f) => `- [${f.id}] ${f.title}: ${f.content}`));
+    // A couple of pages were read, not all 3000 facts; the rest is one group entry.
+    expect(listed.length).toBeLessThanOrEqual(3);
+    const group = entry.dropped.at(-1)!;
+    expect(group).toMatchObject({ id: 'unread-facts', reason: 'budget' });
+    expect(group.count).toBeGreaterThan(2500);
   });
 
   it('injects nothing (and drops everything) when not even one fact fits', async () => {
@@ -225,7 +264,7 @@ describe('dynamicMemory — token budget', () => {
 
   it('renders a fact’s current text turn after turn, even from a store that mutates its records', async () => {
     // In-memory records are frozen; a store that edits its objects in place must not be shown a stale
-    // cached line. Only `list` is used by the middleware.
+    // cached line. Only `list` and `count` are used by the middleware.
     const now = '2025-01-15T10:00:00.000Z';
     const fact = {
       id: 'f1',
@@ -238,7 +277,7 @@ describe('dynamicMemory — token budget', () => {
       createdAt: now,
       updatedAt: now,
     };
-    const store = { list: async () => [fact] } as unknown as InMemoryFactStore;
+    const store = { list: async () => [fact], count: async () => 1 } as unknown as InMemoryFactStore;
     const { kioku } = setup({ maxTokens: 20 }, store);
     const convo = await kioku.startConversation(alice);
     expect(injected(await convo.prepare('Hi'))).toEqual([

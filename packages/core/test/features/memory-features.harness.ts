@@ -59,6 +59,11 @@ export function expectLedgerAddsUp(turn: PreparedTurn, maxTokens: number): void 
   for (const entry of ledger.entries) expect(entry.tokens).toBeLessThanOrEqual(entry.allottedTokens);
 }
 
+/** Items a ledger entry accounts for: included plus dropped, a group entry counting as its `count`. */
+export function accountedFor(entry: { included: number; dropped: readonly { count?: number }[] }): number {
+  return entry.included + entry.dropped.reduce((sum, d) => sum + (d.count ?? 1), 0);
+}
+
 /** The system messages a middleware injected (everything between the system prompt and the user message). */
 export function injected(turn: PreparedTurn, systemPrompt = true): string[] {
   return turn.messages

@@ -17,15 +17,3 @@ export function factLine(fact: Pick<Fact, 'id' | 'title' | 'content'>, showIds: 
 export function renderDynamicMemory(lines: readonly string[]): string {
   return [DYNAMIC_MEMORY_START, ...lines, DYNAMIC_MEMORY_END].join('\n');
 }
-
-/** Newest-updated first, so a freshly written or corrected fact wins when the budget is tight. */
-export function newestUpdatedFirst(a: Fact, b: Fact): number {
-  return (
-    descending(a.updatedAt, b.updatedAt) || descending(a.createdAt, b.createdAt) || -descending(a.id, b.id)
-  );
-}
-
-/** Plain code-unit comparison: right for ISO timestamps and ids, and far faster than localeCompare. */
-function descending(a: string, b: string): number {
-  return a < b ? 1 : a > b ? -1 : 0;
-}

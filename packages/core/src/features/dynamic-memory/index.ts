@@ -6,7 +6,7 @@ import { DYNAMIC_MEMORY_MIDDLEWARE, dynamicMemoryMiddleware } from './middleware
 import { dynamicMemoryToolkit } from './toolkit.js';
 
 export { DYNAMIC_MEMORY_END, DYNAMIC_MEMORY_START } from './format.js';
-export { DYNAMIC_MEMORY_MIDDLEWARE } from './middleware.js';
+export { DYNAMIC_MEMORY_MIDDLEWARE, UNREAD_FACTS } from './middleware.js';
 
 export interface DynamicMemoryOptions {
   /** Where the user's facts live; read and written in the turn's scope (user + agent). */

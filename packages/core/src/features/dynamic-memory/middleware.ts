@@ -2,10 +2,16 @@ import type { Fact } from '../../facts/record.js';
 import type { FactStore } from '../../facts/store.js';
 import type { Tokenizer } from '../../tokenizer.js';
 import type { PromptMiddleware } from '../../turn/middleware.js';
-import { fitLines, type LineItem } from '../shared/fit-lines.js';
-import { factLine, newestUpdatedFirst, renderDynamicMemory } from './format.js';
+import { LineFitter, type LineItem } from '../shared/fit-lines.js';
+import { factLine, renderDynamicMemory } from './format.js';
 
 export const DYNAMIC_MEMORY_MIDDLEWARE = 'dynamic-memory';
+
+/** Facts read per store call; a 2k-token block holds about a hundred typical facts. */
+const PAGE = 128;
+
+/** The ledger's id for the facts never read because the block was full before their page came. */
+export const UNREAD_FACTS = 'unread-facts';
 
 interface CachedLine {
   id: string;
@@ -22,15 +28,16 @@ export interface DynamicMemoryMiddlewareOptions {
 
 /**
  * Injects the user's facts (HPD-Agent's DynamicMemoryFilter) as one `[DYNAMIC_MEMORY]` system message,
- * newest-updated first, within min(allotted tokens, `maxTokens`). Facts that do not fit are dropped with
- * reason `budget`; no facts, or none that fit, means no message.
+ * newest-updated first, within min(allotted tokens, `maxTokens`). Facts read that do not fit are dropped
+ * with reason `budget`, one by one; the facts never read (the block was full first) are one ledger entry
+ * `{ id: 'unread-facts', reason: 'budget', count }`. No facts, or none that fit, means no message.
  */
 export function dynamicMemoryMiddleware(options: DynamicMemoryMiddlewareOptions): PromptMiddleware {
   // Each fact's line and its token cost, per tokenizer and fact record, so a turn over 10k+ facts does
   // not rebuild every line. Stored facts are immutable records (an update is a new object); a cached
   // line is still checked against the fact's id, title and content (string identity, cheap) in case a
   // store mutates its records in place. A stale count would only skew the estimate, never the limit:
-  // fitLines counts the final message exactly.
+  // the fitter counts the final message exactly.
   const cache = new WeakMap<Tokenizer, WeakMap<Fact, CachedLine>>();
   const itemOf = (tokenizer: Tokenizer, fact: Fact): LineItem => {
     let byFact = cache.get(tokenizer);
@@ -57,21 +64,37 @@ export function dynamicMemoryMiddleware(options: DynamicMemoryMiddlewareOptions)
     name: DYNAMIC_MEMORY_MIDDLEWARE,
     placement: 'system',
     async inject(ctx) {
-      // `list` returns oldest-created first and most facts were never updated (updatedAt = createdAt):
-      // copied in reverse, the array is nearly in the order wanted and the sort is close to linear. The
-      // comparator is a total order (ids are unique), so the result does not depend on the input order.
-      const listed = await options.store.list(ctx.scope);
-      const facts: Fact[] = new Array(listed.length);
-      for (let i = 0; i < listed.length; i++) facts[i] = listed[listed.length - 1 - i]!;
-      facts.sort(newestUpdatedFirst);
-      if (facts.length === 0) return { messages: [], included: 0, dropped: [] };
-      const lines = facts.map((fact) => itemOf(ctx.tokenizer, fact));
       const limit = Math.min(ctx.maxTokens, options.maxTokens ?? Number.POSITIVE_INFINITY);
-      const block = fitLines(ctx.tokenizer, lines, limit, renderDynamicMemory);
+      const fitter = new LineFitter(ctx.tokenizer, limit, renderDynamicMemory);
+      // Newest-updated first, a page at a time: with thousands of facts only the first pages can fit.
+      // The scan stops at the end of the facts, when not one more line could fit, or after a page that
+      // added nothing (the block is full for the lines this user has).
+      const seen = new Set<string>();
+      let examined = 0;
+      let more = true;
+      while (more && !fitter.full) {
+        const page = await options.store.list(ctx.scope, { order: 'updated', limit: PAGE, offset: examined });
+        examined += page.length;
+        more = page.length === PAGE;
+        let added = false;
+        for (const fact of page) {
+          // An update between two pages moves a fact to the front: never show it twice.
+          if (seen.has(fact.id)) continue;
+          seen.add(fact.id);
+          added = fitter.offer(itemOf(ctx.tokenizer, fact)) || added;
+        }
+        if (!added) break;
+      }
+      const block = fitter.finish();
+      const dropped = block.dropped;
+      if (more) {
+        const unread = (await options.store.count(ctx.scope)) - examined;
+        if (unread > 0) dropped.push({ id: UNREAD_FACTS, reason: 'budget', count: unread });
+      }
       return {
         messages: block.message ? [block.message] : [],
         included: block.included.length,
-        dropped: block.dropped,
+        dropped,
       };
     },
   };

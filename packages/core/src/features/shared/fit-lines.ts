@@ -17,53 +17,90 @@ export interface FittedBlock {
   dropped: DroppedItem[];
 }
 
+/** The cheapest line there can be (`- x` and its newline): below this much room nothing more fits. */
+const MIN_LINE_TOKENS = 2;
+
 /**
- * Fit list lines into one system message `render(lines)` of at most `maxTokens` (counted with
- * `countMessageTokens` on the whole message, markers and header included). Lines are tried in order and
+ * Fits list lines into one system message `render(lines)` of at most `maxTokens` (counted with
+ * `countMessageTokens` on the whole message, markers and header included), one `offer` at a time, so a
+ * caller can read candidates page by page and stop once the block is full. Lines are tried in order and
  * a line that does not fit is skipped, so one oversized entry cannot hide every entry after it.
  *
  * Lines are costed one by one (line + 1 for the newline) rather than by re-counting the whole message
- * for every candidate; BPE merges across a line break usually save tokens, so the estimate tends to err on the
- * safe side. Where it refuses a line the message is counted exactly once to reclaim that slack, and the
- * final message is counted exactly and trimmed, so the limit holds whatever the tokenizer does.
+ * for every candidate; BPE merges across a line break usually save tokens, so the estimate tends to err on
+ * the safe side. Where it refuses a line the message is counted exactly once to reclaim that slack, and
+ * the final message is counted exactly and trimmed, so the limit holds whatever the tokenizer does.
  */
+export class LineFitter {
+  readonly included: LineItem[] = [];
+  readonly dropped: DroppedItem[] = [];
+  readonly #tokenizer: Tokenizer;
+  readonly #maxTokens: number;
+  readonly #render: (lines: readonly string[]) => string;
+  #used: number;
+  #calibrated = true;
+
+  constructor(tokenizer: Tokenizer, maxTokens: number, render: (lines: readonly string[]) => string) {
+    this.#tokenizer = tokenizer;
+    this.#maxTokens = maxTokens;
+    this.#render = render;
+    this.#used = this.#exact([]);
+  }
+
+  /** True when not even the cheapest line could still fit. */
+  get full(): boolean {
+    return this.#calibrated && this.#used + MIN_LINE_TOKENS > this.#maxTokens;
+  }
+
+  /** Adds the line when it fits (true), records it as dropped for the budget otherwise (false). */
+  offer(item: LineItem): boolean {
+    const cost = (item.tokens ?? this.#tokenizer.count(item.line)) + 1;
+    if (this.#used + cost > this.#maxTokens && !this.#calibrated) {
+      this.#used = this.#exact(this.#lines());
+      this.#calibrated = true;
+    }
+    if (this.#used + cost <= this.#maxTokens) {
+      this.included.push(item);
+      this.#used += cost;
+      this.#calibrated = false;
+      return true;
+    }
+    this.dropped.push({ id: item.id, reason: 'budget', tokens: cost });
+    return false;
+  }
+
+  /** The block: the exact count is checked and, if the estimate came out low, the last lines go. */
+  finish(): FittedBlock {
+    // `used` is already exact when nothing was added since the last calibration.
+    let total = this.#calibrated ? this.#used : this.#exact(this.#lines());
+    while (this.included.length > 0 && total > this.#maxTokens) {
+      const last = this.included.pop()!;
+      const tokens = (last.tokens ?? this.#tokenizer.count(last.line)) + 1;
+      this.dropped.push({ id: last.id, reason: 'budget', tokens });
+      total = this.#exact(this.#lines());
+    }
+    const message: ChatMessage | undefined =
+      this.included.length > 0 ? { role: 'system', content: this.#render(this.#lines()) } : undefined;
+    return { message, included: this.included, dropped: this.dropped };
+  }
+
+  #lines(): string[] {
+    return this.included.map((i) => i.line);
+  }
+
+  #exact(lines: readonly string[]): number {
+    return countMessageTokens(this.#tokenizer, { role: 'system', content: this.#render(lines) });
+  }
+}
+
+/** Fits a whole candidate list at once (see LineFitter). */
 export function fitLines(
   tokenizer: Tokenizer,
   items: readonly LineItem[],
   maxTokens: number,
   render: (lines: readonly string[]) => string,
 ): FittedBlock {
-  const exact = (lines: readonly string[]) =>
-    countMessageTokens(tokenizer, { role: 'system', content: render(lines) });
-  const included: LineItem[] = [];
-  const dropped: DroppedItem[] = [];
-  let used = exact([]);
-  let calibrated = true;
-  for (const item of items) {
-    const cost = (item.tokens ?? tokenizer.count(item.line)) + 1;
-    if (used + cost > maxTokens && !calibrated) {
-      used = exact(included.map((i) => i.line));
-      calibrated = true;
-    }
-    if (used + cost <= maxTokens) {
-      included.push(item);
-      used += cost;
-      calibrated = false;
-    } else {
-      dropped.push({ id: item.id, reason: 'budget', tokens: cost });
-    }
-  }
-  // Safety net for an estimate that came out low: drop the last lines until the exact count fits.
-  // `used` is already exact when nothing was added since the last calibration.
-  const linesOf = () => included.map((i) => i.line);
-  let total = calibrated ? used : exact(linesOf());
-  while (included.length > 0 && total > maxTokens) {
-    const last = included.pop()!;
-    dropped.push({ id: last.id, reason: 'budget', tokens: (last.tokens ?? tokenizer.count(last.line)) + 1 });
-    total = exact(linesOf());
-  }
-  const lines = linesOf();
-  const message: ChatMessage | undefined =
-    included.length > 0 ? { role: 'system', content: render(lines) } : undefined;
-  return { message, included, dropped };
+  const fitter = new LineFitter(tokenizer, maxTokens, render);
+  for (const item of items) fitter.offer(item);
+  return fitter.finish();
 }
