@@ -2,6 +2,8 @@ import {
   type CategoryCount,
   categoryMatches,
   type Fact,
+  type FactFilter,
+  FactFilterSchema,
   type FactHit,
   type FactInput,
   FactInputSchema,
@@ -18,6 +20,7 @@ import {
   IdSchema,
   isoAt,
   type LexicalIndexOptions,
+  newestUpdatedFirst,
   parseOrThrow,
   parseScope,
   type RestoreOptions,
@@ -45,6 +48,13 @@ export interface RedisSearchOptions {
 }
 
 export type RedisFactStoreOptions = RedisStoreOptions & RedisSearchOptions;
+
+function matching(facts: readonly Fact[], filter: { category?: string; tags?: string[] }): Fact[] {
+  return facts.filter(
+    (f) =>
+      (!filter.category || categoryMatches(f.category, filter.category)) && hasAllTags(f.tags, filter.tags),
+  );
+}
 
 const byCreated = (a: Fact, b: Fact) => (a.createdAt < b.createdAt ? -1 : a.createdAt > b.createdAt ? 1 : 0);
 
@@ -77,15 +87,23 @@ export class RedisFactStore extends RedisStoreBase implements FactStore {
     const keys = this.#keysFor(parseScope(scope));
     const opts = parseOrThrow(FactListOptionsSchema, options, 'list options');
     const partition = await this.#cache.current(keys);
-    const facts = partition
-      .ordered()
-      .filter(
-        (f) =>
-          (!opts.category || categoryMatches(f.category, opts.category)) && hasAllTags(f.tags, opts.tags),
-      )
-      .sort(byCreated);
-    if (opts.order === 'newest') facts.reverse();
+    const facts = matching(partition.ordered(), opts);
+    if (opts.order === 'updated') {
+      // Insertion order reversed is nearly `updated` order (most facts are never updated).
+      facts.reverse().sort(newestUpdatedFirst);
+    } else {
+      facts.sort(byCreated);
+      if (opts.order === 'newest') facts.reverse();
+    }
     return facts.slice(opts.offset, opts.limit === undefined ? undefined : opts.offset + opts.limit);
+  }
+
+  async count(scope: Scope, filter: FactFilter = {}): Promise<number> {
+    const keys = this.#keysFor(parseScope(scope));
+    const f = parseOrThrow(FactFilterSchema, filter, 'count filter');
+    const partition = await this.#cache.current(keys);
+    if (!f.category && !f.tags?.length) return partition.records.size;
+    return matching(partition.ordered(), f).length;
   }
 
   async create(scope: Scope, input: FactInput): Promise<Fact> {
