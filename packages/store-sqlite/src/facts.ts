@@ -2,6 +2,8 @@ import {
   type CategoryCount,
   ConflictError,
   type Fact,
+  type FactFilter,
+  FactFilterSchema,
   type FactHit,
   type FactInput,
   FactInputSchema,
@@ -29,7 +31,7 @@ import { and, asc, count, desc, eq, inArray, type SQL, sql } from 'drizzle-orm';
 import { analyze, factText } from './analysis.js';
 import { agentColumn, agentOf, SqliteStoreBase } from './base.js';
 import { categoryUnder, hasAllTags } from './filters.js';
-import { facts } from './schema.js';
+import { facts, searchStats } from './schema.js';
 import { scopeToken } from './search.js';
 
 type FactRow = typeof facts.$inferSelect;
@@ -76,6 +78,13 @@ const inPartition = (scope: Scope): SQL =>
 
 const placeholder = sql.placeholder;
 
+/** `list` orders; `updated` is core's `newestUpdatedFirst` and reads the `kioku_facts_updated` index as is. */
+const listOrder = {
+  oldest: [asc(facts.createdAt), asc(facts.seq)],
+  newest: [desc(facts.createdAt), desc(facts.seq)],
+  updated: [desc(facts.updatedAt), desc(facts.createdAt), asc(facts.id)],
+} as const;
+
 /**
  * Facts in `kioku_facts`, one row per fact, partitioned by user + agent columns. Search runs on FTS5
  * (`kioku_facts_fts`) over the analyzed title, content, tags and category.
@@ -119,6 +128,11 @@ export class SqliteFactStore extends SqliteStoreBase implements FactStore {
         })
         .onConflictDoNothing()
         .prepare(),
+      partitionRows: this.orm
+        .select({ rows: searchStats.rows })
+        .from(searchStats)
+        .where(and(eq(searchStats.tableName, 'kioku_facts'), eq(searchStats.scope, placeholder('scope'))))
+        .prepare(),
     };
   }
 
@@ -146,20 +160,36 @@ export class SqliteFactStore extends SqliteStoreBase implements FactStore {
   async list(scope: Scope, options: FactListOptions = {}): Promise<Fact[]> {
     const s = parseScope(scope);
     const opts = parseOrThrow(FactListOptionsSchema, options, 'list options');
-    const order = opts.order === 'newest' ? desc : asc;
-    const rows = this.read(() => {
-      const query = this.orm
+    const rows = this.read(() =>
+      this.orm
         .select()
         .from(facts)
         .where(this.#filters(s, opts.category, opts.tags))
-        .orderBy(order(facts.createdAt), order(facts.seq));
-      // SQLite takes an OFFSET only after a LIMIT.
-      return query
+        .orderBy(...listOrder[opts.order])
+        // SQLite takes an OFFSET only after a LIMIT.
         .limit(opts.limit ?? Number.MAX_SAFE_INTEGER)
         .offset(opts.offset)
-        .all();
-    });
+        .all(),
+    );
     return rows.map(toFact);
+  }
+
+  async count(scope: Scope, filter: FactFilter = {}): Promise<number> {
+    const s = parseScope(scope);
+    const f = parseOrThrow(FactFilterSchema, filter, 'count filter');
+    if (f.category === undefined && !f.tags?.length) {
+      // The partition's row count, kept by the FTS triggers in the same transaction as every write.
+      const scopeKey = scopeToken(s.userId, agentColumn(s.agentId));
+      return this.readOne(() => this.#statements.partitionRows.get({ scope: scopeKey })?.rows ?? 0);
+    }
+    return this.readOne(
+      () =>
+        this.orm
+          .select({ n: count() })
+          .from(facts)
+          .where(this.#filters(s, f.category, f.tags))
+          .get()?.n ?? 0,
+    );
   }
 
   async create(scope: Scope, input: FactInput): Promise<Fact> {
@@ -254,7 +284,7 @@ export class SqliteFactStore extends SqliteStoreBase implements FactStore {
           .select()
           .from(facts)
           .where(where)
-          .orderBy(desc(facts.updatedAt), desc(facts.seq))
+          .orderBy(...listOrder.updated)
           .limit(q.limit)
           .all()
           .map((row) => ({ fact: toFact(row), score: 0 }));

@@ -46,7 +46,15 @@ export const facts = sqliteTable(
   (t) => [
     uniqueIndex('kioku_facts_id').on(t.userId, t.agentId, t.id),
     index('kioku_facts_created').on(t.userId, t.agentId, t.createdAt),
-    index('kioku_facts_updated').on(t.userId, t.agentId, t.updatedAt),
+    // `list({ order: 'updated' })` and dynamic memory's pages read this index in order, with no sort:
+    // newest updated, then newest created, then id (BINARY collation: code-unit order, as core's).
+    index('kioku_facts_updated').on(
+      t.userId,
+      t.agentId,
+      sql`${t.updatedAt} desc`,
+      sql`${t.createdAt} desc`,
+      t.id,
+    ),
     index('kioku_facts_category').on(t.userId, t.agentId, t.category),
   ],
 );

@@ -1,13 +1,16 @@
-import { mkdtempSync, rmSync } from 'node:fs';
+import { copyFileSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { ManualClock } from '@kioku/core';
 import { expectKiokuError, randomScope } from '@kioku/store-test-suite';
 import Database from 'better-sqlite3';
+import { drizzle } from 'drizzle-orm/better-sqlite3';
+import { migrate } from 'drizzle-orm/better-sqlite3/migrator';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import {
   createSqliteStores,
   ftsExpression,
+  MIGRATIONS_FOLDER,
   MIGRATIONS_TABLE,
   quoteFts,
   SqliteConnection,
@@ -354,5 +357,122 @@ describe('partitions of different sizes', () => {
       const there = (await alone.search(big, { query, limit: 20 })).map((h) => [h.fact.id, h.score]);
       expect(here).toEqual(there);
     }
+  });
+});
+
+describe('newest-updated pages and counts', () => {
+  /** Every SQL statement a store runs, through better-sqlite3's `verbose` hook on a connection we open. */
+  function traced() {
+    const statements: string[] = [];
+    const db = new Database(file, { verbose: (message) => statements.push(String(message)) });
+    open.push(db);
+    return { store: new SqliteFactStore({ database: db }), db, statements };
+  }
+
+  it("list({ order: 'updated' }) walks the kioku_facts_updated index: no sort, whatever the page", async () => {
+    const { store, db, statements } = traced();
+    await store.setup();
+    const scope = { userId: 'u1', agentId: 'a1' };
+    await store.createMany(
+      scope,
+      Array.from({ length: 50 }, (_, i) => ({ content: `fact ${i}`, tags: [`t${i % 3}`] })),
+    );
+    for (const options of [
+      { order: 'updated' as const, limit: 128, offset: 0 },
+      { order: 'updated' as const, limit: 128, offset: 20 },
+      { order: 'updated' as const, tags: ['t1'], limit: 5 },
+    ]) {
+      statements.length = 0;
+      await store.list(scope, options);
+      const select = statements.find((s) => s.startsWith('select'))!;
+      const params = select.split('?').length - 1;
+      const plan = db
+        .prepare(`EXPLAIN QUERY PLAN ${select}`)
+        .all(...Array.from({ length: params }, () => 'x'))
+        .map((row) => (row as { detail: string }).detail)
+        .join('\n');
+      expect(plan).toContain('USING INDEX kioku_facts_updated');
+      expect(plan).not.toContain('TEMP B-TREE');
+    }
+  });
+
+  it('ids tie-break in code-unit order, not case-insensitively', async () => {
+    const s = stores();
+    await s.setup();
+    const scope = { userId: 'u1' };
+    await s.facts.createMany(scope, [
+      { id: 'b', content: 'b' },
+      { id: 'B', content: 'B' },
+      { id: 'a', content: 'a' },
+      { id: '_', content: '_' },
+    ]);
+    const ids = (await s.facts.list(scope, { order: 'updated' })).map((f) => f.id);
+    expect(ids).toEqual(['B', '_', 'a', 'b']);
+  });
+
+  it('count() agrees with the table read directly, through creates, moves, deletes and restores', async () => {
+    const s = stores();
+    await s.setup();
+    const scope = { userId: 'u1' };
+    const other = { userId: 'u1', agentId: 'a1' };
+    const direct = (agentId: string) =>
+      peek()
+        .prepare('SELECT count(*) FROM kioku_facts WHERE user_id = ? AND agent_id = ?')
+        .pluck()
+        .get('u1', agentId);
+    const created = await s.facts.createMany(
+      scope,
+      Array.from({ length: 30 }, (_, i) => ({ content: `fact ${i}` })),
+    );
+    await s.facts.create(other, { content: 'agent fact' });
+    expect(await s.facts.count(scope)).toBe(direct(''));
+    expect(await s.facts.count(scope)).toBe(30);
+    await s.facts.delete(scope, created[0]!.id);
+    await s.facts.update(scope, created[1]!.id, { content: 'changed' });
+    expect(await s.facts.count(scope)).toBe(direct(''));
+    await s.facts.restore(await s.facts.snapshot({ userId: 'u1' }));
+    expect(await s.facts.count(scope)).toBe(29);
+    expect(await s.facts.count(other)).toBe(direct('a1'));
+    expect(await s.facts.count({ userId: 'nobody' })).toBe(0);
+  });
+});
+
+describe('upgrades', () => {
+  it('setup() brings a database made by the first release (migrations 0000-0001) up to date, data kept', async () => {
+    const db = new Database(file);
+    open.push(db);
+    const old = path.join(dir, 'old-migrations');
+    mkdirSync(path.join(old, 'meta'), { recursive: true });
+    const journal = JSON.parse(readFileSync(path.join(MIGRATIONS_FOLDER, 'meta/_journal.json'), 'utf8'));
+    const released = journal.entries.length;
+    journal.entries = journal.entries.slice(0, 2);
+    writeFileSync(path.join(old, 'meta/_journal.json'), JSON.stringify(journal));
+    for (const entry of journal.entries) {
+      copyFileSync(path.join(MIGRATIONS_FOLDER, `${entry.tag}.sql`), path.join(old, `${entry.tag}.sql`));
+    }
+    migrate(drizzle(db), { migrationsFolder: old, migrationsTable: MIGRATIONS_TABLE });
+    db.prepare(
+      `INSERT INTO kioku_facts (user_id, agent_id, id, content, category, tags, metadata, provenance,
+         created_at, updated_at, search_terms, search_length)
+       VALUES ('u1', '', 'f1', 'old fact', 'general', '[]', '{}', '{}', '2026-01-01T00:00:00.000Z',
+         '2026-01-01T00:00:00.000Z', 'old fact', 2)`,
+    ).run();
+    const store = new SqliteFactStore({ file });
+    open.push(store);
+    await expectKiokuError(store.count({ userId: 'u1' }), 'STORAGE');
+    const report = await store.setup();
+    expect(report.migrationsApplied).toBe(released - 2);
+    expect(await store.count({ userId: 'u1' })).toBe(1);
+    expect((await store.list({ userId: 'u1' }, { order: 'updated' }))[0]?.id).toBe('f1');
+    const columns = db
+      .prepare("SELECT name, desc FROM pragma_index_xinfo('kioku_facts_updated') WHERE key = 1")
+      .all();
+    expect(columns).toEqual([
+      { name: 'user_id', desc: 0 },
+      { name: 'agent_id', desc: 0 },
+      { name: 'updated_at', desc: 1 },
+      { name: 'created_at', desc: 1 },
+      { name: 'id', desc: 0 },
+    ]);
   });
 });
