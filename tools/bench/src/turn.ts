@@ -4,7 +4,7 @@
  * in JSON files.
  *
  *   pnpm bench:turn [--sizes 1000,10000,100000] [--adapter memory|json] [--turns 200] [--warmup 30]
- *                   [--no-memo] [--json]
+ *                   [--no-raw-bpe] [--json]
  *
  * Per configuration: N facts in the user's scope (one `restore()` of a generated snapshot), 100
  * knowledge documents (static memory, full text), a session with a 200-turn transcript (conversation
@@ -13,8 +13,8 @@
  * up after 10 s and timing after 60 s once 50 turns are in), each a different user message
  * (LoCoMo questions) answered by a canned assistant message and recorded, so the transcript, the
  * recalled-ids k-v and the memory manager's stored interactions grow as in a real session.
- * Extra rows (skip: --no-memo): the in-memory stores with a tokenizer that memoizes long texts
- * (`src/memo-tokenizer.ts`, passed through the public `tokenizer` options), to show what repeated BPE
+ * Extra rows (skip: --no-raw-bpe): the in-memory stores with core's plain `o200kTokenizer` instead of the
+ * default (which memoizes long texts), passed through the public `tokenizer` options, to show what repeated BPE
  * counting costs.
  */
 import { existsSync } from 'node:fs';
@@ -28,7 +28,6 @@ import {
   countMessagesTokens,
   type DetailStore,
   type DocumentStore,
-  defaultTokenizer,
   dynamicMemory,
   type Fact,
   type FactStore,
@@ -42,6 +41,7 @@ import {
   longTermMemory,
   type MemoryFeature,
   memoryManager,
+  o200kTokenizer,
   type PlanStore,
   type PromptMiddleware,
   planMode,
@@ -54,7 +54,6 @@ import {
 } from '@kioku/core';
 import { type FactSeed, factSeeds, QUERIES } from './facts.js';
 import { loadLocomo, locomoPath } from './locomo.js';
-import { memoTokenizer } from './memo-tokenizer.js';
 import { cliArgs, flagValue, mean, percentile, round, sizesArg, table } from './util.js';
 
 type Adapter = 'memory' | 'json';
@@ -70,8 +69,8 @@ interface Stores {
 
 interface Row {
   adapter: Adapter;
-  /** `o200k_base` as is, or memoized (the extra rows). */
-  memo: boolean;
+  /** The plain, unmemoized `o200k_base` BPE (the extra rows) instead of the default tokenizer. */
+  rawBpe: boolean;
   size: number;
   /** Turns timed (fewer than asked when the configuration is slow, see TIMED_MS). */
   timed: number;
@@ -134,7 +133,7 @@ function parseArgs() {
     adapters: (adapter ? [adapter] : ['memory', 'json']) as Adapter[],
     turns: Math.max(1, int('--turns', 200)),
     warmup: int('--warmup', 30),
-    memo: !args.includes('--no-memo'),
+    rawBpe: !args.includes('--no-raw-bpe'),
   };
 }
 
@@ -386,13 +385,13 @@ async function benchConfig(
   const countTimes: number[] = [];
   for (let r = 0; r < 11; r++) {
     const start = performance.now();
-    countMessagesTokens(defaultTokenizer, lastPrompt);
+    countMessagesTokens(o200kTokenizer, lastPrompt);
     countTimes.push(performance.now() - start);
   }
 
   return {
     adapter,
-    memo: options.tokenizer !== undefined,
+    rawBpe: options.tokenizer !== undefined,
     size,
     timed: turnTimes.length,
     factsAfter: (await stores.facts.categories(SCOPE)).reduce((n, c) => n + c.count, 0),
@@ -408,7 +407,7 @@ async function benchConfig(
   };
 }
 
-const label = (r: Row) => (r.memo ? `${r.adapter}+memo` : r.adapter);
+const label = (r: Row) => (r.rawBpe ? `${r.adapter}+raw-bpe` : r.adapter);
 
 function slowest(row: Row): string {
   const [name, q] = Object.entries(row.middleware).sort((a, b) => b[1].p95 - a[1].p95)[0]!;
@@ -441,13 +440,13 @@ async function main(): Promise<void> {
       if (!options.json) console.error(`  ${adapter} ${size} done`);
     }
   }
-  if (options.memo && options.adapters.includes('memory')) {
+  if (options.rawBpe && options.adapters.includes('memory')) {
     for (const size of options.sizes) {
-      const tokenizer = memoTokenizer();
+      const tokenizer = o200kTokenizer;
       rows.push(
         await benchConfig('memory', memoryStores(tokenizer), size, seeds, text, { ...options, tokenizer }),
       );
-      if (!options.json) console.error(`  memory+memo ${size} done`);
+      if (!options.json) console.error(`  memory+raw-bpe ${size} done`);
     }
   }
   const runtimeS = round((performance.now() - startedAt) / 1000, 0);

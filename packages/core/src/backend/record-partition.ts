@@ -34,6 +34,8 @@ export function deepFreeze<T>(value: T): T {
 export class RecordPartition<T> {
   readonly records = new Map<string, T>();
   #index: LexicalIndex | undefined;
+  /** Derived arrays (e.g. records in some order), dropped on every change. */
+  readonly #views = new Map<string, readonly T[]>();
   readonly #spec: RecordPartitionSpec<T>;
 
   constructor(spec: RecordPartitionSpec<T>, records: Iterable<T> = []) {
@@ -59,6 +61,7 @@ export class RecordPartition<T> {
     }
     this.records.set(id, deepFreeze(record));
     this.#indexRecord(record);
+    this.#views.clear();
   }
 
   delete(id: string): T | undefined {
@@ -66,7 +69,18 @@ export class RecordPartition<T> {
     if (previous === undefined) return undefined;
     this.records.delete(id);
     this.#unindex(previous);
+    this.#views.clear();
     return previous;
+  }
+
+  /** `compute()` remembered until the next put or delete (callers must not change the array). */
+  view(name: string, compute: () => T[]): readonly T[] {
+    let view = this.#views.get(name);
+    if (!view) {
+      view = Object.freeze(compute());
+      this.#views.set(name, view);
+    }
+    return view;
   }
 
   /** The lexical index over this partition, built on first use. */

@@ -101,15 +101,17 @@ export class PartitionedFactStore implements FactStore {
     const ref = refFor(parseScope(scope));
     const opts = parseOrThrow(FactListOptionsSchema, options, 'list options');
     const state = await this.#backend.read(ref, factCodec);
-    const facts = matching(state.records.values(), opts);
-    if (opts.order === 'updated') {
-      // Records are kept in creation order and most facts are never updated: reversed, the array is
-      // nearly in `updated` order already and the sort is close to linear.
-      facts.reverse().sort(newestUpdatedFirst);
-    } else {
-      facts.sort(byCreated);
-      if (opts.order === 'newest') facts.reverse();
-    }
+    // Sorted once per partition change: dynamic memory reads several pages of the same order per turn.
+    const byCreation = () => state.view('oldest', () => [...state.records.values()].sort(byCreated));
+    const sorted =
+      opts.order === 'updated'
+        ? // Records are kept in creation order and most facts are never updated: reversed, the array is
+          // nearly in `updated` order already and the sort is close to linear.
+          state.view('updated', () => [...state.records.values()].reverse().sort(newestUpdatedFirst))
+        : opts.order === 'newest'
+          ? state.view('newest', () => [...byCreation()].reverse())
+          : byCreation();
+    const facts = opts.category || opts.tags?.length ? matching(sorted, opts) : sorted;
     return facts.slice(opts.offset, opts.limit === undefined ? undefined : opts.offset + opts.limit);
   }
 
