@@ -1,9 +1,9 @@
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
+import { sse, startScriptedServer, streamText } from '@kioku/openai-test-server';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { runCli } from './run.js';
-import { sse, startScriptedServer, streamText } from './server.js';
 
 let dataDir: string;
 let close: (() => Promise<void>) | undefined;

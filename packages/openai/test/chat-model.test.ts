@@ -1,8 +1,17 @@
 import { defineTool, InMemoryFactStore, InMemorySessionStore, KiokuBuilder, toOpenAITool } from '@kioku/core';
+import {
+  hang,
+  type Reply,
+  sse,
+  startScriptedServer,
+  status,
+  streamText,
+  text,
+  toolCalls,
+} from '@kioku/openai-test-server';
 import { afterEach, describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { isOpenAIEndpointError, OpenAIChatModel, OpenAIEndpointError, runAgentTurn } from '../src/index.js';
-import { hang, type Reply, sse, startScriptedServer, status, streamText, text, toolCalls } from './server.js';
 
 let close: (() => Promise<void>) | undefined;
 afterEach(async () => {

@@ -1,6 +1,6 @@
+import { json, type Reply, startScriptedServer, status } from '@kioku/openai-test-server';
 import { afterEach, describe, expect, it } from 'vitest';
 import { OpenAIEmbedder, OpenAIEndpointError } from '../src/index.js';
-import { json, type Reply, startScriptedServer, status } from './server.js';
 
 let close: (() => Promise<void>) | undefined;
 afterEach(async () => {

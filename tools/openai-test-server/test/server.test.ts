@@ -1,0 +1,30 @@
+import { describe, expect, it } from 'vitest';
+import { startScriptedServer, status, text } from '../src/index.js';
+
+async function post(url: string, body: unknown) {
+  const res = await fetch(url, { method: 'POST', body: JSON.stringify(body) });
+  return { status: res.status, body: (await res.json()) as Record<string, unknown> };
+}
+
+describe('startScriptedServer', () => {
+  it('answers each request with the next scripted reply and keeps every request body', async () => {
+    const server = await startScriptedServer([text('first'), status(429)]);
+    try {
+      const url = `${server.baseURL}/chat/completions`;
+      const one = await post(url, { model: 'm', messages: [{ role: 'user', content: 'hi' }] });
+      expect(one.status).toBe(200);
+      expect(one.body).toMatchObject({ choices: [{ message: { role: 'assistant', content: 'first' } }] });
+      expect((await post(url, { n: 2 })).status).toBe(429);
+      // Past the end of the script: a 500 the client sees as a server error.
+      expect(await post(url, {})).toEqual({ status: 500, body: { error: { message: 'script exhausted' } } });
+      expect(server.received.map((r) => r.path)).toEqual([
+        '/v1/chat/completions',
+        '/v1/chat/completions',
+        '/v1/chat/completions',
+      ]);
+      expect(server.received[1]!.body).toEqual({ n: 2 });
+    } finally {
+      await server.close();
+    }
+  });
+});
