@@ -1,11 +1,11 @@
-import { fileURLToPath } from 'node:url';
 import { StorageError, ValidationError } from '@kioku/core';
 import { sql } from 'drizzle-orm';
-import { type MigrationMeta, readMigrationFiles } from 'drizzle-orm/migrator';
+import type { MigrationMeta } from 'drizzle-orm/migrator';
 import { PgDialect } from 'drizzle-orm/pg-core';
 import { drizzle, type PostgresJsDatabase } from 'drizzle-orm/postgres-js';
 import postgres, { type Sql } from 'postgres';
 import { toKiokuError } from './errors.js';
+import { bundledMigrations, MIGRATIONS_FOLDER, migrationsIn } from './migrations.js';
 import { type KiokuTables, kiokuTables } from './schema.js';
 
 /** Where the stores keep their tables, unless told otherwise. */
@@ -13,15 +13,7 @@ export const DEFAULT_SCHEMA = 'kioku';
 /** Kioku's migration history, inside its schema: never collides with the host app's `__drizzle_migrations`. */
 export const MIGRATIONS_TABLE = '__kioku_migrations';
 
-const MIGRATIONS_FOLDER = fileURLToPath(new URL('../drizzle', import.meta.url));
 const SCHEMA_NAME = /^[A-Za-z_][A-Za-z0-9_$]{0,62}$/;
-
-let bundled: MigrationMeta[] | undefined;
-/** The migrations shipped in the package's `drizzle/` folder, read once. */
-function bundledMigrations(): MigrationMeta[] {
-  bundled ??= readMigrationFiles({ migrationsFolder: MIGRATIONS_FOLDER });
-  return bundled;
-}
 
 export interface PostgresConnectionOptions {
   /** A `postgres://` URL. The store opens its own client and ends it on `close()`. */
@@ -171,16 +163,8 @@ export class PostgresDatabase {
     }
   }
 
-  /**
-   * The bundled migrations, made to run in this instance's schema: the migrator runs them in one
-   * transaction, so a leading `SET LOCAL search_path` puts every unqualified name there. drizzle-kit writes
-   * foreign keys as `REFERENCES "public"."x"`; that qualifier is dropped so they resolve in the same schema.
-   */
+  /** The bundled migrations, made to run in this instance's schema. */
   #migrations(): MigrationMeta[] {
-    const setPath = `SET LOCAL search_path TO "${this.schema}"`;
-    return bundledMigrations().map((m) => ({
-      ...m,
-      sql: [setPath, ...m.sql.map((s) => s.replaceAll('REFERENCES "public".', 'REFERENCES '))],
-    }));
+    return migrationsIn(this.schema, bundledMigrations());
   }
 }

@@ -2,6 +2,8 @@ import {
   type CategoryCount,
   ConflictError,
   type Fact,
+  type FactFilter,
+  FactFilterSchema,
   type FactHit,
   type FactInput,
   FactInputSchema,
@@ -34,7 +36,8 @@ import { PostgresStore } from './store.js';
 /** FactStore on PostgreSQL: one row per fact in `facts`, partitioned by `(user_id, agent_id)`. */
 export class PostgresFactStore extends PostgresStore implements FactStore {
   /**
-   * `get` and `create`, built once and run as prepared statements (postgres.js prepares each once per
+   * `get`, `create`, and the unfiltered `list({ order: 'updated' })` page and `count` that dynamic memory
+   * runs every turn, built once and run as prepared statements (postgres.js prepares each once per
    * connection): drizzle's default is an unnamed statement, parsed and planned in an extra round trip on
    * every call, which cost more than the query itself. A client opened with `prepare: false` (PgBouncer in
    * transaction mode) still gets unnamed statements.
@@ -43,8 +46,10 @@ export class PostgresFactStore extends PostgresStore implements FactStore {
 
   private buildStatements() {
     const t = this.tables.facts;
+    const c = this.tables.factCounts;
     const p = sql.placeholder;
     const db = this.database.db;
+    const partition = and(eq(t.userId, p('userId')), eq(t.agentId, p('agentId')));
     return {
       get: db
         .select(this.#columns)
@@ -70,6 +75,21 @@ export class PostgresFactStore extends PostgresStore implements FactStore {
         .onConflictDoNothing()
         .returning({ id: t.id })
         .prepare('kioku_facts_insert'),
+      // `limit` null is LIMIT NULL: no limit.
+      listUpdated: db
+        .select(this.#columns)
+        .from(t)
+        .where(partition)
+        .orderBy(...this.#updatedOrder)
+        .limit(p('limit'))
+        .offset(p('offset'))
+        .prepare('kioku_facts_list_updated'),
+      // `fact_counts` is kept by triggers on `facts` (migration 0002); no row means no facts.
+      count: db
+        .select({ n: c.n })
+        .from(c)
+        .where(and(eq(c.userId, p('userId')), eq(c.agentId, p('agentId'))))
+        .prepare('kioku_facts_count'),
     };
   }
 
@@ -91,8 +111,25 @@ export class PostgresFactStore extends PostgresStore implements FactStore {
     const s = parseScope(scope);
     const opts = parseOrThrow(FactListOptionsSchema, options, 'list options');
     const t = this.tables.facts;
+    const unfiltered = opts.category === undefined && !opts.tags?.length;
+    if (opts.order === 'updated' && unfiltered) {
+      const rows = await this.database.run(() =>
+        this.#statements.listUpdated.execute({
+          userId: s.userId,
+          agentId: agentKey(s.agentId),
+          limit: opts.limit ?? null,
+          offset: opts.offset,
+        }),
+      );
+      return rows.map(toFact);
+    }
     // Creation order; ties keep insertion order (and reverse with it for `newest`), as core's stable sort.
-    const order = opts.order === 'newest' ? [desc(t.createdAt), desc(t.seq)] : [asc(t.createdAt), asc(t.seq)];
+    const order =
+      opts.order === 'updated'
+        ? this.#updatedOrder
+        : opts.order === 'newest'
+          ? [desc(t.createdAt), desc(t.seq)]
+          : [asc(t.createdAt), asc(t.seq)];
     const rows = await this.database.run((db) => {
       const query = db
         .select(this.#columns)
@@ -103,6 +140,21 @@ export class PostgresFactStore extends PostgresStore implements FactStore {
       return opts.limit === undefined ? query : query.limit(opts.limit);
     });
     return rows.map(toFact);
+  }
+
+  async count(scope: Scope, filter: FactFilter = {}): Promise<number> {
+    const s = parseScope(scope);
+    const f = parseOrThrow(FactFilterSchema, filter, 'count filter');
+    const t = this.tables.facts;
+    const rows = await this.database.run((db) =>
+      f.category === undefined && !f.tags?.length
+        ? this.#statements.count.execute({ userId: s.userId, agentId: agentKey(s.agentId) })
+        : db
+            .select({ n: count() })
+            .from(t)
+            .where(this.#filters(s, f.category, f.tags)),
+    );
+    return rows[0]?.n ?? 0;
   }
 
   async create(scope: Scope, input: FactInput): Promise<Fact> {
@@ -240,6 +292,16 @@ export class PostgresFactStore extends PostgresStore implements FactStore {
   get #columns() {
     const { search: _search, tagKeys: _tagKeys, seq: _seq, ...columns } = getTableColumns(this.tables.facts);
     return columns;
+  }
+
+  /**
+   * core's `newestUpdatedFirst`, read in order from `facts_updated_idx`. Timestamps are stored to the
+   * millisecond, so they order as core's ISO strings do; ids compare byte-wise (`collate "C"`), which for
+   * the ASCII ids core allows is core's code-unit order, whatever the database's default collation.
+   */
+  get #updatedOrder(): SQL[] {
+    const t = this.tables.facts;
+    return [desc(t.updatedAt), desc(t.createdAt), sql`${t.id} collate "C"`];
   }
 
   #partition(scope: { userId: string; agentId?: string | undefined }): SQL {

@@ -72,9 +72,32 @@ export function kiokuTables(schema?: string) {
     (t) => [
       primaryKey({ name: 'facts_pk', columns: [t.userId, t.agentId, t.id] }),
       index('facts_created_idx').on(t.userId, t.agentId, t.createdAt, t.seq),
-      index('facts_updated_idx').on(t.userId, t.agentId, t.updatedAt),
+      // `list({ order: 'updated' })` reads a page straight off this index, in core's order (ids compared
+      // byte-wise, as core compares code units, whatever the database's collation); it also serves the
+      // empty-query search fallback (newest updated first).
+      index('facts_updated_idx').on(
+        t.userId,
+        t.agentId,
+        t.updatedAt.desc().nullsFirst(),
+        t.createdAt.desc().nullsFirst(),
+        sql`${t.id} collate "C"`,
+      ),
       index('facts_search_idx').using('gin', t.search),
     ],
+  );
+
+  /**
+   * Facts per partition, kept exact by triggers on `facts` whatever writes it (the stores, `restore`, raw
+   * SQL), so `count()` without a filter reads one row instead of counting the partition. The triggers are
+   * in the hand-written migration `0002_fact_counts_triggers.sql` (drizzle-kit does not model triggers).
+   */
+  const factCounts = table(
+    'fact_counts',
+    {
+      ...owner(),
+      n: bigint('n', { mode: 'number' }).notNull(),
+    },
+    (t) => [primaryKey({ name: 'fact_counts_pk', columns: [t.userId, t.agentId] })],
   );
 
   const documents = table(
@@ -267,6 +290,7 @@ export function kiokuTables(schema?: string) {
 
   return {
     facts,
+    factCounts,
     documents,
     documentChunks,
     plans,
@@ -283,6 +307,7 @@ export type KiokuTables = ReturnType<typeof kiokuTables>;
 /** For drizzle-kit only (`pnpm db:generate`): the unqualified tables the migrations are generated from. */
 export const {
   facts,
+  factCounts,
   documents,
   documentChunks,
   plans,

@@ -7,6 +7,9 @@ import { customType } from 'drizzle-orm/pg-core';
 const PG_TIMESTAMP =
   /^(\d{4,})-(\d\d)-(\d\d) (\d\d):(\d\d):(\d\d)(?:\.(\d{1,6}))?([+-])(\d\d)(?::(\d\d))?(?::(\d\d))?( BC)?$/;
 
+/** The same at offset `+00` with a 4-digit year and at most milliseconds: already ISO but for `T`, `Z` and zeros. */
+const PG_UTC = /^(\d{4}-\d\d-\d\d) (\d\d:\d\d:\d\d)(?:\.(\d{1,3}))?\+00$/;
+
 /**
  * The ISO string core writes (`2025-01-01T00:00:00.123Z`) for a `timestamptz` value as PostgreSQL prints it.
  * Parsed by hand: `new Date()` on this format misreads years below 100 and offsets with seconds. (A plain
@@ -14,6 +17,10 @@ const PG_TIMESTAMP =
  * drizzle-kit can load the schema without a build.)
  */
 export function isoFromPg(value: string): string {
+  // Most values: a UTC session and a 4-digit year, rewritten without building a Date (a 128-fact page has
+  // 256 timestamps; the general path below cost ~1 µs each, a third of the adapter's time on such a read).
+  const utc = PG_UTC.exec(value);
+  if (utc) return `${utc[1]}T${utc[2]}.${(utc[3] ?? '').padEnd(3, '0')}Z`;
   const m = PG_TIMESTAMP.exec(value);
   if (!m) {
     throw new Error(

@@ -12,6 +12,7 @@ import {
   type PostgresStores,
   PostgresWorkingMemoryStore,
 } from '../src/index.js';
+import { bundledMigrations } from '../src/migrations.js';
 import { dropSchema, freshSchema, noServer, pgUrl, sharedClient } from './helpers.js';
 
 const MiB = 1024 * 1024;
@@ -72,8 +73,10 @@ describe.skipIf(noServer)('PostgreSQL specifics', () => {
       await facts.setup();
       await facts.setup();
       expect(await facts.list({ userId: 'u1' })).toEqual([]);
-      const rows = await sql().unsafe(`select hash, created_at from "${schema}"."${MIGRATIONS_TABLE}"`);
-      expect(rows).toHaveLength(1);
+      const rows = await sql().unsafe(
+        `select hash, created_at::text as at from "${schema}"."${MIGRATIONS_TABLE}" order by id`,
+      );
+      expect(rows.map((r) => Number(r.at))).toEqual(bundledMigrations().map((m) => m.folderMillis));
       const [drizzleTable] = await sql()`select to_regclass(${`${schema}.__drizzle_migrations`})::text as t`;
       expect(drizzleTable?.t).toBeNull();
     });
@@ -91,7 +94,7 @@ describe.skipIf(noServer)('PostgreSQL specifics', () => {
         await Promise.all(databases.map((d) => d.close()));
       }
       const rows = await sql().unsafe(`select 1 from "${schema}"."${MIGRATIONS_TABLE}"`);
-      expect(rows).toHaveLength(1);
+      expect(rows).toHaveLength(bundledMigrations().length);
     });
 
     it('works in the public schema too, and defaults to the "kioku" schema', async () => {

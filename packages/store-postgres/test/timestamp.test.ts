@@ -14,6 +14,21 @@ describe('isoFromPg', () => {
     expect(isoFromPg(pg)).toBe(iso);
   });
 
+  it('the UTC shortcut agrees with the general path', () => {
+    for (const frac of ['', '.1', '.12', '.123', '.1234', '.123456']) {
+      for (const date of [
+        '2025-01-01 00:00:00',
+        '1970-01-01 00:00:00',
+        '0999-06-30 23:59:59',
+        '9999-12-31 23:59:59',
+      ]) {
+        const iso = new Date(`${date.replace(' ', 'T')}${frac.slice(0, 4)}Z`).toISOString();
+        expect(isoFromPg(`${date}${frac}+00`)).toBe(iso);
+        expect(isoFromPg(`${date}${frac}+00:00`)).toBe(iso);
+      }
+    }
+  });
+
   it('refuses another DateStyle', () => {
     expect(() => isoFromPg('Wed Jan 01 00:00:00 2025 UTC')).toThrow(/DateStyle/);
   });
