@@ -393,6 +393,25 @@ export class RawPostgresFacts {
     return rows[0] ?? null;
   }
 
+  /**
+   * Dynamic memory's read: the first page newest-updated first (core's order: ties newest created, then id
+   * byte-wise) and the partition's fact count, which the adapter keeps in `fact_counts` by triggers.
+   */
+  async updatedPage(limit = 128, offset = 0): Promise<RawFact[]> {
+    const sql = this.#sql;
+    return sql<RawFact[]>`
+      select ${sql.unsafe(PG_COLUMNS)} from ${sql(this.#schema)}.facts
+      where user_id = ${this.#userId} and agent_id = ''
+      order by updated_at desc, created_at desc, id collate "C" limit ${limit} offset ${offset}`;
+  }
+
+  async count(): Promise<number> {
+    const sql = this.#sql;
+    const [row] = await sql<{ n: string }[]>`
+      select n from ${sql(this.#schema)}.fact_counts where user_id = ${this.#userId} and agent_id = ''`;
+    return Number(row?.n ?? 0);
+  }
+
   async search(query: string, limit = 8): Promise<RawFact[]> {
     const sql = this.#sql;
     const text = query.replaceAll('\u0000', ' ');

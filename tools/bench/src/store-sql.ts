@@ -11,6 +11,8 @@
  * - READS `get`s by random id through each;
  * - a warm-up pass over the queries, a check that adapter and raw return the same facts in the same order,
  *   then SEARCHES searches through each, cycling through the fixed queries (limit 8).
+ * PostgreSQL also times dynamic memory's read per turn, `list({ order: 'updated', limit: 128 })` + `count()`,
+ * beside the same two statements through postgres.js (`dynamicRead` in the row).
  */
 import { randomBytes } from 'node:crypto';
 import { mkdtemp, rm, stat } from 'node:fs/promises';
@@ -48,6 +50,18 @@ export interface SqlRow extends Figures {
   /** Database size on disk after the run (SQLite file + WAL; PostgreSQL table + indexes), in MB. */
   diskMb: number;
   raw: Figures;
+  /** PostgreSQL: dynamic memory's read (first page newest-updated + count), ms per read, adapter and raw. */
+  dynamicRead?: DynamicRead;
+}
+
+export interface DynamicRead {
+  facts: number;
+  p50: number;
+  p95: number;
+  rawP50: number;
+  rawP95: number;
+  /** Adapter median ÷ raw median (as for reads: an occasional slow call would swamp a mean). */
+  ratio: number;
 }
 
 export interface SqlOptions {
@@ -63,6 +77,8 @@ export interface SqlOptions {
 
 const SCOPE: Scope = { userId: 'bench-user' };
 const SQLITE_CHUNK = 10_000;
+/** Timed dynamic-memory reads per side (PostgreSQL). */
+const DYNAMIC_READS = 300;
 
 /** What one size's run needs from an adapter: the store, its raw twin, prefill and cleanup. */
 interface Subject {
@@ -309,6 +325,42 @@ export async function benchSqlite(
   return rows;
 }
 
+/**
+ * What core's dynamic memory reads on every turn of a user with more facts than fit its block: the first page
+ * newest-updated first, then the count (to report the facts never read). Checked equal, then timed.
+ */
+async function dynamicRead(store: FactStore, raw: RawPostgresFacts): Promise<DynamicRead> {
+  const page = { order: 'updated', limit: 128 } as const;
+  const facts = await store.count(SCOPE);
+  if (
+    idsOf(await store.list(SCOPE, page)) !== idsOf(await raw.updatedPage()) ||
+    facts !== (await raw.count())
+  )
+    console.error('  postgres: raw dynamic-memory read differs');
+  const t = await interleaved(
+    DYNAMIC_READS,
+    async () => {
+      await store.list(SCOPE, page);
+      await store.count(SCOPE);
+    },
+    async () => {
+      await raw.updatedPage();
+      await raw.count();
+    },
+  );
+  const sorted = (times: number[]) => [...times].sort((a, b) => a - b);
+  const a = sorted(t.adapter);
+  const r = sorted(t.raw);
+  return {
+    facts,
+    p50: round(percentile(a, 50), 3),
+    p95: round(percentile(a, 95), 3),
+    rawP50: round(percentile(r, 50), 3),
+    rawP95: round(percentile(r, 95), 3),
+    ratio: round(percentile(a, 50) / percentile(r, 50), 2),
+  };
+}
+
 /** Where the PostgreSQL bench connects to create its database (the role needs CREATEDB). */
 export function postgresAdminUrl(): string {
   return (
@@ -363,9 +415,10 @@ export async function benchPostgres(
       try {
         await store.setup();
         const table = `"${schema}".facts`;
+        const raw = new RawPostgresFacts(client, schema, SCOPE.userId);
         const subject: Subject = {
           store,
-          raw: new RawPostgresFacts(client, schema, SCOPE.userId),
+          raw,
           async prefill(facts) {
             await store.restore({
               format: 'kioku.snapshot',
@@ -382,7 +435,13 @@ export async function benchPostgres(
             return Number(row?.bytes ?? 0) / 1e6;
           },
         };
-        rows.push(await run('postgres', subject, size, seeds, options));
+        const row = await run('postgres', subject, size, seeds, options);
+        row.dynamicRead = await dynamicRead(store, raw);
+        const d = row.dynamicRead;
+        options.log(
+          `  postgres ${size}: dynamic-memory read (list updated 128 + count of ${d.facts}) p50 ${d.p50} ms (raw ${d.rawP50}), p95 ${d.p95} ms (raw ${d.rawP95}), ×${d.ratio}`,
+        );
+        rows.push(row);
       } finally {
         await store.close();
         await client.unsafe(`drop schema if exists "${schema}" cascade`);
