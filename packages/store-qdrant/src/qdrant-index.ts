@@ -20,9 +20,7 @@ import {
   type VectorIndex,
   type VectorModelCount,
   type VectorPointInput,
-  VectorPointSchema,
   type VectorQuery,
-  VectorQuerySchema,
   type VectorRecord,
   VectorRecordSchema,
   type VectorSelection,
@@ -32,6 +30,7 @@ import {
 import { QdrantClient } from '@qdrant/js-client-rest';
 import { FIELDS, INDEXED_FIELDS, type QdrantFilter, scopeFilter } from './payload.js';
 import { pointId } from './point-id.js';
+import { parsePoint, parseQuery } from './vector.js';
 
 export interface QdrantVectorIndexOptions {
   /** A client you configured (API key, timeouts, headers); or give `url`. */
@@ -147,7 +146,7 @@ export class QdrantVectorIndex implements VectorIndex {
     const s = parseScope(scope);
     // Validate every point before sending any.
     const parsed = points.map((p) => {
-      const point = parseOrThrow(VectorPointSchema, p, 'vector point');
+      const point = parsePoint(p);
       assertDimensions(point.vector, this.dimensions);
       return point;
     });
@@ -169,7 +168,7 @@ export class QdrantVectorIndex implements VectorIndex {
 
   async query(scope: Scope, query: VectorQuery): Promise<VectorHit[]> {
     const s = parseScope(scope);
-    const q = parseOrThrow(VectorQuerySchema, query, 'vector query');
+    const q = parseQuery(query);
     assertDimensions(q.vector, this.dimensions);
     const result = await this.#call('query', () =>
       this.client.query(this.collection, {

@@ -7,7 +7,9 @@
  * KIOKU_BENCH_DATA; a small vocabulary when absent), all in one user's partition, under a random prefix
  * deleted afterwards. Measured per size:
  *
- * - writes/s through `create` (64 at a time) beside raw `HSET` of the same JSON, and `get` beside `HGET`;
+ * - writes/s through `create` (64 at a time) beside raw `HSET` of the same JSON, and `get` beside `HGET`
+ *   (a rough figure: `pnpm bench:store --adapter redis` in tools/bench compares create, get and search with
+ *   the same commands and scripts issued by hand, interleaved, and is the one to use for adapter overhead);
  * - search: cold (a new store: load the partition + build core's LexicalIndex), warm (cache current: one
  *   Lua round trip + ranking), and right after a write by another client (the change is fetched and
  *   applied to the index incrementally);

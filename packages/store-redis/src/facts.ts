@@ -108,20 +108,20 @@ export class RedisFactStore extends RedisStoreBase implements FactStore {
 
   async create(scope: Scope, input: FactInput): Promise<Fact> {
     const s = parseScope(scope);
-    const data = parseOrThrow(FactInputSchema, input, 'fact');
+    const { id, title, ...rest } = parseOrThrow(FactInputSchema, input, 'fact');
     const now = isoAt(this.clock);
-    const fact = parseOrThrow(
-      FactSchema,
-      {
-        ...data,
-        id: data.id ?? shortId(),
-        userId: s.userId,
-        agentId: s.agentId,
-        createdAt: now,
-        updatedAt: now,
-      },
-      'fact',
-    );
+    // Every part is validated already (input, scope) or made here (id, timestamps), so the fact is put
+    // together in FactSchema's field order rather than parsed again: that second parse (≈ 11 µs, mostly its
+    // two ISO date checks) was about half of what this method added to the raw EVALSHA (bench:store).
+    const fact: Fact = {
+      id: id ?? shortId(),
+      userId: s.userId,
+      ...(s.agentId === undefined ? {} : { agentId: s.agentId }),
+      ...(title === undefined ? {} : { title }),
+      ...rest,
+      createdAt: now,
+      updatedAt: now,
+    };
     await this.#records.insert(this.#keysFor(s), fact.id, fact, 'fact');
     return fact;
   }

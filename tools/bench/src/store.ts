@@ -2,7 +2,7 @@
  * Fact-store throughput and search latency, in memory, in JSON files, in SQLite and in PostgreSQL, at
  * several store sizes in one user's scope.
  *
- *   pnpm bench:store [--sizes 1000,10000,100000] [--adapter memory|json|sqlite|postgres|all[,…]]
+ *   pnpm bench:store [--sizes 1000,10000,100000] [--adapter memory|json|sqlite|postgres|redis|qdrant|all[,…]]
  *                    [--searches 300] [--no-index] [--json]
  *
  * memory: every fact is written with `create` (timed: writes/s), with the search index live from
@@ -13,6 +13,8 @@
  * cycle through a fixed list of 30 queries with the default limit (8).
  * sqlite, postgres: prefilled through the store's bulk path, then writes, reads and searches each timed
  * beside the same SQL issued with the raw driver (`src/store-sql.ts`, `src/store-raw.ts`).
+ * redis, qdrant: the same method beside the same commands / requests made with the raw client
+ * (`src/store-redis.ts`, `src/store-qdrant.ts`); qdrant is not part of `all` (see the README).
  * Then the lexical index alone: core's index against the same ranking on MiniSearch (with memory or json;
  * skip: --no-index).
  */
@@ -23,11 +25,17 @@ import { performance } from 'node:perf_hooks';
 import { type Fact, type FactStore, InMemoryFactStore, LexicalIndex, type Scope } from '@kioku/core';
 import { type FactSeed, factSeeds, QUERIES } from './facts.js';
 import { MiniSearchLexicalIndex } from './minisearch-lexical-index.js';
+import { benchQdrant, type QdrantRow } from './store-qdrant.js';
+import { benchRedis, type RedisRow } from './store-redis.js';
 import { benchPostgres, benchSqlite, type SqlAdapter, type SqlRow } from './store-sql.js';
 import { cliArgs, percentile, round, table } from './util.js';
 
-type Adapter = 'memory' | 'json' | SqlAdapter;
-const ADAPTERS: readonly Adapter[] = ['memory', 'json', 'sqlite', 'postgres'];
+type Adapter = 'memory' | 'json' | SqlAdapter | 'redis' | 'qdrant';
+const ADAPTERS: readonly Adapter[] = ['memory', 'json', 'sqlite', 'postgres', 'redis', 'qdrant'];
+/** What `--adapter all` runs: not qdrant, whose stand-in server takes minutes per size (see the README). */
+const ALL: readonly Adapter[] = ['memory', 'json', 'sqlite', 'postgres', 'redis'];
+/** An adapter measured beside its raw driver or client. */
+type RawRow = SqlRow | RedisRow | QdrantRow;
 
 interface Row {
   adapter: Adapter;
@@ -40,8 +48,8 @@ interface Row {
   /** First search on the filled store: loads (json) and builds the index (json), or not (memory). */
   firstSearchMs: number;
   prefillMs: number;
-  /** SQL adapters: the raw-driver figures beside them, and the database size. */
-  sql?: SqlRow;
+  /** SQL, Redis and Qdrant adapters: the raw driver's or client's figures beside them, and the data size. */
+  sql?: RawRow;
 }
 
 const SCOPE: Scope = { userId: 'bench-user' };
@@ -60,6 +68,8 @@ const DEFAULT_SIZES: Record<Adapter, string> = {
   json: '1000,10000,100000',
   sqlite: '10000,100000',
   postgres: '10000,100000',
+  redis: '10000,100000',
+  qdrant: '10000,100000',
 };
 
 function parseArgs() {
@@ -77,7 +87,10 @@ function parseArgs() {
   const sizesFlag = value('--sizes');
   const sizesOf = (adapter: Adapter) => integers(sizesFlag ?? DEFAULT_SIZES[adapter], '--sizes');
   const named = (value('--adapter') ?? 'memory,json').split(',').map((a) => a.trim());
-  const adapters = named.includes('all') ? [...ADAPTERS] : (named as Adapter[]);
+  const adapters = [
+    ...(named.includes('all') ? ALL : []),
+    ...(named.filter((a) => a !== 'all') as Adapter[]),
+  ];
   const unknown = adapters.filter((a) => !ADAPTERS.includes(a));
   if (unknown.length)
     throw new Error(`--adapter is ${ADAPTERS.join(' | ')} | all (got ${unknown.join(', ')})`);
@@ -265,7 +278,7 @@ function benchIndexes(sizes: readonly number[], seeds: readonly FactSeed[], sear
  * Adapter time ÷ raw time: writes and reads from the median call (an FTS5 merge or a checkpoint lands on
  * one side at random and would swamp a mean), searches from the mean and the percentiles.
  */
-function ratios(sql: SqlRow) {
+function ratios(sql: RawRow) {
   return {
     write: round(sql.writeP50Us / sql.raw.writeP50Us, 2),
     read: round(sql.readP50Us / sql.raw.readP50Us, 2),
@@ -275,7 +288,7 @@ function ratios(sql: SqlRow) {
   };
 }
 
-function sqlRow(r: SqlRow): Row {
+function sqlRow(r: RawRow): Row {
   return { ...r, sql: r };
 }
 
@@ -291,7 +304,7 @@ async function main(): Promise<void> {
   };
   for (const adapter of options.adapters) {
     const sizes = options.sizesOf(adapter);
-    if (adapter === 'sqlite' || adapter === 'postgres') {
+    if (adapter === 'sqlite' || adapter === 'postgres' || adapter === 'redis' || adapter === 'qdrant') {
       // Progress on stderr even with --json: a 1M run takes minutes.
       const progress = (line: string) => console.error(line);
       const sqlOptions = {
@@ -304,7 +317,11 @@ async function main(): Promise<void> {
       const result =
         adapter === 'sqlite'
           ? await benchSqlite(sizes, seeds, sqlOptions)
-          : await benchPostgres(sizes, seeds, sqlOptions);
+          : adapter === 'postgres'
+            ? await benchPostgres(sizes, seeds, sqlOptions)
+            : adapter === 'redis'
+              ? await benchRedis(sizes, seeds, sqlOptions)
+              : await benchQdrant(sizes, seeds, sqlOptions);
       if (typeof result === 'string') unavailable[adapter] = `not available (${result})`;
       else rows.push(...result.map(sqlRow));
       continue;
@@ -365,7 +382,7 @@ async function main(): Promise<void> {
       ...(sqlRows.length
         ? [
             '',
-            'SQL adapters beside the raw driver (same statements, interleaved). × = adapter time ÷ raw time:',
+            'Adapters beside the raw driver or client (same statements, commands or requests, interleaved). × = adapter time ÷ raw time:',
             'writes and reads from the median call (µs), searches from the mean (ms).',
             table(
               [
@@ -404,10 +421,11 @@ async function main(): Promise<void> {
                   r.searchMean.toFixed(3),
                   r.raw.searchMean.toFixed(3),
                   x.search.toFixed(2),
-                  r.diskMb,
+                  Number.isFinite(r.diskMb) ? r.diskMb : '-',
                 ];
               }),
             ),
+            ...new Set(sqlRows.flatMap((r) => ('notes' in r ? r.notes : []))),
             '',
             `Search right after a write (${SQL_AFTER_WRITES} rounds of create + search per side; ms):`,
             table(
@@ -477,7 +495,10 @@ async function main(): Promise<void> {
             raw_search_after_write_p50_ms: by(sqlRows, (r) => r.raw.afterWriteP50),
             raw_search_after_write_p95_ms: by(sqlRows, (r) => r.raw.afterWriteP95),
             overhead_ratio: overhead,
-            db_mb: by(sqlRows, (r) => r.diskMb),
+            db_mb: by(
+              sqlRows.filter((r) => Number.isFinite(r.diskMb)),
+              (r) => r.diskMb,
+            ),
           }
         : {}),
       index_search_p95_ms: Object.fromEntries(
@@ -486,6 +507,22 @@ async function main(): Promise<void> {
           Object.fromEntries(indexRows.filter((r) => r.index === name).map((r) => [String(r.size), r.p95])),
         ]),
       ),
+      ...(sqlRows.some((r) => 'details' in r && r.details)
+        ? {
+            adapter_details: Object.fromEntries(
+              [...new Set(sqlRows.flatMap((r) => ('details' in r && r.details ? [r.adapter] : [])))].map(
+                (name) => [
+                  name,
+                  Object.fromEntries(
+                    sqlRows.flatMap((r) =>
+                      r.adapter === name && 'details' in r && r.details ? [[String(r.size), r.details]] : [],
+                    ),
+                  ),
+                ],
+              ),
+            ),
+          }
+        : {}),
       ...(Object.keys(unavailable).length ? { unavailable } : {}),
     };
     console.log(JSON.stringify(out));
