@@ -440,6 +440,7 @@ async function main(): Promise<void> {
                 r.searchP95.toFixed(3),
               ]),
             ),
+            ...dynamicReadTable(sqlRows),
           ]
         : []),
       ...(indexRows.length
@@ -495,6 +496,7 @@ async function main(): Promise<void> {
             raw_search_after_write_p50_ms: by(sqlRows, (r) => r.raw.afterWriteP50),
             raw_search_after_write_p95_ms: by(sqlRows, (r) => r.raw.afterWriteP95),
             overhead_ratio: overhead,
+            ...dynamicReadJson(sqlRows),
             db_mb: by(
               sqlRows.filter((r) => Number.isFinite(r.diskMb)),
               (r) => r.diskMb,
@@ -530,3 +532,45 @@ async function main(): Promise<void> {
 }
 
 await main();
+
+/** Dynamic memory's per-turn read (PostgreSQL rows that timed it), as a table after the SQL tables. */
+function dynamicReadTable(rows: readonly { adapter: string; size: number }[]): string[] {
+  const timed = rows.filter((r): r is SqlRow => 'dynamicRead' in r && r.dynamicRead !== undefined);
+  if (!timed.length) return [];
+  return [
+    '',
+    "Dynamic memory's read per turn: list({ order: 'updated', limit: 128 }) + count(), ms, beside the same SQL:",
+    table(
+      ['adapter', 'facts', 'p50', 'raw', 'p95', 'raw', '×'],
+      timed.map((r) => {
+        const d = r.dynamicRead!;
+        return [
+          r.adapter,
+          r.size,
+          d.p50.toFixed(3),
+          d.rawP50.toFixed(3),
+          d.p95.toFixed(3),
+          d.rawP95.toFixed(3),
+          d.ratio.toFixed(2),
+        ];
+      }),
+    ),
+  ];
+}
+
+function dynamicReadJson(rows: readonly { adapter: string; size: number }[]): Record<string, unknown> {
+  const timed = rows.filter((r): r is SqlRow => 'dynamicRead' in r && r.dynamicRead !== undefined);
+  if (!timed.length) return {};
+  const by = (pick: (d: NonNullable<SqlRow['dynamicRead']>) => number) => {
+    const out: Record<string, Record<string, number>> = {};
+    for (const r of timed) out[r.adapter] = { ...out[r.adapter], [String(r.size)]: pick(r.dynamicRead!) };
+    return out;
+  };
+  return {
+    dynamic_read_p50_ms: by((d) => d.p50),
+    dynamic_read_p95_ms: by((d) => d.p95),
+    raw_dynamic_read_p50_ms: by((d) => d.rawP50),
+    raw_dynamic_read_p95_ms: by((d) => d.rawP95),
+    dynamic_read_ratio: by((d) => d.ratio),
+  };
+}
