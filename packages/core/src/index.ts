@@ -31,6 +31,7 @@ export * from './features/working-memory/index.js';
 export * from './hybrid/index.js';
 export * from './ids.js';
 export * from './limits.js';
+export * from './plans/edits.js';
 export * from './plans/memory.js';
 export * from './plans/partitioned.js';
 export * from './plans/record.js';

@@ -1,28 +1,23 @@
 import { createHash } from 'node:crypto';
 import {
-  ContextNoteSchema,
   isoAt,
+  missingPlanError,
   type NewStep,
-  NewStepSchema,
-  NotFoundError,
-  PLAN_LIMITS,
+  newPlan,
   type Plan,
+  type PlanEdit,
   type PlanInput,
-  PlanInputSchema,
   PlanSchema,
   type PlanStore,
-  parseOrThrow,
   parseThreadScope,
+  planEdits,
   type RestoreOptions,
   type RestoreReport,
   type SnapshotEnvelope,
   type SnapshotSelector,
   type StepUpdate,
-  StepUpdateSchema,
   StorageError,
-  shortId,
   type ThreadScope,
-  ValidationError,
 } from '@kioku/core';
 import { RedisStoreBase } from './base.js';
 import { lua } from './connection.js';
@@ -44,25 +39,7 @@ const MAX_ATTEMPTS = 100;
 export class RedisPlanStore extends RedisStoreBase implements PlanStore {
   async create(scope: ThreadScope, input: PlanInput): Promise<Plan> {
     const s = parseThreadScope(scope);
-    const data = parseOrThrow(PlanInputSchema, input, 'plan');
-    const now = isoAt(this.clock);
-    const plan: Plan = {
-      id: `plan-${shortId()}`,
-      userId: s.userId,
-      ...(s.agentId === undefined ? {} : { agentId: s.agentId }),
-      threadId: s.threadId,
-      goal: data.goal,
-      steps: data.steps.map((description, i) => ({
-        id: String(i + 1),
-        description,
-        status: 'pending',
-        updatedAt: now,
-      })),
-      contextNotes: [],
-      isComplete: false,
-      createdAt: now,
-      updatedAt: now,
-    };
+    const plan = newPlan(s, input, isoAt(this.clock));
     const key = this.#keyFor(s);
     await this.connection.run('SET', () => this.connection.client.set(key, JSON.stringify(plan)));
     return plan;
@@ -80,62 +57,19 @@ export class RedisPlanStore extends RedisStoreBase implements PlanStore {
   }
 
   async updateStep(scope: ThreadScope, stepId: string, update: StepUpdate): Promise<Plan> {
-    const s = parseThreadScope(scope);
-    const changes = parseOrThrow(StepUpdateSchema, update, 'step update');
-    const now = isoAt(this.clock);
-    return this.#modify(s, (plan) => {
-      const index = plan.steps.findIndex((step) => step.id === stepId);
-      if (index < 0) throw new NotFoundError(`Plan has no step "${stepId}".`, { details: { stepId } });
-      const steps = [...plan.steps];
-      const step = { ...steps[index]!, updatedAt: now };
-      if (changes.status !== undefined) step.status = changes.status;
-      if (changes.notes !== undefined) step.notes = changes.notes;
-      steps[index] = step;
-      return { ...plan, steps, updatedAt: now };
-    });
+    return this.#modify(parseThreadScope(scope), planEdits.updateStep(stepId, update, isoAt(this.clock)));
   }
 
   async addStep(scope: ThreadScope, step: NewStep): Promise<Plan> {
-    const s = parseThreadScope(scope);
-    const data = parseOrThrow(NewStepSchema, step, 'step');
-    const now = isoAt(this.clock);
-    return this.#modify(s, (plan) => {
-      if (plan.steps.length >= PLAN_LIMITS.steps) {
-        throw new ValidationError(`A plan holds at most ${PLAN_LIMITS.steps} steps.`);
-      }
-      const nextId = String(plan.steps.reduce((max, st) => Math.max(max, Number(st.id)), 0) + 1);
-      const steps = [...plan.steps];
-      const newStep = {
-        id: nextId,
-        description: data.description,
-        status: 'pending' as const,
-        updatedAt: now,
-      };
-      if (data.afterStepId === undefined) steps.push(newStep);
-      else {
-        const at = steps.findIndex((st) => st.id === data.afterStepId);
-        if (at < 0) throw new NotFoundError(`Plan has no step "${data.afterStepId}".`);
-        steps.splice(at + 1, 0, newStep);
-      }
-      return { ...plan, steps, updatedAt: now };
-    });
+    return this.#modify(parseThreadScope(scope), planEdits.addStep(step, isoAt(this.clock)));
   }
 
   async addContextNote(scope: ThreadScope, text: string): Promise<Plan> {
-    const s = parseThreadScope(scope);
-    const now = isoAt(this.clock);
-    const note = parseOrThrow(ContextNoteSchema, { at: now, text }, 'context note');
-    return this.#modify(s, (plan) => ({
-      ...plan,
-      contextNotes: [...plan.contextNotes, note].slice(-PLAN_LIMITS.contextNotes),
-      updatedAt: now,
-    }));
+    return this.#modify(parseThreadScope(scope), planEdits.addContextNote(text, isoAt(this.clock)));
   }
 
   async complete(scope: ThreadScope): Promise<Plan> {
-    const s = parseThreadScope(scope);
-    const now = isoAt(this.clock);
-    return this.#modify(s, (plan) => ({ ...plan, isComplete: true, completedAt: now, updatedAt: now }));
+    return this.#modify(parseThreadScope(scope), planEdits.complete(isoAt(this.clock)));
   }
 
   async clear(scope: ThreadScope): Promise<boolean> {
@@ -170,17 +104,16 @@ export class RedisPlanStore extends RedisStoreBase implements PlanStore {
   }
 
   /** Read, change and write the thread's plan only if nobody changed it in between (else read again). */
-  async #modify(scope: ThreadScope, change: (plan: Plan) => Plan): Promise<Plan> {
+  async #modify(scope: ThreadScope, edit: PlanEdit): Promise<Plan> {
     const key = this.#keyFor(scope);
-    const missing = 'This conversation has no plan; create one first.';
     for (let attempt = 0; attempt < MAX_ATTEMPTS; attempt++) {
       const json = await this.connection.run('GET', () => this.connection.client.get(key));
-      if (json === null) throw new NotFoundError(missing);
-      const next = change(parseJson<Plan>(json, 'plan'));
+      if (json === null) throw missingPlanError();
+      const next = edit(parseJson<Plan>(json, 'plan'));
       const sha = createHash('sha1').update(json).digest('hex');
       const written = await this.connection.eval<number>(REPLACE, [key], [sha, JSON.stringify(next)]);
       if (written === 1) return next;
-      if (written === 0) throw new NotFoundError(missing);
+      if (written === 0) throw missingPlanError();
     }
     throw new StorageError(`Gave up changing the plan after ${MAX_ATTEMPTS} conflicting writes.`);
   }

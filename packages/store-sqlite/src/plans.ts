@@ -1,27 +1,21 @@
 import {
-  ContextNoteSchema,
   isoAt,
+  missingPlanError,
   type NewStep,
-  NewStepSchema,
-  NotFoundError,
-  PLAN_LIMITS,
+  newPlan,
   type Plan,
+  type PlanEdit,
   type PlanInput,
-  PlanInputSchema,
   PlanSchema,
-  type PlanStep,
   type PlanStore,
-  parseOrThrow,
   parseThreadScope,
+  planEdits,
   type RestoreOptions,
   type RestoreReport,
   type SnapshotEnvelope,
   type SnapshotSelector,
   type StepUpdate,
-  StepUpdateSchema,
-  shortId,
   type ThreadScope,
-  ValidationError,
 } from '@kioku/core';
 import { and, asc, eq, type SQL } from 'drizzle-orm';
 import { agentColumn, agentOf, SqliteStoreBase } from './base.js';
@@ -74,25 +68,7 @@ const ofThread = (scope: ThreadScope): SQL =>
 export class SqlitePlanStore extends SqliteStoreBase implements PlanStore {
   async create(scope: ThreadScope, input: PlanInput): Promise<Plan> {
     const s = parseThreadScope(scope);
-    const data = parseOrThrow(PlanInputSchema, input, 'plan');
-    const now = isoAt(this.clock);
-    const plan: Plan = {
-      id: `plan-${shortId()}`,
-      userId: s.userId,
-      ...(s.agentId === undefined ? {} : { agentId: s.agentId }),
-      threadId: s.threadId,
-      goal: data.goal,
-      steps: data.steps.map((description, i) => ({
-        id: String(i + 1),
-        description,
-        status: 'pending',
-        updatedAt: now,
-      })),
-      contextNotes: [],
-      isComplete: false,
-      createdAt: now,
-      updatedAt: now,
-    };
+    const plan = newPlan(s, input, isoAt(this.clock));
     this.write(() => {
       this.orm.delete(plans).where(ofThread(s)).run();
       this.orm.insert(plans).values(toRow(plan)).run();
@@ -111,62 +87,19 @@ export class SqlitePlanStore extends SqliteStoreBase implements PlanStore {
   }
 
   async updateStep(scope: ThreadScope, stepId: string, update: StepUpdate): Promise<Plan> {
-    const s = parseThreadScope(scope);
-    const changes = parseOrThrow(StepUpdateSchema, update, 'step update');
-    const now = isoAt(this.clock);
-    return this.#modify(s, (plan) => {
-      const index = plan.steps.findIndex((step) => step.id === stepId);
-      if (index < 0) throw new NotFoundError(`Plan has no step "${stepId}".`, { details: { stepId } });
-      const steps = [...plan.steps];
-      const step: PlanStep = { ...steps[index]!, updatedAt: now };
-      if (changes.status !== undefined) step.status = changes.status;
-      if (changes.notes !== undefined) step.notes = changes.notes;
-      steps[index] = step;
-      return { ...plan, steps, updatedAt: now };
-    });
+    return this.#modify(parseThreadScope(scope), planEdits.updateStep(stepId, update, isoAt(this.clock)));
   }
 
   async addStep(scope: ThreadScope, step: NewStep): Promise<Plan> {
-    const s = parseThreadScope(scope);
-    const data = parseOrThrow(NewStepSchema, step, 'step');
-    const now = isoAt(this.clock);
-    return this.#modify(s, (plan) => {
-      if (plan.steps.length >= PLAN_LIMITS.steps) {
-        throw new ValidationError(`A plan holds at most ${PLAN_LIMITS.steps} steps.`);
-      }
-      const nextId = String(plan.steps.reduce((max, st) => Math.max(max, Number(st.id)), 0) + 1);
-      const steps = [...plan.steps];
-      const newStep: PlanStep = {
-        id: nextId,
-        description: data.description,
-        status: 'pending',
-        updatedAt: now,
-      };
-      if (data.afterStepId === undefined) steps.push(newStep);
-      else {
-        const at = steps.findIndex((st) => st.id === data.afterStepId);
-        if (at < 0) throw new NotFoundError(`Plan has no step "${data.afterStepId}".`);
-        steps.splice(at + 1, 0, newStep);
-      }
-      return { ...plan, steps, updatedAt: now };
-    });
+    return this.#modify(parseThreadScope(scope), planEdits.addStep(step, isoAt(this.clock)));
   }
 
   async addContextNote(scope: ThreadScope, text: string): Promise<Plan> {
-    const s = parseThreadScope(scope);
-    const now = isoAt(this.clock);
-    const note = parseOrThrow(ContextNoteSchema, { at: now, text }, 'context note');
-    return this.#modify(s, (plan) => ({
-      ...plan,
-      contextNotes: [...plan.contextNotes, note].slice(-PLAN_LIMITS.contextNotes),
-      updatedAt: now,
-    }));
+    return this.#modify(parseThreadScope(scope), planEdits.addContextNote(text, isoAt(this.clock)));
   }
 
   async complete(scope: ThreadScope): Promise<Plan> {
-    const s = parseThreadScope(scope);
-    const now = isoAt(this.clock);
-    return this.#modify(s, (plan) => ({ ...plan, isComplete: true, completedAt: now, updatedAt: now }));
+    return this.#modify(parseThreadScope(scope), planEdits.complete(isoAt(this.clock)));
   }
 
   async clear(scope: ThreadScope): Promise<boolean> {
@@ -200,11 +133,11 @@ export class SqlitePlanStore extends SqliteStoreBase implements PlanStore {
   }
 
   /** Read-modify-write of the thread's plan in one transaction. */
-  #modify(scope: ThreadScope, change: (plan: Plan) => Plan): Plan {
+  #modify(scope: ThreadScope, edit: PlanEdit): Plan {
     return this.write(() => {
       const row = this.orm.select().from(plans).where(ofThread(scope)).get();
-      if (!row) throw new NotFoundError('This conversation has no plan; create one first.');
-      const next = change(toPlan(row));
+      if (!row) throw missingPlanError();
+      const next = edit(toPlan(row));
       this.orm.update(plans).set(toRow(next)).where(eq(plans.seq, row.seq)).run();
       return next;
     });

@@ -7,24 +7,10 @@ import {
   snapshotPartitions,
 } from '../backend/snapshot-io.js';
 import { type Clock, isoAt, systemClock } from '../clock.js';
-import { NotFoundError, ValidationError } from '../errors.js';
-import { shortId } from '../ids.js';
 import { parseThreadScope, type SnapshotSelector, type ThreadScope } from '../scope.js';
 import type { RestoreOptions, RestoreReport, SnapshotEnvelope } from '../snapshot/envelope.js';
-import { withoutUndefined } from '../util/objects.js';
-import { parseOrThrow } from '../validation.js';
-import {
-  ContextNoteSchema,
-  type NewStep,
-  NewStepSchema,
-  PLAN_LIMITS,
-  type Plan,
-  type PlanInput,
-  PlanInputSchema,
-  PlanSchema,
-  type StepUpdate,
-  StepUpdateSchema,
-} from './record.js';
+import { missingPlanError, newPlan, type PlanEdit, planEdits } from './edits.js';
+import { type NewStep, type Plan, type PlanInput, PlanSchema, type StepUpdate } from './record.js';
 import type { PlanStore } from './store.js';
 
 /** A thread's partition holds at most one plan. */
@@ -81,25 +67,7 @@ export class PartitionedPlanStore implements PlanStore {
 
   async create(scope: ThreadScope, input: PlanInput): Promise<Plan> {
     const s = parseThreadScope(scope);
-    const data = parseOrThrow(PlanInputSchema, input, 'plan');
-    const now = isoAt(this.#clock);
-    const plan: Plan = {
-      id: `plan-${shortId()}`,
-      userId: s.userId,
-      ...(s.agentId === undefined ? {} : { agentId: s.agentId }),
-      threadId: s.threadId,
-      goal: data.goal,
-      steps: data.steps.map((description, i) => ({
-        id: String(i + 1),
-        description,
-        status: 'pending',
-        updatedAt: now,
-      })),
-      contextNotes: [],
-      isComplete: false,
-      createdAt: now,
-      updatedAt: now,
-    };
+    const plan = newPlan(s, input, isoAt(this.#clock));
     return this.#backend.write(refFor(s), planCodec, (slot) => {
       slot.plan = deepFreeze(plan);
       return slot.plan;
@@ -115,59 +83,19 @@ export class PartitionedPlanStore implements PlanStore {
   }
 
   async updateStep(scope: ThreadScope, stepId: string, update: StepUpdate): Promise<Plan> {
-    const s = parseThreadScope(scope);
-    const changes = parseOrThrow(StepUpdateSchema, update, 'step update');
-    const now = isoAt(this.#clock);
-    return this.#modify(s, (plan) => {
-      const index = plan.steps.findIndex((step) => step.id === stepId);
-      if (index < 0) throw new NotFoundError(`Plan has no step "${stepId}".`, { details: { stepId } });
-      const steps = [...plan.steps];
-      steps[index] = { ...steps[index]!, ...withoutUndefined(changes), updatedAt: now };
-      return { ...plan, steps, updatedAt: now };
-    });
+    return this.#modify(parseThreadScope(scope), planEdits.updateStep(stepId, update, isoAt(this.#clock)));
   }
 
   async addStep(scope: ThreadScope, step: NewStep): Promise<Plan> {
-    const s = parseThreadScope(scope);
-    const data = parseOrThrow(NewStepSchema, step, 'step');
-    const now = isoAt(this.#clock);
-    return this.#modify(s, (plan) => {
-      if (plan.steps.length >= PLAN_LIMITS.steps) {
-        throw new ValidationError(`A plan holds at most ${PLAN_LIMITS.steps} steps.`);
-      }
-      const nextId = String(plan.steps.reduce((max, st) => Math.max(max, Number(st.id)), 0) + 1);
-      const steps = [...plan.steps];
-      const newStep = {
-        id: nextId,
-        description: data.description,
-        status: 'pending' as const,
-        updatedAt: now,
-      };
-      if (data.afterStepId === undefined) steps.push(newStep);
-      else {
-        const at = steps.findIndex((st) => st.id === data.afterStepId);
-        if (at < 0) throw new NotFoundError(`Plan has no step "${data.afterStepId}".`);
-        steps.splice(at + 1, 0, newStep);
-      }
-      return { ...plan, steps, updatedAt: now };
-    });
+    return this.#modify(parseThreadScope(scope), planEdits.addStep(step, isoAt(this.#clock)));
   }
 
   async addContextNote(scope: ThreadScope, text: string): Promise<Plan> {
-    const s = parseThreadScope(scope);
-    const now = isoAt(this.#clock);
-    const note = parseOrThrow(ContextNoteSchema, { at: now, text }, 'context note');
-    return this.#modify(s, (plan) => ({
-      ...plan,
-      contextNotes: [...plan.contextNotes, note].slice(-PLAN_LIMITS.contextNotes),
-      updatedAt: now,
-    }));
+    return this.#modify(parseThreadScope(scope), planEdits.addContextNote(text, isoAt(this.#clock)));
   }
 
   async complete(scope: ThreadScope): Promise<Plan> {
-    const s = parseThreadScope(scope);
-    const now = isoAt(this.#clock);
-    return this.#modify(s, (plan) => ({ ...plan, isComplete: true, completedAt: now, updatedAt: now }));
+    return this.#modify(parseThreadScope(scope), planEdits.complete(isoAt(this.#clock)));
   }
 
   async clear(scope: ThreadScope): Promise<boolean> {
@@ -186,10 +114,10 @@ export class PartitionedPlanStore implements PlanStore {
     return restorePartitions(this.#backend, planMapping, snapshot, options);
   }
 
-  #modify(scope: ThreadScope, change: (plan: Plan) => Plan): Promise<Plan> {
+  #modify(scope: ThreadScope, edit: PlanEdit): Promise<Plan> {
     return this.#backend.write(refFor(scope), planCodec, (slot) => {
-      if (!slot.plan) throw new NotFoundError('This conversation has no plan; create one first.');
-      slot.plan = deepFreeze(change(slot.plan));
+      if (!slot.plan) throw missingPlanError();
+      slot.plan = deepFreeze(edit(slot.plan));
       return slot.plan;
     });
   }
