@@ -43,6 +43,7 @@ export * from './search/lexical-index.js';
 export * from './sessions/memory.js';
 export * from './sessions/partitioned.js';
 export * from './sessions/record.js';
+export * from './sessions/rules.js';
 export type * from './sessions/store.js';
 export * from './snapshot/envelope.js';
 export * from './tokenizer.js';

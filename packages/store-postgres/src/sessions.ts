@@ -1,32 +1,31 @@
 import {
   isoAt,
-  KnowledgeDocumentSchema,
   type KvEntry,
-  KvEntrySchema,
   KvKeySchema,
   makeEnvelope,
-  NotFoundError,
+  newKvEntry,
+  newSession,
+  newTranscriptEntries,
   parseOrThrow,
   parseScope,
   type RestoreOptions,
   type RestoreReport,
   type Scope,
-  SESSION_DEFAULTS,
+  type SessionCaps,
   type SessionCreateOptions,
-  SessionCreateSchema,
   type SessionInfo,
-  SessionInfoSchema,
   type SessionRecord,
   SessionRecordSchema,
   type SessionStore,
   type SessionStoreOptions,
   type SnapshotEnvelope,
   type SnapshotSelector,
+  sessionCaps,
+  sessionKey,
+  sessionNotFoundError,
   type TranscriptEntry,
   type TranscriptInput,
-  TranscriptInputSchema,
-  timeOrderedId,
-  UuidSchema,
+  transcriptReadCount,
 } from '@kioku/core';
 import { and, asc, desc, eq, getTableColumns, lte, type SQL, sql } from 'drizzle-orm';
 import type { Tx } from './database.js';
@@ -35,9 +34,6 @@ import { agentField, agentKey, batches, withoutNulls } from './sql.js';
 import { PostgresStore, type PostgresStoreOptions } from './store.js';
 
 export type PostgresSessionStoreOptions = PostgresStoreOptions & Omit<SessionStoreOptions, 'clock'>;
-
-/** Core's bound on `transcriptReadLast`'s count (a whole number, 0 to 100,000), built from core's schema. */
-const ReadCountSchema = KnowledgeDocumentSchema.shape.tokenCount.max(100_000);
 
 type Owner = { userId: string; agentId?: string | undefined };
 
@@ -48,32 +44,16 @@ type Owner = { userId: string; agentId?: string | undefined };
  * order hold with any number of writers; deleting a session cascades to its data.
  */
 export class PostgresSessionStore extends PostgresStore implements SessionStore {
-  readonly #kvCap: number;
-  readonly #transcriptCap: number;
+  readonly #caps: SessionCaps;
 
   constructor(options: PostgresSessionStoreOptions) {
     super(options);
-    this.#kvCap = options.kvCap ?? SESSION_DEFAULTS.kvCap;
-    this.#transcriptCap = options.transcriptCap ?? SESSION_DEFAULTS.transcriptCap;
+    this.#caps = sessionCaps(options);
   }
 
   async create(scope: Scope, options: SessionCreateOptions = {}): Promise<SessionInfo> {
     const s = parseScope(scope);
-    const opts = parseOrThrow(SessionCreateSchema, options, 'session options');
-    const now = this.clock.now();
-    const session = parseOrThrow(
-      SessionInfoSchema,
-      {
-        id: timeOrderedId(now),
-        userId: s.userId,
-        agentId: s.agentId,
-        storeTypes: opts.storeTypes,
-        title: opts.title,
-        metadata: opts.metadata,
-        createdAt: new Date(now).toISOString(),
-      },
-      'session',
-    );
+    const session = newSession(s, options, this.clock.now());
     await this.database.run((db) => db.insert(this.tables.sessions).values(toSessionRow(session)));
     return session;
   }
@@ -84,7 +64,7 @@ export class PostgresSessionStore extends PostgresStore implements SessionStore 
     const t = this.tables.sessions;
     const { seq: _seq, ...columns } = getTableColumns(t);
     const rows = await this.database.run((db) => db.select(columns).from(t).where(this.#session(s, id)));
-    if (!rows[0]) throw notFound(sessionId);
+    if (!rows[0]) throw sessionNotFoundError(sessionId);
     return toSession(rows[0]);
   }
 
@@ -125,13 +105,13 @@ export class PostgresSessionStore extends PostgresStore implements SessionStore 
         .leftJoin(kv, and(this.#dataOf(kv), eq(kv.key, key)))
         .where(this.#session(s, id)),
     );
-    if (!rows[0]) throw notFound(sessionId);
+    if (!rows[0]) throw sessionNotFoundError(sessionId);
     return rows[0].value;
   }
 
   async kvSet(scope: Scope, sessionId: string, key: string, value: string): Promise<void> {
     const s = parseScope(scope);
-    const entry = parseOrThrow(KvEntrySchema, { key, value, ts: isoAt(this.clock) }, 'key-value entry');
+    const entry = newKvEntry(key, value, isoAt(this.clock));
     const id = sessionKey(sessionId);
     const kv = this.tables.sessionKv;
     await this.#write(s, id, sessionId, async (tx, session) => {
@@ -153,7 +133,7 @@ export class PostgresSessionStore extends PostgresStore implements SessionStore 
             ofSession,
             lte(
               kv.ord,
-              sql`(select ${kv.ord} from ${kv} where ${ofSession} order by ${kv.ord} desc offset ${this.#kvCap} limit 1)`,
+              sql`(select ${kv.ord} from ${kv} where ${ofSession} order by ${kv.ord} desc offset ${this.#caps.kvCap} limit 1)`,
             ),
           ),
         );
@@ -187,7 +167,7 @@ export class PostgresSessionStore extends PostgresStore implements SessionStore 
         .where(this.#session(s, id))
         .orderBy(asc(kv.ord)),
     );
-    if (!rows[0]) throw notFound(sessionId);
+    if (!rows[0]) throw sessionNotFoundError(sessionId);
     return rows.flatMap((r) => (r.key === null ? [] : [{ key: r.key, value: r.value!, ts: r.ts! }]));
   }
 
@@ -197,12 +177,7 @@ export class PostgresSessionStore extends PostgresStore implements SessionStore 
     entries: TranscriptInput | TranscriptInput[],
   ): Promise<TranscriptEntry[]> {
     const s = parseScope(scope);
-    const ts = isoAt(this.clock);
-    const list = Array.isArray(entries) ? entries : [entries];
-    const parsed = list.map((e, i) => ({
-      ...parseOrThrow(TranscriptInputSchema, e, `transcript entry ${i}`),
-      ts,
-    }));
+    const parsed = newTranscriptEntries(entries, isoAt(this.clock));
     const id = sessionKey(sessionId);
     const tr = this.tables.sessionTranscript;
     await this.#write(s, id, sessionId, async (tx, session) => {
@@ -214,14 +189,14 @@ export class PostgresSessionStore extends PostgresStore implements SessionStore 
       const rows = parsed.map((entry, i) => toTranscriptRow(s, id, last + i + 1, entry));
       for (const batch of batches(rows)) await tx.insert(tr).values(batch);
       // Keep the last `transcriptCap` entries.
-      await tx.delete(tr).where(and(ofSession, lte(tr.seq, last + rows.length - this.#transcriptCap)));
+      await tx.delete(tr).where(and(ofSession, lte(tr.seq, last + rows.length - this.#caps.transcriptCap)));
     });
     return parsed;
   }
 
   async transcriptReadLast(scope: Scope, sessionId: string, n: number): Promise<TranscriptEntry[]> {
     const s = parseScope(scope);
-    const count = parseOrThrow(ReadCountSchema, n, 'entry count');
+    const count = transcriptReadCount(n);
     const id = sessionKey(sessionId);
     const tr = this.tables.sessionTranscript;
     await this.load(s, id);
@@ -351,7 +326,7 @@ export class PostgresSessionStore extends PostgresStore implements SessionStore 
     const t = this.tables.sessions;
     return this.database.transaction(async (tx) => {
       const locked = await tx.select({ id: t.id }).from(t).where(this.#session(s, id)).for('update');
-      if (locked.length === 0) throw notFound(given);
+      if (locked.length === 0) throw sessionNotFoundError(given);
       return change(tx, { ...s, id });
     });
   }
@@ -388,15 +363,6 @@ export class PostgresSessionStore extends PostgresStore implements SessionStore 
       ts: tr.ts,
     };
   }
-}
-
-/** Session ids are UUIDs, kept in lower case (as core's stores do). */
-function sessionKey(sessionId: string): string {
-  return parseOrThrow(UuidSchema, sessionId, 'session id').toLowerCase();
-}
-
-function notFound(sessionId: string): NotFoundError {
-  return new NotFoundError(`No session "${sessionId}" for this user.`, { details: { sessionId } });
 }
 
 function owner(s: Owner) {

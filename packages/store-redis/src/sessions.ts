@@ -1,40 +1,37 @@
 import {
   isoAt,
   type KvEntry,
-  KvEntrySchema,
   KvKeySchema,
-  NotFoundError,
+  newKvEntry,
+  newSession,
+  newTranscriptEntries,
   parseOrThrow,
   parseScope,
   type RestoreOptions,
   type RestoreReport,
   type Scope,
-  SESSION_DEFAULTS,
+  type SessionCaps,
   type SessionCreateOptions,
-  SessionCreateSchema,
   type SessionInfo,
-  SessionInfoSchema,
   type SessionRecord,
   SessionRecordSchema,
   type SessionStore,
   type SessionStoreOptions,
   type SnapshotEnvelope,
   type SnapshotSelector,
+  sessionCaps,
+  sessionKey,
+  sessionNotFoundError,
   type TranscriptEntry,
   type TranscriptInput,
-  TranscriptInputSchema,
-  timeOrderedId,
-  UuidSchema,
+  transcriptReadCount,
 } from '@kioku/core';
-import { z } from 'zod';
 import { RedisStoreBase, type RedisStoreOptions } from './base.js';
 import { lua } from './connection.js';
 import { encodePart, NO_AGENT } from './keys.js';
 import { parseJson } from './records.js';
 
 export type RedisSessionStoreOptions = RedisStoreOptions & SessionStoreOptions;
-
-const ReadCountSchema = z.number().int().min(0).max(100_000);
 
 // Every script that touches a session's data first checks the session is in the caller's index, in the
 // same script: a concurrent delete can never leave data behind for a session that no longer exists.
@@ -153,32 +150,16 @@ interface DataKeys {
  * transcript LIST (`…:tr`). Caps are enforced in the same Lua script as the write.
  */
 export class RedisSessionStore extends RedisStoreBase implements SessionStore {
-  readonly #kvCap: number;
-  readonly #transcriptCap: number;
+  readonly #caps: SessionCaps;
 
   constructor(options: RedisSessionStoreOptions) {
     super(options);
-    this.#kvCap = options.kvCap ?? SESSION_DEFAULTS.kvCap;
-    this.#transcriptCap = options.transcriptCap ?? SESSION_DEFAULTS.transcriptCap;
+    this.#caps = sessionCaps(options);
   }
 
   async create(scope: Scope, options: SessionCreateOptions = {}): Promise<SessionInfo> {
     const s = parseScope(scope);
-    const opts = parseOrThrow(SessionCreateSchema, options, 'session options');
-    const now = this.clock.now();
-    const session = parseOrThrow(
-      SessionInfoSchema,
-      {
-        id: timeOrderedId(now),
-        userId: s.userId,
-        agentId: s.agentId,
-        storeTypes: opts.storeTypes,
-        title: opts.title,
-        metadata: opts.metadata,
-        createdAt: new Date(now).toISOString(),
-      },
-      'session',
-    );
+    const session = newSession(s, options, this.clock.now());
     const k = this.#keysFor(s);
     await this.connection.eval(CREATE, [k.idx, k.ord, k.meta], [session.id, JSON.stringify(session)]);
     return session;
@@ -186,11 +167,11 @@ export class RedisSessionStore extends RedisStoreBase implements SessionStore {
 
   async load(scope: Scope, sessionId: string): Promise<SessionInfo> {
     const s = parseScope(scope);
-    const id = this.#sessionId(sessionId);
+    const id = sessionKey(sessionId);
     const json = await this.connection.run('HGET', () =>
       this.connection.client.hget(this.#keysFor(s).idx, id),
     );
-    if (json === null) throw this.#notFound(sessionId);
+    if (json === null) throw sessionNotFoundError(sessionId);
     return parseJson<SessionInfo>(json, 'session');
   }
 
@@ -207,7 +188,7 @@ export class RedisSessionStore extends RedisStoreBase implements SessionStore {
 
   async delete(scope: Scope, sessionId: string): Promise<boolean> {
     const k = this.#keysFor(parseScope(scope));
-    const id = this.#sessionId(sessionId);
+    const id = sessionKey(sessionId);
     const d = this.#dataKeys(k, id);
     return (await this.connection.eval<number>(DELETE, [k.idx, k.ord, d.kv, d.kvo, d.tr], [id])) === 1;
   }
@@ -215,48 +196,48 @@ export class RedisSessionStore extends RedisStoreBase implements SessionStore {
   async kvGet(scope: Scope, sessionId: string, key: string): Promise<string | null> {
     const k = this.#keysFor(parseScope(scope));
     parseOrThrow(KvKeySchema, key, 'key');
-    const id = this.#sessionId(sessionId);
+    const id = sessionKey(sessionId);
     const [exists, json] = (await this.connection.transaction('session kvGet', (multi) => {
       multi.hexists(k.idx, id);
       multi.hget(this.#dataKeys(k, id).kv, key);
     })) as [number, string | null];
-    if (!exists) throw this.#notFound(sessionId);
+    if (!exists) throw sessionNotFoundError(sessionId);
     return json === null ? null : parseJson<KvEntry>(json, 'session k-v entry').value;
   }
 
   async kvSet(scope: Scope, sessionId: string, key: string, value: string): Promise<void> {
     const k = this.#keysFor(parseScope(scope));
-    const entry = parseOrThrow(KvEntrySchema, { key, value, ts: isoAt(this.clock) }, 'key-value entry');
-    const id = this.#sessionId(sessionId);
+    const entry = newKvEntry(key, value, isoAt(this.clock));
+    const id = sessionKey(sessionId);
     const d = this.#dataKeys(k, id);
     const result = await this.connection.eval<number>(
       KV_SET,
       [k.idx, d.kv, d.kvo, k.meta],
-      [id, key, JSON.stringify(entry), this.#kvCap],
+      [id, key, JSON.stringify(entry), this.#caps.kvCap],
     );
-    if (result === -1) throw this.#notFound(sessionId);
+    if (result === -1) throw sessionNotFoundError(sessionId);
   }
 
   async kvDelete(scope: Scope, sessionId: string, key: string): Promise<boolean> {
     const k = this.#keysFor(parseScope(scope));
     parseOrThrow(KvKeySchema, key, 'key');
-    const id = this.#sessionId(sessionId);
+    const id = sessionKey(sessionId);
     const d = this.#dataKeys(k, id);
     const result = await this.connection.eval<number>(KV_DELETE, [k.idx, d.kv, d.kvo], [id, key]);
-    if (result === -1) throw this.#notFound(sessionId);
+    if (result === -1) throw sessionNotFoundError(sessionId);
     return result === 1;
   }
 
   async kvList(scope: Scope, sessionId: string): Promise<KvEntry[]> {
     const k = this.#keysFor(parseScope(scope));
-    const id = this.#sessionId(sessionId);
+    const id = sessionKey(sessionId);
     const d = this.#dataKeys(k, id);
     const [exists, hash, order] = (await this.connection.transaction('session kvList', (multi) => {
       multi.hexists(k.idx, id);
       multi.hgetall(d.kv);
       multi.zrange(d.kvo, '0', '-1');
     })) as [number, Record<string, string>, string[]];
-    if (!exists) throw this.#notFound(sessionId);
+    if (!exists) throw sessionNotFoundError(sessionId);
     return order.flatMap((key) =>
       hash[key] === undefined ? [] : [parseJson<KvEntry>(hash[key], 'session k-v entry')],
     );
@@ -268,31 +249,26 @@ export class RedisSessionStore extends RedisStoreBase implements SessionStore {
     entries: TranscriptInput | TranscriptInput[],
   ): Promise<TranscriptEntry[]> {
     const k = this.#keysFor(parseScope(scope));
-    const ts = isoAt(this.clock);
-    const list = Array.isArray(entries) ? entries : [entries];
-    const parsed: TranscriptEntry[] = list.map((e, i) => ({
-      ...parseOrThrow(TranscriptInputSchema, e, `transcript entry ${i}`),
-      ts,
-    }));
-    const id = this.#sessionId(sessionId);
+    const parsed = newTranscriptEntries(entries, isoAt(this.clock));
+    const id = sessionKey(sessionId);
     const result = await this.connection.eval<number>(
       APPEND,
       [k.idx, this.#dataKeys(k, id).tr],
-      [id, this.#transcriptCap, ...parsed.map((e) => JSON.stringify(e))],
+      [id, this.#caps.transcriptCap, ...parsed.map((e) => JSON.stringify(e))],
     );
-    if (result === -1) throw this.#notFound(sessionId);
+    if (result === -1) throw sessionNotFoundError(sessionId);
     return parsed;
   }
 
   async transcriptReadLast(scope: Scope, sessionId: string, n: number): Promise<TranscriptEntry[]> {
     const k = this.#keysFor(parseScope(scope));
-    const count = parseOrThrow(ReadCountSchema, n, 'entry count');
-    const id = this.#sessionId(sessionId);
+    const count = transcriptReadCount(n);
+    const id = sessionKey(sessionId);
     const [exists, items] = (await this.connection.transaction('session transcript', (multi) => {
       multi.hexists(k.idx, id);
       multi.lrange(this.#dataKeys(k, id).tr, -Math.max(count, 1), -1);
     })) as [number, string[]];
-    if (!exists) throw this.#notFound(sessionId);
+    if (!exists) throw sessionNotFoundError(sessionId);
     return count === 0 ? [] : items.map((json) => parseJson<TranscriptEntry>(json, 'transcript entry'));
   }
 
@@ -354,13 +330,5 @@ export class RedisSessionStore extends RedisStoreBase implements SessionStore {
   #dataKeys(keys: SessionKeys, id: string): DataKeys {
     const d = `${keys.base}:s:${encodePart(id)}`;
     return { kv: `${d}:kv`, kvo: `${d}:kvo`, tr: `${d}:tr` };
-  }
-
-  #sessionId(sessionId: string): string {
-    return parseOrThrow(UuidSchema, sessionId, 'session id').toLowerCase();
-  }
-
-  #notFound(sessionId: string): NotFoundError {
-    return new NotFoundError(`No session "${sessionId}" for this user.`, { details: { sessionId } });
   }
 }

@@ -1,33 +1,32 @@
 import {
   isoAt,
   type KvEntry,
-  KvEntrySchema,
   KvKeySchema,
-  NotFoundError,
+  newKvEntry,
+  newSession,
+  newTranscriptEntries,
   parseOrThrow,
   parseScope,
   type RestoreOptions,
   type RestoreReport,
   type Scope,
-  SESSION_DEFAULTS,
+  type SessionCaps,
   type SessionCreateOptions,
-  SessionCreateSchema,
   type SessionInfo,
-  SessionInfoSchema,
   type SessionRecord,
   SessionRecordSchema,
   type SessionStore,
   type SessionStoreOptions,
   type SnapshotEnvelope,
   type SnapshotSelector,
+  sessionCaps,
+  sessionKey,
+  sessionNotFoundError,
   type TranscriptEntry,
   type TranscriptInput,
-  TranscriptInputSchema,
-  timeOrderedId,
-  UuidSchema,
+  transcriptReadCount,
 } from '@kioku/core';
 import { and, asc, count, desc, eq, inArray, lte, max, type SQL } from 'drizzle-orm';
-import { z } from 'zod';
 import { agentColumn, agentOf, SqliteStoreBase, type SqliteStoreOptions } from './base.js';
 import { sessionKv, sessions, sessionTranscript } from './schema.js';
 
@@ -35,8 +34,6 @@ export type SqliteSessionStoreOptions = SqliteStoreOptions & SessionStoreOptions
 
 type SessionRow = typeof sessions.$inferSelect;
 type TranscriptRow = typeof sessionTranscript.$inferSelect;
-
-const ReadCountSchema = z.number().int().min(0).max(100_000);
 
 function toSession(row: SessionRow): SessionInfo {
   const session: SessionInfo = {
@@ -73,32 +70,16 @@ const inPartition = (scope: Scope): SQL =>
  * enforced in the transaction that writes.
  */
 export class SqliteSessionStore extends SqliteStoreBase implements SessionStore {
-  readonly #kvCap: number;
-  readonly #transcriptCap: number;
+  readonly #caps: SessionCaps;
 
   constructor(options: SqliteSessionStoreOptions) {
     super(options);
-    this.#kvCap = options.kvCap ?? SESSION_DEFAULTS.kvCap;
-    this.#transcriptCap = options.transcriptCap ?? SESSION_DEFAULTS.transcriptCap;
+    this.#caps = sessionCaps(options);
   }
 
   async create(scope: Scope, options: SessionCreateOptions = {}): Promise<SessionInfo> {
     const s = parseScope(scope);
-    const opts = parseOrThrow(SessionCreateSchema, options, 'session options');
-    const now = this.clock.now();
-    const session = parseOrThrow(
-      SessionInfoSchema,
-      {
-        id: timeOrderedId(now),
-        userId: s.userId,
-        agentId: s.agentId,
-        storeTypes: opts.storeTypes,
-        title: opts.title,
-        metadata: opts.metadata,
-        createdAt: new Date(now).toISOString(),
-      },
-      'session',
-    );
+    const session = newSession(s, options, this.clock.now());
     this.write(() => this.#insertSession(session));
     return session;
   }
@@ -117,7 +98,7 @@ export class SqliteSessionStore extends SqliteStoreBase implements SessionStore 
 
   async delete(scope: Scope, sessionId: string): Promise<boolean> {
     const s = parseScope(scope);
-    const id = parseOrThrow(UuidSchema, sessionId, 'session id').toLowerCase();
+    const id = sessionKey(sessionId);
     return this.write(() => {
       const row = this.orm
         .select({ seq: sessions.seq })
@@ -146,7 +127,7 @@ export class SqliteSessionStore extends SqliteStoreBase implements SessionStore 
 
   async kvSet(scope: Scope, sessionId: string, key: string, value: string): Promise<void> {
     const s = parseScope(scope);
-    const entry = parseOrThrow(KvEntrySchema, { key, value, ts: isoAt(this.clock) }, 'key-value entry');
+    const entry = newKvEntry(key, value, isoAt(this.clock));
     this.write(() => {
       const session = this.#requireSession(s, sessionId);
       const ofSession = eq(sessionKv.sessionSeq, session.seq);
@@ -166,13 +147,13 @@ export class SqliteSessionStore extends SqliteStoreBase implements SessionStore 
         })
         .run();
       const size = this.orm.select({ n: count() }).from(sessionKv).where(ofSession).get()?.n ?? 0;
-      if (size > this.#kvCap) {
+      if (size > this.#caps.kvCap) {
         const oldest = this.orm
           .select({ seq: sessionKv.seq })
           .from(sessionKv)
           .where(ofSession)
           .orderBy(asc(sessionKv.position))
-          .limit(size - this.#kvCap);
+          .limit(size - this.#caps.kvCap);
         this.orm.delete(sessionKv).where(inArray(sessionKv.seq, oldest)).run();
       }
     });
@@ -203,12 +184,7 @@ export class SqliteSessionStore extends SqliteStoreBase implements SessionStore 
     entries: TranscriptInput | TranscriptInput[],
   ): Promise<TranscriptEntry[]> {
     const s = parseScope(scope);
-    const ts = isoAt(this.clock);
-    const list = Array.isArray(entries) ? entries : [entries];
-    const parsed: TranscriptEntry[] = list.map((e, i) => ({
-      ...parseOrThrow(TranscriptInputSchema, e, `transcript entry ${i}`),
-      ts,
-    }));
+    const parsed = newTranscriptEntries(entries, isoAt(this.clock));
     this.write(() => {
       const session = this.#requireSession(s, sessionId);
       const ofSession = eq(sessionTranscript.sessionSeq, session.seq);
@@ -222,10 +198,10 @@ export class SqliteSessionStore extends SqliteStoreBase implements SessionStore 
         this.#insertTranscript(session.seq, last + i + 1, entry);
       });
       const newest = last + parsed.length;
-      if (newest > this.#transcriptCap) {
+      if (newest > this.#caps.transcriptCap) {
         this.orm
           .delete(sessionTranscript)
-          .where(and(ofSession, lte(sessionTranscript.position, newest - this.#transcriptCap)))
+          .where(and(ofSession, lte(sessionTranscript.position, newest - this.#caps.transcriptCap)))
           .run();
       }
     });
@@ -234,7 +210,7 @@ export class SqliteSessionStore extends SqliteStoreBase implements SessionStore 
 
   async transcriptReadLast(scope: Scope, sessionId: string, n: number): Promise<TranscriptEntry[]> {
     const s = parseScope(scope);
-    const limit = parseOrThrow(ReadCountSchema, n, 'entry count');
+    const limit = transcriptReadCount(n);
     return this.read(() => {
       const session = this.#requireSession(s, sessionId);
       if (limit === 0) return [];
@@ -352,13 +328,13 @@ export class SqliteSessionStore extends SqliteStoreBase implements SessionStore 
 
   /** The caller's session row; NOT_FOUND when the id is not in the caller's index. */
   #requireSession(scope: Scope, sessionId: string): SessionRow {
-    const id = parseOrThrow(UuidSchema, sessionId, 'session id').toLowerCase();
+    const id = sessionKey(sessionId);
     const row = this.orm
       .select()
       .from(sessions)
       .where(and(inPartition(scope), eq(sessions.id, id)))
       .get();
-    if (!row) throw new NotFoundError(`No session "${sessionId}" for this user.`, { details: { sessionId } });
+    if (!row) throw sessionNotFoundError(sessionId);
     return row;
   }
 }

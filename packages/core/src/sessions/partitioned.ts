@@ -9,8 +9,6 @@ import {
   snapshotPartitions,
 } from '../backend/snapshot-io.js';
 import { type Clock, isoAt, systemClock } from '../clock.js';
-import { NotFoundError } from '../errors.js';
-import { timeOrderedId, UuidSchema } from '../ids.js';
 import { parseScope, type Scope, type SnapshotSelector } from '../scope.js';
 import type { RestoreOptions, RestoreReport, SnapshotEnvelope } from '../snapshot/envelope.js';
 import { parseOrThrow } from '../validation.js';
@@ -19,7 +17,6 @@ import {
   KvEntrySchema,
   KvKeySchema,
   type SessionCreateOptions,
-  SessionCreateSchema,
   type SessionInfo,
   SessionInfoSchema,
   type SessionRecord,
@@ -27,8 +24,15 @@ import {
   type TranscriptEntry,
   TranscriptEntrySchema,
   type TranscriptInput,
-  TranscriptInputSchema,
 } from './record.js';
+import {
+  newKvEntry,
+  newSession,
+  newTranscriptEntries,
+  sessionKey,
+  sessionNotFoundError,
+  transcriptReadCount,
+} from './rules.js';
 import type { SessionStore } from './store.js';
 
 export interface SessionStoreOptions {
@@ -40,6 +44,20 @@ export interface SessionStoreOptions {
 }
 
 export const SESSION_DEFAULTS = Object.freeze({ kvCap: 200, transcriptCap: 500 });
+
+/** How many k-v entries and transcript entries a session keeps. */
+export interface SessionCaps {
+  kvCap: number;
+  transcriptCap: number;
+}
+
+/** A SessionStore's caps: its options, or the defaults. */
+export function sessionCaps(options: Pick<SessionStoreOptions, 'kvCap' | 'transcriptCap'>): SessionCaps {
+  return {
+    kvCap: options.kvCap ?? SESSION_DEFAULTS.kvCap,
+    transcriptCap: options.transcriptCap ?? SESSION_DEFAULTS.transcriptCap,
+  };
+}
 
 /** One session's data partition. The k-v map keeps insertion order: first key = oldest. */
 interface SessionData {
@@ -79,7 +97,6 @@ const dataCodec: PartitionCodec<SessionData> = {
 const indexCodec = recordPartitionCodec<SessionInfo>('sessions', SessionInfoSchema, { idOf: (s) => s.id });
 
 const INDEX_NAME = 'index';
-const ReadCountSchema = z.number().int().min(0).max(100_000);
 
 function indexRef(scope: Scope): PartitionRef {
   return { kind: 'sessions', userId: scope.userId, agentId: scope.agentId, name: INDEX_NAME };
@@ -95,33 +112,17 @@ type SessionPartition = RecordPartition<SessionInfo> | SessionData;
 export class PartitionedSessionStore implements SessionStore {
   readonly #backend: PartitionBackend;
   readonly #clock: Clock;
-  readonly #kvCap: number;
-  readonly #transcriptCap: number;
+  readonly #caps: SessionCaps;
 
   constructor(options: SessionStoreOptions & { backend: PartitionBackend }) {
     this.#backend = options.backend;
     this.#clock = options.clock ?? systemClock;
-    this.#kvCap = options.kvCap ?? SESSION_DEFAULTS.kvCap;
-    this.#transcriptCap = options.transcriptCap ?? SESSION_DEFAULTS.transcriptCap;
+    this.#caps = sessionCaps(options);
   }
 
   async create(scope: Scope, options: SessionCreateOptions = {}): Promise<SessionInfo> {
     const s = parseScope(scope);
-    const opts = parseOrThrow(SessionCreateSchema, options, 'session options');
-    const now = this.#clock.now();
-    const session = parseOrThrow(
-      SessionInfoSchema,
-      {
-        id: timeOrderedId(now),
-        userId: s.userId,
-        agentId: s.agentId,
-        storeTypes: opts.storeTypes,
-        title: opts.title,
-        metadata: opts.metadata,
-        createdAt: new Date(now).toISOString(),
-      },
-      'session',
-    );
+    const session = newSession(s, options, this.#clock.now());
     return this.#backend.write(indexRef(s), indexCodec, (index) => {
       index.put(session);
       return session;
@@ -140,7 +141,7 @@ export class PartitionedSessionStore implements SessionStore {
 
   async delete(scope: Scope, sessionId: string): Promise<boolean> {
     const s = parseScope(scope);
-    const id = parseOrThrow(UuidSchema, sessionId, 'session id').toLowerCase();
+    const id = sessionKey(sessionId);
     const existed = await this.#backend.write(
       indexRef(s),
       indexCodec,
@@ -160,13 +161,13 @@ export class PartitionedSessionStore implements SessionStore {
 
   async kvSet(scope: Scope, sessionId: string, key: string, value: string): Promise<void> {
     const s = parseScope(scope);
-    const entry = parseOrThrow(KvEntrySchema, { key, value, ts: isoAt(this.#clock) }, 'key-value entry');
+    const entry = newKvEntry(key, value, isoAt(this.#clock));
     const session = await this.#requireSession(s, sessionId);
     await this.#backend.write(dataRef(s, session.id), dataCodec, (data) => {
       data.kv.delete(key); // an update moves the key to the end
       data.kv.set(key, deepFreeze(entry));
       for (const oldest of data.kv.keys()) {
-        if (data.kv.size <= this.#kvCap) break;
+        if (data.kv.size <= this.#caps.kvCap) break;
         data.kv.delete(oldest);
       }
     });
@@ -191,16 +192,12 @@ export class PartitionedSessionStore implements SessionStore {
     entries: TranscriptInput | TranscriptInput[],
   ): Promise<TranscriptEntry[]> {
     const s = parseScope(scope);
-    const ts = isoAt(this.#clock);
-    const list = Array.isArray(entries) ? entries : [entries];
-    const parsed = list.map((e, i) =>
-      deepFreeze({ ...parseOrThrow(TranscriptInputSchema, e, `transcript entry ${i}`), ts }),
-    );
+    const parsed = newTranscriptEntries(entries, isoAt(this.#clock)).map(deepFreeze);
     const session = await this.#requireSession(s, sessionId);
     return this.#backend.write(dataRef(s, session.id), dataCodec, (data) => {
       data.transcript.push(...parsed);
-      if (data.transcript.length > this.#transcriptCap) {
-        data.transcript.splice(0, data.transcript.length - this.#transcriptCap);
+      if (data.transcript.length > this.#caps.transcriptCap) {
+        data.transcript.splice(0, data.transcript.length - this.#caps.transcriptCap);
       }
       return parsed;
     });
@@ -208,7 +205,7 @@ export class PartitionedSessionStore implements SessionStore {
 
   async transcriptReadLast(scope: Scope, sessionId: string, n: number): Promise<TranscriptEntry[]> {
     const s = parseScope(scope);
-    const count = parseOrThrow(ReadCountSchema, n, 'entry count');
+    const count = transcriptReadCount(n);
     const session = await this.#requireSession(s, sessionId);
     const data = await this.#backend.read(dataRef(s, session.id), dataCodec);
     return count === 0 ? [] : data.transcript.slice(-count);
@@ -223,10 +220,9 @@ export class PartitionedSessionStore implements SessionStore {
   }
 
   async #requireSession(scope: Scope, sessionId: string): Promise<SessionInfo> {
-    const id = parseOrThrow(UuidSchema, sessionId, 'session id').toLowerCase();
+    const id = sessionKey(sessionId);
     const session = (await this.#backend.read(indexRef(scope), indexCodec)).get(id);
-    if (!session)
-      throw new NotFoundError(`No session "${sessionId}" for this user.`, { details: { sessionId } });
+    if (!session) throw sessionNotFoundError(sessionId);
     return session;
   }
 
