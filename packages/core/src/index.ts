@@ -62,4 +62,5 @@ export * from './vector/snapshot.js';
 export * from './working/memory.js';
 export * from './working/partitioned.js';
 export * from './working/record.js';
+export * from './working/rules.js';
 export type * from './working/store.js';

@@ -1,7 +1,10 @@
 import {
-  CapacityError,
+  isWorkingEntryLive,
+  keyRootOf,
   makeEnvelope,
+  namespaceEvictions,
   namespaceOf,
+  newWorkingEntry,
   parseOrThrow,
   parseScope,
   type RestoreOptions,
@@ -9,19 +12,19 @@ import {
   type Scope,
   type SnapshotEnvelope,
   type SnapshotSelector,
-  WORKING_DEFAULTS,
   type WorkingEntry,
   type WorkingEntryInfo,
   WorkingEntrySchema,
   type WorkingHit,
   WorkingKeySchema,
+  type WorkingLimits,
   type WorkingMemoryOptions,
   type WorkingMemoryStore,
   WorkingPrefixSchema,
   type WorkingQuery,
   WorkingQuerySchema,
   type WorkingSetOptions,
-  WorkingSetOptionsSchema,
+  workingLimits,
 } from '@kioku/core';
 import { and, asc, count, desc, eq, getTableColumns, gt, lte, ne, type SQL, sql } from 'drizzle-orm';
 import { groupByPartition, parseSnapshot, selectedUser } from './snapshot.js';
@@ -40,15 +43,11 @@ export type PostgresWorkingMemoryOptions = PostgresStoreOptions & Omit<WorkingMe
  * per-namespace cap holds with any number of processes.
  */
 export class PostgresWorkingMemoryStore extends PostgresStore implements WorkingMemoryStore {
-  readonly #defaultTtlMs: number;
-  readonly #cap: number;
-  readonly #onCapacity: 'evict-oldest' | 'reject';
+  readonly #limits: WorkingLimits;
 
   constructor(options: PostgresWorkingMemoryOptions) {
     super(options);
-    this.#defaultTtlMs = options.defaultTtlMs ?? WORKING_DEFAULTS.defaultTtlMs;
-    this.#cap = options.maxEntriesPerNamespace ?? WORKING_DEFAULTS.maxEntriesPerNamespace;
-    this.#onCapacity = options.onCapacity ?? 'evict-oldest';
+    this.#limits = workingLimits(options);
   }
 
   async set(
@@ -58,23 +57,8 @@ export class PostgresWorkingMemoryStore extends PostgresStore implements Working
     options: WorkingSetOptions = {},
   ): Promise<WorkingEntry> {
     const s = parseScope(scope);
-    parseOrThrow(WorkingKeySchema, key, 'working-memory key');
-    const opts = parseOrThrow(WorkingSetOptionsSchema, options, 'working-memory options');
     const nowMs = this.clock.now();
-    const entry = parseOrThrow(
-      WorkingEntrySchema,
-      {
-        key,
-        userId: s.userId,
-        agentId: s.agentId,
-        value,
-        storedAt: new Date(nowMs).toISOString(),
-        expiresAt: new Date(nowMs + (opts.ttlMs ?? this.#defaultTtlMs)).toISOString(),
-        category: opts.category,
-        tags: opts.tags,
-      },
-      'working-memory entry',
-    );
+    const entry = newWorkingEntry(s, key, value, options, nowMs, this.#limits.defaultTtlMs);
     const namespace = namespaceOf(key);
     const now = entry.storedAt;
     const t = this.tables.workingEntries;
@@ -87,13 +71,7 @@ export class PostgresWorkingMemoryStore extends PostgresStore implements Working
         gt(t.expiresAt, now),
       );
       const [{ live = 0 } = {}] = await tx.select({ live: count() }).from(t).where(others);
-      if (live >= this.#cap && this.#onCapacity === 'reject') {
-        throw new CapacityError(
-          `Working-memory namespace "${namespace}" is full (${this.#cap} entries); delete one or wait for expiry.`,
-          { details: { namespace, cap: this.#cap } },
-        );
-      }
-      const evict = Math.max(0, live - this.#cap + 1);
+      const evict = namespaceEvictions(namespace, live, this.#limits);
       // In one statement, all within the namespace whose lock this transaction holds: its expired entries,
       // the key itself (re-inserted below, so it moves to the end) and the oldest live entries beyond the cap.
       await tx
@@ -226,8 +204,8 @@ export class PostgresWorkingMemoryStore extends PostgresStore implements Working
     const records = parseSnapshot('working', WorkingEntrySchema, snapshot, options, (e) => e.userId);
     const nowMs = this.clock.now();
     const groups = groupByPartition(
-      records.filter((e) => Date.parse(e.expiresAt) > nowMs),
-      (e) => ({ userId: e.userId, agentId: e.agentId, root: e.key.split('/', 1)[0]! }),
+      records.filter((e) => isWorkingEntryLive(e, nowMs)),
+      (e) => ({ userId: e.userId, agentId: e.agentId, root: keyRootOf(e.key) }),
       (p) => `${p.userId}|${agentKey(p.agentId)}|${p.root}`,
       (e) => e.key,
     );

@@ -1,11 +1,14 @@
 import {
-  CapacityError,
   categoryMatches,
   hasAllTags,
+  isWorkingEntryLive,
   keyHasPrefix,
+  keyRootOf,
   LexicalIndex,
   type LexicalIndexOptions,
+  namespaceFullError,
   namespaceOf,
+  newWorkingEntry,
   parseOrThrow,
   parseScope,
   type RestoreOptions,
@@ -13,19 +16,21 @@ import {
   type Scope,
   type SnapshotEnvelope,
   type SnapshotSelector,
-  WORKING_DEFAULTS,
   type WorkingEntry,
   type WorkingEntryInfo,
   WorkingEntrySchema,
   type WorkingHit,
   WorkingKeySchema,
+  type WorkingLimits,
   type WorkingMemoryOptions,
   type WorkingMemoryStore,
   WorkingPrefixSchema,
   type WorkingQuery,
   WorkingQuerySchema,
   type WorkingSetOptions,
-  WorkingSetOptionsSchema,
+  workingEntryInfo,
+  workingLimits,
+  workingSearchText,
 } from '@kioku/core';
 import { RedisStoreBase, type RedisStoreOptions } from './base.js';
 import { lua } from './connection.js';
@@ -140,22 +145,6 @@ interface StoredEntry {
   entry: WorkingEntry;
 }
 
-function workingText(entry: WorkingEntry): string {
-  return [
-    entry.key.replace(/[/_.-]/g, ' '),
-    entry.category?.replace(/[/_-]/g, ' ') ?? '',
-    entry.tags.join(' '),
-    entry.value,
-  ].join('\n');
-}
-
-function info(entry: WorkingEntry): WorkingEntryInfo {
-  const { value: _value, ...rest } = entry;
-  return rest;
-}
-
-const rootOf = (key: string): string => key.split('/', 1)[0]!;
-
 const compare = (a: string, b: string) => (a < b ? -1 : a > b ? 1 : 0);
 const oldestFirst = (a: StoredEntry, b: StoredEntry) =>
   compare(a.entry.storedAt, b.entry.storedAt) || a.seq - b.seq;
@@ -177,16 +166,12 @@ const oldestFirst = (a: StoredEntry, b: StoredEntry) =>
  * clients or processes) never push a namespace past its cap.
  */
 export class RedisWorkingMemoryStore extends RedisStoreBase implements WorkingMemoryStore {
-  readonly #defaultTtlMs: number;
-  readonly #cap: number;
-  readonly #onCapacity: 'evict-oldest' | 'reject';
+  readonly #limits: WorkingLimits;
   readonly #search: LexicalIndexOptions | undefined;
 
   constructor(options: RedisWorkingMemoryOptions) {
     super(options);
-    this.#defaultTtlMs = options.defaultTtlMs ?? WORKING_DEFAULTS.defaultTtlMs;
-    this.#cap = options.maxEntriesPerNamespace ?? WORKING_DEFAULTS.maxEntriesPerNamespace;
-    this.#onCapacity = options.onCapacity ?? 'evict-oldest';
+    this.#limits = workingLimits(options);
     this.#search = options.search;
   }
 
@@ -197,24 +182,9 @@ export class RedisWorkingMemoryStore extends RedisStoreBase implements WorkingMe
     options: WorkingSetOptions = {},
   ): Promise<WorkingEntry> {
     const s = parseScope(scope);
-    parseOrThrow(WorkingKeySchema, key, 'working-memory key');
-    const opts = parseOrThrow(WorkingSetOptionsSchema, options, 'working-memory options');
     const now = this.clock.now();
-    const ttl = opts.ttlMs ?? this.#defaultTtlMs;
-    const entry = parseOrThrow(
-      WorkingEntrySchema,
-      {
-        key,
-        userId: s.userId,
-        agentId: s.agentId,
-        value,
-        storedAt: new Date(now).toISOString(),
-        expiresAt: new Date(now + ttl).toISOString(),
-        category: opts.category,
-        tags: opts.tags,
-      },
-      'working-memory entry',
-    );
+    const entry = newWorkingEntry(s, key, value, options, now, this.#limits.defaultTtlMs);
+    const ttl = Date.parse(entry.expiresAt) - Date.parse(entry.storedAt);
     const result = await this.connection.eval<number>(
       SET,
       [`${this.#base(s)}:exp`],
@@ -225,17 +195,11 @@ export class RedisWorkingMemoryStore extends RedisStoreBase implements WorkingMe
         ttl,
         now + ttl,
         now,
-        this.#cap,
-        this.#onCapacity === 'reject' ? 1 : 0,
+        this.#limits.cap,
+        this.#limits.onCapacity === 'reject' ? 1 : 0,
       ],
     );
-    if (result === -1) {
-      const namespace = namespaceOf(key);
-      throw new CapacityError(
-        `Working-memory namespace "${namespace}" is full (${this.#cap} entries); delete one or wait for expiry.`,
-        { details: { namespace, cap: this.#cap } },
-      );
-    }
+    if (result === -1) throw namespaceFullError(namespaceOf(key), this.#limits.cap);
     return entry;
   }
 
@@ -246,14 +210,14 @@ export class RedisWorkingMemoryStore extends RedisStoreBase implements WorkingMe
     const json = await this.connection.run('GET', () => this.connection.client.get(redisKey));
     if (json === null) return null;
     const { entry } = parseJson<StoredEntry>(json, 'working-memory entry');
-    return this.#isLive(entry, this.clock.now()) ? entry : null;
+    return isWorkingEntryLive(entry, this.clock.now()) ? entry : null;
   }
 
   async list(scope: Scope, prefix?: string): Promise<WorkingEntryInfo[]> {
     const s = parseScope(scope);
     if (prefix !== undefined) parseOrThrow(WorkingPrefixSchema, prefix, 'working-memory prefix');
     const live = await this.#live(this.#base(s), prefix);
-    return live.sort(oldestFirst).map((stored) => info(stored.entry));
+    return live.sort(oldestFirst).map((stored) => workingEntryInfo(stored.entry));
   }
 
   async search(scope: Scope, query: WorkingQuery): Promise<WorkingHit[]> {
@@ -272,7 +236,7 @@ export class RedisWorkingMemoryStore extends RedisStoreBase implements WorkingMe
     }
     const byKey = new Map(live.sort(oldestFirst).map(({ entry }) => [entry.key, entry]));
     const index = new LexicalIndex(this.#search);
-    for (const entry of byKey.values()) index.set(entry.key, workingText(entry));
+    for (const entry of byKey.values()) index.set(entry.key, workingSearchText(entry));
     return index
       .search(q.query, { limit: q.limit, filter: (key) => keep(byKey.get(key)!) })
       .map((hit) => ({ entry: byKey.get(hit.id)!, score: hit.score }));
@@ -320,12 +284,12 @@ export class RedisWorkingMemoryStore extends RedisStoreBase implements WorkingMe
     const now = this.clock.now();
     return this.restoreFrom('working', WorkingEntrySchema, snapshot, options, {
       userIdOf: (e) => e.userId,
-      partitionOf: (e) => `${e.userId}/${e.agentId ?? NO_AGENT}/${rootOf(e.key)}`,
+      partitionOf: (e) => `${e.userId}/${e.agentId ?? NO_AGENT}/${keyRootOf(e.key)}`,
       idOf: (e) => e.key,
-      keep: (e) => this.#isLive(e, now),
+      keep: (e) => isWorkingEntryLive(e, now),
       replace: (multi, entries) => {
         const first = entries[0]!;
-        const args: Array<string | number> = [this.#base(first), encodePart(rootOf(first.key))];
+        const args: Array<string | number> = [this.#base(first), encodePart(keyRootOf(first.key))];
         for (const entry of entries) {
           const expiresMs = Date.parse(entry.expiresAt);
           args.push(encodePart(entry.key), JSON.stringify(entry), expiresMs - now, expiresMs);
@@ -339,10 +303,6 @@ export class RedisWorkingMemoryStore extends RedisStoreBase implements WorkingMe
     return this.keys.base('working', scope);
   }
 
-  #isLive(entry: WorkingEntry, now: number): boolean {
-    return Date.parse(entry.expiresAt) > now;
-  }
-
   /** Live entries under `prefix` (all when undefined), in no particular order. */
   async #live(base: string, prefix: string | undefined): Promise<StoredEntry[]> {
     const now = this.clock.now();
@@ -353,6 +313,6 @@ export class RedisWorkingMemoryStore extends RedisStoreBase implements WorkingMe
     );
     return values
       .map((json) => parseJson<StoredEntry>(json, 'working-memory entry'))
-      .filter(({ entry }) => this.#isLive(entry, now) && (!prefix || keyHasPrefix(entry.key, prefix)));
+      .filter(({ entry }) => isWorkingEntryLive(entry, now) && (!prefix || keyHasPrefix(entry.key, prefix)));
   }
 }

@@ -1,6 +1,9 @@
 import {
-  CapacityError,
+  isWorkingEntryLive,
+  keyRootOf,
+  namespaceEvictions,
   namespaceOf,
+  newWorkingEntry,
   parseOrThrow,
   parseScope,
   type RestoreOptions,
@@ -8,19 +11,20 @@ import {
   type Scope,
   type SnapshotEnvelope,
   type SnapshotSelector,
-  WORKING_DEFAULTS,
   type WorkingEntry,
   type WorkingEntryInfo,
   WorkingEntrySchema,
   type WorkingHit,
   WorkingKeySchema,
+  type WorkingLimits,
   type WorkingMemoryOptions,
   type WorkingMemoryStore,
   WorkingPrefixSchema,
   type WorkingQuery,
   WorkingQuerySchema,
   type WorkingSetOptions,
-  WorkingSetOptionsSchema,
+  workingEntryInfo,
+  workingLimits,
 } from '@kioku/core';
 import { and, asc, count, desc, eq, gt, inArray, isNotNull, lte, ne, type SQL } from 'drizzle-orm';
 import { analyze, workingText } from './analysis.js';
@@ -48,11 +52,6 @@ function toEntry(row: WorkingRow): WorkingEntry {
   return entry;
 }
 
-function info(entry: WorkingEntry): WorkingEntryInfo {
-  const { value: _value, ...rest } = entry;
-  return rest;
-}
-
 function toRow(entry: WorkingEntry) {
   const search = analyze(workingText(entry));
   return {
@@ -74,24 +73,17 @@ function toRow(entry: WorkingEntry) {
 const inPartition = (scope: Scope): SQL =>
   and(eq(working.userId, scope.userId), eq(working.agentId, agentColumn(scope.agentId)))!;
 
-/** The first segment of a key (`session`, `patrol`, `subagent`): what a write sweeps and a restore replaces. */
-const rootOf = (key: string): string => key.split('/', 1)[0]!;
-
 /**
  * Working memory in `kioku_working`, one row per key. An entry is live while `expires_ms` is after the
  * clock's now: reads filter on it, a write sweeps the expired entries of its key root, and `sweep()`
  * deletes every expired row. The per-namespace cap is enforced in the same transaction as the insert.
  */
 export class SqliteWorkingMemoryStore extends SqliteStoreBase implements WorkingMemoryStore {
-  readonly #defaultTtlMs: number;
-  readonly #cap: number;
-  readonly #onCapacity: 'evict-oldest' | 'reject';
+  readonly #limits: WorkingLimits;
 
   constructor(options: SqliteWorkingMemoryOptions) {
     super(options);
-    this.#defaultTtlMs = options.defaultTtlMs ?? WORKING_DEFAULTS.defaultTtlMs;
-    this.#cap = options.maxEntriesPerNamespace ?? WORKING_DEFAULTS.maxEntriesPerNamespace;
-    this.#onCapacity = options.onCapacity ?? 'evict-oldest';
+    this.#limits = workingLimits(options);
   }
 
   async set(
@@ -101,23 +93,8 @@ export class SqliteWorkingMemoryStore extends SqliteStoreBase implements Working
     options: WorkingSetOptions = {},
   ): Promise<WorkingEntry> {
     const s = parseScope(scope);
-    parseOrThrow(WorkingKeySchema, key, 'working-memory key');
-    const opts = parseOrThrow(WorkingSetOptionsSchema, options, 'working-memory options');
     const now = this.clock.now();
-    const entry = parseOrThrow(
-      WorkingEntrySchema,
-      {
-        key,
-        userId: s.userId,
-        agentId: s.agentId,
-        value,
-        storedAt: new Date(now).toISOString(),
-        expiresAt: new Date(now + (opts.ttlMs ?? this.#defaultTtlMs)).toISOString(),
-        category: opts.category,
-        tags: opts.tags,
-      },
-      'working-memory entry',
-    );
+    const entry = newWorkingEntry(s, key, value, options, now, this.#limits.defaultTtlMs);
     const namespace = namespaceOf(key);
     this.write(() => {
       const others = and(
@@ -127,17 +104,11 @@ export class SqliteWorkingMemoryStore extends SqliteStoreBase implements Working
         gt(working.expiresMs, now),
       );
       const live = this.orm.select({ n: count() }).from(working).where(others).get()?.n ?? 0;
-      if (live >= this.#cap && this.#onCapacity === 'reject') {
-        throw new CapacityError(
-          `Working-memory namespace "${namespace}" is full (${this.#cap} entries); delete one or wait for expiry.`,
-          { details: { namespace, cap: this.#cap } },
-        );
-      }
+      const evict = namespaceEvictions(namespace, live, this.#limits);
       this.orm
         .delete(working)
-        .where(and(inPartition(s), keyUnder(working.key, rootOf(key)), lte(working.expiresMs, now)))
+        .where(and(inPartition(s), keyUnder(working.key, keyRootOf(key)), lte(working.expiresMs, now)))
         .run();
-      const evict = live - this.#cap + 1;
       if (evict > 0) {
         // Oldest first: insertion order, where an overwrite counts as a new insertion.
         const oldest = this.orm
@@ -185,7 +156,7 @@ export class SqliteWorkingMemoryStore extends SqliteStoreBase implements Working
         .orderBy(asc(working.storedAt), asc(working.seq))
         .all(),
     );
-    return rows.map((row) => info(toEntry(row)));
+    return rows.map((row) => workingEntryInfo(toEntry(row)));
   }
 
   async search(scope: Scope, query: WorkingQuery): Promise<WorkingHit[]> {
@@ -274,14 +245,14 @@ export class SqliteWorkingMemoryStore extends SqliteStoreBase implements Working
     const now = this.clock.now();
     return this.restoreFrom('working', WorkingEntrySchema, snapshot, options, {
       userIdOf: (e) => e.userId,
-      partitionOf: (e) => `${e.userId}/${agentColumn(e.agentId)}/${rootOf(e.key)}`,
+      partitionOf: (e) => `${e.userId}/${agentColumn(e.agentId)}/${keyRootOf(e.key)}`,
       idOf: (e) => e.key,
-      keep: (e) => Date.parse(e.expiresAt) > now,
+      keep: (e) => isWorkingEntryLive(e, now),
       replace: (records) => {
         const first = records[0]!;
         this.orm
           .delete(working)
-          .where(and(inPartition(first), keyUnder(working.key, rootOf(first.key))))
+          .where(and(inPartition(first), keyUnder(working.key, keyRootOf(first.key))))
           .run();
         for (const entry of records) this.orm.insert(working).values(toRow(entry)).run();
       },

@@ -7,13 +7,13 @@ import {
   snapshotPartitions,
 } from '../backend/snapshot-io.js';
 import { type Clock, systemClock } from '../clock.js';
-import { CapacityError } from '../errors.js';
 import { categoryMatches, hasAllTags } from '../records/common.js';
 import { parseScope, type Scope, type SnapshotSelector } from '../scope.js';
 import type { RestoreOptions, RestoreReport, SnapshotEnvelope } from '../snapshot/envelope.js';
 import { parseOrThrow } from '../validation.js';
 import {
   keyHasPrefix,
+  keyRootOf,
   namespaceOf,
   type WorkingEntry,
   type WorkingEntryInfo,
@@ -24,8 +24,14 @@ import {
   type WorkingQuery,
   WorkingQuerySchema,
   type WorkingSetOptions,
-  WorkingSetOptionsSchema,
 } from './record.js';
+import {
+  isWorkingEntryLive,
+  namespaceEvictions,
+  newWorkingEntry,
+  workingEntryInfo,
+  workingSearchText,
+} from './rules.js';
 import type { WorkingMemoryStore } from './store.js';
 
 export interface WorkingMemoryOptions {
@@ -40,25 +46,29 @@ export interface WorkingMemoryOptions {
 
 export const WORKING_DEFAULTS = Object.freeze({ defaultTtlMs: 5 * 60 * 1000, maxEntriesPerNamespace: 50 });
 
-type WorkingPartition = RecordPartition<WorkingEntry>;
-
-function workingText(entry: WorkingEntry): string {
-  return [
-    entry.key.replace(/[/_.-]/g, ' '),
-    entry.category?.replace(/[/_-]/g, ' ') ?? '',
-    entry.tags.join(' '),
-    entry.value,
-  ].join('\n');
+/** A WorkingMemoryStore's limits: its options, or the defaults. */
+export interface WorkingLimits {
+  defaultTtlMs: number;
+  /** Live entries per namespace. */
+  cap: number;
+  onCapacity: 'evict-oldest' | 'reject';
 }
+
+export function workingLimits(
+  options: Pick<WorkingMemoryOptions, 'defaultTtlMs' | 'maxEntriesPerNamespace' | 'onCapacity'>,
+): WorkingLimits {
+  return {
+    defaultTtlMs: options.defaultTtlMs ?? WORKING_DEFAULTS.defaultTtlMs,
+    cap: options.maxEntriesPerNamespace ?? WORKING_DEFAULTS.maxEntriesPerNamespace,
+    onCapacity: options.onCapacity ?? 'evict-oldest',
+  };
+}
+
+type WorkingPartition = RecordPartition<WorkingEntry>;
 
 /** Entries are grouped into one partition per root segment (`session`, `patrol`, `subagent`), as RockBot's files. */
 function refFor(scope: Scope, key: string): PartitionRef {
-  return { kind: 'working', userId: scope.userId, agentId: scope.agentId, name: key.split('/', 1)[0]! };
-}
-
-function info(entry: WorkingEntry): WorkingEntryInfo {
-  const { value: _value, ...rest } = entry;
-  return rest;
+  return { kind: 'working', userId: scope.userId, agentId: scope.agentId, name: keyRootOf(key) };
 }
 
 /**
@@ -68,22 +78,18 @@ function info(entry: WorkingEntry): WorkingEntryInfo {
 export class PartitionedWorkingMemoryStore implements WorkingMemoryStore {
   readonly #backend: PartitionBackend;
   readonly #clock: Clock;
-  readonly #defaultTtlMs: number;
-  readonly #cap: number;
-  readonly #onCapacity: 'evict-oldest' | 'reject';
+  readonly #limits: WorkingLimits;
   readonly #codec: PartitionCodec<WorkingPartition>;
   readonly #mapping: SnapshotMapping<WorkingEntry, WorkingPartition>;
 
   constructor(options: WorkingMemoryOptions & { backend: PartitionBackend }) {
     this.#backend = options.backend;
     this.#clock = options.clock ?? systemClock;
-    this.#defaultTtlMs = options.defaultTtlMs ?? WORKING_DEFAULTS.defaultTtlMs;
-    this.#cap = options.maxEntriesPerNamespace ?? WORKING_DEFAULTS.maxEntriesPerNamespace;
-    this.#onCapacity = options.onCapacity ?? 'evict-oldest';
+    this.#limits = workingLimits(options);
     const live = (entry: WorkingEntry) => this.#isLive(entry);
     this.#codec = recordPartitionCodec<WorkingEntry>('working', WorkingEntrySchema, {
       idOf: (e) => e.key,
-      indexEntries: (e) => [{ key: e.key, text: workingText(e) }],
+      indexEntries: (e) => [{ key: e.key, text: workingSearchText(e) }],
     });
     const codec = this.#codec;
     this.#mapping = {
@@ -112,38 +118,16 @@ export class PartitionedWorkingMemoryStore implements WorkingMemoryStore {
     options: WorkingSetOptions = {},
   ): Promise<WorkingEntry> {
     const s = parseScope(scope);
-    parseOrThrow(WorkingKeySchema, key, 'working-memory key');
-    const opts = parseOrThrow(WorkingSetOptionsSchema, options, 'working-memory options');
-    const now = this.#clock.now();
-    const entry = parseOrThrow(
-      WorkingEntrySchema,
-      {
-        key,
-        userId: s.userId,
-        agentId: s.agentId,
-        value,
-        storedAt: new Date(now).toISOString(),
-        expiresAt: new Date(now + (opts.ttlMs ?? this.#defaultTtlMs)).toISOString(),
-        category: opts.category,
-        tags: opts.tags,
-      },
-      'working-memory entry',
-    );
+    const entry = newWorkingEntry(s, key, value, options, this.#clock.now(), this.#limits.defaultTtlMs);
     const namespace = namespaceOf(key);
     return this.#backend.write(refFor(s, key), this.#codec, (state) => {
       const inNamespace = [...state.records.values()].filter(
         (e) => e.key !== key && this.#isLive(e) && namespaceOf(e.key) === namespace,
       );
-      if (inNamespace.length >= this.#cap && this.#onCapacity === 'reject') {
-        throw new CapacityError(
-          `Working-memory namespace "${namespace}" is full (${this.#cap} entries); delete one or wait for expiry.`,
-          { details: { namespace, cap: this.#cap } },
-        );
-      }
+      const evict = namespaceEvictions(namespace, inNamespace.length, this.#limits);
       this.#sweepPartition(state);
       // Oldest first (insertion order; an overwrite moves the key to the end).
-      for (const old of inNamespace.slice(0, Math.max(0, inNamespace.length - this.#cap + 1)))
-        state.delete(old.key);
+      for (const old of inNamespace.slice(0, evict)) state.delete(old.key);
       state.put(entry, { moveToEnd: true });
       return entry;
     });
@@ -160,7 +144,7 @@ export class PartitionedWorkingMemoryStore implements WorkingMemoryStore {
     const s = parseScope(scope);
     if (prefix !== undefined) parseOrThrow(WorkingPrefixSchema, prefix, 'working-memory prefix');
     const entries = await this.#liveEntries(s, prefix);
-    return entries.map(info);
+    return entries.map(workingEntryInfo);
   }
 
   async search(scope: Scope, query: WorkingQuery): Promise<WorkingHit[]> {
@@ -215,7 +199,7 @@ export class PartitionedWorkingMemoryStore implements WorkingMemoryStore {
   }
 
   #isLive(entry: WorkingEntry): boolean {
-    return Date.parse(entry.expiresAt) > this.#clock.now();
+    return isWorkingEntryLive(entry, this.#clock.now());
   }
 
   #sweepPartition(state: WorkingPartition): number {

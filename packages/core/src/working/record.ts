@@ -76,6 +76,11 @@ export interface WorkingHit {
   score: number;
 }
 
+/** The root of a key: its first segment (`session`, `patrol`, `subagent`), the unit stores partition by. */
+export function keyRootOf(key: string): string {
+  return key.split('/', 1)[0]!;
+}
+
 /** The namespace of a key: its first two segments. */
 export function namespaceOf(key: string): string {
   return key.split('/', 2).join('/');
