@@ -13,6 +13,11 @@ export interface RecordPartitionSpec<T> {
   /** What to index for a record; omit for kinds that are never searched. */
   indexEntries?(record: T): IndexEntry[];
   search?: LexicalIndexOptions;
+  /**
+   * Orders kept sorted as records change, by name (e.g. facts newest-updated first). Each comparator must
+   * be a total order (no two records equal), so a record's place is found by binary search.
+   */
+  orders?: Record<string, (a: T, b: T) => number>;
 }
 
 /**
@@ -36,6 +41,8 @@ export class RecordPartition<T> {
   #index: LexicalIndex | undefined;
   /** Derived arrays (e.g. records in some order), dropped on every change. */
   readonly #views = new Map<string, readonly T[]>();
+  /** The spec's `orders`, each built on first use and then kept in step with every write. */
+  readonly #sorted = new Map<string, T[]>();
   readonly #spec: RecordPartitionSpec<T>;
 
   constructor(spec: RecordPartitionSpec<T>, records: Iterable<T> = []) {
@@ -62,6 +69,11 @@ export class RecordPartition<T> {
     this.records.set(id, deepFreeze(record));
     this.#indexRecord(record);
     this.#views.clear();
+    for (const [name, sorted] of this.#sorted) {
+      const compare = this.#spec.orders![name]!;
+      if (previous !== undefined) removeSorted(sorted, previous, compare);
+      sorted.splice(lowerBound(sorted, record, compare), 0, record);
+    }
   }
 
   delete(id: string): T | undefined {
@@ -70,7 +82,24 @@ export class RecordPartition<T> {
     this.records.delete(id);
     this.#unindex(previous);
     this.#views.clear();
+    for (const [name, sorted] of this.#sorted) removeSorted(sorted, previous, this.#spec.orders![name]!);
     return previous;
+  }
+
+  /**
+   * The records in the spec's order `name`, sorted once and then updated by binary search on every put
+   * and delete (a write to a 100k-record partition moves pointers instead of re-sorting). The array is
+   * the partition's own: callers copy what they keep and never change it.
+   */
+  sorted(name: string): readonly T[] {
+    let sorted = this.#sorted.get(name);
+    if (!sorted) {
+      const compare = this.#spec.orders?.[name];
+      if (!compare) throw new Error(`No order "${name}" in this partition's spec.`);
+      sorted = [...this.records.values()].sort(compare);
+      this.#sorted.set(name, sorted);
+    }
+    return sorted;
   }
 
   /** `compute()` remembered until the next put or delete (callers must not change the array). */
@@ -106,6 +135,28 @@ export class RecordPartition<T> {
   #unindex(record: T): void {
     if (!this.#index || !this.#spec.indexEntries) return;
     for (const entry of this.#spec.indexEntries(record)) this.#index.remove(entry.key);
+  }
+}
+
+/** The first index whose element sorts after `record` (where `record` goes). */
+function lowerBound<T>(sorted: readonly T[], record: T, compare: (a: T, b: T) => number): number {
+  let low = 0;
+  let high = sorted.length;
+  while (low < high) {
+    const mid = (low + high) >>> 1;
+    if (compare(sorted[mid]!, record) < 0) low = mid + 1;
+    else high = mid;
+  }
+  return low;
+}
+
+function removeSorted<T>(sorted: T[], record: T, compare: (a: T, b: T) => number): void {
+  const at = lowerBound(sorted, record, compare);
+  if (sorted[at] === record) sorted.splice(at, 1);
+  else {
+    // Only reachable with a comparator that is not a total order: fall back to a scan.
+    const index = sorted.indexOf(record);
+    if (index !== -1) sorted.splice(index, 1);
   }
 }
 

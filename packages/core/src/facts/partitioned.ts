@@ -42,6 +42,7 @@ export interface PartitionedStoreOptions {
 const factCodec = recordPartitionCodec<Fact>('facts', FactSchema, {
   idOf: (fact) => fact.id,
   indexEntries: (fact) => [{ key: fact.id, text: factSearchText(fact) }],
+  orders: { updated: newestUpdatedFirst },
 });
 
 function refFor(scope: Scope): PartitionRef {
@@ -101,13 +102,12 @@ export class PartitionedFactStore implements FactStore {
     const ref = refFor(parseScope(scope));
     const opts = parseOrThrow(FactListOptionsSchema, options, 'list options');
     const state = await this.#backend.read(ref, factCodec);
-    // Sorted once per partition change: dynamic memory reads several pages of the same order per turn.
+    // Dynamic memory reads pages of `updated` every turn: that order is kept sorted through writes; the
+    // creation orders are sorted once per change.
     const byCreation = () => state.view('oldest', () => [...state.records.values()].sort(byCreated));
     const sorted =
       opts.order === 'updated'
-        ? // Records are kept in creation order and most facts are never updated: reversed, the array is
-          // nearly in `updated` order already and the sort is close to linear.
-          state.view('updated', () => [...state.records.values()].reverse().sort(newestUpdatedFirst))
+        ? state.sorted('updated')
         : opts.order === 'newest'
           ? state.view('newest', () => [...byCreation()].reverse())
           : byCreation();

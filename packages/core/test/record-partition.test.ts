@@ -1,0 +1,33 @@
+import { describe, expect, it } from 'vitest';
+import { RecordPartition } from '../src/backend/record-partition.js';
+
+interface Row {
+  id: string;
+  at: number;
+}
+
+// Newest first, then id: a total order.
+const newestFirst = (a: Row, b: Row) => b.at - a.at || (a.id < b.id ? -1 : a.id > b.id ? 1 : 0);
+
+describe('RecordPartition sorted orders', () => {
+  it('stay equal to a full sort through random puts, replacements and deletes', () => {
+    let seed = 11;
+    const next = (n: number) => {
+      seed = (seed * 1_103_515_245 + 12_345) % 2 ** 31;
+      return seed % n;
+    };
+    const partition = new RecordPartition<Row>({ idOf: (r) => r.id, orders: { newest: newestFirst } });
+    for (let i = 0; i < 50; i++) partition.put({ id: `r${i}`, at: next(20) });
+    expect(partition.sorted('newest')).toEqual([...partition.records.values()].sort(newestFirst));
+    for (let step = 0; step < 2000; step++) {
+      const id = `r${next(80)}`;
+      if (next(4) === 0) partition.delete(id);
+      else partition.put({ id, at: next(30) }, { moveToEnd: next(2) === 0 });
+      expect(partition.sorted('newest')).toEqual([...partition.records.values()].sort(newestFirst));
+    }
+  });
+
+  it('refuses an order the spec does not name', () => {
+    expect(() => new RecordPartition<Row>({ idOf: (r) => r.id }).sorted('newest')).toThrow(/No order/);
+  });
+});
