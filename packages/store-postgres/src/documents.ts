@@ -1,19 +1,23 @@
 import {
   type CombinedKnowledge,
-  ConflictError,
-  chunkText,
+  chunkSearchText,
+  combineKnowledge,
   type DocumentChunkHit,
+  type DocumentChunking,
+  type DocumentChunkingOptions,
   type DocumentInput,
-  DocumentInputSchema,
   type DocumentQuery,
   DocumentQuerySchema,
   type DocumentStore,
-  defaultTokenizer,
+  documentChunking,
+  documentExistsError,
   IdSchema,
   isoAt,
   type KnowledgeDocument,
   KnowledgeDocumentSchema,
   makeEnvelope,
+  newDocument,
+  parseKnowledgeBudget,
   parseOrThrow,
   parseScope,
   type RestoreOptions,
@@ -21,8 +25,6 @@ import {
   type Scope,
   type SnapshotEnvelope,
   type SnapshotSelector,
-  shortId,
-  type Tokenizer,
 } from '@kioku/core';
 import { and, asc, desc, eq, getTableColumns, type SQL, sql } from 'drizzle-orm';
 import type { Tx } from './database.js';
@@ -31,47 +33,25 @@ import { groupByPartition, parseSnapshot, selectedUser } from './snapshot.js';
 import { agentField, agentKey, batches, hasAllTags, tagKeys, withoutNulls } from './sql.js';
 import { PostgresStore, type PostgresStoreOptions } from './store.js';
 
-export interface PostgresDocumentStoreOptions extends PostgresStoreOptions {
-  tokenizer?: Tokenizer;
-  /** Maximum tokens per chunk (default 300). */
-  chunkTokens?: number;
-}
+export interface PostgresDocumentStoreOptions extends PostgresStoreOptions, DocumentChunkingOptions {}
 
 type Partition = { userId: string; agentId?: string | undefined };
-
-/** Core's bound on a `combinedText` budget (a whole number of tokens, 0 to 10 million), built from core's schema. */
-const MaxTokensSchema = KnowledgeDocumentSchema.shape.tokenCount.max(10_000_000);
 
 /**
  * DocumentStore on PostgreSQL: a row per document in `documents` and a row per chunk in `document_chunks`
  * (with its search vector), partitioned by `(user_id, agent_id)`.
  */
 export class PostgresDocumentStore extends PostgresStore implements DocumentStore {
-  readonly #tokenizer: Tokenizer;
-  readonly #chunkTokens: number;
+  readonly #chunking: DocumentChunking;
 
   constructor(options: PostgresDocumentStoreOptions) {
     super(options);
-    this.#tokenizer = options.tokenizer ?? defaultTokenizer;
-    this.#chunkTokens = options.chunkTokens ?? 300;
+    this.#chunking = documentChunking(options);
   }
 
   async add(scope: Scope, input: DocumentInput): Promise<KnowledgeDocument> {
     const s = parseScope(scope);
-    const data = parseOrThrow(DocumentInputSchema, input, 'document');
-    const doc = parseOrThrow(
-      KnowledgeDocumentSchema,
-      {
-        ...data,
-        id: data.id ?? shortId(),
-        userId: s.userId,
-        agentId: s.agentId,
-        tokenCount: this.#tokenizer.count(data.text),
-        chunks: chunkText(data.text, this.#tokenizer, this.#chunkTokens),
-        addedAt: isoAt(this.clock),
-      },
-      'document',
-    );
+    const doc = newDocument(s, input, this.#chunking, isoAt(this.clock));
     const added = await this.database.transaction(async (tx) => {
       const t = this.tables.documents;
       const inserted = await tx.insert(t).values(toRow(doc)).onConflictDoNothing().returning({ id: t.id });
@@ -79,7 +59,7 @@ export class PostgresDocumentStore extends PostgresStore implements DocumentStor
       await this.#insertChunks(tx, doc);
       return true;
     });
-    if (!added) throw new ConflictError(`A document with id "${doc.id}" already exists.`);
+    if (!added) throw documentExistsError(doc.id);
     return doc;
   }
 
@@ -147,7 +127,7 @@ export class PostgresDocumentStore extends PostgresStore implements DocumentStor
 
   async combinedText(scope: Scope, maxTokens: number): Promise<CombinedKnowledge> {
     const s = parseScope(scope);
-    const budget = parseOrThrow(MaxTokensSchema, maxTokens, 'maxTokens');
+    const budget = parseKnowledgeBudget(maxTokens);
     const t = this.tables.documents;
     const docs = await this.database.run((db) =>
       db
@@ -156,30 +136,7 @@ export class PostgresDocumentStore extends PostgresStore implements DocumentStor
         .where(this.#partition(s))
         .orderBy(asc(t.seq)),
     );
-    // The same assembly as core's stores: `## title` sections, oldest first, the last one cut to fit.
-    const sections: string[] = [];
-    const documentIds: string[] = [];
-    let used = 0;
-    let truncated = false;
-    for (const doc of docs) {
-      const section = `${sections.length ? '\n\n' : ''}## ${doc.title}\n${doc.text}`;
-      const tokens = this.#tokenizer.count(section);
-      if (used + tokens <= budget) {
-        sections.push(section);
-        documentIds.push(doc.id);
-        used += tokens;
-        continue;
-      }
-      truncated = true;
-      const cut = this.#tokenizer.truncate(section, budget - used);
-      if (cut.trim()) {
-        sections.push(cut);
-        documentIds.push(doc.id);
-        used += this.#tokenizer.count(cut);
-      }
-      break;
-    }
-    return { text: sections.join(''), tokenCount: used, documentIds, truncated };
+    return combineKnowledge(docs, budget, this.#chunking.tokenizer);
   }
 
   async snapshot(selector: SnapshotSelector): Promise<SnapshotEnvelope<KnowledgeDocument>> {
@@ -221,7 +178,7 @@ export class PostgresDocumentStore extends PostgresStore implements DocumentStor
       chunkIndex: chunk.index,
       text: chunk.text,
       tokenCount: chunk.tokenCount,
-      search: sql`to_tsvector('english'::regconfig, left(${`${doc.title}\n${doc.tags.join(' ')}\n${chunk.text}`}::text, ${SEARCH_TEXT_CHARS}))`,
+      search: sql`to_tsvector('english'::regconfig, left(${chunkSearchText(doc, chunk.text)}::text, ${SEARCH_TEXT_CHARS}))`,
     }));
     for (const batch of batches(rows)) await tx.insert(c).values(batch);
   }

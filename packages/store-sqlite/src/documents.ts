@@ -1,17 +1,21 @@
 import {
   type CombinedKnowledge,
-  ConflictError,
+  combineKnowledge,
   type DocumentChunkHit,
+  type DocumentChunking,
+  type DocumentChunkingOptions,
   type DocumentInput,
-  DocumentInputSchema,
   type DocumentQuery,
   DocumentQuerySchema,
   type DocumentStore,
-  defaultTokenizer,
+  documentChunking,
+  documentExistsError,
   IdSchema,
   isoAt,
   type KnowledgeDocument,
   KnowledgeDocumentSchema,
+  newDocument,
+  parseKnowledgeBudget,
   parseOrThrow,
   parseScope,
   type RestoreOptions,
@@ -19,28 +23,18 @@ import {
   type Scope,
   type SnapshotEnvelope,
   type SnapshotSelector,
-  shortId,
-  chunkText as splitIntoChunks,
-  type Tokenizer,
 } from '@kioku/core';
 import { and, asc, eq, inArray, type SQL, sql } from 'drizzle-orm';
-import { z } from 'zod';
 import { analyze, chunkText } from './analysis.js';
 import { agentColumn, agentOf, SqliteStoreBase, type SqliteStoreOptions } from './base.js';
 import { hasAllTags } from './filters.js';
 import { documentChunks, documents } from './schema.js';
 import { scopeToken } from './search.js';
 
-export interface SqliteDocumentStoreOptions extends SqliteStoreOptions {
-  tokenizer?: Tokenizer;
-  /** Maximum tokens per chunk (default 300, as core's). */
-  chunkTokens?: number;
-}
+export interface SqliteDocumentStoreOptions extends SqliteStoreOptions, DocumentChunkingOptions {}
 
 type DocumentRow = typeof documents.$inferSelect;
 type ChunkRow = typeof documentChunks.$inferSelect;
-
-const MaxTokensSchema = z.number().int().min(0).max(10_000_000);
 
 function toDocument(row: DocumentRow, chunks: ChunkRow[]): KnowledgeDocument {
   const doc: KnowledgeDocument = {
@@ -71,33 +65,18 @@ const inPartition = (scope: Scope): SQL =>
  * searched with FTS5 together with the document's title and tags).
  */
 export class SqliteDocumentStore extends SqliteStoreBase implements DocumentStore {
-  readonly #tokenizer: Tokenizer;
-  readonly #chunkTokens: number;
+  readonly #chunking: DocumentChunking;
 
   constructor(options: SqliteDocumentStoreOptions) {
     super(options);
-    this.#tokenizer = options.tokenizer ?? defaultTokenizer;
-    this.#chunkTokens = options.chunkTokens ?? 300;
+    this.#chunking = documentChunking(options);
   }
 
   async add(scope: Scope, input: DocumentInput): Promise<KnowledgeDocument> {
     const s = parseScope(scope);
-    const data = parseOrThrow(DocumentInputSchema, input, 'document');
-    const doc = parseOrThrow(
-      KnowledgeDocumentSchema,
-      {
-        ...data,
-        id: data.id ?? shortId(),
-        userId: s.userId,
-        agentId: s.agentId,
-        tokenCount: this.#tokenizer.count(data.text),
-        chunks: splitIntoChunks(data.text, this.#tokenizer, this.#chunkTokens),
-        addedAt: isoAt(this.clock),
-      },
-      'document',
-    );
+    const doc = newDocument(s, input, this.#chunking, isoAt(this.clock));
     this.write(() => {
-      if (!this.#insert(doc)) throw new ConflictError(`A document with id "${doc.id}" already exists.`);
+      if (!this.#insert(doc)) throw documentExistsError(doc.id);
     });
     return doc;
   }
@@ -170,7 +149,7 @@ export class SqliteDocumentStore extends SqliteStoreBase implements DocumentStor
 
   async combinedText(scope: Scope, maxTokens: number): Promise<CombinedKnowledge> {
     const s = parseScope(scope);
-    const budget = parseOrThrow(MaxTokensSchema, maxTokens, 'maxTokens');
+    const budget = parseKnowledgeBudget(maxTokens);
     const docs = this.read(() =>
       this.orm
         .select({ id: documents.id, title: documents.title, text: documents.text })
@@ -179,29 +158,7 @@ export class SqliteDocumentStore extends SqliteStoreBase implements DocumentStor
         .orderBy(asc(documents.seq))
         .all(),
     );
-    const sections: string[] = [];
-    const documentIds: string[] = [];
-    let used = 0;
-    let truncated = false;
-    for (const doc of docs) {
-      const section = `${sections.length ? '\n\n' : ''}## ${doc.title}\n${doc.text}`;
-      const tokens = this.#tokenizer.count(section);
-      if (used + tokens <= budget) {
-        sections.push(section);
-        documentIds.push(doc.id);
-        used += tokens;
-        continue;
-      }
-      truncated = true;
-      const cut = this.#tokenizer.truncate(section, budget - used);
-      if (cut.trim()) {
-        sections.push(cut);
-        documentIds.push(doc.id);
-        used += this.#tokenizer.count(cut);
-      }
-      break;
-    }
-    return { text: sections.join(''), tokenCount: used, documentIds, truncated };
+    return combineKnowledge(docs, budget, this.#chunking.tokenizer);
   }
 
   async snapshot(selector: SnapshotSelector): Promise<SnapshotEnvelope<KnowledgeDocument>> {

@@ -1,5 +1,6 @@
 import type { DetailRecord } from '../details/record.js';
 import type { KnowledgeDocument } from '../documents/record.js';
+import { chunkSearchText } from '../documents/rules.js';
 import { type Fact, factSearchText } from '../facts/record.js';
 import type { Scope } from '../scope.js';
 import type { SessionRecord, TranscriptEntry } from '../sessions/record.js';
@@ -31,10 +32,6 @@ export const factMapping: KindMapping<Fact> = {
 
 export const chunkVectorId = (documentId: string, chunk: number) => vectorId('d', documentId, chunk);
 
-/** The text a chunk is found by, lexically and by vector: its document's title and tags, then the chunk. */
-export const chunkText = (doc: KnowledgeDocument, text: string) =>
-  `${doc.title}\n${doc.tags.join(' ')}\n${text}`;
-
 /** Documents: one vector per chunk. */
 export const documentMapping: KindMapping<KnowledgeDocument> = {
   kind: 'documents',
@@ -42,7 +39,7 @@ export const documentMapping: KindMapping<KnowledgeDocument> = {
   entriesOf: (doc) =>
     doc.chunks.map((chunk) => ({
       id: chunkVectorId(doc.id, chunk.index),
-      text: chunkText(doc, chunk.text),
+      text: chunkSearchText(doc, chunk.text),
       payload: { documentId: doc.id, chunk: chunk.index },
     })),
 };
