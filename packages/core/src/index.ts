@@ -8,6 +8,7 @@ export * from './context.js';
 export * from './details/memory.js';
 export * from './details/partitioned.js';
 export * from './details/record.js';
+export * from './details/rules.js';
 export type * from './details/store.js';
 export * from './documents/chunker.js';
 export * from './documents/combine.js';

@@ -1,8 +1,7 @@
 import {
-  ConflictError,
+  type DetailFilter,
   type DetailHit,
   type DetailInput,
-  DetailInputSchema,
   type DetailListOptions,
   DetailListOptionsSchema,
   type DetailQuery,
@@ -11,9 +10,11 @@ import {
   DetailRecordSchema,
   type DetailStore,
   defaultTokenizer,
+  detailExistsError,
   IdSchema,
   isoAt,
   makeEnvelope,
+  newDetail,
   parseOrThrow,
   parseScope,
   type RestoreOptions,
@@ -21,7 +22,6 @@ import {
   type Scope,
   type SnapshotEnvelope,
   type SnapshotSelector,
-  shortId,
   type Tokenizer,
 } from '@kioku/core';
 import { and, asc, desc, eq, getTableColumns, type SQL } from 'drizzle-orm';
@@ -31,13 +31,6 @@ import { PostgresStore, type PostgresStoreOptions } from './store.js';
 
 export interface PostgresDetailStoreOptions extends PostgresStoreOptions {
   tokenizer?: Tokenizer;
-}
-
-interface DetailFilter {
-  type?: string | undefined;
-  agentId?: string | undefined;
-  threadId?: string | undefined;
-  includeInactive: boolean;
 }
 
 /**
@@ -54,26 +47,12 @@ export class PostgresDetailStore extends PostgresStore implements DetailStore {
 
   async put(scope: Scope, input: DetailInput): Promise<DetailRecord> {
     const s = parseScope(scope);
-    const data = parseOrThrow(DetailInputSchema, input, 'detail');
-    const record = parseOrThrow(
-      DetailRecordSchema,
-      {
-        ...data,
-        id: data.id ?? shortId(),
-        userId: s.userId,
-        agentId: s.agentId,
-        threadId: s.threadId,
-        tokenCount: this.#tokenizer.count(data.content),
-        createdAt: isoAt(this.clock),
-        active: true,
-      },
-      'detail',
-    );
+    const record = newDetail(s, input, this.#tokenizer, isoAt(this.clock));
     const t = this.tables.details;
     const inserted = await this.database.run((db) =>
       db.insert(t).values(toRow(record)).onConflictDoNothing().returning({ id: t.id }),
     );
-    if (inserted.length === 0) throw new ConflictError(`A detail with id "${record.id}" already exists.`);
+    if (inserted.length === 0) throw detailExistsError(record.id);
     return record;
   }
 

@@ -1,7 +1,6 @@
 import {
   type DetailHit,
   type DetailInput,
-  DetailInputSchema,
   type DetailListOptions,
   DetailListOptionsSchema,
   type DetailQuery,
@@ -10,8 +9,11 @@ import {
   DetailRecordSchema,
   type DetailStore,
   defaultTokenizer,
+  detailIndexEntries,
   IdSchema,
   isoAt,
+  listDetails,
+  newDetail,
   parseOrThrow,
   parseScope,
   type RestoreOptions,
@@ -19,30 +21,15 @@ import {
   type Scope,
   type SnapshotEnvelope,
   type SnapshotSelector,
-  shortId,
+  searchDetails,
   type Tokenizer,
+  visibleDetail,
 } from '@kioku/core';
 import { RedisStoreBase, type RedisStoreOptions } from './base.js';
 import type { RedisSearchOptions } from './facts.js';
 import { PartitionCache, type PartitionKeys, partitionKeys, RecordPartitions } from './records.js';
 
 export type RedisDetailStoreOptions = RedisStoreOptions & RedisSearchOptions & { tokenizer?: Tokenizer };
-
-interface DetailFilter {
-  type?: string | undefined;
-  agentId?: string | undefined;
-  threadId?: string | undefined;
-  includeInactive: boolean;
-}
-
-function matches(d: DetailRecord, f: DetailFilter): boolean {
-  return (
-    (f.includeInactive || d.active) &&
-    (f.type === undefined || d.type === f.type) &&
-    (f.agentId === undefined || d.agentId === f.agentId) &&
-    (f.threadId === undefined || d.threadId === f.threadId)
-  );
-}
 
 /**
  * Details (full content behind MemoryRefs) in one HASH per user (`details:{user}:rec`): a ref stays
@@ -59,12 +46,7 @@ export class RedisDetailStore extends RedisStoreBase implements DetailStore {
     this.#tokenizer = options.tokenizer ?? defaultTokenizer;
     this.#records = new RecordPartitions<DetailRecord>(this.connection, {
       name: 'detail',
-      indexEntries: (d) => [
-        {
-          key: d.id,
-          text: [d.description, d.summary ?? '', d.type.replace(/_/g, ' '), d.content].join('\n'),
-        },
-      ],
+      indexEntries: detailIndexEntries,
       ...(options.search ? { search: options.search } : {}),
     });
     this.#cache = new PartitionCache(this.#records, (d) => d.id, options.cache);
@@ -72,21 +54,7 @@ export class RedisDetailStore extends RedisStoreBase implements DetailStore {
 
   async put(scope: Scope, input: DetailInput): Promise<DetailRecord> {
     const s = parseScope(scope);
-    const data = parseOrThrow(DetailInputSchema, input, 'detail');
-    const record = parseOrThrow(
-      DetailRecordSchema,
-      {
-        ...data,
-        id: data.id ?? shortId(),
-        userId: s.userId,
-        agentId: s.agentId,
-        threadId: s.threadId,
-        tokenCount: this.#tokenizer.count(data.content),
-        createdAt: isoAt(this.clock),
-        active: true,
-      },
-      'detail',
-    );
+    const record = newDetail(s, input, this.#tokenizer, isoAt(this.clock));
     await this.#records.insert(this.#keysFor(s.userId), record.id, record, 'detail');
     return record;
   }
@@ -98,30 +66,20 @@ export class RedisDetailStore extends RedisStoreBase implements DetailStore {
   ): Promise<DetailRecord | null> {
     const s = parseScope(scope);
     parseOrThrow(IdSchema, id, 'detail id');
-    const record = await this.#records.get(this.#keysFor(s.userId), id);
-    if (!record || (!record.active && !options.includeInactive)) return null;
-    return record;
+    return visibleDetail(await this.#records.get(this.#keysFor(s.userId), id), options);
   }
 
   async list(scope: Scope, options: DetailListOptions = {}): Promise<DetailRecord[]> {
     const s = parseScope(scope);
     const f = parseOrThrow(DetailListOptionsSchema, options, 'detail list options');
     const partition = await this.#cache.current(this.#keysFor(s.userId));
-    const out = partition
-      .ordered()
-      .filter((d) => matches(d, f))
-      .reverse();
-    return f.limit === undefined ? out : out.slice(0, f.limit);
+    return listDetails(partition.ordered(), f);
   }
 
   async search(scope: Scope, query: DetailQuery): Promise<DetailHit[]> {
     const s = parseScope(scope);
     const q = parseOrThrow(DetailQuerySchema, query, 'detail query');
-    const partition = await this.#cache.current(this.#keysFor(s.userId));
-    return partition
-      .index()
-      .search(q.query, { limit: q.limit, filter: (id) => matches(partition.get(id)!, q) })
-      .map((hit) => ({ detail: partition.get(hit.id)!, score: hit.score }));
+    return searchDetails(await this.#cache.current(this.#keysFor(s.userId)), q);
   }
 
   async deactivate(scope: Scope, id: string): Promise<boolean> {

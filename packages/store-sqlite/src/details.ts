@@ -1,8 +1,7 @@
 import {
-  ConflictError,
+  type DetailFilter,
   type DetailHit,
   type DetailInput,
-  DetailInputSchema,
   type DetailListOptions,
   DetailListOptionsSchema,
   type DetailQuery,
@@ -11,8 +10,10 @@ import {
   DetailRecordSchema,
   type DetailStore,
   defaultTokenizer,
+  detailExistsError,
   IdSchema,
   isoAt,
+  newDetail,
   parseOrThrow,
   parseScope,
   type RestoreOptions,
@@ -20,8 +21,8 @@ import {
   type Scope,
   type SnapshotEnvelope,
   type SnapshotSelector,
-  shortId,
   type Tokenizer,
+  visibleDetail,
 } from '@kioku/core';
 import { and, asc, desc, eq, inArray, type SQL } from 'drizzle-orm';
 import { analyze, detailText } from './analysis.js';
@@ -75,13 +76,6 @@ function toRow(detail: DetailRecord) {
   };
 }
 
-interface DetailFilter {
-  type?: string | undefined;
-  agentId?: string | undefined;
-  threadId?: string | undefined;
-  includeInactive: boolean;
-}
-
 function filtered(userId: string, f: DetailFilter): SQL {
   return and(
     eq(details.userId, userId),
@@ -106,24 +100,10 @@ export class SqliteDetailStore extends SqliteStoreBase implements DetailStore {
 
   async put(scope: Scope, input: DetailInput): Promise<DetailRecord> {
     const s = parseScope(scope);
-    const data = parseOrThrow(DetailInputSchema, input, 'detail');
-    const record = parseOrThrow(
-      DetailRecordSchema,
-      {
-        ...data,
-        id: data.id ?? shortId(),
-        userId: s.userId,
-        agentId: s.agentId,
-        threadId: s.threadId,
-        tokenCount: this.#tokenizer.count(data.content),
-        createdAt: isoAt(this.clock),
-        active: true,
-      },
-      'detail',
-    );
+    const record = newDetail(s, input, this.#tokenizer, isoAt(this.clock));
     this.write(() => {
       const inserted = this.orm.insert(details).values(toRow(record)).onConflictDoNothing().run();
-      if (inserted.changes === 0) throw new ConflictError(`A detail with id "${record.id}" already exists.`);
+      if (inserted.changes === 0) throw detailExistsError(record.id);
     });
     return record;
   }
@@ -142,8 +122,7 @@ export class SqliteDetailStore extends SqliteStoreBase implements DetailStore {
         .where(and(eq(details.userId, s.userId), eq(details.id, id)))
         .get(),
     );
-    if (!row || (!row.active && !options.includeInactive)) return null;
-    return toDetail(row);
+    return visibleDetail(row ? toDetail(row) : null, options);
   }
 
   async list(scope: Scope, options: DetailListOptions = {}): Promise<DetailRecord[]> {

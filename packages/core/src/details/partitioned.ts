@@ -1,4 +1,3 @@
-import type { z } from 'zod';
 import type { PartitionBackend, PartitionRef } from '../backend/partition.js';
 import { type RecordPartition, recordPartitionCodec } from '../backend/record-partition.js';
 import {
@@ -8,8 +7,7 @@ import {
   snapshotPartitions,
 } from '../backend/snapshot-io.js';
 import { type Clock, isoAt, systemClock } from '../clock.js';
-import { ConflictError } from '../errors.js';
-import { IdSchema, shortId } from '../ids.js';
+import { IdSchema } from '../ids.js';
 import { parseScope, type Scope, type SnapshotSelector } from '../scope.js';
 import type { RestoreOptions, RestoreReport, SnapshotEnvelope } from '../snapshot/envelope.js';
 import { defaultTokenizer, type Tokenizer } from '../tokenizer.js';
@@ -17,7 +15,6 @@ import { parseOrThrow } from '../validation.js';
 import {
   type DetailHit,
   type DetailInput,
-  DetailInputSchema,
   type DetailListOptions,
   DetailListOptionsSchema,
   type DetailQuery,
@@ -25,13 +22,19 @@ import {
   type DetailRecord,
   DetailRecordSchema,
 } from './record.js';
+import {
+  detailExistsError,
+  detailIndexEntries,
+  listDetails,
+  newDetail,
+  searchDetails,
+  visibleDetail,
+} from './rules.js';
 import type { DetailStore } from './store.js';
 
 const detailCodec = recordPartitionCodec<DetailRecord>('details', DetailRecordSchema, {
   idOf: (d) => d.id,
-  indexEntries: (d) => [
-    { key: d.id, text: [d.description, d.summary ?? '', d.type.replace(/_/g, ' '), d.content].join('\n') },
-  ],
+  indexEntries: detailIndexEntries,
 });
 
 /** Details are partitioned by user only: a MemoryRef stays readable from any of the user's threads. */
@@ -57,17 +60,6 @@ const detailMapping: SnapshotMapping<DetailRecord, RecordPartition<DetailRecord>
     }),
 };
 
-type DetailFilter = z.output<typeof DetailListOptionsSchema>;
-
-function matches(d: DetailRecord, f: Omit<DetailFilter, 'limit'>): boolean {
-  return (
-    (f.includeInactive || d.active) &&
-    (f.type === undefined || d.type === f.type) &&
-    (f.agentId === undefined || d.agentId === f.agentId) &&
-    (f.threadId === undefined || d.threadId === f.threadId)
-  );
-}
-
 /** DetailStore over any PartitionBackend. */
 export class PartitionedDetailStore implements DetailStore {
   readonly #backend: PartitionBackend;
@@ -82,23 +74,9 @@ export class PartitionedDetailStore implements DetailStore {
 
   async put(scope: Scope, input: DetailInput): Promise<DetailRecord> {
     const s = parseScope(scope);
-    const data = parseOrThrow(DetailInputSchema, input, 'detail');
-    const record = parseOrThrow(
-      DetailRecordSchema,
-      {
-        ...data,
-        id: data.id ?? shortId(),
-        userId: s.userId,
-        agentId: s.agentId,
-        threadId: s.threadId,
-        tokenCount: this.#tokenizer.count(data.content),
-        createdAt: isoAt(this.#clock),
-        active: true,
-      },
-      'detail',
-    );
+    const record = newDetail(s, input, this.#tokenizer, isoAt(this.#clock));
     return this.#backend.write(refFor(s.userId), detailCodec, (state) => {
-      if (state.get(record.id)) throw new ConflictError(`A detail with id "${record.id}" already exists.`);
+      if (state.get(record.id)) throw detailExistsError(record.id);
       state.put(record);
       return record;
     });
@@ -111,27 +89,20 @@ export class PartitionedDetailStore implements DetailStore {
   ): Promise<DetailRecord | null> {
     const s = parseScope(scope);
     parseOrThrow(IdSchema, id, 'detail id');
-    const record = (await this.#backend.read(refFor(s.userId), detailCodec)).get(id);
-    if (!record || (!record.active && !options.includeInactive)) return null;
-    return record;
+    return visibleDetail((await this.#backend.read(refFor(s.userId), detailCodec)).get(id), options);
   }
 
   async list(scope: Scope, options: DetailListOptions = {}): Promise<DetailRecord[]> {
     const s = parseScope(scope);
     const f = parseOrThrow(DetailListOptionsSchema, options, 'detail list options');
     const state = await this.#backend.read(refFor(s.userId), detailCodec);
-    const out = [...state.records.values()].filter((d) => matches(d, f)).reverse();
-    return f.limit === undefined ? out : out.slice(0, f.limit);
+    return listDetails(state.records.values(), f);
   }
 
   async search(scope: Scope, query: DetailQuery): Promise<DetailHit[]> {
     const s = parseScope(scope);
     const q = parseOrThrow(DetailQuerySchema, query, 'detail query');
-    const state = await this.#backend.read(refFor(s.userId), detailCodec);
-    return state
-      .index()
-      .search(q.query, { limit: q.limit, filter: (id) => matches(state.get(id)!, q) })
-      .map((hit) => ({ detail: state.get(hit.id)!, score: hit.score }));
+    return searchDetails(await this.#backend.read(refFor(s.userId), detailCodec), q);
   }
 
   async deactivate(scope: Scope, id: string): Promise<boolean> {

@@ -1,4 +1,5 @@
 import type { DetailRecord } from '../details/record.js';
+import { detailSearchText } from '../details/rules.js';
 import type { KnowledgeDocument } from '../documents/record.js';
 import { chunkSearchText } from '../documents/rules.js';
 import { type Fact, factSearchText } from '../facts/record.js';
@@ -46,9 +47,6 @@ export const documentMapping: KindMapping<KnowledgeDocument> = {
 
 export const detailVectorId = (id: string) => vectorId('x', id);
 
-export const detailText = (d: DetailRecord) =>
-  [d.description, d.summary ?? '', d.type.replace(/_/g, ' '), d.content].join('\n');
-
 /**
  * Details: one vector per active record, in the user's partition (the detail store is per user; agent
  * and thread are payload fields that searches filter on). Deactivated records have no vector.
@@ -61,7 +59,7 @@ export const detailMapping: KindMapping<DetailRecord> = {
       ? [
           {
             id: detailVectorId(d.id),
-            text: detailText(d),
+            text: detailSearchText(d),
             payload: filterOf({ id: d.id, type: d.type, agentId: d.agentId, threadId: d.threadId }),
           },
         ]
