@@ -1,6 +1,4 @@
 import {
-  categoryMatches,
-  hasAllTags,
   isWorkingEntryLive,
   keyHasPrefix,
   keyRootOf,
@@ -30,6 +28,7 @@ import {
   type WorkingSetOptions,
   workingEntryInfo,
   workingLimits,
+  workingQueryMatches,
   workingSearchText,
 } from '@kioku/core';
 import { RedisStoreBase, type RedisStoreOptions } from './base.js';
@@ -224,9 +223,8 @@ export class RedisWorkingMemoryStore extends RedisStoreBase implements WorkingMe
     const s = parseScope(scope);
     const q = parseOrThrow(WorkingQuerySchema, query, 'working-memory query');
     const live = await this.#live(this.#base(s), q.prefix);
-    const keep = (e: WorkingEntry) =>
-      (!q.category || (e.category !== undefined && categoryMatches(e.category, q.category))) &&
-      hasAllTags(e.tags, q.tags);
+    // Live and under the prefix already; the prefix is checked again, cheaply, with the rest of the query.
+    const keep = (e: WorkingEntry) => workingQueryMatches(e, q);
     if (!q.query?.trim()) {
       return live
         .filter((stored) => keep(stored.entry))

@@ -7,7 +7,6 @@ import {
   snapshotPartitions,
 } from '../backend/snapshot-io.js';
 import { type Clock, systemClock } from '../clock.js';
-import { categoryMatches, hasAllTags } from '../records/common.js';
 import { parseScope, type Scope, type SnapshotSelector } from '../scope.js';
 import type { RestoreOptions, RestoreReport, SnapshotEnvelope } from '../snapshot/envelope.js';
 import { parseOrThrow } from '../validation.js';
@@ -30,6 +29,7 @@ import {
   namespaceEvictions,
   newWorkingEntry,
   workingEntryInfo,
+  workingQueryMatches,
   workingSearchText,
 } from './rules.js';
 import type { WorkingMemoryStore } from './store.js';
@@ -150,11 +150,7 @@ export class PartitionedWorkingMemoryStore implements WorkingMemoryStore {
   async search(scope: Scope, query: WorkingQuery): Promise<WorkingHit[]> {
     const s = parseScope(scope);
     const q = parseOrThrow(WorkingQuerySchema, query, 'working-memory query');
-    const keep = (e: WorkingEntry) =>
-      this.#isLive(e) &&
-      (!q.prefix || keyHasPrefix(e.key, q.prefix)) &&
-      (!q.category || (e.category !== undefined && categoryMatches(e.category, q.category))) &&
-      hasAllTags(e.tags, q.tags);
+    const keep = (e: WorkingEntry) => this.#isLive(e) && workingQueryMatches(e, q);
     const hits: WorkingHit[] = [];
     for (const ref of await this.#partitions(s, q.prefix)) {
       const state = await this.#backend.read(ref, this.#codec);

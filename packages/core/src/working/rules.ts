@@ -1,11 +1,14 @@
 import { CapacityError } from '../errors.js';
+import { categoryMatches, hasAllTags } from '../records/common.js';
 import type { Scope } from '../scope.js';
 import { parseOrThrow } from '../validation.js';
 import {
+  keyHasPrefix,
   type WorkingEntry,
   type WorkingEntryInfo,
   WorkingEntrySchema,
   WorkingKeySchema,
+  type WorkingQuery,
   type WorkingSetOptions,
   WorkingSetOptionsSchema,
 } from './record.js';
@@ -79,6 +82,18 @@ export function workingSearchText(entry: Pick<WorkingEntry, 'key' | 'category' |
     entry.tags.join(' '),
     entry.value,
   ].join('\n');
+}
+
+/** True when `search` keeps the entry (liveness aside): under the prefix, of the category and with all the tags. */
+export function workingQueryMatches(
+  entry: WorkingEntry,
+  query: Pick<WorkingQuery, 'prefix' | 'category' | 'tags'>,
+): boolean {
+  return (
+    (!query.prefix || keyHasPrefix(entry.key, query.prefix)) &&
+    (!query.category || (entry.category !== undefined && categoryMatches(entry.category, query.category))) &&
+    hasAllTags(entry.tags, query.tags)
+  );
 }
 
 /** An entry without its value, as `list` returns it. */
