@@ -35,43 +35,66 @@ export interface SetupReport {
 }
 
 /**
- * One SQLite connection shared by any number of Kioku stores. Opening it changes nothing in the
- * database: `setup()` applies the migrations, and every store operation before that fails with a
- * StorageError that says so. Writes run in `BEGIN IMMEDIATE` transactions, so two connections (or two
- * processes) never interleave inside one operation; a busy database is waited for up to `busyTimeoutMs`.
+ * One SQLite connection shared by any number of Kioku stores. It is opened lazily: constructing it (or a
+ * store) touches nothing. `setup()` opens the file (creating it when missing), turns on WAL and applies the
+ * migrations. A store operation opens an existing file but never creates one: before `setup()` it fails
+ * with a StorageError that says to call it. Writes run in `BEGIN IMMEDIATE` transactions, so two
+ * connections (or two processes) never interleave inside one operation; a busy database is waited for up
+ * to `busyTimeoutMs`.
  */
 export class SqliteConnection {
-  readonly raw: Database.Database;
-  readonly orm: KiokuDrizzle;
+  readonly #options: SqliteConnectionOptions;
   readonly #owned: boolean;
+  #db: Database.Database | undefined;
+  #orm: KiokuDrizzle | undefined;
+  #closed = false;
   #ready = false;
 
   constructor(options: SqliteConnectionOptions) {
     if ((options.file === undefined) === (options.database === undefined)) {
       throw new KiokuError('VALIDATION', 'Give exactly one of `file` (a path or ":memory:") and `database`.');
     }
-    if (options.database) {
-      this.raw = options.database;
-      this.#owned = false;
-    } else {
-      try {
-        this.raw = new Database(options.file!);
-      } catch (error) {
-        throw new StorageError(`Cannot open SQLite database "${options.file}".`, { cause: error });
-      }
-      this.#owned = true;
-      this.raw.pragma(`busy_timeout = ${Math.max(0, Math.trunc(options.busyTimeoutMs ?? 5000))}`);
-      if (options.file !== ':memory:') this.raw.pragma('journal_mode = WAL');
-    }
-    // Unicode-aware lower case for the case-insensitive tag filter (SQLite's lower() folds ASCII only).
-    this.raw.function('kioku_lower', { deterministic: true }, (value: unknown) =>
-      typeof value === 'string' ? value.toLowerCase() : value,
-    );
-    this.orm = drizzle(this.raw, { schema });
+    this.#options = options;
+    this.#owned = options.database === undefined;
   }
 
+  /** The better-sqlite3 connection, opened on first use (an existing file only; `setup()` creates it). */
+  get raw(): Database.Database {
+    return this.#db ?? this.#open(false);
+  }
+
+  get orm(): KiokuDrizzle {
+    if (!this.#orm) this.raw;
+    return this.#orm!;
+  }
+
+  /** True while the connection is open (false before its first use and after `close()`). */
   get open(): boolean {
-    return this.raw.open;
+    return this.#db?.open ?? false;
+  }
+
+  #open(create: boolean): Database.Database {
+    if (this.#closed) throw new StorageError('The SQLite connection is closed.');
+    const file = this.#options.file;
+    let db: Database.Database;
+    if (this.#options.database) {
+      db = this.#options.database;
+    } else {
+      try {
+        db = new Database(file!, { fileMustExist: !create && file !== ':memory:' });
+      } catch (error) {
+        if (!create && (error as { code?: string }).code === 'SQLITE_CANTOPEN') throw notSetUp();
+        throw new StorageError(`Cannot open SQLite database "${file}".`, { cause: error });
+      }
+      db.pragma(`busy_timeout = ${Math.max(0, Math.trunc(this.#options.busyTimeoutMs ?? 5000))}`);
+    }
+    // Unicode-aware lower case for the case-insensitive tag filter (SQLite's lower() folds ASCII only).
+    db.function('kioku_lower', { deterministic: true }, (value: unknown) =>
+      typeof value === 'string' ? value.toLowerCase() : value,
+    );
+    this.#orm = drizzle(db, { schema });
+    this.#db = db;
+    return db;
   }
 
   /**
@@ -79,6 +102,9 @@ export class SqliteConnection {
    * the search terms when Kioku's analyzer has changed since they were computed.
    */
   async setup(): Promise<SetupReport> {
+    const db = this.#db ?? this.#open(true);
+    // WAL is persistent: set once here, every later connection to the file uses it.
+    if (this.#owned && this.#options.file !== ':memory:') db.pragma('journal_mode = WAL');
     const before = this.#appliedMigrations();
     try {
       migrate(this.orm, { migrationsFolder: MIGRATIONS_FOLDER, migrationsTable: MIGRATIONS_TABLE });
@@ -107,18 +133,15 @@ export class SqliteConnection {
 
   /** Close the connection (when Kioku opened it). Idempotent. */
   close(): void {
-    if (this.#owned && this.raw.open) this.raw.close();
+    this.#closed = true;
+    if (this.#owned && this.#db?.open) this.#db.close();
   }
 
   /** Throws a clear StorageError unless the schema is set up and current. Checked once per connection. */
   assertReady(): void {
     if (this.#ready) return;
     if (!this.raw.open) throw new StorageError('The SQLite connection is closed.');
-    if (!this.#schemaCurrent()) {
-      throw new StorageError(
-        'The Kioku SQLite schema is missing or older than this version of @kioku/store-sqlite: call `await store.setup()` first.',
-      );
-    }
+    if (!this.#schemaCurrent()) throw notSetUp();
     const analyzer = this.raw
       .prepare('SELECT value FROM kioku_meta WHERE key = ?')
       .pluck()
@@ -177,3 +200,8 @@ export class SqliteConnection {
     }
   }
 }
+
+const notSetUp = () =>
+  new StorageError(
+    'The Kioku SQLite schema is missing or older than this version of @kioku/store-sqlite: call `await store.setup()` first.',
+  );

@@ -224,7 +224,9 @@ export const meta = sqliteTable('kioku_meta', {
 
 /**
  * Rows and terms per searchable table and partition, kept by the FTS triggers: the N and average
- * length BM25 needs, without counting a partition on every query.
+ * length BM25 needs, without counting a partition on every query. Scope `''` holds the whole table's
+ * totals. `changes` counts the row changes (an insert or delete 1, an update 2) the partition has seen:
+ * a search that cached document frequencies at one count can tell whether only inserts happened since.
  */
 export const searchStats = sqliteTable(
   'kioku_search_stats',
@@ -233,6 +235,7 @@ export const searchStats = sqliteTable(
     scope: text('scope').notNull(),
     rows: integer('rows').notNull(),
     terms: integer('terms').notNull(),
+    changes: integer('changes').notNull().default(0),
   },
   (t) => [primaryKey({ columns: [t.tableName, t.scope] })],
 );

@@ -1,16 +1,16 @@
 import { DEFAULT_BM25, DEFAULT_FEEDBACK } from '@kioku/core';
 import type Database from 'better-sqlite3';
 import { getTableName, type SQL, sql } from 'drizzle-orm';
-import type { SQLiteTable } from 'drizzle-orm/sqlite-core';
+import { SQLiteSyncDialect, type SQLiteTable } from 'drizzle-orm/sqlite-core';
 import { queryTerms } from './analysis.js';
-import type { KiokuDrizzle } from './connection.js';
+import type { SqliteConnection } from './connection.js';
 
 /**
  * How search results are ordered.
- * - `kioku` (default): FTS5 `bm25()` picks the candidates, which are then scored exactly as core's
- *   LexicalIndex scores them (BM25+ with k1 1.2, b 0.5, d 1, times the number of query terms matched,
- *   then one round of pseudo-relevance feedback), with statistics of the caller's partition only.
- *   On LoCoMo this gives core's recall to the decimal.
+ * - `kioku` (default): FTS5 gathers candidate rows (all matches when they are few; see `#gather`), which
+ *   are then scored exactly as core's LexicalIndex scores them (BM25+ with k1 1.2, b 0.5, d 1, times the
+ *   number of query terms matched, then one round of pseudo-relevance feedback), with statistics of the
+ *   caller's partition only. On LoCoMo this gives core's recall to two decimals.
  * - `bm25`: FTS5's `bm25()` order as it is (k1 1.2, b 0.75, statistics of the whole table): one query,
  *   cheaper, a few points of recall lower.
  */
@@ -18,7 +18,7 @@ export type Ranking = 'kioku' | 'bm25';
 
 export interface SearchSettings {
   ranking: Ranking;
-  /** Candidates `bm25()` hands to the `kioku` ranking: at least this many (default 100), and 4× the limit. */
+  /** Rows each candidate source hands to the `kioku` ranking: this many (default 100), at least 4× the limit. */
   candidates: number;
 }
 
@@ -32,8 +32,8 @@ export interface SearchTarget {
   /** Set when the partition holds every row of the table: FTS5 then needs no partition constraint. */
   whole?: boolean;
   /**
-   * Set when the partition holds at least half of the table's rows: FTS5 then ranks on the terms alone and
-   * the partition is kept by a join (see `#candidates`).
+   * Set when the partition holds at least half of the table's rows: FTS5 then matches on the terms alone
+   * and the partition is kept by a join (see `#ranked` and `#rows`).
    */
   dominant?: boolean;
   /** Filters on the table's rows beyond the partition, which the FTS5 query already applies. */
@@ -64,6 +64,12 @@ export function ftsExpression(scope: string | undefined, terms: Iterable<string>
   return scope === undefined ? any : `search_scope : ${quoteFts(scope)} AND ${any}`;
 }
 
+/** The MATCH expression for rows holding a word of every group, in the partition named by `scope`. */
+export function ftsConjunction(scope: string | undefined, groups: readonly (readonly string[])[]): string {
+  const all = `search_terms : (${groups.map((g) => `(${g.map(quoteFts).join(' OR ')})`).join(' AND ')})`;
+  return scope === undefined ? all : `search_scope : ${quoteFts(scope)} AND ${all}`;
+}
+
 interface Candidate {
   seq: number;
   terms: string;
@@ -71,26 +77,71 @@ interface Candidate {
   rank: number;
 }
 
-interface Scored {
+/** A candidate row, its terms counted once per search. */
+interface Pooled {
   seq: number;
-  score: number;
   tf: Map<string, number>;
   length: number;
 }
 
+interface Scored extends Pooled {
+  score: number;
+}
+
+function add(pool: Map<number, Pooled>, candidates: readonly Candidate[]): void {
+  for (const c of candidates) {
+    if (!pool.has(c.seq)) pool.set(c.seq, { seq: c.seq, tf: termCounts(c.terms), length: c.length });
+  }
+}
+
+/** Every pooled row scored as core scores it: BM25+ per term times its weight, summed, times coverage. */
+function score(
+  pool: ReadonlyMap<number, Pooled>,
+  weights: ReadonlyMap<string, number>,
+  original: ReadonlySet<string>,
+  stats: { rows: number; terms: number },
+  df: (term: string) => number,
+): Scored[] {
+  const { k1, b, d } = DEFAULT_BM25;
+  const n = stats.rows;
+  const avgLength = stats.terms / n || 1;
+  // Terms in the query's order (core sums in that order: the same floating-point results).
+  const terms: string[] = [];
+  const idfs: number[] = [];
+  const counts: boolean[] = [];
+  for (const [term, weight] of weights) {
+    const f = df(term);
+    terms.push(term);
+    idfs.push(weight * Math.log(1 + (n - f + 0.5) / (f + 0.5)));
+    counts.push(original.has(term));
+  }
+  const out: Scored[] = [];
+  for (const row of pool.values()) {
+    const norm = k1 * (1 - b) + (k1 * b * row.length) / avgLength;
+    let sum = 0;
+    let covered = 0;
+    for (let i = 0; i < terms.length; i++) {
+      const f = row.tf.get(terms[i]!);
+      if (f === undefined) continue;
+      sum += idfs[i]! * (d + (f * (k1 + 1)) / (f + norm));
+      if (counts[i]) covered += 1;
+    }
+    if (sum > 0) out.push({ seq: row.seq, tf: row.tf, length: row.length, score: sum * (covered || 1) });
+  }
+  return out.sort((x, y) => y.score - x.score || x.seq - y.seq);
+}
+
 /** Runs lexical searches over one connection; statements are prepared once per SQL text. */
 export class LexicalSearch {
-  readonly #db: Database.Database;
-  readonly #orm: KiokuDrizzle;
+  /** Opened lazily: nothing is read before the first search. */
+  readonly #connection: SqliteConnection;
   readonly #settings: SearchSettings;
   readonly #statements = new Map<string, Database.Statement>();
-  /** Document frequencies per table and partition, valid while the database is unchanged. */
-  readonly #dfCache = new Map<string, Map<string, number>>();
-  #dfVersion = '';
+  /** Document frequencies per table and partition, kept in step with inserts (see `#documentFrequencies`). */
+  readonly #dfCache = new Map<string, DfCache>();
 
-  constructor(db: Database.Database, orm: KiokuDrizzle, settings: Partial<SearchSettings> = {}) {
-    this.#db = db;
-    this.#orm = orm;
+  constructor(connection: SqliteConnection, settings: Partial<SearchSettings> = {}) {
+    this.#connection = connection;
     this.#settings = { ...DEFAULT_SEARCH, ...settings };
   }
 
@@ -99,107 +150,127 @@ export class LexicalSearch {
     const weights = queryTerms(query);
     if (weights.size === 0) return [];
     if (this.#settings.ranking === 'bm25') {
-      return this.#candidates(request, weights.keys(), limit).map((c) => ({ seq: c.seq, score: -c.rank }));
+      return this.#ranked(request, weights.keys(), limit).map((c) => ({ seq: c.seq, score: -c.rank }));
     }
-    const stats = this.#stats(request);
+    const stats = this.#stats(request.table, request.scope);
     if (stats.rows === 0) return [];
-    const tableRows = this.#prepare('SELECT total(rows) FROM kioku_search_stats WHERE table_name = ?')
-      .pluck()
-      .get(tableName(request.table)) as number;
-    const target = { ...request, whole: tableRows === stats.rows, dominant: stats.rows * 2 >= tableRows };
+    const table = this.#stats(request.table, TABLE_TOTALS);
+    const target = { ...request, whole: table.rows === stats.rows, dominant: stats.rows * 2 >= table.rows };
     const original = new Set(weights.keys());
-    const df = this.#documentFrequencies(target);
+    const df = this.#documentFrequencies(target, stats, table);
     const depth = Math.max(this.#settings.candidates, limit * 4);
-    const feedback = DEFAULT_FEEDBACK;
-    const tfs = new Map<number, Map<string, number>>();
-    let ranked = this.#rank(target, weights, original, depth, stats, df, tfs).slice(
-      0,
-      Math.max(limit, feedback.docs),
-    );
-    const expanded = expand(ranked, weights, stats.rows, df);
-    if (expanded) ranked = this.#rank(target, expanded, original, depth, stats, df, tfs);
+    // Every row gathered for the query is scored; the feedback round adds its own rows to the same pool,
+    // so the first round's best rows are scored again with the expanded query (core scores every row).
+    const pool = new Map<number, Pooled>();
+    this.#gather(target, weights, original, depth, df, pool, stats.rows);
+    let ranked = score(pool, weights, original, stats, df);
+    const expanded = expand(ranked.slice(0, Math.max(limit, DEFAULT_FEEDBACK.docs)), weights, stats.rows, df);
+    if (expanded) {
+      this.#gather(target, expanded, original, depth, df, pool, stats.rows);
+      ranked = score(pool, expanded, original, stats, df);
+    }
     return ranked.slice(0, limit).map(({ seq, score }) => ({ seq, score }));
   }
 
-  /** Candidates scored as core scores them: BM25+ per term times its weight, summed, times coverage. */
-  #rank(
+  /**
+   * Adds the query's candidate rows to `pool`; every pooled row is then scored exactly. FTS5's bm25() costs
+   * about a microsecond per matching row plus a walk through every phrase's postings, so a word found in
+   * much of a large partition ("user" in a million facts) must not be ranked by it. So:
+   * - when the query's words occur in at most EXACT_BUDGET rows (summed document frequencies), all of those
+   *   rows: core's ranking exactly (almost every LoCoMo question);
+   * - otherwise, words taken rarest first: the rare words, while their postings add up to at most
+   *   MATCH_BUDGET, ranked by bm25() (its best `depth` rows);
+   * - the newest `depth` rows holding every query word that is in at most half of the partition, and the
+   *   newest `depth` holding a rare word (or, when no word is rare, the rarest word) and another: covering
+   *   more of the query multiplies the score, and FTS5 finds such rows by intersecting postings, without
+   *   ranking them;
+   * - when that gives fewer than `depth` rows, the newest rows holding a common word.
+   * In the feedback round (`original` holds the query's own words), only the feedback words are looked up:
+   * all their rows when few, else the rare ones' bm25() best (within FEEDBACK_BUDGET postings) and the
+   * newest rows holding one with an original word. Rows of original words alone are in the pool already.
+   */
+  #gather(
     target: SearchTarget,
     weights: ReadonlyMap<string, number>,
     original: ReadonlySet<string>,
     depth: number,
-    stats: { rows: number; terms: number },
     df: (term: string) => number,
-    tfs: Map<number, Map<string, number>>,
-  ): Scored[] {
-    const { k1, b, d } = DEFAULT_BM25;
-    const n = stats.rows;
-    const avgLength = stats.terms / n || 1;
-    const idf = new Map<string, number>();
-    for (const [term, weight] of weights) {
-      const f = df(term);
-      idf.set(term, weight * Math.log(1 + (n - f + 0.5) / (f + 0.5)));
+    pool: Map<number, Pooled>,
+    rows: number,
+  ): void {
+    const feedback = [...weights.keys()].some((term) => !original.has(term));
+    const present = [...weights.keys()]
+      .filter((term) => df(term) > 0 && !(feedback && original.has(term)))
+      .sort((a, b) => df(a) - df(b) || (a < b ? -1 : a > b ? 1 : 0));
+    if (present.length === 0) return;
+    if (present.reduce((sum, term) => sum + df(term), 0) <= EXACT_BUDGET) {
+      add(pool, this.#matching(target, present));
+      return;
     }
-    const out: Scored[] = [];
-    for (const c of this.#selectiveCandidates(target, weights, depth, df)) {
-      let tf = tfs.get(c.seq);
-      if (!tf) {
-        tf = termCounts(c.terms);
-        tfs.set(c.seq, tf);
-      }
-      const norm = k1 * (1 - b) + (k1 * b * c.length) / avgLength;
-      let score = 0;
-      let covered = 0;
-      for (const [term, termIdf] of idf) {
-        const f = tf.get(term);
-        if (!f) continue;
-        score += termIdf * (d + (f * (k1 + 1)) / (f + norm));
-        if (original.has(term)) covered += 1;
-      }
-      out.push({ seq: c.seq, score: score * (covered || 1), tf, length: c.length });
+    const rare: string[] = [];
+    const budget = feedback ? FEEDBACK_BUDGET : MATCH_BUDGET;
+    let postings = 0;
+    for (const term of present) {
+      if (postings + df(term) > budget) break;
+      rare.push(term);
+      postings += df(term);
     }
-    return out.sort((x, y) => y.score - x.score || x.seq - y.seq);
+    const common = present.slice(rare.length);
+    const anchor = rare.length > 0 ? rare : common.slice(0, 1);
+    if (rare.length > 0) add(pool, this.#ranked(target, rare, depth));
+    if (feedback) {
+      const originals = [...original].filter((term) => df(term) > 0);
+      if (originals.length > 0) add(pool, this.#newest(target, [anchor, originals], depth));
+      return;
+    }
+    if (common.length === 0) return;
+    const before = pool.size;
+    const telling = present.filter((term) => df(term) * 2 <= rows);
+    if (present.length >= 3 && telling.length >= 2) {
+      add(
+        pool,
+        this.#newest(
+          target,
+          telling.map((term) => [term]),
+          depth,
+        ),
+      );
+    }
+    const others = rare.length > 0 ? common : common.slice(1);
+    if (others.length > 0) add(pool, this.#newest(target, [anchor, others], depth));
+    if (pool.size - before < depth) add(pool, this.#newest(target, [common], depth));
+  }
+
+  /** Every row of the partition holding any of `terms`, with its analyzed text. */
+  #matching(target: SearchTarget, terms: readonly string[]): Candidate[] {
+    return this.#rows(target, (scope) => ftsExpression(scope, terms), undefined);
+  }
+
+  /** The newest rows of the partition holding a word of every group (no ranking: FTS5 walks rowids backwards). */
+  #newest(target: SearchTarget, groups: readonly (readonly string[])[], limit: number): Candidate[] {
+    return this.#rows(target, (scope) => ftsConjunction(scope, groups), limit);
   }
 
   /**
-   * Candidates for the `kioku` ranking. FTS5 ranks every row that matches any term, so a term that
-   * occurs in much of a large partition ("user" in a million facts) would make every query slow.
-   * The rarest terms go into the MATCH until their rows add up to MATCH_BUDGET; the common rest still
-   * count in the scores (read from each candidate's terms). When the rare terms match fewer rows than
-   * wanted, the newest rows with a common term fill up. Small partitions always match on every term.
+   * Rows of the partition matching an expression, with their analyzed text; newest first when limited.
+   * The partition is a phrase of the MATCH, or (holding at least half of the table, see `#ranked`) a join
+   * condition: FTS5 would otherwise intersect every match with the partition's own long postings list.
    */
-  #selectiveCandidates(
-    target: SearchTarget,
-    weights: ReadonlyMap<string, number>,
-    depth: number,
-    df: (term: string) => number,
-  ): Candidate[] {
-    const present = [...weights.keys()].filter((term) => df(term) > 0).sort((a, b) => df(a) - df(b));
-    if (present.length === 0) return [];
-    const selective: string[] = [];
-    let postings = 0;
-    for (const term of present) {
-      if (selective.length > 0 && postings + df(term) > MATCH_BUDGET) break;
-      selective.push(term);
-      postings += df(term);
-    }
-    const found = this.#candidates(target, selective, depth);
-    const rest = present.slice(selective.length);
-    if (rest.length === 0 || found.length >= depth) return found;
-    const seen = new Set(found.map((c) => c.seq));
-    const fill = this.#newest(target, rest, depth - found.length + seen.size).filter((c) => !seen.has(c.seq));
-    return [...found, ...fill.slice(0, depth - found.length)];
-  }
-
-  /** The newest rows of the partition matching any of `terms` (no ranking: FTS5 walks rowids backwards). */
-  #newest(target: SearchTarget, terms: Iterable<string>, limit: number): Candidate[] {
+  #rows(target: SearchTarget, expression: (scope: string | undefined) => string, limit: number | undefined) {
     const t = target.table;
     const fts = sql.identifier(`${tableName(t)}_fts`);
-    const match = ftsExpression(target.whole ? undefined : target.scope, terms);
-    const filter = target.where ? sql` AND (${target.where})` : sql``;
-    return this.#orm.all<Candidate>(
+    const joined = !target.whole && target.dominant === true;
+    const match = expression(target.whole || joined ? undefined : target.scope);
+    const conditions = [
+      joined ? sql`${t}.search_scope = ${target.scope}` : undefined,
+      target.where ? sql`(${target.where})` : undefined,
+    ].filter((c) => c !== undefined);
+    const filter = conditions.length > 0 ? sql` AND ${sql.join(conditions, sql` AND `)}` : sql``;
+    const newest = limit === undefined ? sql`` : sql` ORDER BY ${fts}.rowid DESC LIMIT ${limit}`;
+    return this.#all(
       sql`SELECT ${t}.seq AS seq, 0 AS rank, ${t}.search_terms AS terms, ${t}.search_length AS length
           FROM ${fts} JOIN ${t} ON ${t}.seq = ${fts}.rowid
-          WHERE ${fts} MATCH ${match}${filter} ORDER BY ${fts}.rowid DESC LIMIT ${limit}`,
+          WHERE ${fts} MATCH ${match}${filter}${newest}`,
     );
   }
 
@@ -214,7 +285,7 @@ export class LexicalSearch {
    * half of the table, the MATCH has the terms alone and a join keeps the partition's rows: the same rows
    * with the same scores (the scope phrase adds 0 to bm25), and at most twice the rows to rank.
    */
-  #candidates(target: SearchTarget, terms: Iterable<string>, limit: number): Candidate[] {
+  #ranked(target: SearchTarget, terms: Iterable<string>, limit: number): Candidate[] {
     const t = target.table;
     const fts = sql.identifier(`${tableName(t)}_fts`);
     const joined = !target.whole && target.dominant === true;
@@ -228,64 +299,94 @@ export class LexicalSearch {
       ? sql`SELECT ${fts}.rowid AS seq, ${fts}.rank AS rank FROM ${fts} JOIN ${t} ON ${t}.seq = ${fts}.rowid
             WHERE ${fts} MATCH ${match} AND (${where}) ORDER BY ${fts}.rank LIMIT ${limit}`
       : sql`SELECT rowid AS seq, rank FROM ${fts} WHERE ${fts} MATCH ${match} ORDER BY rank LIMIT ${limit}`;
-    return this.#orm.all<Candidate>(
+    return this.#all(
       sql`SELECT m.seq AS seq, m.rank AS rank, ${t}.search_terms AS terms, ${t}.search_length AS length
           FROM (${top}) m JOIN ${t} ON ${t}.seq = m.seq ORDER BY m.rank`,
     );
   }
 
-  #stats(target: SearchTarget): { rows: number; terms: number } {
+  #stats(table: SQLiteTable, scope: string): Stats {
     const row = this.#prepare(
-      'SELECT rows, terms FROM kioku_search_stats WHERE table_name = ? AND scope = ?',
-    ).get(tableName(target.table), target.scope) as { rows: number; terms: number } | undefined;
-    return row ?? { rows: 0, terms: 0 };
+      'SELECT rows, terms, changes FROM kioku_search_stats WHERE table_name = ? AND scope = ?',
+    ).get(tableName(table), scope) as Stats | undefined;
+    return row ?? { rows: 0, terms: 0, changes: 0 };
   }
 
   /**
    * Document frequency within the partition. When the partition is the whole table, FTS5's vocabulary
-   * answers directly; otherwise the partition's matches are counted. Counts are cached until the
-   * database changes (this connection's `total_changes()` or, for other connections, `data_version`).
+   * answers directly; otherwise the partition's matches are counted. Either walks the term's postings, so
+   * counts are cached per partition and kept exact across writes, whoever makes them: the partition's
+   * `changes` counter tells how many row changes happened since the cache was filled. When every one of
+   * them is a row inserted since (a row above the table's highest `seq` of then), their terms are added to
+   * the cached counts; after anything else (an update, a delete, too many rows) the cache starts afresh.
    */
-  #documentFrequencies(target: SearchTarget): (term: string) => number {
+  #documentFrequencies(target: SearchTarget, stats: Stats, table: Stats): (term: string) => number {
     const name = tableName(target.table);
     const fts = `${name}_fts`;
-    const version = this.#prepare("SELECT total_changes() || '/' || data_version FROM pragma_data_version")
-      .pluck()
-      .get() as string;
-    if (version !== this.#dfVersion) {
-      this.#dfCache.clear();
-      this.#dfVersion = version;
-    }
-    const cacheKey = `${name}/${target.scope}`;
-    let memo = this.#dfCache.get(cacheKey);
-    if (!memo || memo.size > MAX_CACHED_TERMS) {
-      memo = new Map();
-      this.#dfCache.set(cacheKey, memo);
+    const key = `${name}/${target.scope}`;
+    let cache = this.#dfCache.get(key);
+    if (cache && !this.#catchUp(cache, target, stats, table)) cache = undefined;
+    if (!cache || cache.df.size > MAX_CACHED_TERMS) {
+      const maxSeq = this.#prepare(`SELECT max(seq) FROM "${name}"`).pluck().get() as number | null;
+      cache = { changes: stats.changes, tableChanges: table.changes, maxSeq: maxSeq ?? 0, df: new Map() };
+      this.#dfCache.set(key, cache);
     }
     const whole = target.whole === true;
     const vocab = this.#prepare(
       `SELECT doc FROM "${fts}_vocab" WHERE term = ? AND col = 'search_terms'`,
     ).pluck();
     const count = this.#prepare(`SELECT count(*) FROM "${fts}" WHERE "${fts}" MATCH ?`).pluck();
-    const cache = memo;
+    const memo = cache.df;
     return (term) => {
-      let value = cache.get(term);
+      let value = memo.get(term);
       if (value === undefined) {
         value = whole
           ? ((vocab.get(term) as number | undefined) ?? 0)
           : (count.get(
               `search_scope : ${quoteFts(target.scope)} AND search_terms : ${quoteFts(term)}`,
             ) as number);
-        cache.set(term, value);
+        memo.set(term, value);
       }
       return value;
     };
   }
 
+  /** Brings `cache` up to the partition's current state; false when it cannot (start afresh). */
+  #catchUp(cache: DfCache, target: SearchTarget, stats: Stats, table: Stats): boolean {
+    const delta = stats.changes - cache.changes;
+    if (delta === 0) return true;
+    // Rows inserted anywhere in the table since are scanned: not when there are too many of them.
+    if (delta < 0 || table.changes - cache.tableChanges > MAX_REPLAYED) return false;
+    const name = tableName(target.table);
+    const rows = this.#prepare(
+      `SELECT seq, search_terms FROM "${name}" WHERE seq > ? AND search_scope = ? ORDER BY seq LIMIT ?`,
+    )
+      .raw()
+      .all(cache.maxSeq, target.scope, delta + 1) as Array<[number, string]>;
+    // Every change must be one of these inserts; a delete or update since (or a reused rowid) means not.
+    if (rows.length !== delta) return false;
+    for (const [, terms] of rows) {
+      for (const term of new Set(terms ? terms.split(' ') : [])) {
+        const value = cache.df.get(term);
+        if (value !== undefined) cache.df.set(term, value + 1);
+      }
+    }
+    cache.changes = stats.changes;
+    cache.tableChanges = table.changes;
+    cache.maxSeq = (this.#prepare(`SELECT max(seq) FROM "${name}"`).pluck().get() as number | null) ?? 0;
+    return true;
+  }
+
+  /** Runs a query built with drizzle's `sql`, its statement prepared once per SQL text. */
+  #all(query: SQL): Candidate[] {
+    const { sql: text, params } = dialect.sqlToQuery(query);
+    return this.#prepare(text).all(...params) as Candidate[];
+  }
+
   #prepare(source: string): Database.Statement {
     let statement = this.#statements.get(source);
     if (!statement) {
-      statement = this.#db.prepare(source);
+      statement = this.#connection.raw.prepare(source);
       this.#statements.set(source, statement);
     }
     return statement;
@@ -294,10 +395,38 @@ export class LexicalSearch {
 
 const tableName = (table: SQLiteTable): string => getTableName(table);
 
+const dialect = new SQLiteSyncDialect();
+
 const MAX_CACHED_TERMS = 50_000;
+
+/** Inserts (anywhere in the table) a search replays into its document-frequency cache, at most. */
+const MAX_REPLAYED = 1_000;
+
+/** The `kioku_search_stats` scope that holds a table's totals. */
+const TABLE_TOTALS = '';
+
+interface Stats {
+  rows: number;
+  terms: number;
+  changes: number;
+}
+
+interface DfCache {
+  /** The partition's and the table's `changes`, and the table's highest `seq`, when `df` was last exact. */
+  changes: number;
+  tableChanges: number;
+  maxSeq: number;
+  df: Map<string, number>;
+}
 
 /** Rows (summed document frequencies) the first stage of the `kioku` ranking lets FTS5 rank at most. */
 const MATCH_BUDGET = 5_000;
+
+/** Up to this many matching rows (summed document frequencies), every one is scored: core's exact ranking. */
+const EXACT_BUDGET = 1_000;
+
+/** The feedback round's MATCH_BUDGET: its words weigh less, and its rows seldom reach the top. */
+const FEEDBACK_BUDGET = 1_000;
 
 /** Term frequencies of an analyzed text, in order of first occurrence. */
 function termCounts(terms: string): Map<string, number> {

@@ -1,7 +1,15 @@
-import { copyFileSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import {
+  copyFileSync,
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  readFileSync,
+  rmSync,
+  writeFileSync,
+} from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { ManualClock } from '@kioku/core';
+import { factSearchText, LexicalIndex, ManualClock } from '@kioku/core';
 import { expectKiokuError, randomScope } from '@kioku/store-test-suite';
 import Database from 'better-sqlite3';
 import { drizzle } from 'drizzle-orm/better-sqlite3';
@@ -15,6 +23,7 @@ import {
   quoteFts,
   SqliteConnection,
   SqliteFactStore,
+  scopeToken,
 } from '../src/index.js';
 
 const FTS_TABLES = ['kioku_facts_fts', 'kioku_document_chunks_fts', 'kioku_working_fts', 'kioku_details_fts'];
@@ -56,11 +65,38 @@ function checkFtsIntegrity(db: Database.Database): void {
 describe('setup and migrations', () => {
   it('touches nothing before setup(); every call fails with a clear STORAGE error until then', async () => {
     const s = stores();
-    const tables = peek().prepare("SELECT name FROM sqlite_master WHERE type = 'table'").all();
-    expect(tables).toEqual([]);
+    expect(s.connection.open).toBe(false);
     const error = await expectKiokuError(s.facts.list(randomScope()), 'STORAGE');
     expect(error.message).toContain('setup()');
     await expectKiokuError(s.sessions.create(randomScope()), 'STORAGE');
+    await expectKiokuError(s.facts.search(randomScope(), { query: 'x' }), 'STORAGE');
+    // An operation never creates the file: only setup() does.
+    expect(existsSync(file)).toBe(false);
+    expect(existsSync(`${file}-wal`)).toBe(false);
+    await s.setup();
+    expect(existsSync(file)).toBe(true);
+    expect(await s.facts.list(randomScope())).toEqual([]);
+  });
+
+  it('an existing file without the schema is opened but left as it was, journal mode included', async () => {
+    const db = new Database(file);
+    open.push(db);
+    db.exec('CREATE TABLE app_own (x)');
+    const s = stores();
+    const error = await expectKiokuError(s.facts.count(randomScope()), 'STORAGE');
+    expect(error.message).toContain('setup()');
+    expect(db.pragma('journal_mode', { simple: true })).toBe('delete');
+    expect(db.prepare("SELECT name FROM sqlite_master WHERE type = 'table'").pluck().all()).toEqual([
+      'app_own',
+    ]);
+  });
+
+  it('close() before first use opens nothing; later calls fail with STORAGE', async () => {
+    const s = stores();
+    s.close();
+    await expectKiokuError(s.facts.list(randomScope()), 'STORAGE');
+    await expectKiokuError(s.setup(), 'STORAGE');
+    expect(existsSync(file)).toBe(false);
   });
 
   it('is idempotent and records migrations in __kioku_migrations only', async () => {
@@ -437,6 +473,136 @@ describe('newest-updated pages and counts', () => {
   });
 });
 
+/** `kioku_search_stats` of one table, read directly: scope -> [rows, terms]. */
+function statsOf(db: Database.Database, table: string): Record<string, [number, number]> {
+  const rows = db
+    .prepare('SELECT scope, rows, terms FROM kioku_search_stats WHERE table_name = ?')
+    .all(table) as Array<{ scope: string; rows: number; terms: number }>;
+  return Object.fromEntries(
+    rows.filter((r) => r.rows > 0 || r.scope === '').map((r) => [r.scope, [r.rows, r.terms]]),
+  );
+}
+
+describe('search statistics and caches', () => {
+  it("scope '' holds each table's totals: the sums of its partitions, through every kind of write", async () => {
+    const s = stores();
+    await s.setup();
+    const a = { userId: 'u1', threadId: 't1' };
+    const b = { userId: 'u2', agentId: 'x', threadId: 't1' };
+    const f = await s.facts.createMany(a, [{ content: 'one fact' }, { content: 'two facts here' }]);
+    await s.facts.create(b, { content: 'other partition' });
+    await s.facts.update(a, f[0]!.id, { content: 'one fact, longer now' });
+    await s.facts.delete(a, f[1]!.id);
+    await s.facts.restore(await s.facts.snapshot({ userId: 'u2' }));
+    await s.documents.add(a, { title: 'Doc', text: 'Some knowledge.\n\nMore of it.' });
+    await s.working.set(a, 'session/s1/k', 'a value');
+    await s.details.put(b, { description: 'log', content: 'error log' });
+    const db = peek();
+    for (const table of ['kioku_facts', 'kioku_document_chunks', 'kioku_working', 'kioku_details']) {
+      const stats = statsOf(db, table);
+      const partitions = Object.entries(stats).filter(([scope]) => scope !== '');
+      expect(partitions.length).toBeGreaterThan(0);
+      expect(stats['']).toEqual([
+        partitions.reduce((n, [, v]) => n + v[0], 0),
+        partitions.reduce((n, [, v]) => n + v[1], 0),
+      ]);
+      const direct = db.prepare(`SELECT count(*), total(search_length) FROM ${table}`).raw().get();
+      expect(stats['']).toEqual(direct);
+    }
+  });
+
+  it('a search sees every write of another connection, with the scores a fresh connection computes', async () => {
+    const s = stores();
+    await s.setup();
+    const scope = { userId: 'u1' };
+    const words = ['chess', 'cello', 'tennis', 'garden', 'painting', 'hiking', 'baking', 'poetry'];
+    const text = (i: number) =>
+      `User enjoys ${words[i % 8]} and ${words[(i * 3 + 1) % 8]} with friend number ${i % 13}`;
+    await s.facts.createMany(
+      scope,
+      Array.from({ length: 200 }, (_, i) => ({ id: `f${i}`, content: text(i) })),
+    );
+    const queries = ['chess with a friend', 'cello and tennis', 'baking poetry garden', 'friend number 7'];
+    const results = async (store: SqliteFactStore) => {
+      const out: Array<Array<[string, number]>> = [];
+      for (const query of queries) {
+        out.push((await store.search(scope, { query, limit: 20 })).map((h) => [h.fact.id, h.score]));
+      }
+      return out;
+    };
+    await results(s.facts); // fills the caches
+    const other = new SqliteFactStore({ file });
+    open.push(other);
+    const writes: Array<() => Promise<unknown>> = [
+      () => other.create(scope, { id: 'n1', content: 'User enjoys chess with friend number 7' }),
+      () => other.createMany(scope, [{ content: 'cello tennis cello' }, { content: 'baking' }]),
+      () => other.create({ userId: 'u2' }, { content: 'chess chess chess' }),
+      () => other.update(scope, 'f3', { content: 'User gave up poetry for chess' }),
+      () => other.delete(scope, 'f4'),
+      () => other.delete(scope, 'n1'),
+      () => other.create(scope, { id: 'n1', content: 'User enjoys cello' }),
+      () =>
+        other.createMany(
+          { userId: 'u3' },
+          Array.from({ length: 1100 }, (_, i) => ({ content: text(i) })),
+        ),
+      () => s.facts.create(scope, { content: 'garden poetry friend' }),
+    ];
+    for (const write of writes) {
+      await write();
+      const fresh = new SqliteFactStore({ file });
+      open.push(fresh);
+      expect(await results(s.facts)).toEqual(await results(fresh));
+    }
+  });
+
+  it("with few matching rows, the ranking is core's LexicalIndex exactly (ids and scores)", async () => {
+    const s = stores();
+    await s.setup();
+    const scope = { userId: 'u1', agentId: 'a1' };
+    const words = 'alpha beta gamma delta epsilon zeta eta theta iota kappa lambda mu'.split(' ');
+    const inputs = Array.from({ length: 150 }, (_, i) => ({
+      id: `f${i}`,
+      content: Array.from({ length: 3 + (i % 7) }, (_, j) => words[(i * 7 + j * j * 3) % 12]).join(' '),
+    }));
+    const created = await s.facts.createMany(scope, inputs);
+    await s.facts.create({ userId: 'u2' }, { content: 'alpha beta gamma in another partition' });
+    const core = new LexicalIndex();
+    for (const fact of created) core.set(fact.id, factSearchText(fact));
+    for (const query of [
+      'alpha',
+      'beta gamma',
+      'delta epsilon zeta',
+      'mu lambda kappa iota',
+      'theta alpha',
+    ]) {
+      const expected = core.search(query, { limit: 30 }).map((h) => [h.id, h.score]);
+      const got = (await s.facts.search(scope, { query, limit: 30 })).map((h) => [h.fact.id, h.score]);
+      expect(got.map(([id]) => id)).toEqual(expected.map(([id]) => id));
+      for (const [i, [, score]] of got.entries()) expect(score).toBeCloseTo(expected[i]![1] as number, 9);
+    }
+  });
+
+  it('a partition whose words match thousands of rows still finds the facts that cover the query', async () => {
+    const s = stores();
+    await s.setup();
+    const scope = { userId: 'u1' };
+    // "user" and "likes" are in every fact, "music" in every other one: far past the exact and bm25 budgets.
+    await s.facts.createMany(
+      scope,
+      Array.from({ length: 12_000 }, (_, i) => ({
+        content: `User likes ${i % 2 ? 'music' : 'sports'} number ${i % 500}`,
+      })),
+    );
+    const target = await s.facts.create(scope, { content: 'User likes jazz music and jazz clubs' });
+    const hits = await s.facts.search(scope, { query: 'which jazz music does the user like?' });
+    expect(hits[0]?.fact.id).toBe(target.id);
+    const common = await s.facts.search(scope, { query: 'user likes music', limit: 20 });
+    expect(common).toHaveLength(20);
+    expect(common.every((h) => /music/.test(h.fact.content))).toBe(true);
+  });
+});
+
 describe('upgrades', () => {
   it('setup() brings a database made by the first release (migrations 0000-0001) up to date, data kept', async () => {
     const db = new Database(file);
@@ -464,6 +630,13 @@ describe('upgrades', () => {
     expect(report.migrationsApplied).toBe(released - 2);
     expect(await store.count({ userId: 'u1' })).toBe(1);
     expect((await store.list({ userId: 'u1' }, { order: 'updated' }))[0]?.id).toBe('f1');
+    // The table totals (scope '') start from the partitions' rows, and the new triggers keep them.
+    await store.create({ userId: 'u2' }, { content: 'newer fact here' });
+    expect(statsOf(db, 'kioku_facts')).toEqual({
+      '': [2, 5],
+      [scopeToken('u1', '')]: [1, 2],
+      [scopeToken('u2', '')]: [1, 3],
+    });
     const columns = db
       .prepare("SELECT name, desc FROM pragma_index_xinfo('kioku_facts_updated') WHERE key = 1")
       .all();

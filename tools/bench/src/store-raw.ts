@@ -6,12 +6,14 @@
  * the SQL on every call, the transaction around each operation, mapping rows to `Fact`s, error mapping — is
  * what the overhead ratio measures.
  *
- * SQLite search follows `packages/store-sqlite/src/search.ts` step by step (the `kioku` ranking): the
- * partition's statistics, document frequencies from the FTS5 vocabulary (cached while the database is
- * unchanged), the rarest terms into the FTS5 `bm25()` candidate query (newest rows with a common term when
- * that finds too few), core's BM25+ with coverage on the candidates, one round of pseudo-relevance feedback
- * (a second candidate query with the expanded terms), then the winners' rows by `seq`. A partition holding
- * at least half of the table is kept by a join rather than a phrase of the MATCH, as the adapter does.
+ * SQLite search follows `packages/store-sqlite/src/search.ts` step by step (the `kioku` ranking), in one
+ * read transaction: the partition's and the table's statistics (`kioku_search_stats`), document frequencies
+ * from the FTS5 vocabulary (cached, and caught up over inserts by the `changes` counters as the adapter
+ * does), the candidate rows (all matches when they are few; else the rare words' FTS5 `bm25()` best, the
+ * newest rows holding every telling word or a rare word and another, the newest with a common word when
+ * short), core's BM25+ with coverage over every candidate, one round of pseudo-relevance feedback (the
+ * feedback words' rows added to the same pool), then the winners' rows by `seq`. A partition holding at
+ * least half of the table is ranked through a join rather than a phrase of the MATCH, as the adapter does.
  * PostgreSQL search is the adapter's two queries (the query's lexemes, then coverage + `ts_rank` over the
  * GIN matches), written as one would by hand: the score is computed once and ordered by its alias.
  */
@@ -72,7 +74,6 @@ interface Candidate {
   seq: number;
   terms: string;
   length: number;
-  rank: number;
 }
 
 /** Where the partition stands in its table: all of it, or at least half of it. */
@@ -81,17 +82,31 @@ interface Place {
   dominant: boolean;
 }
 
-interface Scored {
+interface Pooled {
   seq: number;
-  score: number;
   tf: Map<string, number>;
   length: number;
 }
 
-/** As in the adapter: FTS5 ranks at most this many postings in the first stage. */
+interface Scored extends Pooled {
+  score: number;
+}
+
+interface Stats {
+  rows: number;
+  terms: number;
+  changes: number;
+}
+
+/** As in the adapter (`packages/store-sqlite/src/search.ts`). */
 const MATCH_BUDGET = 5_000;
+const EXACT_BUDGET = 1_000;
+const FEEDBACK_BUDGET = 1_000;
+const MAX_REPLAYED = 1_000;
+const MAX_CACHED_TERMS = 50_000;
 const CANDIDATES = 100;
 const quote = (term: string) => `"${term.replaceAll('"', '""')}"`;
+const anyOf = (terms: readonly string[]) => `(${terms.map(quote).join(' OR ')})`;
 
 /** One user's facts (no agent) in a database set up by `@kioku/store-sqlite`, through better-sqlite3 alone. */
 export class RawSqliteFacts {
@@ -101,16 +116,19 @@ export class RawSqliteFacts {
   readonly #insert: Database.Statement;
   readonly #byId: Database.Statement;
   readonly #stats: Database.Statement;
-  readonly #tableRows: Database.Statement;
-  readonly #version: Database.Statement;
+  readonly #maxSeq: Database.Statement;
+  readonly #inserted: Database.Statement;
   readonly #vocab: Database.Statement;
   readonly #count: Database.Statement;
-  readonly #candidates: Database.Statement;
-  readonly #candidatesJoined: Database.Statement;
+  readonly #ranked: Database.Statement;
+  readonly #rankedJoined: Database.Statement;
   readonly #newest: Database.Statement;
-  readonly #bySeq = new Map<number, Database.Statement>();
-  #dfVersion = '';
-  #df = new Map<string, number>();
+  readonly #newestJoined: Database.Statement;
+  readonly #matching: Database.Statement;
+  readonly #matchingJoined: Database.Statement;
+  readonly #bySeq: Database.Statement;
+  /** Document frequencies of the partition, kept across inserts as the adapter keeps them. */
+  #df: { changes: number; tableChanges: number; maxSeq: number; df: Map<string, number> } | undefined;
 
   constructor(db: Database.Database, userId: string) {
     this.#db = db;
@@ -124,36 +142,41 @@ export class RawSqliteFacts {
     this.#byId = db.prepare(
       `SELECT ${FACT_COLUMNS} FROM kioku_facts WHERE user_id = ? AND agent_id = '' AND id = ?`,
     );
-    this.#stats = db.prepare(
-      "SELECT rows, terms FROM kioku_search_stats WHERE table_name = 'kioku_facts' AND scope = ?",
+    this.#bySeq = db.prepare(
+      `SELECT ${FACT_COLUMNS} FROM kioku_facts WHERE seq IN (SELECT value FROM json_each(?))`,
     );
-    this.#tableRows = db
-      .prepare("SELECT total(rows) FROM kioku_search_stats WHERE table_name = 'kioku_facts'")
-      .pluck();
-    this.#version = db
-      .prepare("SELECT total_changes() || '/' || data_version FROM pragma_data_version")
-      .pluck();
+    this.#stats = db.prepare(
+      "SELECT rows, terms, changes FROM kioku_search_stats WHERE table_name = 'kioku_facts' AND scope = ?",
+    );
+    this.#maxSeq = db.prepare('SELECT max(seq) FROM kioku_facts').pluck();
+    this.#inserted = db
+      .prepare(
+        'SELECT seq, search_terms FROM kioku_facts WHERE seq > ? AND search_scope = ? ORDER BY seq LIMIT ?',
+      )
+      .raw();
     this.#vocab = db
       .prepare("SELECT doc FROM kioku_facts_fts_vocab WHERE term = ? AND col = 'search_terms'")
       .pluck();
     this.#count = db.prepare('SELECT count(*) FROM kioku_facts_fts WHERE kioku_facts_fts MATCH ?').pluck();
-    this.#candidates = db.prepare(
-      `SELECT m.seq AS seq, m.rank AS rank, f.search_terms AS terms, f.search_length AS length
+    this.#ranked = db.prepare(
+      `SELECT m.seq AS seq, f.search_terms AS terms, f.search_length AS length
        FROM (SELECT rowid AS seq, rank FROM kioku_facts_fts WHERE kioku_facts_fts MATCH ? ORDER BY rank LIMIT ?) m
        JOIN kioku_facts f ON f.seq = m.seq ORDER BY m.rank`,
     );
-    this.#candidatesJoined = db.prepare(
-      `SELECT m.seq AS seq, m.rank AS rank, f.search_terms AS terms, f.search_length AS length
+    this.#rankedJoined = db.prepare(
+      `SELECT m.seq AS seq, f.search_terms AS terms, f.search_length AS length
        FROM (SELECT kioku_facts_fts.rowid AS seq, kioku_facts_fts.rank AS rank
              FROM kioku_facts_fts JOIN kioku_facts ON kioku_facts.seq = kioku_facts_fts.rowid
              WHERE kioku_facts_fts MATCH ? AND kioku_facts.search_scope = ? ORDER BY kioku_facts_fts.rank LIMIT ?) m
        JOIN kioku_facts f ON f.seq = m.seq ORDER BY m.rank`,
     );
-    this.#newest = db.prepare(
-      `SELECT f.seq AS seq, 0 AS rank, f.search_terms AS terms, f.search_length AS length
-       FROM kioku_facts_fts JOIN kioku_facts f ON f.seq = kioku_facts_fts.rowid
-       WHERE kioku_facts_fts MATCH ? ORDER BY kioku_facts_fts.rowid DESC LIMIT ?`,
-    );
+    const rows = `SELECT f.seq AS seq, f.search_terms AS terms, f.search_length AS length
+       FROM kioku_facts_fts JOIN kioku_facts f ON f.seq = kioku_facts_fts.rowid WHERE kioku_facts_fts MATCH ?`;
+    const newest = 'ORDER BY kioku_facts_fts.rowid DESC LIMIT ?';
+    this.#newest = db.prepare(`${rows} ${newest}`);
+    this.#newestJoined = db.prepare(`${rows} AND f.search_scope = ? ${newest}`);
+    this.#matching = db.prepare(rows);
+    this.#matchingJoined = db.prepare(`${rows} AND f.search_scope = ?`);
   }
 
   /** The adapter's INSERT with the same values (search terms from core's analyzer), in autocommit. */
@@ -180,37 +203,34 @@ export class RawSqliteFacts {
     return row ? sqliteFact(row) : null;
   }
 
+  /** As the adapter, in one read transaction: candidates pooled over both rounds, each scored exactly. */
   search(query: string, limit = 8): RawFact[] {
+    return this.#db.transaction(() => this.#search(query, limit)).deferred();
+  }
+
+  #search(query: string, limit: number): RawFact[] {
     const weights = new Map<string, number>();
     for (const term of englishAnalyzer.terms(query)) weights.set(term, (weights.get(term) ?? 0) + 1);
     if (weights.size === 0) return [];
-    const stats = this.#stats.get(this.#scope) as { rows: number; terms: number } | undefined;
+    const stats = this.#stats.get(this.#scope) as Stats | undefined;
     if (!stats || stats.rows === 0) return [];
-    const tableRows = this.#tableRows.get() as number;
-    const whole = tableRows === stats.rows;
-    const dominant = stats.rows * 2 >= tableRows;
-    const df = this.#documentFrequencies(whole);
+    const table = this.#stats.get('') as Stats;
+    const place = { whole: table.rows === stats.rows, dominant: stats.rows * 2 >= table.rows };
+    const df = this.#documentFrequencies(place.whole, stats, table);
     const original = new Set(weights.keys());
     const depth = Math.max(CANDIDATES, limit * 4);
-    const tfs = new Map<number, Map<string, number>>();
-    const place = { whole, dominant };
-    let ranked = this.#rank(place, weights, original, depth, stats, df, tfs).slice(
-      0,
-      Math.max(limit, DEFAULT_FEEDBACK.docs),
-    );
-    const expanded = expand(ranked, weights, stats.rows, df);
-    if (expanded) ranked = this.#rank(place, expanded, original, depth, stats, df, tfs);
+    const pool = new Map<number, Pooled>();
+    this.#gather(place, weights, original, depth, df, pool, stats.rows);
+    let ranked = score(pool, weights, original, stats, df);
+    const expanded = expand(ranked.slice(0, Math.max(limit, DEFAULT_FEEDBACK.docs)), weights, stats.rows, df);
+    if (expanded) {
+      this.#gather(place, expanded, original, depth, df, pool, stats.rows);
+      ranked = score(pool, expanded, original, stats, df);
+    }
     const top = ranked.slice(0, limit);
     if (top.length === 0) return [];
-    let bySeq = this.#bySeq.get(top.length);
-    if (!bySeq) {
-      bySeq = this.#db.prepare(
-        `SELECT ${FACT_COLUMNS} FROM kioku_facts WHERE seq IN (${top.map(() => '?').join(', ')})`,
-      );
-      this.#bySeq.set(top.length, bySeq);
-    }
     const rows = new Map(
-      (bySeq.all(...top.map((r) => r.seq)) as SqliteFactRow[])
+      (this.#bySeq.all(JSON.stringify(top.map((r) => r.seq))) as SqliteFactRow[])
         .filter((row) => row.user_id === this.#userId && row.agent_id === '')
         .map((row) => [row.seq, row]),
     );
@@ -220,98 +240,115 @@ export class RawSqliteFacts {
     });
   }
 
-  #match(whole: boolean, terms: Iterable<string>): string {
-    const any = `search_terms : (${[...terms].map(quote).join(' OR ')})`;
-    return whole ? any : `search_scope : ${quote(this.#scope)} AND ${any}`;
+  #gather(
+    place: Place,
+    weights: ReadonlyMap<string, number>,
+    original: ReadonlySet<string>,
+    depth: number,
+    df: (term: string) => number,
+    pool: Map<number, Pooled>,
+    rows: number,
+  ): void {
+    const feedback = [...weights.keys()].some((term) => !original.has(term));
+    const present = [...weights.keys()]
+      .filter((term) => df(term) > 0 && !(feedback && original.has(term)))
+      .sort((a, b) => df(a) - df(b) || (a < b ? -1 : a > b ? 1 : 0));
+    if (present.length === 0) return;
+    // As the adapter: a partition holding at least half of the table is kept by a join, not in the MATCH.
+    const joined = !place.whole && place.dominant;
+    const scoped = (expression: string) =>
+      place.whole || joined
+        ? `search_terms : ${expression}`
+        : `search_scope : ${quote(this.#scope)} AND search_terms : ${expression}`;
+    const newest = (groups: readonly (readonly string[])[]) => {
+      const match = scoped(`(${groups.map(anyOf).join(' AND ')})`);
+      const rows = joined
+        ? this.#newestJoined.all(match, this.#scope, depth)
+        : this.#newest.all(match, depth);
+      add(pool, rows as Candidate[]);
+    };
+    if (present.reduce((sum, term) => sum + df(term), 0) <= EXACT_BUDGET) {
+      const match = scoped(anyOf(present));
+      add(
+        pool,
+        (joined ? this.#matchingJoined.all(match, this.#scope) : this.#matching.all(match)) as Candidate[],
+      );
+      return;
+    }
+    const rare: string[] = [];
+    const budget = feedback ? FEEDBACK_BUDGET : MATCH_BUDGET;
+    let postings = 0;
+    for (const term of present) {
+      if (postings + df(term) > budget) break;
+      rare.push(term);
+      postings += df(term);
+    }
+    const common = present.slice(rare.length);
+    const anchor = rare.length > 0 ? rare : common.slice(0, 1);
+    if (rare.length > 0) {
+      const match = scoped(anyOf(rare));
+      const ranked = joined
+        ? this.#rankedJoined.all(match, this.#scope, depth)
+        : this.#ranked.all(match, depth);
+      add(pool, ranked as Candidate[]);
+    }
+    if (feedback) {
+      const originals = [...original].filter((term) => df(term) > 0);
+      if (originals.length > 0) newest([anchor, originals]);
+      return;
+    }
+    if (common.length === 0) return;
+    const before = pool.size;
+    const telling = present.filter((term) => df(term) * 2 <= rows);
+    if (present.length >= 3 && telling.length >= 2) newest(telling.map((term) => [term]));
+    const others = rare.length > 0 ? common : common.slice(1);
+    if (others.length > 0) newest([anchor, others]);
+    if (pool.size - before < depth) newest([common]);
   }
 
-  #documentFrequencies(whole: boolean): (term: string) => number {
-    const version = this.#version.get() as string;
-    if (version !== this.#dfVersion) {
-      this.#df = new Map();
-      this.#dfVersion = version;
+  /** The adapter's document-frequency cache: exact, caught up over inserts, else started afresh. */
+  #documentFrequencies(whole: boolean, stats: Stats, table: Stats): (term: string) => number {
+    let cache = this.#df;
+    if (cache && cache.changes !== stats.changes) {
+      const delta = stats.changes - cache.changes;
+      const rows =
+        delta > 0 && table.changes - cache.tableChanges <= MAX_REPLAYED
+          ? (this.#inserted.all(cache.maxSeq, this.#scope, delta + 1) as Array<[number, string]>)
+          : [];
+      if (rows.length === delta) {
+        for (const [, terms] of rows) {
+          for (const term of new Set(terms ? terms.split(' ') : [])) {
+            const value = cache.df.get(term);
+            if (value !== undefined) cache.df.set(term, value + 1);
+          }
+        }
+        cache.changes = stats.changes;
+        cache.tableChanges = table.changes;
+        cache.maxSeq = (this.#maxSeq.get() as number | null) ?? 0;
+      } else cache = undefined;
     }
-    const cache = this.#df;
+    if (!cache || cache.df.size > MAX_CACHED_TERMS) {
+      cache = {
+        changes: stats.changes,
+        tableChanges: table.changes,
+        maxSeq: (this.#maxSeq.get() as number | null) ?? 0,
+        df: new Map(),
+      };
+      this.#df = cache;
+    }
+    const memo = cache.df;
     return (term) => {
-      let value = cache.get(term);
+      let value = memo.get(term);
       if (value === undefined) {
         value = whole
           ? ((this.#vocab.get(term) as number | undefined) ?? 0)
           : (this.#count.get(
               `search_scope : ${quote(this.#scope)} AND search_terms : ${quote(term)}`,
             ) as number);
-        cache.set(term, value);
+        memo.set(term, value);
       }
       return value;
     };
-  }
-
-  #rank(
-    place: Place,
-    weights: ReadonlyMap<string, number>,
-    original: ReadonlySet<string>,
-    depth: number,
-    stats: { rows: number; terms: number },
-    df: (term: string) => number,
-    tfs: Map<number, Map<string, number>>,
-  ): Scored[] {
-    const { k1, b, d } = DEFAULT_BM25;
-    const n = stats.rows;
-    const avgLength = stats.terms / n || 1;
-    const idf = new Map<string, number>();
-    for (const [term, weight] of weights) {
-      const f = df(term);
-      idf.set(term, weight * Math.log(1 + (n - f + 0.5) / (f + 0.5)));
-    }
-    const out: Scored[] = [];
-    for (const c of this.#selectiveCandidates(place, weights, depth, df)) {
-      let tf = tfs.get(c.seq);
-      if (!tf) {
-        tf = termCounts(c.terms);
-        tfs.set(c.seq, tf);
-      }
-      const norm = k1 * (1 - b) + (k1 * b * c.length) / avgLength;
-      let score = 0;
-      let covered = 0;
-      for (const [term, termIdf] of idf) {
-        const f = tf.get(term);
-        if (!f) continue;
-        score += termIdf * (d + (f * (k1 + 1)) / (f + norm));
-        if (original.has(term)) covered += 1;
-      }
-      out.push({ seq: c.seq, score: score * (covered || 1), tf, length: c.length });
-    }
-    return out.sort((x, y) => y.score - x.score || x.seq - y.seq);
-  }
-
-  #selectiveCandidates(
-    place: Place,
-    weights: ReadonlyMap<string, number>,
-    depth: number,
-    df: (term: string) => number,
-  ): Candidate[] {
-    const present = [...weights.keys()].filter((term) => df(term) > 0).sort((a, b) => df(a) - df(b));
-    if (present.length === 0) return [];
-    const selective: string[] = [];
-    let postings = 0;
-    for (const term of present) {
-      if (selective.length > 0 && postings + df(term) > MATCH_BUDGET) break;
-      selective.push(term);
-      postings += df(term);
-    }
-    // As the adapter: a partition holding at least half of the table is kept by a join, not in the MATCH.
-    const found = (
-      place.whole || !place.dominant
-        ? this.#candidates.all(this.#match(place.whole, selective), depth)
-        : this.#candidatesJoined.all(this.#match(true, selective), this.#scope, depth)
-    ) as Candidate[];
-    const rest = present.slice(selective.length);
-    if (rest.length === 0 || found.length >= depth) return found;
-    const seen = new Set(found.map((c) => c.seq));
-    const fill = (
-      this.#newest.all(this.#match(place.whole, rest), depth - found.length + seen.size) as Candidate[]
-    ).filter((c) => !seen.has(c.seq));
-    return [...found, ...fill.slice(0, depth - found.length)];
   }
 }
 
@@ -320,6 +357,49 @@ function termCounts(terms: string): Map<string, number> {
   if (!terms) return counts;
   for (const term of terms.split(' ')) counts.set(term, (counts.get(term) ?? 0) + 1);
   return counts;
+}
+
+function add(pool: Map<number, Pooled>, candidates: readonly Candidate[]): void {
+  for (const c of candidates) {
+    if (!pool.has(c.seq)) pool.set(c.seq, { seq: c.seq, tf: termCounts(c.terms), length: c.length });
+  }
+}
+
+/** core's BM25+ with coverage over every pooled row, as the adapter scores them. */
+function score(
+  pool: ReadonlyMap<number, Pooled>,
+  weights: ReadonlyMap<string, number>,
+  original: ReadonlySet<string>,
+  stats: Stats,
+  df: (term: string) => number,
+): Scored[] {
+  const { k1, b, d } = DEFAULT_BM25;
+  const n = stats.rows;
+  const avgLength = stats.terms / n || 1;
+  // Terms in the query's order (core sums in that order: the same floating-point results).
+  const terms: string[] = [];
+  const idfs: number[] = [];
+  const counts: boolean[] = [];
+  for (const [term, weight] of weights) {
+    const f = df(term);
+    terms.push(term);
+    idfs.push(weight * Math.log(1 + (n - f + 0.5) / (f + 0.5)));
+    counts.push(original.has(term));
+  }
+  const out: Scored[] = [];
+  for (const row of pool.values()) {
+    const norm = k1 * (1 - b) + (k1 * b * row.length) / avgLength;
+    let sum = 0;
+    let covered = 0;
+    for (let i = 0; i < terms.length; i++) {
+      const f = row.tf.get(terms[i]!);
+      if (f === undefined) continue;
+      sum += idfs[i]! * (d + (f * (k1 + 1)) / (f + norm));
+      if (counts[i]) covered += 1;
+    }
+    if (sum > 0) out.push({ seq: row.seq, tf: row.tf, length: row.length, score: sum * (covered || 1) });
+  }
+  return out.sort((x, y) => y.score - x.score || x.seq - y.seq);
 }
 
 /** Pseudo-relevance feedback exactly as the adapter (and core) does it. */
