@@ -127,6 +127,14 @@ export class SqliteFactStore extends SqliteStoreBase implements FactStore {
         )
         .prepare(),
       insert: this.#rawInsert(),
+      updatedPage: this.orm
+        .select()
+        .from(facts)
+        .where(and(eq(facts.userId, placeholder('userId')), eq(facts.agentId, placeholder('agentId'))))
+        .orderBy(...listOrder.updated)
+        .limit(placeholder('limit'))
+        .offset(placeholder('offset'))
+        .prepare(),
       /** The rows of a search's winners: one statement for any number of them (a JSON array of seqs). */
       bySeq: this.orm
         .select()
@@ -210,6 +218,12 @@ export class SqliteFactStore extends SqliteStoreBase implements FactStore {
   async list(scope: Scope, options: FactListOptions = {}): Promise<Fact[]> {
     const s = checkScope(scope);
     const opts = parseOrThrow(FactListOptionsSchema, options, 'list options');
+    if (opts.order === 'updated' && opts.category === undefined && !opts.tags?.length) {
+      // Dynamic memory's page, read every turn: one prepared statement (a single SELECT needs no transaction).
+      const page = { userId: s.userId, agentId: agentColumn(s.agentId), offset: opts.offset };
+      const limit = opts.limit ?? Number.MAX_SAFE_INTEGER;
+      return this.readOne(() => this.#statements.updatedPage.all({ ...page, limit })).map(toFact);
+    }
     const rows = this.read(() =>
       this.orm
         .select()

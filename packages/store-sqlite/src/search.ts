@@ -180,7 +180,8 @@ export class LexicalSearch {
    *   rows: core's ranking exactly (almost every LoCoMo question);
    * - otherwise, words taken rarest first: the rare words, while their postings add up to at most
    *   MATCH_BUDGET, ranked by bm25() (its best `depth` rows);
-   * - the newest `depth` rows holding every query word that is in at most half of the partition, and the
+   * - the newest `depth` rows holding every query word that tells rows apart (in at most a tenth of the
+   *   partition: a word in every other row barely moves a score, and intersecting with it is slow), and the
    *   newest `depth` holding a rare word (or, when no word is rare, the rarest word) and another: covering
    *   more of the query multiplies the score, and FTS5 finds such rows by intersecting postings, without
    *   ranking them;
@@ -225,7 +226,7 @@ export class LexicalSearch {
     }
     if (common.length === 0) return;
     const before = pool.size;
-    const telling = present.filter((term) => df(term) * 2 <= rows);
+    const telling = present.filter((term) => df(term) * 10 <= rows);
     if (present.length >= 3 && telling.length >= 2) {
       add(
         pool,

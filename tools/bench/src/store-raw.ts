@@ -116,6 +116,7 @@ export class RawSqliteFacts {
   readonly #insert: Database.Statement;
   readonly #byId: Database.Statement;
   readonly #stats: Database.Statement;
+  readonly #updatedPage: Database.Statement;
   readonly #maxSeq: Database.Statement;
   readonly #inserted: Database.Statement;
   readonly #vocab: Database.Statement;
@@ -147,6 +148,10 @@ export class RawSqliteFacts {
     );
     this.#stats = db.prepare(
       "SELECT rows, terms, changes FROM kioku_search_stats WHERE table_name = 'kioku_facts' AND scope = ?",
+    );
+    this.#updatedPage = db.prepare(
+      `SELECT ${FACT_COLUMNS} FROM kioku_facts WHERE user_id = ? AND agent_id = ''
+       ORDER BY updated_at DESC, created_at DESC, id LIMIT ? OFFSET ?`,
     );
     this.#maxSeq = db.prepare('SELECT max(seq) FROM kioku_facts').pluck();
     this.#inserted = db
@@ -201,6 +206,16 @@ export class RawSqliteFacts {
   get(id: string): RawFact | null {
     const row = this.#byId.get(this.#userId, id) as SqliteFactRow | undefined;
     return row ? sqliteFact(row) : null;
+  }
+
+  /** Dynamic memory's page: newest updated first, as the adapter's `list({ order: 'updated' })`. */
+  updatedPage(limit = 128, offset = 0): RawFact[] {
+    return (this.#updatedPage.all(this.#userId, limit, offset) as SqliteFactRow[]).map(sqliteFact);
+  }
+
+  /** The partition's row count, kept by the FTS triggers, as the adapter's unfiltered `count()` reads it. */
+  count(): number {
+    return (this.#stats.get(this.#scope) as Stats | undefined)?.rows ?? 0;
   }
 
   /** As the adapter, in one read transaction: candidates pooled over both rounds, each scored exactly. */
@@ -299,7 +314,7 @@ export class RawSqliteFacts {
     }
     if (common.length === 0) return;
     const before = pool.size;
-    const telling = present.filter((term) => df(term) * 2 <= rows);
+    const telling = present.filter((term) => df(term) * 10 <= rows);
     if (present.length >= 3 && telling.length >= 2) newest(telling.map((term) => [term]));
     const others = rare.length > 0 ? common : common.slice(1);
     if (others.length > 0) newest([anchor, others]);

@@ -11,8 +11,8 @@
  * - READS `get`s by random id through each;
  * - a warm-up pass over the queries, a check that adapter and raw return the same facts in the same order,
  *   then SEARCHES searches through each, cycling through the fixed queries (limit 8).
- * PostgreSQL also times dynamic memory's read per turn, `list({ order: 'updated', limit: 128 })` + `count()`,
- * beside the same two statements through postgres.js (`dynamicRead` in the row).
+ * Both also time dynamic memory's read per turn, `list({ order: 'updated', limit: 128 })` + `count()`,
+ * beside the same two statements through the driver (`dynamicRead` in the row).
  */
 import { randomBytes } from 'node:crypto';
 import { mkdtemp, rm, stat } from 'node:fs/promises';
@@ -50,7 +50,7 @@ export interface SqlRow extends Figures {
   /** Database size on disk after the run (SQLite file + WAL; PostgreSQL table + indexes), in MB. */
   diskMb: number;
   raw: Figures;
-  /** PostgreSQL: dynamic memory's read (first page newest-updated + count), ms per read, adapter and raw. */
+  /** Dynamic memory's read (first page newest-updated + count), ms per read, adapter and raw. */
   dynamicRead?: DynamicRead;
 }
 
@@ -77,7 +77,7 @@ export interface SqlOptions {
 
 const SCOPE: Scope = { userId: 'bench-user' };
 const SQLITE_CHUNK = 10_000;
-/** Timed dynamic-memory reads per side (PostgreSQL). */
+/** Timed dynamic-memory reads per side. */
 const DYNAMIC_READS = 300;
 
 /** What one size's run needs from an adapter: the store, its raw twin, prefill and cleanup. */
@@ -293,9 +293,10 @@ export async function benchSqlite(
     const store = new mod.SqliteFactStore({ connection });
     try {
       await store.setup();
+      const raw = new RawSqliteFacts(connection.raw, SCOPE.userId);
       const subject: Subject = {
         store,
-        raw: new RawSqliteFacts(connection.raw, SCOPE.userId),
+        raw,
         async prefill(facts) {
           for (let i = 0; i < facts.length; i += SQLITE_CHUNK) {
             await store.createMany(
@@ -316,7 +317,13 @@ export async function benchSqlite(
           return bytes / 1e6;
         },
       };
-      rows.push(await run('sqlite', subject, size, seeds, options));
+      const row = await run('sqlite', subject, size, seeds, options);
+      row.dynamicRead = await dynamicRead('sqlite', store, raw);
+      const d = row.dynamicRead;
+      options.log(
+        `  sqlite ${size}: dynamic-memory read (list updated 128 + count of ${d.facts}) p50 ${d.p50} ms (raw ${d.rawP50}), p95 ${d.p95} ms (raw ${d.rawP95}), ×${d.ratio}`,
+      );
+      rows.push(row);
     } finally {
       connection.close();
       await rm(directory, { recursive: true, force: true });
@@ -329,14 +336,18 @@ export async function benchSqlite(
  * What core's dynamic memory reads on every turn of a user with more facts than fit its block: the first page
  * newest-updated first, then the count (to report the facts never read). Checked equal, then timed.
  */
-async function dynamicRead(store: FactStore, raw: RawPostgresFacts): Promise<DynamicRead> {
+async function dynamicRead(
+  adapter: SqlAdapter,
+  store: FactStore,
+  raw: { updatedPage(): unknown; count(): number | Promise<number> },
+): Promise<DynamicRead> {
   const page = { order: 'updated', limit: 128 } as const;
   const facts = await store.count(SCOPE);
   if (
     idsOf(await store.list(SCOPE, page)) !== idsOf(await raw.updatedPage()) ||
     facts !== (await raw.count())
   )
-    console.error('  postgres: raw dynamic-memory read differs');
+    console.error(`  ${adapter}: raw dynamic-memory read differs`);
   const t = await interleaved(
     DYNAMIC_READS,
     async () => {
@@ -436,7 +447,7 @@ export async function benchPostgres(
           },
         };
         const row = await run('postgres', subject, size, seeds, options);
-        row.dynamicRead = await dynamicRead(store, raw);
+        row.dynamicRead = await dynamicRead('postgres', store, raw);
         const d = row.dynamicRead;
         options.log(
           `  postgres ${size}: dynamic-memory read (list updated 128 + count of ${d.facts}) p50 ${d.p50} ms (raw ${d.rawP50}), p95 ${d.p95} ms (raw ${d.rawP95}), ×${d.ratio}`,
