@@ -317,4 +317,48 @@ describe('memoryManager feature', () => {
     expect(turn.messages[1]!.content.split('\n')).toHaveLength(2);
     expectLedgerAddsUp(turn.ledger, turn.messages);
   });
+  it('fills any share with consecutively numbered lines, counting each candidate once', async () => {
+    // Counts every character the feature asks the tokenizer about: re-counting the block for every
+    // candidate (the old fit) made this quadratic in the number of memories.
+    let charsCounted = 0;
+    const counting = {
+      ...tok,
+      count(text: string) {
+        charsCounted += text.length;
+        return tok.count(text);
+      },
+    };
+    const facts = new InMemoryFactStore();
+    for (let i = 0; i < 100; i++) {
+      await facts.create(alice, {
+        content: `Deploy note ${i}: the staging database migrations ran in ${i % 7} minutes, rollback plan ${i}.`,
+      });
+    }
+    const manager = new MemoryManager({ facts, maxMemories: 100, relevanceThreshold: 0 });
+    for (const share of [30, 45, 120, 333, 800, 1500, 4000]) {
+      const kioku = new KiokuBuilder({
+        sessions: new InMemorySessionStore(),
+        budget: { maxTokens: 8000, shares: { 'memory-manager': share } },
+        tokenizer: counting,
+      })
+        .use(memoryManager(manager))
+        .build();
+      const convo = await kioku.startConversation({ userId: 'alice' });
+      charsCounted = 0;
+      const turn = await convo.prepare('staging database migrations rollback plan');
+      const entry = turn.ledger.entries[0]!;
+      const block = turn.messages.find((m) => m.content.startsWith(MEMORIES_HEADER));
+      const lines = block ? block.content.split('\n').slice(1) : [];
+      expect(lines.map((l) => l.slice(0, l.indexOf('.')))).toEqual(lines.map((_, i) => String(i + 1)));
+      expect(entry.included).toBe(lines.length);
+      expect(entry.tokens).toBeLessThanOrEqual(share);
+      expect(entry.included + entry.dropped.length).toBe(100);
+      if (share >= 4000) expect(entry.included).toBe(100);
+      else expect(entry.dropped.some((d) => d.reason === 'budget')).toBe(true);
+      // Linear: a few passes over the candidates' text, not one pass per candidate.
+      const candidateChars = (await facts.list(alice)).reduce((n, f) => n + f.content.length + 16, 0);
+      expect(charsCounted).toBeLessThan(4 * candidateChars);
+      expectLedgerAddsUp(turn.ledger, turn.messages);
+    }
+  });
 });

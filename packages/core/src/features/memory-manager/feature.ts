@@ -1,7 +1,8 @@
 import type { MemoryFeature } from '../../turn/feature.js';
-import { type ChatMessage, countMessageTokens } from '../../turn/messages.js';
+import type { ChatMessage } from '../../turn/messages.js';
 import { type DroppedItem, EMPTY_RESULT, type PromptMiddleware } from '../../turn/middleware.js';
-import { formatMemoryLine, MEMORIES_HEADER } from './format.js';
+import { LineFitter } from '../shared/fit-lines.js';
+import { formatMemoryLine, renderMemories } from './format.js';
 import { MemoryManager, type MemoryManagerOptions } from './manager.js';
 import type { MemorySearchResult } from './types.js';
 
@@ -31,26 +32,21 @@ export function memoryManager(manager: MemoryManager | MemoryManagerOptions): Me
     async inject(ctx) {
       if (!m.autoRetrieve) return EMPTY_RESULT;
       const ranked = await m.rank(ctx.scope, ctx.userMessage);
-      let content = MEMORIES_HEADER;
-      let included = 0;
-      const dropped: DroppedItem[] = [];
+      // Lines are numbered by their place in the block, so a line's number is known only when offered.
+      const fitter = new LineFitter(ctx.tokenizer, ctx.maxTokens, renderMemories);
       for (const memory of ranked.selected) {
-        const next = `${content}\n${formatMemoryLine(included + 1, memory)}`;
-        const tokens = countMessageTokens(ctx.tokenizer, { role: 'system', content: next });
-        if (tokens <= ctx.maxTokens) {
-          content = next;
-          included++;
-        } else {
-          const line = formatMemoryLine(included + 1, memory);
-          dropped.push({ id: memory.id, reason: 'budget', tokens: ctx.tokenizer.count(line) + 1 });
-        }
+        fitter.offer({ id: memory.id, line: formatMemoryLine(fitter.included.length + 1, memory) });
       }
-      dropped.push(
-        ...droppedAs('limit', ranked.overLimit),
-        ...droppedAs('irrelevant', ranked.belowThreshold),
-      );
-      const messages: ChatMessage[] = included > 0 ? [{ role: 'system', content }] : [];
-      return { messages, included, dropped };
+      const block = fitter.finish();
+      return {
+        messages: block.message ? [block.message] : [],
+        included: block.included.length,
+        dropped: [
+          ...block.dropped,
+          ...droppedAs('limit', ranked.overLimit),
+          ...droppedAs('irrelevant', ranked.belowThreshold),
+        ],
+      };
     },
     async afterTurn(ctx) {
       if (!m.autoStore) return;

@@ -8,8 +8,13 @@ export function formatMemoryLine(position: number, memory: MemorySearchResult): 
   return `${position}. [${memory.type}] ${memory.content}`;
 }
 
+/** The header and the numbered lines, one per line. */
+export function renderMemories(lines: readonly string[]): string {
+  return [MEMORIES_HEADER, ...lines].join('\n');
+}
+
 /** The whole block, or an empty string when there is nothing to show. */
 export function formatMemories(memories: readonly MemorySearchResult[]): string {
   if (memories.length === 0) return '';
-  return [MEMORIES_HEADER, ...memories.map((m, i) => formatMemoryLine(i + 1, m))].join('\n');
+  return renderMemories(memories.map((m, i) => formatMemoryLine(i + 1, m)));
 }
