@@ -1,6 +1,7 @@
 import path from 'node:path';
 import { parseArgs } from 'node:util';
 import { BACKENDS, type Backend, KINDS, type Kind } from './stack.js';
+import { VECTOR_BACKENDS, type VectorBackend } from './vectors.js';
 
 export interface DemoArgs {
   help: boolean;
@@ -14,6 +15,15 @@ export interface DemoArgs {
   postgresUrl: string | undefined;
   redisUrl: string | undefined;
   model: string | undefined;
+  /** Sources learnt at start (`--knowledge`, repeatable). */
+  knowledge: string[];
+  embeddings: boolean;
+  embeddingModel: string;
+  embeddingDimensions: number | undefined;
+  vectors: VectorBackend;
+  qdrantUrl: string | undefined;
+  qdrantApiKey: string | undefined;
+  qdrantCollection: string | undefined;
 }
 
 export const USAGE = `Usage: pnpm demo [options]
@@ -22,11 +32,17 @@ export const USAGE = `Usage: pnpm demo [options]
   --data-dir <dir>     JSON data folder (default KIOKU_DATA_DIR or ./.kioku-data)
   --sandbox <dir>      folder the file tools may read (default <data-dir>/sandbox)
   --store <backend>    backend for every memory kind: json | sqlite | postgres | redis (KIOKU_STORE)
-  --facts|--plans|--working|--sessions|--details <backend>
+  --facts|--documents|--plans|--working|--sessions|--details <backend>
                        backend for one kind (KIOKU_STORE_FACTS, …)
   --sqlite-file <f>    (KIOKU_SQLITE_FILE, default <data-dir>/kioku.sqlite)
   --postgres-url <u>   (DATABASE_URL)      --redis-url <u>   (REDIS_URL)
   --model <name>       (OPENAI_MODEL)
+  --knowledge <src>    learn a document at start: a path in the sandbox or an http(s) URL (repeatable)
+  --embeddings on|off  hybrid recall with the endpoint's embeddings (KIOKU_EMBEDDINGS, default on)
+  --embedding-model <name>       (OPENAI_EMBEDDING_MODEL, default text-embedding-3-small)
+  --embedding-dimensions <n>     vector size of a non-OpenAI model (OPENAI_EMBEDDING_DIMENSIONS)
+  --vectors memory|qdrant        vector index (KIOKU_VECTORS, default memory: rebuilt at every start)
+  --qdrant-url <u>     (QDRANT_URL; key: QDRANT_API_KEY)   --qdrant-collection <name> (QDRANT_COLLECTION)
   --resume             continue the user's latest session instead of starting one
   --tour               run the offline tour even when an endpoint is configured
 
@@ -48,21 +64,33 @@ export function parseDemoArgs(argv: string[], env: NodeJS.ProcessEnv = process.e
       'postgres-url': { type: 'string' },
       'redis-url': { type: 'string' },
       model: { type: 'string' },
+      knowledge: { type: 'string', multiple: true },
+      embeddings: { type: 'string' },
+      'embedding-model': { type: 'string' },
+      'embedding-dimensions': { type: 'string' },
+      vectors: { type: 'string' },
+      'qdrant-url': { type: 'string' },
+      'qdrant-collection': { type: 'string' },
       ...kindOptions,
     },
     strict: true,
   });
   const dataDir = path.resolve(str(values['data-dir']) ?? env.KIOKU_DATA_DIR ?? '.kioku-data');
-  const all = backend(str(values.store) ?? env.KIOKU_STORE ?? 'json', '--store');
+  const all = oneOf(BACKENDS, str(values.store) ?? env.KIOKU_STORE ?? 'json', '--store');
   const backends = Object.fromEntries(
     KINDS.map((k) => [
       k,
-      backend(
+      oneOf(
+        BACKENDS,
         str((values as Record<string, unknown>)[k]) ?? env[`KIOKU_STORE_${k.toUpperCase()}`] ?? all,
         `--${k}`,
       ),
     ]),
   ) as Record<Kind, Backend>;
+  const dimensions = str(values['embedding-dimensions']) ?? env.OPENAI_EMBEDDING_DIMENSIONS;
+  if (dimensions !== undefined && !/^[1-9]\d*$/.test(dimensions)) {
+    throw new Error(`--embedding-dimensions: "${dimensions}" is not a positive integer.`);
+  }
   return {
     help: values.help === true,
     tour: values.tour === true,
@@ -75,6 +103,15 @@ export function parseDemoArgs(argv: string[], env: NodeJS.ProcessEnv = process.e
     postgresUrl: str(values['postgres-url']) ?? env.DATABASE_URL,
     redisUrl: str(values['redis-url']) ?? env.REDIS_URL,
     model: str(values.model),
+    knowledge: (values.knowledge ?? []).filter((k) => k !== ''),
+    embeddings:
+      oneOf(['on', 'off'], str(values.embeddings) ?? env.KIOKU_EMBEDDINGS ?? 'on', '--embeddings') === 'on',
+    embeddingModel: str(values['embedding-model']) ?? env.OPENAI_EMBEDDING_MODEL ?? 'text-embedding-3-small',
+    embeddingDimensions: dimensions === undefined ? undefined : Number(dimensions),
+    vectors: oneOf(VECTOR_BACKENDS, str(values.vectors) ?? env.KIOKU_VECTORS ?? 'memory', '--vectors'),
+    qdrantUrl: str(values['qdrant-url']) ?? env.QDRANT_URL,
+    qdrantApiKey: env.QDRANT_API_KEY,
+    qdrantCollection: str(values['qdrant-collection']) ?? env.QDRANT_COLLECTION,
   };
 }
 
@@ -82,9 +119,9 @@ function str(value: unknown): string | undefined {
   return typeof value === 'string' && value !== '' ? value : undefined;
 }
 
-function backend(value: string, flag: string): Backend {
-  if (!(BACKENDS as readonly string[]).includes(value)) {
-    throw new Error(`${flag}: unknown backend "${value}" (use ${BACKENDS.join(', ')}).`);
+function oneOf<T extends string>(allowed: readonly T[], value: string, flag: string): T {
+  if (!(allowed as readonly string[]).includes(value)) {
+    throw new Error(`${flag}: unknown value "${value}" (use ${allowed.join(', ')}).`);
   }
-  return value as Backend;
+  return value as T;
 }

@@ -12,13 +12,18 @@ import {
   showRefs,
   showWorking,
 } from './inspect.js';
+import { learnDocument, showDocuments } from './knowledge.js';
 import type { DemoStores } from './stack.js';
+import { describeVectors, mismatchAdvice, rebuildVectors, type Vectors } from './vectors.js';
 
 export const HELP = `Commands:
   /facts           facts remembered about you
   /plan            this conversation's plan
   /working         working memory (scratch notes with expiry)
   /refs            offloaded tool outputs ([MemoryRef: …])
+  /learn <src>     learn a document: a path in the sandbox or an http(s) URL
+  /docs            documents you taught the agent
+  /reembed         rebuild your vectors with the configured embedding model
   /ledger          last turn's prompt: tokens per memory kind
   /export <file>   write a snapshot of your memory
   /import <file>   restore a snapshot written by /export
@@ -32,6 +37,10 @@ export interface ChatOptions {
   scope: Scope;
   model: OpenAIChatModel;
   resume: boolean;
+  /** The folder the file tools and /learn may read. */
+  sandbox: string;
+  /** The embedder and vector index behind the hybrid stores; none when embeddings are off. */
+  vectors: Vectors | undefined;
   input?: NodeJS.ReadableStream;
   output?: NodeJS.WritableStream;
 }
@@ -53,6 +62,7 @@ export async function chat(options: ChatOptions): Promise<void> {
     conversation = await kioku.startConversation(scope);
   }
   print(`Kioku demo agent — model ${model.model} at ${model.client.baseURL}`);
+  print(describeVectors(options.vectors));
   print(`User ${scope.userId}, session ${conversation.sessionId}. Type /help for commands.\n`);
 
   let lastLedger: TurnLedger | undefined;
@@ -87,7 +97,7 @@ export async function chat(options: ChatOptions): Promise<void> {
           if (command === '/forget') conversation = await kioku.startConversation(scope);
           print(reply);
         } catch (error) {
-          print(`error: ${describeError(error)}`);
+          print(`error: ${describeError(error)}${adviceFor(error)}`);
         }
         prompt();
         continue;
@@ -112,7 +122,7 @@ export async function chat(options: ChatOptions): Promise<void> {
         if (result.stepLimitReached) print('(stopped at the step limit with tool calls pending)');
         lastLedger = result.ledger;
       } catch (error) {
-        print(`\nerror: ${describeError(error)} (the turn so far is kept in the session)`);
+        print(`\nerror: ${describeError(error)} (the turn so far is kept in the session)${adviceFor(error)}`);
       } finally {
         turn = undefined;
       }
@@ -135,6 +145,14 @@ export async function chat(options: ChatOptions): Promise<void> {
         return showWorking(stores, scope);
       case '/refs':
         return showRefs(stores, scope);
+      case '/learn':
+        if (!arg) return 'Usage: /learn <path-in-sandbox-or-http(s)-url>';
+        return learnDocument(stores.documents, scope, options.sandbox, arg);
+      case '/docs':
+        return showDocuments(stores.documents, scope);
+      case '/reembed':
+        if (!options.vectors) return 'Embeddings are off: there are no vectors to rebuild.';
+        return rebuildVectors(stores, options.vectors, scope.userId);
       case '/ledger':
         return formatLedger(lastLedger);
       case '/export':
@@ -157,4 +175,10 @@ export function describeError(error: unknown): string {
     return `${error.code}${status} — ${error.message}`;
   }
   return error instanceof Error ? error.message : String(error);
+}
+
+/** What the user can do about an error, on a line of its own (or nothing). */
+export function adviceFor(error: unknown): string {
+  const advice = mismatchAdvice(error);
+  return advice ? `\n  ${advice}` : '';
 }

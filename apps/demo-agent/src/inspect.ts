@@ -1,6 +1,6 @@
 import { readFile, writeFile } from 'node:fs/promises';
 import { type ChatMessage, formatMemoryRef, type Scope, type TurnLedger } from '@kioku/core';
-import type { DemoStores } from './stack.js';
+import { type DemoStores, KINDS } from './stack.js';
 
 const STATUS_MARK: Record<string, string> = {
   pending: '○',
@@ -87,14 +87,9 @@ const EXPORT_FORMAT = 'kioku.demo-export';
 
 /** Every kind's snapshot of the user, in one file. */
 export async function exportUser(stores: DemoStores, userId: string, file: string): Promise<string> {
-  const selector = { userId };
-  const snapshots = {
-    facts: await stores.facts.snapshot(selector),
-    plans: await stores.plans.snapshot(selector),
-    working: await stores.working.snapshot(selector),
-    sessions: await stores.sessions.snapshot(selector),
-    details: await stores.details.snapshot(selector),
-  };
+  const snapshots = Object.fromEntries(
+    await Promise.all(KINDS.map(async (kind) => [kind, await stores[kind].snapshot({ userId })] as const)),
+  );
   await writeFile(file, `${JSON.stringify({ format: EXPORT_FORMAT, userId, snapshots }, null, 2)}\n`);
   const counts = Object.entries(snapshots).map(([k, s]) => `${k} ${s.records.length}`);
   return `Exported ${counts.join(', ')} to ${file}.`;
@@ -108,7 +103,7 @@ export async function importUser(stores: DemoStores, userId: string, file: strin
   };
   if (data.format !== EXPORT_FORMAT || !data.snapshots) throw new Error(`${file} is not a /export file.`);
   const done: string[] = [];
-  for (const kind of ['facts', 'plans', 'working', 'sessions', 'details'] as const) {
+  for (const kind of KINDS) {
     const snapshot = data.snapshots[kind];
     if (snapshot === undefined) continue;
     const report = await stores[kind].restore(snapshot, { userId });
@@ -118,12 +113,15 @@ export async function importUser(stores: DemoStores, userId: string, file: strin
 }
 
 /**
- * Delete the user's memory: facts, sessions (transcripts), their plans and working memory. Details have
- * no delete in the store contract: they are deactivated (hidden from every read).
+ * Delete the user's memory: facts, documents, sessions (transcripts), their plans and working memory.
+ * Details have no delete in the store contract: they are deactivated (hidden from every read).
  */
 export async function forgetUser(stores: DemoStores, scope: Scope): Promise<string> {
   let facts = 0;
   for (const f of await stores.facts.list(scope)) if (await stores.facts.delete(scope, f.id)) facts++;
+  let documents = 0;
+  for (const d of await stores.documents.list(scope))
+    if (await stores.documents.remove(scope, d.id)) documents++;
   let sessions = 0;
   for (const s of await stores.sessions.list(scope)) {
     await stores.plans.clear({ ...scope, threadId: s.id });
@@ -134,5 +132,5 @@ export async function forgetUser(stores: DemoStores, scope: Scope): Promise<stri
   let details = 0;
   for (const d of await stores.details.list(scope))
     if (await stores.details.deactivate(scope, d.id)) details++;
-  return `Forgot ${facts} facts, ${sessions} sessions (with their plans), ${working} working entries; deactivated ${details} details.`;
+  return `Forgot ${facts} facts, ${documents} documents, ${sessions} sessions (with their plans), ${working} working entries; deactivated ${details} details.`;
 }

@@ -1,10 +1,12 @@
 import { mkdir } from 'node:fs/promises';
-import { OpenAIChatModel } from '@kioku/openai';
-import { parseDemoArgs, USAGE } from './args.js';
-import { chat, describeError } from './chat.js';
+import { OpenAIChatModel, OpenAIEmbedder } from '@kioku/openai';
+import { type DemoArgs, parseDemoArgs, USAGE } from './args.js';
+import { adviceFor, chat, describeError } from './chat.js';
+import { learnDocument } from './knowledge.js';
 import { seedSandbox } from './sandbox.js';
 import { buildKioku, openStores } from './stack.js';
 import { runTour } from './tour.js';
+import { openVectors, rebuildVectors, type Vectors, withEmbeddings } from './vectors.js';
 
 async function main(): Promise<void> {
   const args = parseDemoArgs(process.argv.slice(2));
@@ -24,27 +26,57 @@ async function main(): Promise<void> {
     return;
   }
   await seedSandbox(args.sandbox);
-  const { stores, close } = await openStores({
+  const opened = await openStores({
     dataDir: args.dataDir,
     backends: args.backends,
     ...connection,
   });
   try {
+    const scope = { userId: args.userId, agentId: 'demo-agent' };
+    const vectors = args.embeddings ? await openEmbeddings(args) : undefined;
+    const stores = withEmbeddings(opened.stores, vectors);
+    if (vectors?.backend === 'memory') {
+      console.log(
+        await rebuildVectors(stores, vectors, args.userId).catch((error: unknown) => {
+          throw new Error(
+            `Embedding your memory at start failed (${describeError(error)}). Check the embedding model, or run with --embeddings off.`,
+            { cause: error },
+          );
+        }),
+      );
+    }
+    for (const source of args.knowledge) {
+      console.log(await learnDocument(stores.documents, scope, args.sandbox, source));
+    }
     const kioku = buildKioku(stores, { sandbox: args.sandbox });
     const model = new OpenAIChatModel({ stream: true, ...(args.model ? { model: args.model } : {}) });
-    await chat({
-      kioku,
-      stores,
-      scope: { userId: args.userId, agentId: 'demo-agent' },
-      model,
-      resume: args.resume,
-    });
+    await chat({ kioku, stores, scope, model, resume: args.resume, sandbox: args.sandbox, vectors });
   } finally {
-    await close();
+    await opened.close();
   }
 }
 
+function openEmbeddings(args: DemoArgs): Promise<Vectors> {
+  let embedder: OpenAIEmbedder;
+  try {
+    embedder = new OpenAIEmbedder({
+      model: args.embeddingModel,
+      ...(args.embeddingDimensions ? { dimensions: args.embeddingDimensions } : {}),
+    });
+  } catch (error) {
+    throw new Error(`${describeError(error)} Pass --embedding-dimensions <n>, or --embeddings off.`, {
+      cause: error,
+    });
+  }
+  return openVectors(embedder, {
+    backend: args.vectors,
+    ...(args.qdrantUrl ? { qdrantUrl: args.qdrantUrl } : {}),
+    ...(args.qdrantApiKey ? { qdrantApiKey: args.qdrantApiKey } : {}),
+    ...(args.qdrantCollection ? { qdrantCollection: args.qdrantCollection } : {}),
+  });
+}
+
 main().catch((error: unknown) => {
-  console.error(`kioku demo: ${describeError(error)}`);
+  console.error(`kioku demo: ${describeError(error)}${adviceFor(error)}`);
   process.exitCode = 1;
 });

@@ -53,19 +53,84 @@ export function sandboxToolkit(root: string): Toolkit {
   return { name: 'sandbox', tools: [readFileTool, listDirectory] };
 }
 
-/** A sandbox with a README and a server log big enough to be offloaded (about 3 000 tokens). */
+/**
+ * A sandbox with a README, a server log big enough to be offloaded (about 7 000 tokens) and a team
+ * handbook to /learn (a few chunks, so indexed static memory has something to choose from).
+ */
 export async function seedSandbox(root: string): Promise<void> {
   await mkdir(root, { recursive: true });
-  const readme = path.join(root, 'README.md');
-  if (!(await exists(readme))) {
-    await writeFile(
-      readme,
-      '# Sandbox\n\nThe demo agent can read and list files in this folder, nothing outside it.\n',
-    );
+  const seeds: Record<string, () => string> = {
+    'README.md': () =>
+      '# Sandbox\n\nThe demo agent can read and list files in this folder, nothing outside it. ' +
+      'Teach it a document with `/learn handbook.md`.\n',
+    'server.log': serverLog,
+    'handbook.md': () => HANDBOOK,
+  };
+  for (const [name, content] of Object.entries(seeds)) {
+    const file = path.join(root, name);
+    if (!(await exists(file))) await writeFile(file, content());
   }
-  const log = path.join(root, 'server.log');
-  if (!(await exists(log))) await writeFile(log, serverLog());
 }
+
+// One paragraph per section (heading line included), so each section is a chunk of its own.
+const HANDBOOK = `# Team handbook
+
+## Releases
+Production deploys happen from Monday to Thursday, between 10:00 and 16:00 Berlin time, through the
+release pipeline only; nobody deploys from a laptop. A deploy on a Friday needs a written approval from
+the head of platform, Ingrid Svensson, recorded in the release ticket before the pipeline starts. Every
+release carries a changelog entry and a rollback plan of at most three steps. Database migrations ship
+one release before the code that needs them, so a rollback never meets a schema it does not know.
+Feature flags guard every change that users can see, and a flag is removed within two sprints of being
+switched on everywhere. The release manager of the week announces each release in #releases, watches
+the error dashboards for an hour afterwards, and rolls back without asking anyone when the error rate
+doubles. Hotfixes follow the same pipeline; the only shortcut is a smaller review, never a skipped one.
+
+## On-call
+The on-call rotation changes every Wednesday at 09:00. The person on call answers a page within 15
+minutes, day or night, and hands over open incidents in the #ops-handover channel at the end of the
+shift. On-call time is paid at 25% of the hourly rate, and a night with a page is followed by a late
+start the next morning. Swapping shifts is fine: update the rotation calendar and tell the team lead.
+Nobody is on call for more than one week in four, and new joiners shadow two rotations first. The
+runbooks live in the ops wiki, one page per alert, and whoever is paged by an alert without a runbook
+writes one before the end of the shift. Pages that needed no action are reviewed every Monday and the
+noisiest alert of the week is tuned or deleted.
+
+## Incidents
+An incident is anything that breaks a customer-facing feature or loses data. Open an incident channel,
+name one incident lead, post updates every 30 minutes, and write the customer status page in plain
+language. Within five working days the incident lead writes a blameless report: timeline, impact,
+root cause, what went well, and at most five follow-up actions, each with an owner and a date. Reports
+are read aloud at the monthly reliability review, where follow-ups older than a quarter are escalated.
+Severity is set by impact, not by effort: one customer unable to pay is a severity 1, a broken internal
+report is a severity 3. Only the incident lead talks to customers; everyone else keeps the channel for
+facts, not guesses, and moves side discussions into threads.
+
+## Expenses
+Travel is booked through the company portal; trains are preferred for trips under six hours. Meals on
+a trip are covered up to 60 euros a day. Hardware under 500 euros is bought directly; above that, the
+budget owner signs the order. Receipts are uploaded within 30 days, or the expense is not refunded.
+Conference tickets come from the team's learning budget of 1 500 euros per person and year, and a
+short write-up of what was learnt is shared in #learning afterwards. Taxis are fine after 22:00 or
+with luggage for a fair, and the hotel limit is 150 euros a night outside capitals, 220 in capitals.
+Gifts from suppliers worth more than 50 euros are declined politely and mentioned to the team lead.
+
+## Security
+Laptops use full-disk encryption and lock after five minutes. Passwords live in the team vault, never
+in chat or in code; secrets in code are rotated the same day they are found. Access to customer data
+is requested per ticket and expires after seven days. Phishing attempts are forwarded to
+security@example.com, and a lost device is reported within one hour, even outside office hours.
+Two-factor authentication is required for every company account, with a hardware key for the cloud
+console. Third-party libraries are added only with a pinned version and a licence check, and the
+dependency scanner's critical findings are fixed within two working days.
+
+## Code review
+Every change is reviewed by one colleague, two for anything touching payments or authentication.
+Reviews are answered within one working day; a pull request stays under 400 changed lines, or it is
+split. The author merges once it is approved and green, and deletes the branch. Style is settled by the
+formatter and the linter, never in review comments; review time goes to naming, tests and behaviour.
+Draft pull requests are welcome for early feedback and are not counted as waiting for review.
+`;
 
 export function serverLog(): string {
   const lines: string[] = [];

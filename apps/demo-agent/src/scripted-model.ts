@@ -54,3 +54,8 @@ export function injectedText(request: ChatModelRequest): string {
     .map((m) => m.content)
     .join('\n');
 }
+
+/** The system message Kioku injected that starts with `marker` (a block's header), or ''. */
+export function injectedBlock(request: ChatModelRequest, marker: string): string {
+  return request.messages.find((m) => m.role === 'system' && m.content.startsWith(marker))?.content ?? '';
+}

@@ -1,6 +1,7 @@
 import type {
   Clock,
   DetailStore,
+  DocumentStore,
   FactStore,
   Kioku,
   PlanStore,
@@ -10,13 +11,14 @@ import type {
 import { KiokuBuilder } from '@kioku/core';
 import { sandboxToolkit } from './sandbox.js';
 
-export const KINDS = ['facts', 'plans', 'working', 'sessions', 'details'] as const;
+export const KINDS = ['facts', 'documents', 'plans', 'working', 'sessions', 'details'] as const;
 export type Kind = (typeof KINDS)[number];
 export const BACKENDS = ['json', 'sqlite', 'postgres', 'redis'] as const;
 export type Backend = (typeof BACKENDS)[number];
 
 export interface DemoStores {
   facts: FactStore;
+  documents: DocumentStore;
   plans: PlanStore;
   working: WorkingMemoryStore;
   sessions: SessionStore;
@@ -51,6 +53,7 @@ export async function openStores(
   return {
     stores: {
       facts: pick('facts'),
+      documents: pick('documents'),
       plans: pick('plans'),
       working: pick('working'),
       sessions: pick('sessions'),
@@ -102,13 +105,23 @@ export const SYSTEM_PROMPT =
   'You are Kioku demo agent, a helpful assistant with memory. Save durable facts about the user with ' +
   'create_memory, plan multi-step work with create_plan / update_plan_step, keep short-lived notes in ' +
   'working memory, and read files with read_file / list_directory (paths are relative to the sandbox). ' +
-  'Large tool outputs come back as [MemoryRef: …]; call retrieve_memory with its id to read them.';
+  'Large tool outputs come back as [MemoryRef: …]; call retrieve_memory with its id to read them. ' +
+  'Passages of documents the user taught you appear between [STATIC_KNOWLEDGE] markers: answer from them.';
 
-/** Every memory feature, in the order their blocks appear in the prompt, plus the sandbox tools. */
+/**
+ * Every memory feature, in the order their blocks appear in the prompt, plus the sandbox tools. Pass the
+ * stores through `withEmbeddings` first for hybrid recall: every feature then searches through them.
+ *
+ * Static memory is `indexed`: in a chat the knowledge grows with every /learn, and full text would resend
+ * every document each turn and cut the later ones at the budget; chunks chosen by the user message cost
+ * only what the question needs. Three chunks (about 900 tokens) at most: lexical search expands the
+ * query from its best hits, so past the first few the chunks are only loosely related.
+ */
 export function buildKioku(stores: DemoStores, options: { sandbox: string; clock?: Clock }): Kioku {
   const clock = options.clock ? { clock: options.clock } : {};
   return new KiokuBuilder({ sessions: stores.sessions, systemPrompt: SYSTEM_PROMPT, ...clock })
     .withDynamicMemory({ store: stores.facts })
+    .withStaticMemory({ store: stores.documents, strategy: 'indexed', topK: 3 })
     .withPlanMode({ store: stores.plans })
     .withMemory({ facts: stores.facts, working: stores.working, workingOptions: { ...clock } })
     .withToolOutputOffload({ details: stores.details, thresholdTokens: 400 })

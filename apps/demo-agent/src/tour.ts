@@ -1,6 +1,14 @@
 import { rm } from 'node:fs/promises';
 import path from 'node:path';
-import { type Conversation, ManualClock, parseMemoryRef, type Scope } from '@kioku/core';
+import {
+  type Conversation,
+  HashingEmbedder,
+  ManualClock,
+  parseMemoryRef,
+  RECALL_HEADER,
+  type Scope,
+  STATIC_KNOWLEDGE_START,
+} from '@kioku/core';
 import { runAgentTurn } from '@kioku/openai';
 import {
   describeToolTraffic,
@@ -11,9 +19,11 @@ import {
   showRefs,
   showWorking,
 } from './inspect.js';
+import { learnDocument, showDocuments } from './knowledge.js';
 import { seedSandbox } from './sandbox.js';
-import { call, injectedText, lastToolResult, ScriptedModel, say } from './scripted-model.js';
+import { call, injectedBlock, injectedText, lastToolResult, ScriptedModel, say } from './scripted-model.js';
 import { type Backend, buildKioku, type DemoStores, KINDS, type Kind, openStores } from './stack.js';
+import { openVectors, rebuildVectors, withEmbeddings } from './vectors.js';
 
 export interface TourOptions {
   dataDir: string;
@@ -27,6 +37,8 @@ export interface TourOptions {
 /**
  * The offline tour: a scripted model walks through two sessions separated by a restart (every store
  * closed, a fresh stack opened on the same data). The memory is real; only the model is pre-written.
+ * Hybrid recall runs on core's offline HashingEmbedder with the in-memory vector index, rebuilt at the
+ * restart as the chat does it.
  */
 export async function runTour(options: TourOptions): Promise<void> {
   const print = options.out ?? ((line: string) => process.stdout.write(`${line}\n`));
@@ -41,8 +53,8 @@ export async function runTour(options: TourOptions): Promise<void> {
   const clock = new ManualClock(Date.now());
   const scope: Scope = { userId: 'tour-user', agentId: 'demo-agent' };
   const model = new ScriptedModel();
-  const open = () =>
-    openStores({
+  const open = async () => {
+    const opened = await openStores({
       dataDir,
       backends,
       clock,
@@ -50,12 +62,17 @@ export async function runTour(options: TourOptions): Promise<void> {
       ...(options.postgresUrl ? { postgresUrl: options.postgresUrl } : {}),
       ...(options.redisUrl ? { redisUrl: options.redisUrl } : {}),
     });
+    const vectors = await openVectors(new HashingEmbedder(), { backend: 'memory' });
+    return { ...opened, raw: opened.stores, stores: withEmbeddings(opened.stores, vectors), vectors };
+  };
 
   print('Kioku offline tour');
   print('══════════════════');
   print('No OPENAI_API_KEY or OPENAI_BASE_URL is set, so the model is a SCRIPTED local model: its replies');
   print('are pre-written. Everything else is real — stores, prompt pipeline, token budget, tools.');
-  print(`Data: ${dataDir} (stores: ${KINDS.map((k) => `${k}=${backends[k]}`).join(', ')})\n`);
+  print(`Data: ${dataDir} (stores: ${KINDS.map((k) => `${k}=${backends[k]}`).join(', ')})`);
+  print('Embeddings: HashingEmbedder, offline and LEXICAL, not semantic (it relates word pieces, so it');
+  print('forgives typos, never synonyms); vectors in the in-memory index, rebuilt after the restart.\n');
 
   const turn = async (conversation: Conversation, userMessage: string) => {
     print(`you › ${userMessage}`);
@@ -158,7 +175,10 @@ export async function runTour(options: TourOptions): Promise<void> {
   print('↻ Restart: every store is closed; a fresh stack opens the same data folder.\n');
 
   // ── Session 2 ────────────────────────────────────────────────────────────────────────────────
-  ({ stores, close } = await open());
+  const reopened = await open();
+  ({ stores, close } = reopened);
+  const { raw, vectors } = reopened;
+  print(`The in-memory vector index starts empty. ${await rebuildVectors(stores, vectors, scope.userId)}\n`);
   kioku = buildKioku(stores, { sandbox, clock });
   const second = await kioku.startConversation(scope);
   section(`Session 2 (${second.sessionId}), after the restart`);
@@ -171,6 +191,58 @@ export async function runTour(options: TourOptions): Promise<void> {
     ),
   );
   await turn(second, 'Which units do I prefer?');
+
+  print(
+    '7. Static memory: a handbook learnt from the sandbox; the chunks that match the question are injected',
+  );
+  print('you › /learn handbook.md');
+  print(await learnDocument(stores.documents, scope, sandbox, 'handbook.md'));
+  print(await showDocuments(stores.documents, scope));
+  model.script(
+    say((request) => {
+      const knowledge = injectedBlock(request, STATIC_KNOWLEDGE_START);
+      const parts = [...knowledge.matchAll(/^## (.+ \(part \d+\))$/gm)].map((m) => m[1]);
+      print(`  [STATIC_KNOWLEDGE] injected, best first: ${parts.join(' · ')}`);
+      const rule = /[^.]*\bFriday\b[^.]*\./.exec(knowledge)?.[0];
+      return rule
+        ? `The handbook Kioku injected says: "${rule.replace(/\s+/g, ' ').trim()}"`
+        : 'Nothing I was given says so.';
+    }),
+  );
+  await turn(second, 'Who has to approve a production deploy on a Friday?');
+
+  print('8. Hybrid recall: a misspelt question still recalls a fact');
+  model.script(
+    call('save_memory', {
+      content: 'User deploys everything with Kubernetes',
+      category: 'projects/infrastructure',
+    }),
+    say('Saved to long-term memory.'),
+  );
+  await turn(second, 'Remember that I deploy everything with Kubernetes.');
+  const question = 'Do we use kuberntes?';
+  const lexical = await raw.facts.search(scope, { query: question });
+  const hybrid = await stores.facts.search(scope, { query: question });
+  print(
+    `  search "${question}": lexical alone finds ${lexical.length} facts; hybrid (lexical + vectors) finds`,
+  );
+  for (const hit of hybrid) print(`    ${hit.fact.content}`);
+  model.script(
+    say((request) => {
+      const recalled = injectedBlock(request, RECALL_HEADER);
+      for (const line of recalled.split('\n')) print(`  ${line}`);
+      return /Kubernetes/.test(recalled)
+        ? 'Yes — you deploy everything with Kubernetes (recalled although "kuberntes" is misspelt).'
+        : 'Nothing was recalled about that.';
+    }),
+  );
+  await turn(second, question);
+  print(
+    'HashingEmbedder matched the word pieces of "kuberntes" and "Kubernetes", not their meaning: it would not',
+  );
+  print(
+    'relate "car" to "automobile". With an endpoint, the demo embeds with a real model (text-embedding-3-small).\n',
+  );
   print('Facts about tour-user:');
   print(await showFacts(stores, scope));
   await close();

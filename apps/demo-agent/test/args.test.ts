@@ -8,7 +8,14 @@ describe('parseDemoArgs', () => {
     expect(args.userId).toBe('demo-user');
     expect(args.dataDir).toBe(path.resolve('.kioku-data'));
     expect(args.sandbox).toBe(path.join(args.dataDir, 'sandbox'));
-    expect(Object.values(args.backends)).toEqual(['json', 'json', 'json', 'json', 'json']);
+    expect(Object.values(args.backends)).toEqual(['json', 'json', 'json', 'json', 'json', 'json']);
+    expect(args).toMatchObject({
+      knowledge: [],
+      embeddings: true,
+      embeddingModel: 'text-embedding-3-small',
+      embeddingDimensions: undefined,
+      vectors: 'memory',
+    });
   });
 
   it('picks a backend per kind from flags over env over --store', () => {
@@ -18,6 +25,7 @@ describe('parseDemoArgs', () => {
     });
     expect(args.backends).toEqual({
       facts: 'postgres',
+      documents: 'sqlite',
       plans: 'sqlite',
       working: 'redis',
       sessions: 'sqlite',
@@ -27,8 +35,42 @@ describe('parseDemoArgs', () => {
     expect(args.dataDir).toBe(path.resolve('/tmp/x'));
   });
 
-  it('refuses unknown backends and flags', () => {
-    expect(() => parseDemoArgs(['--store', 'mongo'], {})).toThrow(/unknown backend "mongo"/);
+  it('reads knowledge sources, embedding and vector settings from flags over env', () => {
+    const args = parseDemoArgs(
+      [
+        '--knowledge',
+        'a.md',
+        '--knowledge',
+        'https://example.com/b',
+        '--vectors',
+        'qdrant',
+        '--embeddings',
+        'off',
+      ],
+      {
+        OPENAI_EMBEDDING_MODEL: 'nomic-embed-text',
+        OPENAI_EMBEDDING_DIMENSIONS: '768',
+        KIOKU_VECTORS: 'memory',
+        QDRANT_URL: 'http://qdrant:6333',
+        QDRANT_API_KEY: 'k',
+      },
+    );
+    expect(args).toMatchObject({
+      knowledge: ['a.md', 'https://example.com/b'],
+      embeddings: false,
+      embeddingModel: 'nomic-embed-text',
+      embeddingDimensions: 768,
+      vectors: 'qdrant',
+      qdrantUrl: 'http://qdrant:6333',
+      qdrantApiKey: 'k',
+    });
+  });
+
+  it('refuses unknown backends, values and flags', () => {
+    expect(() => parseDemoArgs(['--store', 'mongo'], {})).toThrow(/--store: unknown value "mongo"/);
+    expect(() => parseDemoArgs(['--vectors', 'pinecone'], {})).toThrow(/use memory, qdrant/);
+    expect(() => parseDemoArgs(['--embeddings', 'maybe'], {})).toThrow(/use on, off/);
+    expect(() => parseDemoArgs(['--embedding-dimensions', '1.5'], {})).toThrow(/not a positive integer/);
     expect(() => parseDemoArgs(['--nope'], {})).toThrow();
   });
 });

@@ -1,26 +1,19 @@
-import { mkdtemp, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { sse, startScriptedServer, streamText } from '@kioku/openai-test-server';
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { runCli } from './run.js';
+import { describe, expect, it } from 'vitest';
+import { runCli, useDataDir } from './run.js';
 
-let dataDir: string;
-let close: (() => Promise<void>) | undefined;
-beforeEach(async () => {
-  dataDir = await mkdtemp(path.join(tmpdir(), 'kioku-demo-'));
-});
-afterEach(async () => {
-  await close?.();
-  close = undefined;
-  await rm(dataDir, { recursive: true, force: true });
-});
+const temp = useDataDir('kioku-demo-');
 
 const systemText = (body: Record<string, unknown>) =>
   (body.messages as { role: string; content: string | null }[])
     .filter((m) => m.role === 'system')
     .map((m) => m.content)
     .join('\n');
+
+// These tests script every request in order, so the endpoint is not asked for embeddings (vectors.test.ts
+// and knowledge.test.ts run with them).
+const LEXICAL = ['--embeddings', 'off'];
 
 describe('demo CLI against an OpenAI-compatible server', () => {
   it('remembers a fact in one process and recalls it in the next (same data dir)', async () => {
@@ -41,10 +34,10 @@ describe('demo CLI against an OpenAI-compatible server', () => {
       // Run 2: a plain streamed answer; the test checks what Kioku injected into the request.
       streamText('You like ', 'genmaicha.'),
     ]);
-    close = server.close;
-    const env = { OPENAI_BASE_URL: server.baseURL, OPENAI_MODEL: 'scripted', KIOKU_DATA_DIR: dataDir };
+    temp.closeAfter(server.close);
+    const env = { OPENAI_BASE_URL: server.baseURL, OPENAI_MODEL: 'scripted', KIOKU_DATA_DIR: temp.dataDir };
 
-    const first = await runCli(['--user', 'alice'], {
+    const first = await runCli(['--user', 'alice', ...LEXICAL], {
       env,
       input: 'Remember that my favourite tea is genmaicha.\n/facts\n/quit\n',
     });
@@ -56,7 +49,7 @@ describe('demo CLI against an OpenAI-compatible server', () => {
     expect(server.received[0]!.body.stream).toBe(true);
     expect(systemText(server.received[0]!.body)).not.toContain('genmaicha');
 
-    const second = await runCli(['--user', 'alice'], {
+    const second = await runCli(['--user', 'alice', ...LEXICAL], {
       env,
       input: 'What tea do I like?\n/ledger\n/facts\n',
     });
@@ -68,7 +61,7 @@ describe('demo CLI against an OpenAI-compatible server', () => {
     expect(server.received).toHaveLength(3);
 
     // Another user shares nothing with alice.
-    const third = await runCli(['--user', 'bob'], { env, input: '/facts\n' });
+    const third = await runCli(['--user', 'bob', ...LEXICAL], { env, input: '/facts\n' });
     expect(third.stdout).toContain('No facts remembered yet.');
   });
 
@@ -80,9 +73,9 @@ describe('demo CLI against an OpenAI-compatible server', () => {
       },
       streamText('Second try works.'),
     ]);
-    close = server.close;
-    const result = await runCli([], {
-      env: { OPENAI_BASE_URL: server.baseURL, KIOKU_DATA_DIR: dataDir },
+    temp.closeAfter(server.close);
+    const result = await runCli(LEXICAL, {
+      env: { OPENAI_BASE_URL: server.baseURL, KIOKU_DATA_DIR: temp.dataDir },
       input: 'hello\nhello again\n',
     });
     expect(result.stdout).toMatch(/error: STORAGE HTTP 400/);
@@ -110,16 +103,18 @@ describe('demo CLI against an OpenAI-compatible server', () => {
       ]),
       streamText('Noted.'),
     ]);
-    close = server.close;
-    const file = path.join(dataDir, 'export.json');
-    const result = await runCli(['--user', 'carol'], {
-      env: { OPENAI_BASE_URL: server.baseURL, KIOKU_DATA_DIR: dataDir },
-      input: `I live in Lyon.\n/export ${file}\n/forget\n/facts\n/import ${file}\n/facts\n`,
+    temp.closeAfter(server.close);
+    const file = path.join(temp.dataDir, 'export.json');
+    const result = await runCli(['--user', 'carol', ...LEXICAL], {
+      env: { OPENAI_BASE_URL: server.baseURL, KIOKU_DATA_DIR: temp.dataDir },
+      input: `I live in Lyon.\n/learn handbook.md\n/export ${file}\n/forget\n/facts\n/docs\n/import ${file}\n/facts\n/docs\n`,
     });
-    expect(result.stdout).toMatch(/Exported facts 1, plans 0, working 0, sessions 1, details 0/);
-    expect(result.stdout).toMatch(/Forgot 1 facts, 1 sessions/);
+    expect(result.stdout).toMatch(/Exported facts 1, documents 1, plans 0, working 0, sessions 1, details 0/);
+    expect(result.stdout).toMatch(/Forgot 1 facts, 1 documents, 1 sessions/);
     expect(result.stdout).toContain('No facts remembered yet.');
-    expect(result.stdout).toMatch(/Imported facts 1/);
+    expect(result.stdout).toContain('No documents learnt yet');
+    expect(result.stdout).toMatch(/Imported facts 1, documents 1/);
     expect(result.stdout.split('Imported')[1]).toContain('Lives in Lyon');
+    expect(result.stdout.split('Imported')[1]).toMatch(/Team handbook — 5 chunks/);
   });
 });

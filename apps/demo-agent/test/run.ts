@@ -1,5 +1,9 @@
 import { spawn } from 'node:child_process';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { afterEach, beforeEach } from 'vitest';
 
 const appDir = fileURLToPath(new URL('..', import.meta.url));
 
@@ -10,9 +14,10 @@ export function runCli(
 ): Promise<{ code: number | null; stdout: string; stderr: string }> {
   return new Promise((resolve, reject) => {
     const env: NodeJS.ProcessEnv = { ...process.env };
-    delete env.OPENAI_API_KEY;
-    delete env.OPENAI_BASE_URL;
-    delete env.OPENAI_MODEL;
+    // Only what the test passes: no endpoint, model, embedding or vector settings of the caller's shell.
+    for (const name of Object.keys(env)) {
+      if (/^(OPENAI_|QDRANT_|KIOKU_)/.test(name)) delete env[name];
+    }
     for (const [k, v] of Object.entries(options.env)) {
       if (v === undefined) delete env[k];
       else env[k] = v;
@@ -41,4 +46,26 @@ export function runCli(
     });
     child.stdin.end(options.input ?? '');
   });
+}
+
+/** A fresh data folder for each test, removed afterwards with whatever `closeAfter` was given (a server). */
+export function useDataDir(prefix: string) {
+  let dataDir = '';
+  let close: (() => Promise<void>) | undefined;
+  beforeEach(async () => {
+    dataDir = await mkdtemp(path.join(tmpdir(), prefix));
+  });
+  afterEach(async () => {
+    await close?.();
+    close = undefined;
+    await rm(dataDir, { recursive: true, force: true });
+  });
+  return {
+    get dataDir() {
+      return dataDir;
+    },
+    closeAfter(fn: () => Promise<void>) {
+      close = fn;
+    },
+  };
 }

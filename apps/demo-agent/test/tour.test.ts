@@ -54,6 +54,34 @@ describe('offline tour (child process)', () => {
     expect(output.stdout).toContain('the error_count note expired');
   });
 
+  it('learns the sandbox handbook and answers from the chunk Kioku injected', () => {
+    const step = output.stdout.split('7. Static memory')[1]!.split('8. Hybrid recall')[0]!;
+    expect(step).toMatch(/Learnt "Team handbook" from handbook\.md: 5 chunks, \d+ tokens\./);
+    // Three of the five chunks, the one with the answer first; the answer quotes it.
+    expect(step).toContain(
+      '[STATIC_KNOWLEDGE] injected, best first: Team handbook (part 1) · Team handbook (part 5) · Team handbook (part 4)',
+    );
+    expect(step).toContain(
+      'kioku › The handbook Kioku injected says: "A deploy on a Friday needs a written approval from the head of platform, Ingrid Svensson',
+    );
+    expect(step).toMatch(/static-memory \d+ \(3\)/);
+  });
+
+  it('recalls a fact for a misspelt question through hybrid recall, and says what the embedder is', () => {
+    expect(output.stdout).toContain('Embeddings: HashingEmbedder, offline and LEXICAL, not semantic');
+    expect(output.stdout).toMatch(
+      /Vectors rebuilt with kioku-hashing-v1:d256:n3:w0\.5: facts 1, documents 0, details 1\./,
+    );
+    const step = output.stdout.split('8. Hybrid recall')[1]!;
+    expect(step).toContain(
+      'search "Do we use kuberntes?": lexical alone finds 0 facts; hybrid (lexical + vectors) finds\n    User deploys everything with Kubernetes',
+    );
+    expect(step).toMatch(
+      /Recalled from long-term memory \(relevant to this message\):\n {2}- \[\w+\] \(projects\/infrastructure\): User deploys everything with Kubernetes\nkioku › Yes — you deploy everything with Kubernetes/,
+    );
+    expect(step).toContain('it would not\nrelate "car" to "automobile"');
+  });
+
   it('prints what Kioku injected each turn', () => {
     expect(output.stdout.match(/injected: dynamic-memory/g)?.length).toBeGreaterThanOrEqual(8);
     expect(output.stdout).toMatch(/working-memory \d+ \(1\)/);
@@ -69,7 +97,7 @@ describe('offline tour on SQLite (facts, sessions) beside JSON', () => {
       });
       expect(result.code).toBe(0);
       expect(result.stdout).toContain(
-        'stores: facts=sqlite, plans=json, working=json, sessions=sqlite, details=json',
+        'stores: facts=sqlite, documents=json, plans=json, working=json, sessions=sqlite, details=json',
       );
       expect(result.stdout.split('↻ Restart')[1]).toContain('kioku › You prefer metric units');
     } finally {

@@ -1,0 +1,113 @@
+import {
+  type Embedder,
+  EmbeddingModelMismatchError,
+  InMemoryVectorIndex,
+  isKiokuError,
+  reembed,
+  type VectorIndex,
+  withDetailEmbeddings,
+  withDocumentEmbeddings,
+  withFactEmbeddings,
+} from '@kioku/core';
+import type { DemoStores } from './stack.js';
+
+export const VECTOR_BACKENDS = ['memory', 'qdrant'] as const;
+export type VectorBackend = (typeof VECTOR_BACKENDS)[number];
+
+/** The embedder and the index every hybrid store of the demo shares. */
+export interface Vectors {
+  embedder: Embedder;
+  index: VectorIndex;
+  backend: VectorBackend;
+}
+
+export interface VectorConfig {
+  backend: VectorBackend;
+  qdrantUrl?: string;
+  qdrantApiKey?: string;
+  qdrantCollection?: string;
+}
+
+/**
+ * The vector index: core's in-memory one (empty at every start: the caller rebuilds it with
+ * `rebuildVectors`), or Qdrant, imported only when chosen, whose vectors outlive the process.
+ */
+export async function openVectors(embedder: Embedder, config: VectorConfig): Promise<Vectors> {
+  if (config.backend === 'memory') {
+    return {
+      embedder,
+      index: new InMemoryVectorIndex({ dimensions: embedder.dimensions }),
+      backend: 'memory',
+    };
+  }
+  if (!config.qdrantUrl) throw new Error('--vectors qdrant needs QDRANT_URL (or --qdrant-url).');
+  const { QdrantVectorIndex } = await import('@kioku/store-qdrant');
+  const index = new QdrantVectorIndex({
+    url: config.qdrantUrl,
+    dimensions: embedder.dimensions,
+    ...(config.qdrantApiKey ? { apiKey: config.qdrantApiKey } : {}),
+    ...(config.qdrantCollection ? { collection: config.qdrantCollection } : {}),
+  });
+  try {
+    await index.setup();
+  } catch (error) {
+    // The collection was made for a model of another size: its vectors cannot be mixed with these.
+    if (isKiokuError(error) && error.code === 'VALIDATION') {
+      throw new Error(
+        `${error.message} Pick another collection for "${embedder.modelId}" (--qdrant-collection <name>), then /reembed.`,
+        { cause: error },
+      );
+    }
+    throw error;
+  }
+  return { embedder, index, backend: 'qdrant' };
+}
+
+/** Facts, documents and details with hybrid search (lexical + vectors, fused by rank); no vectors: as is. */
+export function withEmbeddings(stores: DemoStores, vectors: Vectors | undefined): DemoStores {
+  if (!vectors) return stores;
+  const options = { embedder: vectors.embedder, index: vectors.index };
+  return {
+    ...stores,
+    facts: withFactEmbeddings(stores.facts, options),
+    documents: withDocumentEmbeddings(stores.documents, options),
+    details: withDetailEmbeddings(stores.details, options),
+  };
+}
+
+const EMBEDDED_KINDS = ['facts', 'documents', 'details'] as const;
+
+/**
+ * Core's `reembed()` for the user's facts, documents and details: every vector of theirs is replaced by
+ * one of the configured model. The in-memory index needs it at every start; after a model change it is
+ * the answer to an EmbeddingModelMismatchError.
+ */
+export async function rebuildVectors(stores: DemoStores, vectors: Vectors, userId: string): Promise<string> {
+  const counts: string[] = [];
+  for (const kind of EMBEDDED_KINDS) {
+    const report = await reembed({
+      store: stores[kind],
+      index: vectors.index,
+      embedder: vectors.embedder,
+      userId,
+    });
+    counts.push(`${kind} ${report.records}`);
+  }
+  return `Vectors rebuilt with ${vectors.embedder.modelId}: ${counts.join(', ')}.`;
+}
+
+/** One line for the chat's header. */
+export function describeVectors(vectors: Vectors | undefined): string {
+  if (!vectors) return 'Embeddings off: recall and knowledge search are lexical.';
+  const where = vectors.backend === 'memory' ? 'in-memory index (rebuilt at start)' : 'Qdrant';
+  return `Embeddings: ${vectors.embedder.modelId} (${vectors.embedder.dimensions} dimensions), ${where}; hybrid recall.`;
+}
+
+/** What to do when the stored vectors were made by another model. */
+export function mismatchAdvice(error: unknown): string | undefined {
+  if (!(error instanceof EmbeddingModelMismatchError)) return undefined;
+  return (
+    "Type /reembed to rebuild your vectors with the configured model (core's reembed(); for every user " +
+    'of a Qdrant collection, `kioku reembed`), or go back to the model that wrote them with --embedding-model.'
+  );
+}
