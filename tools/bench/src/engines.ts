@@ -5,12 +5,12 @@ import nlp from 'wink-nlp-utils';
 import type { Unit } from './locomo.js';
 import { PlainBm25 } from './plain-bm25.js';
 
-/** Ids of the best `limit` units for `query`, best first. */
-export type Searcher = (query: string, limit: number) => string[];
+/** Ids of the best `limit` units for `query`, best first (a store's search answers asynchronously). */
+export type Searcher = (query: string, limit: number) => string[] | Promise<string[]>;
 
 export interface Engine {
   name: string;
-  build(units: readonly Unit[]): Searcher;
+  build(units: readonly Unit[]): Searcher | Promise<Searcher>;
 }
 
 /** Kioku's LexicalIndex, built incrementally with `set` exactly as the stores do. */

@@ -3,26 +3,55 @@
  * Protocol: /work/shared/bench-data/README.md — one index per conversation, dialog turns as units,
  * question as query, score = |evidence ∩ top-k| / |evidence|, per category and overall.
  *
- *   pnpm bench:recall [--json] [--ablation]
+ *   pnpm bench:recall [--json] [--ablation] [--adapter memory,json,sqlite,postgres,redis|all]
+ *
+ * `--adapter` adds a row per store: the same questions through `FactStore.search` (recall-stores.ts).
  */
 import { ablationEngines } from './ablation.js';
 import { type Engine, kiokuEngine, miniSearchEngine, plainBm25Engine, winkEngine } from './engines.js';
 import { DRAGON, type EngineResult, evaluate, KS } from './evaluate.js';
 import { CATEGORY_NAMES, loadLocomo, locomoPath } from './locomo.js';
-import { cliArgs, table } from './util.js';
+import { RECALL_ADAPTERS, type RecallAdapter, storeEngine } from './recall-stores.js';
+import { cliArgs, flagValue, table } from './util.js';
 
-function main(): void {
+function adaptersArg(args: readonly string[]): RecallAdapter[] {
+  const names = (flagValue(args, '--adapter') ?? '').split(',').filter(Boolean);
+  const unknown = names.filter((n) => n !== 'all' && !(RECALL_ADAPTERS as readonly string[]).includes(n));
+  if (unknown.length > 0) {
+    throw new Error(`--adapter: unknown ${unknown.join(', ')} (use ${RECALL_ADAPTERS.join(', ')} or all)`);
+  }
+  return names.includes('all') ? [...RECALL_ADAPTERS] : (names as RecallAdapter[]);
+}
+
+async function main(): Promise<void> {
   const args = cliArgs();
   const json = args.includes('--json');
   const ablation = args.includes('--ablation');
+  const adapters = adaptersArg(args);
   const conversations = loadLocomo();
   const questions = conversations.reduce((a, c) => a + c.questions.length, 0);
   const turns = conversations.reduce((a, c) => a + c.units.length, 0);
 
   const engines: Engine[] = [kiokuEngine(), plainBm25Engine, miniSearchEngine, winkEngine];
   if (ablation) engines.push(...ablationEngines());
-  const results = engines.map((e) => evaluate(e, conversations));
-  const [kioku, ...peers] = results as [EngineResult, ...EngineResult[]];
+  const engineResults: EngineResult[] = [];
+  for (const engine of engines) engineResults.push(await evaluate(engine, conversations));
+  const [kioku, ...peers] = engineResults as [EngineResult, ...EngineResult[]];
+  const stores: Partial<Record<RecallAdapter, EngineResult>> = {};
+  const unavailable: Record<string, string> = {};
+  for (const adapter of adapters) {
+    const opened = await storeEngine(adapter);
+    if (typeof opened === 'string') {
+      unavailable[adapter] = opened;
+      continue;
+    }
+    try {
+      stores[adapter] = await evaluate(opened.engine, conversations);
+    } finally {
+      await opened.close();
+    }
+  }
+  const results = [...engineResults, ...Object.values(stores)];
 
   const lines: string[] = [];
   lines.push(
@@ -58,6 +87,7 @@ function main(): void {
       ]),
     ),
     '',
+    ...Object.entries(unavailable).map(([adapter, why]) => `${adapter}: not available (${why})`),
     `${kioku.name} by category:`,
     table(
       ['category', 'R@5', 'R@10', 'R@25', 'R@50'],
@@ -79,9 +109,19 @@ function main(): void {
         ),
         'DRAGON (published)': { overall: DRAGON },
       },
+      adapters: Object.fromEntries(
+        Object.entries(stores).map(([a, r]) => [
+          a,
+          { overall: r.overall, byCategory: r.byCategory, latency_ms: r.latency },
+        ]),
+      ),
+      unavailable,
     };
     console.log(JSON.stringify(out));
   }
 }
 
-main();
+main().catch((error: unknown) => {
+  console.error(error);
+  process.exitCode = 1;
+});

@@ -1,0 +1,134 @@
+/**
+ * `bench:recall --adapter …`: the same LoCoMo protocol through a FactStore's `search`, so an adapter's own
+ * search (SQLite FTS5 + core's scoring, PostgreSQL tsvector, Redis over core's index) is measured beside
+ * core's. One store per adapter; each conversation is a user of its own, its dialog turns that user's facts
+ * (restored from one snapshot), each question a `search` in that user's scope.
+ */
+import { randomBytes } from 'node:crypto';
+import { mkdtemp, rm } from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+import { type Fact, type FactStore, InMemoryFactStore } from '@kioku/core';
+import type { Engine } from './engines.js';
+import type { Unit } from './locomo.js';
+import { redisUrl } from './store-redis.js';
+import { postgresAdminUrl } from './store-sql.js';
+
+export const RECALL_ADAPTERS = ['memory', 'json', 'sqlite', 'postgres', 'redis'] as const;
+export type RecallAdapter = (typeof RECALL_ADAPTERS)[number];
+
+interface OpenStore {
+  store: FactStore;
+  close(): Promise<void>;
+}
+
+const firstLine = (error: unknown) => (error as Error).message.split('\n')[0] ?? String(error);
+
+/** A fresh, empty store of the adapter, or why there is none (a missing package, no server). */
+async function openStore(adapter: RecallAdapter): Promise<OpenStore | string> {
+  try {
+    switch (adapter) {
+      case 'memory':
+        return { store: new InMemoryFactStore(), close: async () => {} };
+      case 'json': {
+        const { JsonFactStore } = await import('@kioku/store-json');
+        const directory = await mkdtemp(path.join(os.tmpdir(), 'kioku-recall-json-'));
+        return {
+          store: new JsonFactStore({ directory }),
+          close: () => rm(directory, { recursive: true, force: true }),
+        };
+      }
+      case 'sqlite': {
+        const { SqliteFactStore } = await import('@kioku/store-sqlite');
+        const directory = await mkdtemp(path.join(os.tmpdir(), 'kioku-recall-sqlite-'));
+        const store = new SqliteFactStore({ file: path.join(directory, 'recall.db') });
+        await store.setup();
+        return {
+          store,
+          close: async () => {
+            store.close();
+            await rm(directory, { recursive: true, force: true });
+          },
+        };
+      }
+      case 'postgres': {
+        const { PostgresFactStore } = await import('@kioku/store-postgres');
+        const postgres = (await import('postgres')).default;
+        const client = postgres(postgresAdminUrl(), { onnotice: () => {}, max: 2, connect_timeout: 5 });
+        const schema = `kioku_recall_${randomBytes(4).toString('hex')}`;
+        const store = new PostgresFactStore({ client, schema });
+        try {
+          await store.setup();
+        } catch (error) {
+          await client.end({ timeout: 1 });
+          throw error;
+        }
+        return {
+          store,
+          close: async () => {
+            await client.unsafe(`drop schema if exists ${schema} cascade`);
+            await client.end({ timeout: 5 });
+          },
+        };
+      }
+      case 'redis': {
+        const { RedisConnection, RedisFactStore } = await import('@kioku/store-redis');
+        const prefix = `kioku-recall:${randomBytes(4).toString('hex')}:`;
+        const connection = new RedisConnection({ url: redisUrl(), prefix });
+        await connection.setup();
+        return {
+          store: new RedisFactStore({ connection }),
+          close: async () => {
+            await connection.deleteAll();
+            await connection.close();
+          },
+        };
+      }
+    }
+  } catch (error) {
+    return firstLine(error);
+  }
+}
+
+/** LoCoMo turn ids (`D3:14`) as fact ids (`D3-14`): ids may not hold a colon. */
+const factId = (unitId: string) => unitId.replace(':', '-');
+const unitId = (fact: Fact) => fact.id.replace('-', ':');
+
+/** The engine, and a `close` for the store behind it; or why the adapter is not available. */
+export async function storeEngine(
+  adapter: RecallAdapter,
+): Promise<{ engine: Engine; close(): Promise<void> } | string> {
+  const opened = await openStore(adapter);
+  if (typeof opened === 'string') return opened;
+  const { store } = opened;
+  let conversations = 0;
+  const now = new Date().toISOString();
+  const engine: Engine = {
+    name: `Kioku via ${adapter} store`,
+    async build(units: readonly Unit[]) {
+      const scope = { userId: `locomo-${++conversations}` };
+      const records: Fact[] = units.map((unit) => ({
+        id: factId(unit.id),
+        userId: scope.userId,
+        content: unit.text,
+        category: 'general',
+        tags: [],
+        metadata: {},
+        provenance: { source: 'import' },
+        createdAt: now,
+        updatedAt: now,
+      }));
+      await store.restore({
+        format: 'kioku.snapshot',
+        schemaVersion: 1,
+        kind: 'facts',
+        createdAt: now,
+        selector: { userId: scope.userId },
+        records,
+      });
+      return async (query: string, limit: number) =>
+        (await store.search(scope, { query, limit })).map((hit) => unitId(hit.fact));
+    },
+  };
+  return { engine, close: opened.close };
+}
