@@ -8,7 +8,7 @@ import { randomBytes } from 'node:crypto';
 import { mkdtemp, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
-import { type Fact, type FactStore, InMemoryFactStore } from '@kioku/core';
+import { type Fact, type FactStore, InMemoryFactStore, makeEnvelope, systemClock } from '@kioku/core';
 import type { Engine } from './engines.js';
 import type { Unit } from './locomo.js';
 import { redisUrl } from './store-redis.js';
@@ -118,14 +118,7 @@ export async function storeEngine(
         createdAt: now,
         updatedAt: now,
       }));
-      await store.restore({
-        format: 'kioku.snapshot',
-        schemaVersion: 1,
-        kind: 'facts',
-        createdAt: now,
-        selector: { userId: scope.userId },
-        records,
-      });
+      await store.restore(makeEnvelope('facts', { userId: scope.userId }, records, systemClock));
       return async (query: string, limit: number) =>
         (await store.search(scope, { query, limit })).map((hit) => unitId(hit.fact));
     },
