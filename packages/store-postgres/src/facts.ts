@@ -165,20 +165,18 @@ export class PostgresFactStore extends PostgresStore implements FactStore {
 
   async create(scope: Scope, input: FactInput): Promise<Fact> {
     const s = parseScope(scope);
-    const data = parseOrThrow(FactInputSchema, input, 'fact');
+    const { id, ...fields } = parseOrThrow(FactInputSchema, input, 'fact');
     const now = isoAt(this.clock);
-    const fact = parseOrThrow(
-      FactSchema,
-      {
-        ...data,
-        id: data.id ?? shortId(),
-        userId: s.userId,
-        agentId: s.agentId,
-        createdAt: now,
-        updatedAt: now,
-      },
-      'fact',
-    );
+    // Validated input and scope, a generated id and the clock's ISO time: nothing to validate again (a second
+    // FactSchema pass cost ~10 µs of a create). Keys in FactSchema's order, as its parse returns them.
+    const fact: Fact = {
+      id: id ?? shortId(),
+      userId: s.userId,
+      agentId: s.agentId,
+      ...fields,
+      createdAt: now,
+      updatedAt: now,
+    };
     // The primary key decides between concurrent creates of one id: exactly one insert wins.
     const inserted = await this.database.run(() => this.#statements.insert.execute(toRow(fact)));
     if (inserted.length === 0) throw new ConflictError(`A fact with id "${fact.id}" already exists.`);
