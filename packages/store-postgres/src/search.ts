@@ -5,8 +5,11 @@ import type { Sql } from 'postgres';
 export interface LexicalMatch {
   /** The row contains at least one query term (`search @@ (t1 | t2 | …)`, served by the GIN index). */
   where: SQL;
-  /** Higher is better; see {@link lexicalMatch}. */
-  score: SQL<number>;
+  /**
+   * Higher is better; see {@link lexicalMatch}. Selected `as "score"`, and ordering by it names that output
+   * column: written out again in ORDER BY, with parameters of its own, PostgreSQL would compute it twice per row.
+   */
+  score: SQL.Aliased<number>;
 }
 
 /**
@@ -30,7 +33,22 @@ function termLiteral(lexeme: string): string {
 }
 
 /**
- * Lexical search over a `tsvector` column for the given query lexemes (at least one), ranked like this:
+ * What a {@link lexicalMatch} binds: one tsquery per query term and their disjunction (`t1 | t2 | …`). As
+ * values, or as placeholders of a statement prepared once per number of terms and run with values.
+ */
+export interface MatchTerms<T = unknown> {
+  terms: readonly T[];
+  anyTerm: T;
+}
+
+/** The tsquery literals of a query's lexemes, as bound by {@link lexicalMatch}. */
+export function matchTerms(lexemes: readonly string[]): MatchTerms<string> {
+  const terms = lexemes.map(termLiteral);
+  return { terms, anyTerm: terms.join(' | ') };
+}
+
+/**
+ * Lexical search over a `tsvector` column for the given query terms (at least one), ranked like this:
  *
  *   score = (number of distinct query terms the text contains) + ts_rank(search, t1 | t2 | …, 1|32)
  *
@@ -41,15 +59,14 @@ function termLiteral(lexeme: string): string {
  * Every term is a bound parameter. The fact store runs it as a prepared statement: PostgreSQL plans the
  * first executions with the real terms, then may keep a generic plan (the GIN index scan) when it costs no more.
  */
-export function lexicalMatch(search: AnyColumn, lexemes: readonly string[]): LexicalMatch {
-  const terms = lexemes.map((lexeme) => sql`${termLiteral(lexeme)}::tsquery`);
-  const anyTerm = sql`${lexemes.map(termLiteral).join(' | ')}::tsquery`;
+export function lexicalMatch(search: AnyColumn, { terms, anyTerm }: MatchTerms): LexicalMatch {
+  const any = sql`${anyTerm}::tsquery`;
   const coverage = sql.join(
-    terms.map((term) => sql`(${search} @@ ${term})::int`),
+    terms.map((term) => sql`(${search} @@ ${term}::tsquery)::int`),
     sql` + `,
   );
   return {
-    where: sql`${search} @@ ${anyTerm}`,
-    score: sql<number>`(${coverage} + ts_rank(${search}, ${anyTerm}, 33))`.mapWith(Number),
+    where: sql`${search} @@ ${any}`,
+    score: sql<number>`(${coverage} + ts_rank(${search}, ${any}, 33))`.mapWith(Number).as('score'),
   };
 }

@@ -1,4 +1,4 @@
-import { type AnyColumn, type SQL, sql } from 'drizzle-orm';
+import { type AnyColumn, type Placeholder, type SQL, sql } from 'drizzle-orm';
 
 /** `agent_id` of a scope: '' when the memory belongs to no agent. */
 export function agentKey(agentId: string | undefined): string {
@@ -30,13 +30,21 @@ export function textArray(values: readonly string[]): SQL {
  */
 export function hasAllTags(tagKeysColumn: AnyColumn, wanted: readonly string[] | undefined): SQL | undefined {
   if (!wanted?.length) return undefined;
-  if (wanted.some((t) => t.includes('\u0000'))) return sql`false`;
+  if (!tagsCanMatch(wanted)) return sql`false`;
   return sql`${tagKeysColumn} @> ${textArray(tagKeys(wanted))}`;
 }
 
+/** False when a wanted tag holds a NUL character: PostgreSQL text cannot, so no stored tag matches it. */
+export function tagsCanMatch(wanted: readonly string[]): boolean {
+  return !wanted.some((t) => t.includes('\u0000'));
+}
+
 /** `column` equals `prefix` or lies below it on a `/` boundary (no LIKE, so `_` and `%` are plain). */
-export function underPrefix(column: AnyColumn, prefix: string): SQL {
-  return sql`(${column} = ${prefix} or starts_with(${column}, ${`${prefix}/`}))`;
+export function underPrefix(column: AnyColumn, prefix: string): SQL;
+/** The same in a prepared statement: `prefix` and `below` (the value `${prefix}/`) are its placeholders. */
+export function underPrefix(column: AnyColumn, prefix: Placeholder, below: Placeholder): SQL;
+export function underPrefix(column: AnyColumn, prefix: unknown, below: unknown = `${prefix}/`): SQL {
+  return sql`(${column} = ${prefix} or starts_with(${column}, ${below}))`;
 }
 
 /** Split rows into batches that keep one statement well below PostgreSQL's 65,535 parameters. */

@@ -1,7 +1,7 @@
 import { type Clock, systemClock } from '@kioku/core';
 import type { AnyColumn } from 'drizzle-orm';
 import { type PostgresConnectionOptions, PostgresDatabase } from './database.js';
-import { type LexicalMatch, lexicalMatch, queryLexemes } from './search.js';
+import { type LexicalMatch, lexicalMatch, matchTerms, queryLexemes } from './search.js';
 
 export interface PostgresStoreOptions extends PostgresConnectionOptions {
   /** A database shared with other stores (what `createPostgresStores` passes); then `close()` leaves it open. */
@@ -41,9 +41,14 @@ export abstract class PostgresStore {
     return this.database.tables;
   }
 
+  /** The distinct lexemes of `query`, analysed as the indexed text is (one prepared query). */
+  protected lexemes(query: string): Promise<string[]> {
+    return this.database.run(() => queryLexemes(this.database.client, query));
+  }
+
   /** The full-text match of `query` on `search`; undefined when the query has no terms (it matches nothing). */
   protected async match(search: AnyColumn, query: string): Promise<LexicalMatch | undefined> {
-    const lexemes = await this.database.run(() => queryLexemes(this.database.client, query));
-    return lexemes.length > 0 ? lexicalMatch(search, lexemes) : undefined;
+    const lexemes = await this.lexemes(query);
+    return lexemes.length > 0 ? lexicalMatch(search, matchTerms(lexemes)) : undefined;
   }
 }

@@ -233,7 +233,7 @@ describe.skipIf(noServer)('fact count and the updated order', () => {
     );
   });
 
-  it('the page and count are prepared once per connection, and never with prepare: false', async () => {
+  it('the page, count and searches are prepared once per connection, never with prepare: false', async () => {
     const statements = async (client: Sql) =>
       (await client`select statement from pg_prepared_statements`).map((r) => String(r.statement));
     for (const prepare of [true, false]) {
@@ -245,12 +245,17 @@ describe.skipIf(noServer)('fact count and the updated order', () => {
       for (let i = 0; i < 3; i++) {
         expect(await store.list(scope, { order: 'updated', limit: 128, offset: 0 })).toHaveLength(1);
         expect(await store.count(scope)).toBe(1);
+        // Two shapes, each prepared once: one term, and two terms with a category filter.
+        expect(await store.search(scope, { query: ['one', 'ONE', 'ones'][i] })).toHaveLength(1);
+        expect(await store.search(scope, { query: 'one two', category: 'elsewhere' })).toHaveLength(0);
       }
       const named = await statements(client);
       if (!prepare) expect(named).toEqual([]);
       else {
         expect(named.filter((s) => s.includes('collate "C"') && s.includes('limit'))).toHaveLength(1);
         expect(named.filter((s) => s.includes('"fact_counts"'))).toHaveLength(1);
+        expect(named.filter((s) => s.includes('ts_rank'))).toHaveLength(2);
+        expect(named.filter((s) => s.includes('tsvector_to_array'))).toHaveLength(1);
       }
     }
   });

@@ -286,6 +286,28 @@ describe.skipIf(noServer)('PostgreSQL specifics', () => {
       expect(tagged).toHaveLength(1);
     });
 
+    it('a search with a query filters by tags and category with SQL and array syntax in them', async () => {
+      const s = await stores();
+      const scope = { userId: 'u1' };
+      const tags = ['{a,b}', 'say "hi"', 'back\\slash', "it's, NULL"];
+      const tagged = await s.facts.create(scope, { content: 'red bicycle', category: 'a_b/c', tags });
+      const other = await s.facts.create(scope, { content: 'red bicycle', category: 'a_b', tags: ['{a,b}'] });
+      await s.facts.create(scope, { content: 'red bicycle', category: 'axb/c', tags });
+      // Twice each: the second run of a shape reuses its prepared statement.
+      for (let i = 0; i < 2; i++) {
+        const ids = async (query: Parameters<typeof s.facts.search>[1]) =>
+          (await s.facts.search(scope, query)).map((h) => h.fact.id).sort();
+        const upper = tags.map((t) => t.toUpperCase());
+        expect(await ids({ query: 'red bicycle', category: 'a_b', tags: upper })).toEqual([tagged.id]);
+        expect(await ids({ query: 'bicycle', category: 'a_b', tags: ['{A,B}'] })).toEqual(
+          [tagged.id, other.id].sort(),
+        );
+        expect(await ids({ query: 'red', category: 'a_b/c' })).toEqual([tagged.id]);
+        expect(await ids({ query: 'bicycles', tags: ['{a,b'] })).toEqual([]);
+        expect(await ids({ query: 'red', tags: ['NULL'] })).toEqual([]);
+      }
+    });
+
     it('`_` and `%` in category and key prefixes are not wildcards', async () => {
       const s = await stores();
       const scope = { userId: 'u1' };
