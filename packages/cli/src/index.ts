@@ -1,3 +1,4 @@
+export { type AdapterType, checkAdapter, importAdapter } from './adapters.js';
 export * from './backends.js';
 export * from './bundle.js';
 export * from './copy.js';
