@@ -124,7 +124,7 @@ async function mustExist(what: string, file: string, kind: 'directory' | 'file')
   const info = await stat(file).catch(() => undefined);
   const ok = info && (kind === 'directory' ? info.isDirectory() : info.isFile());
   if (!ok) {
-    throw new NotFoundError(`No ${what} at ${file}: check the --from path.`, { details: { path: file } });
+    throw new NotFoundError(`No ${what} at ${file}: check the path.`, { details: { path: file } });
   }
 }
 
