@@ -65,7 +65,7 @@ function localPath(scheme: string, rest: string, input: string): string {
   return path.resolve(rest);
 }
 
-/** Parse a backend argument (`--from`, `--to`). Throws a UsageError naming the accepted forms. */
+/** Parse a backend argument (`--from`, `--to`, `--store`). Throws a UsageError naming the accepted forms. */
 export function parseBackend(input: string): BackendSpec {
   const match = /^([A-Za-z][A-Za-z0-9+.-]+):(.*)$/s.exec(input.trim());
   if (!match) throw new UsageError(`"${input}" is not a backend. Use one of: ${EXAMPLES}.`);

@@ -406,7 +406,7 @@ async function reembedRebuild(io: CliIo, { from, indexSpec, embedder, kinds, sel
       return `${done.length > 0 ? `${done.join(', ')} rebuilt; ` : ''}${pending.join(', ')} not rebuilt, or only in part (running the command again is safe)`;
     };
     const reports = await step(
-      () => `while re-embedding into ${opened.label}: ${progress()}`,
+      () => `while re-embedding ${from.label} into ${opened.label}: ${progress()}`,
       () =>
         reembedKinds(backend, opened.index, embedder, kinds, selector, {
           onKind: (report) => {

@@ -78,9 +78,14 @@ async function fixture() {
   const clock = new ManualClock(Date.now() - 120_000);
   const stores = createJsonStores({ directory, clock });
   await fillAllKinds({ ...stores, ...hybrid(stores, OLD, index) }, clock);
+  const store = ['--store', `json:${directory}`];
   const indexArg = `qdrant:${qdrant.url}?collection=${collection}`;
-  return { stores, index, collection, indexArg, args: ['--store', `json:${directory}`, '--index', indexArg] };
+  return { stores, index, collection, store, args: [...store, '--index', indexArg] };
 }
+
+/** `kioku reembed` of `store` into another `--index`, with NEW's model. */
+const reembedInto = (store: string[], index: string, ...rest: string[]) =>
+  kioku(['reembed', ...store, '--index', index, '--embedder', 'hashing:64', ...rest]);
 
 type ModelCounts = Record<VectorKind, Record<string, number>>;
 
@@ -210,26 +215,13 @@ describe('kioku reembed', () => {
   });
 
   it('a dry run does not open the index', async () => {
-    const { args } = await fixture();
-    const store = args.slice(0, 2);
-    const dry = ok(
-      await kioku([
-        'reembed',
-        ...store,
-        '--index',
-        'qdrant:http://127.0.0.1:1',
-        '--embedder',
-        'hashing:64',
-        '--user',
-        'bob',
-        '--dry-run',
-      ]),
-    );
+    const { store } = await fixture();
+    const dry = ok(await reembedInto(store, 'qdrant:http://127.0.0.1:1', '--user', 'bob', '--dry-run'));
     expect(dry.stdout).toMatch(/^ {2}facts +3 records +3 vectors {2}in 2 partitions$/m);
   });
 
   it('rebuilds with an OpenAI-compatible embeddings endpoint into a new collection of its size', async () => {
-    const { stores, args } = await fixture();
+    const { stores, store } = await fixture();
     const collection = `kioku_cli_${randomBytes(5).toString('hex')}`;
     /** 8-dimensional vectors from the text's length and first letters, in the SDK's reply format. */
     const embeddings: Reply = (res, body) => {
@@ -250,7 +242,7 @@ describe('kioku reembed', () => {
       const env = { OPENAI_BASE_URL: server.baseURL, OPENAI_API_KEY: 'sk-test' };
       const common = [
         'reembed',
-        ...args.slice(0, 2),
+        ...store,
         '--index',
         `qdrant:${qdrant.url}?collection=${collection}`,
         '--embedder',
@@ -296,8 +288,9 @@ describe('kioku reembed', () => {
       const refused = await kioku([...common.slice(0, -2), '--kinds', 'facts', '--user', 'bob'], { env });
       expect(refused.code).toBe(1);
       expect(refused.stderr).toMatch(/^kioku: STORAGE: The embeddings request failed with HTTP 401/);
+      expect(refused.stderr).toContain(`while re-embedding json:${path.join(dir, 'data')}`);
       expect(refused.stderr).toContain(
-        `while re-embedding into qdrant:${qdrant.url}/ (collection ${collection}): facts not rebuilt, or only in part (running the command again is safe)`,
+        `into qdrant:${qdrant.url}/ (collection ${collection}): facts not rebuilt, or only in part (running the command again is safe)`,
       );
     } finally {
       await server.close();
@@ -328,31 +321,12 @@ describe('kioku reembed errors', () => {
   });
 
   it('an index that cannot take the vectors, a missing collection or no server exit with 1 and the code', async () => {
-    const { index, collection, args } = await fixture();
+    const { index, collection, store, args } = await fixture();
     const before = points(await index.snapshot({ allUsers: true }));
-    const store = args.slice(0, 2);
     const [size, missing, down] = await Promise.all([
       kioku(['reembed', ...args, '--embedder', 'hashing:32', '--all-users']),
-      kioku([
-        'reembed',
-        ...store,
-        '--index',
-        `qdrant:${qdrant.url}?collection=no_such_collection`,
-        '--embedder',
-        'hashing:64',
-        '--all-users',
-        '--check',
-      ]),
-      kioku([
-        'reembed',
-        ...store,
-        '--index',
-        'qdrant:http://127.0.0.1:1',
-        '--embedder',
-        'hashing:64',
-        '--all-users',
-        '--check',
-      ]),
+      reembedInto(store, `qdrant:${qdrant.url}?collection=no_such_collection`, '--all-users', '--check'),
+      reembedInto(store, 'qdrant:http://127.0.0.1:1', '--all-users', '--check'),
     ]);
     expect(size.code).toBe(1);
     expect(size.stderr).toContain(
