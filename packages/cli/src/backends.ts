@@ -3,14 +3,17 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import {
   type Clock,
+  type DetailStore,
+  type DocumentStore,
+  type FactStore,
   NotFoundError,
-  type RestoreOptions,
-  type RestoreReport,
-  type SnapshotEnvelope,
-  type SnapshotSelector,
+  type PlanStore,
+  type SessionStore,
+  type WorkingMemoryStore,
 } from '@kioku/core';
+import { importAdapter, LOADERS } from './adapters.js';
 import { UsageError } from './errors.js';
-import type { Kind } from './kinds.js';
+import { parseUrl, redact } from './urls.js';
 
 /**
  * Where memory lives, parsed from what the user typed:
@@ -24,16 +27,17 @@ export type BackendSpec =
 
 export type BackendType = BackendSpec['type'];
 
-/** What the commands need of a store: every Kioku store has these two. */
-export interface SnapshotStore {
-  snapshot(selector: SnapshotSelector): Promise<SnapshotEnvelope<unknown>>;
-  restore(snapshot: unknown, options?: RestoreOptions): Promise<RestoreReport>;
-}
-
 /** The six stores of one backend, opened. */
 export interface Backend {
   readonly spec: BackendSpec;
-  readonly stores: { readonly [K in Kind]: SnapshotStore };
+  readonly stores: {
+    readonly facts: FactStore;
+    readonly documents: DocumentStore;
+    readonly plans: PlanStore;
+    readonly working: WorkingMemoryStore;
+    readonly sessions: SessionStore;
+    readonly details: DetailStore;
+  };
   /** Create or upgrade the schema where the adapter has one (SQLite, PostgreSQL); checks the server for Redis. */
   setup(): Promise<void>;
   close(): Promise<void>;
@@ -61,23 +65,7 @@ function localPath(scheme: string, rest: string, input: string): string {
   return path.resolve(rest);
 }
 
-/** `user:password@` → `user:***@`, so URLs can be printed. */
-function redact(url: URL): string {
-  if (!url.password) return url.toString();
-  const copy = new URL(url);
-  copy.password = '***';
-  return copy.toString();
-}
-
-function parseUrl(input: string): URL {
-  try {
-    return new URL(input);
-  } catch {
-    throw new UsageError(`"${input}" is not a valid URL.`);
-  }
-}
-
-/** Parse a backend argument (`--from`, `--to`). Throws a UsageError naming the accepted forms. */
+/** Parse a backend argument (`--from`, `--to`, `--store`). Throws a UsageError naming the accepted forms. */
 export function parseBackend(input: string): BackendSpec {
   const match = /^([A-Za-z][A-Za-z0-9+.-]+):(.*)$/s.exec(input.trim());
   if (!match) throw new UsageError(`"${input}" is not a backend. Use one of: ${EXAMPLES}.`);
@@ -132,52 +120,11 @@ export function parseBackend(input: string): BackendSpec {
   }
 }
 
-/** The adapter packages, imported only when a backend of their type is used (they are optional peers). */
-const LOADERS = {
-  json: () => import('@kioku/store-json'),
-  sqlite: () => import('@kioku/store-sqlite'),
-  postgres: () => import('@kioku/store-postgres'),
-  redis: () => import('@kioku/store-redis'),
-} as const;
-
-const ADAPTERS: Record<BackendType, { pkg: string; peers: string[] }> = {
-  json: { pkg: '@kioku/store-json', peers: [] },
-  sqlite: { pkg: '@kioku/store-sqlite', peers: ['better-sqlite3', 'drizzle-orm'] },
-  postgres: { pkg: '@kioku/store-postgres', peers: ['postgres', 'drizzle-orm'] },
-  redis: { pkg: '@kioku/store-redis', peers: ['ioredis'] },
-};
-
-/**
- * Import an adapter package. The adapters are optional peers of the CLI, so a missing one (or a missing
- * driver it needs) is an ordinary situation: it becomes a message with the install command.
- */
-export async function importAdapter<T>(type: BackendType, load: () => Promise<T>): Promise<T> {
-  try {
-    return await load();
-  } catch (error) {
-    const code = (error as { code?: string }).code;
-    if (code !== 'ERR_MODULE_NOT_FOUND' && code !== 'MODULE_NOT_FOUND') throw error;
-    const { pkg, peers } = ADAPTERS[type];
-    const missing = /Cannot find (?:package|module) '([^']+)'/.exec((error as Error).message)?.[1];
-    throw new Error(
-      `The ${type}: backend needs ${pkg}${peers.length > 0 ? ` and its drivers ${peers.join(', ')}` : ''}` +
-        `${missing ? ` (${missing} is not installed)` : ''}. Install them where @kioku/cli is installed:\n` +
-        `  npm install ${[pkg, ...peers].join(' ')}`,
-      { cause: error },
-    );
-  }
-}
-
-/** Check that a backend's adapter and drivers are installed, without opening anything. */
-export async function checkAdapter(type: BackendType): Promise<void> {
-  await importAdapter<unknown>(type, LOADERS[type]);
-}
-
 async function mustExist(what: string, file: string, kind: 'directory' | 'file'): Promise<void> {
   const info = await stat(file).catch(() => undefined);
   const ok = info && (kind === 'directory' ? info.isDirectory() : info.isFile());
   if (!ok) {
-    throw new NotFoundError(`No ${what} at ${file}: check the --from path.`, { details: { path: file } });
+    throw new NotFoundError(`No ${what} at ${file}: check the path.`, { details: { path: file } });
   }
 }
 

@@ -5,9 +5,13 @@ export class UsageError extends Error {
   override readonly name = 'UsageError';
 }
 
-/** Exit codes: 0 done, 1 the operation failed (a KiokuError or an I/O error), 2 bad arguments. */
+/**
+ * Exit codes: 0 done, 1 the operation failed (a KiokuError or an I/O error), 2 bad arguments, 3
+ * `reembed --check` found vectors of another embedding model.
+ */
 export const EXIT_FAILURE = 1;
 export const EXIT_USAGE = 2;
+export const EXIT_MISMATCH = 3;
 
 /** The innermost message of an error's `cause` chain when it adds something the message does not say. */
 function causeMessage(error: Error): string | undefined {

@@ -1,13 +1,23 @@
 import { readFile, writeFile } from 'node:fs/promises';
 import { createRequire } from 'node:module';
 import { parseArgs } from 'node:util';
-import { type Clock, IdSchema, type SnapshotSelector, ValidationError } from '@kioku/core';
-import { type Backend, type BackendSpec, checkAdapter, openBackend, parseBackend } from './backends.js';
+import { type Clock, type Embedder, IdSchema, type SnapshotSelector, ValidationError } from '@kioku/core';
+import { checkAdapter } from './adapters.js';
+import { type Backend, type BackendSpec, openBackend, parseBackend } from './backends.js';
 import { makeBundle, parseBundle } from './bundle.js';
 import { type KindReport, restoreKinds, snapshotKinds } from './copy.js';
-import { formatError, UsageError } from './errors.js';
-import { KINDS, type Kind, parseKinds } from './kinds.js';
-import { COMMAND_USAGE, type Command, MAIN_USAGE } from './usage.js';
+import { loadEmbedder, parseEmbedder } from './embedders.js';
+import { EXIT_MISMATCH, formatError, UsageError } from './errors.js';
+import { type IndexSpec, openIndex, parseIndex } from './indexes.js';
+import { KINDS, type Kind, parseKinds, parseVectorKinds, type VectorKind } from './kinds.js';
+import {
+  checkModels,
+  planReembed,
+  reembedKinds,
+  type VectorKindCheck,
+  type VectorKindReport,
+} from './reembed.js';
+import { COMMAND_USAGE, COMMANDS, type Command, MAIN_USAGE } from './usage.js';
 
 /** Where the commands read and write; the process's streams unless a test passes its own. */
 export interface CliIo {
@@ -51,6 +61,18 @@ const OPTIONS = {
     help,
   },
   import: { to: string, user: string, kinds: string, input: { ...string, short: 'i' }, help },
+  reembed: {
+    store: string,
+    index: string,
+    embedder: string,
+    dimensions: string,
+    user: string,
+    'all-users': flag,
+    kinds: string,
+    'dry-run': flag,
+    check: flag,
+    help,
+  },
 } as const;
 
 function write(stream: NodeJS.WritableStream, text: string): Promise<void> {
@@ -127,8 +149,12 @@ function who(selector: SnapshotSelector): string {
   return 'userId' in selector ? `user "${selector.userId}"` : 'all users';
 }
 
+function plural(n: number, word: string): string {
+  return `${n} ${word}${n === 1 ? '' : 's'}`;
+}
+
 function recordCount(n: number): string {
-  return `${n} record${n === 1 ? '' : 's'}`;
+  return plural(n, 'record');
 }
 
 function countLine(kind: Kind, n: number): string {
@@ -149,12 +175,17 @@ async function withBackend<T>(
   }
 }
 
-async function read<T>(spec: BackendSpec, fn: () => Promise<T>): Promise<T> {
+/** Run `fn`; a failure says what the command was doing (`what` is read when it fails). */
+async function step<T>(what: string | (() => string), fn: () => Promise<T>): Promise<T> {
   try {
     return await fn();
   } catch (error) {
-    throw new StepError(`while reading from ${spec.label}`, error);
+    throw new StepError(typeof what === 'string' ? what : what(), error);
   }
+}
+
+function read<T>(spec: BackendSpec, fn: () => Promise<T>): Promise<T> {
+  return step(`while reading from ${spec.label}`, fn);
 }
 
 /** Restore with progress lines; on failure say which kinds were written and which were not. */
@@ -290,15 +321,138 @@ async function importCommand(args: string[], io: CliIo): Promise<number> {
   });
 }
 
+/** `  facts         6 records       6 vectors  in 2 partitions`, and what was removed. */
+function vectorLine(r: VectorKindReport): string {
+  const column = (n: number, word: string) => `${String(n).padStart(7)} ${n === 1 ? `${word} ` : `${word}s`}`;
+  const removed = r.removed > 0 ? `, ${r.removed} old removed` : '';
+  return `  ${r.kind.padEnd(10)} ${column(r.records, 'record')} ${column(r.vectors, 'vector')}  in ${plural(r.partitions, 'partition')}${removed}\n`;
+}
+
+/** The `--check` report: per kind, the models of the index's vectors next to the embedder's. */
+function checkReport(checks: VectorKindCheck[], model: string): string {
+  let out = '';
+  for (const c of checks) {
+    out += `  ${c.kind.padEnd(10)} ${recordCount(c.records)}, ${plural(c.vectors, 'vector')} expected in ${plural(c.partitions, 'partition')}\n`;
+    if (c.models.length === 0) out += `${' '.repeat(13)}no vectors\n`;
+    for (const m of c.models) {
+      const whose = m.model === model ? "the embedder's" : 'another model';
+      out += `${' '.repeat(13)}${String(m.count).padStart(7)}  ${m.model ?? '(no model recorded)'}  (${whose})\n`;
+    }
+  }
+  const stale = checks.filter((c) => c.mismatch).map((c) => c.kind);
+  return (
+    out +
+    (stale.length === 0
+      ? `Every vector found was made by ${model}: nothing to rebuild.\n`
+      : `${stale.join(', ')}: vectors of another model; hybrid searches of them fail (EmbeddingModelMismatchError) until they are rebuilt. Run the same command without --check.\n`)
+  );
+}
+
+interface ReembedRun {
+  from: BackendSpec;
+  indexSpec: IndexSpec;
+  embedder: Embedder;
+  kinds: VectorKind[];
+  selector: SnapshotSelector;
+}
+
+/** `--dry-run`: core's reembed() against nothing (see planReembed); the index is not opened. */
+async function reembedDryRun(io: CliIo, { from, indexSpec, embedder, kinds, selector }: ReembedRun) {
+  // Like migrate's target, the index is not opened in a dry run; a missing adapter is still reported.
+  await checkAdapter(indexSpec.type);
+  const model = embedder.modelId;
+  await write(io.stdout, `Dry run: would re-embed ${who(selector)} from ${from.label} with ${model}\n`);
+  const plans = await withBackend(from, 'source', io.clock, (backend) =>
+    read(from, () => planReembed(backend, model, kinds, selector)),
+  );
+  for (const plan of plans) io.stdout.write(vectorLine(plan));
+  const vectors = plans.reduce((sum, p) => sum + p.vectors, 0);
+  await write(
+    io.stdout,
+    `Would write ${plural(vectors, 'vector')} to ${indexSpec.label}; nothing was embedded or written.\n`,
+  );
+  return 0;
+}
+
+/** `--check`: which models made the vectors; exit 3 when another model made some. */
+async function reembedCheck(io: CliIo, { from, indexSpec, embedder, kinds, selector }: ReembedRun) {
+  const opened = await openIndex(indexSpec, embedder.dimensions);
+  const checks = await withBackend(from, 'source', io.clock, (backend) =>
+    step(`while checking ${opened.label} against ${from.label}`, async () => {
+      await opened.mustExist();
+      return checkModels(backend, opened.index, embedder.modelId, kinds, selector);
+    }),
+  );
+  await write(
+    io.stdout,
+    `Vectors of ${who(selector)} in ${opened.label}; the embedder's model is ${embedder.modelId}\n${checkReport(checks, embedder.modelId)}`,
+  );
+  return checks.some((c) => c.mismatch) ? EXIT_MISMATCH : 0;
+}
+
+/** The rebuild: setup() on the index, then kind by kind, printing each kind's counts as it is done. */
+async function reembedRebuild(io: CliIo, { from, indexSpec, embedder, kinds, selector }: ReembedRun) {
+  const opened = await openIndex(indexSpec, embedder.dimensions);
+  return withBackend(from, 'source', io.clock, async (backend) => {
+    await step(`while preparing ${opened.label}`, () => opened.setup());
+    await write(
+      io.stdout,
+      `Re-embedding ${who(selector)} from ${from.label} into ${opened.label} with ${embedder.modelId}\n`,
+    );
+    const done: VectorKind[] = [];
+    // A kind is rebuilt partition by partition: the one that failed may be rebuilt in part.
+    const progress = () => {
+      const pending = kinds.filter((k) => !done.includes(k));
+      return `${done.length > 0 ? `${done.join(', ')} rebuilt; ` : ''}${pending.join(', ')} not rebuilt, or only in part (running the command again is safe)`;
+    };
+    const reports = await step(
+      () => `while re-embedding ${from.label} into ${opened.label}: ${progress()}`,
+      () =>
+        reembedKinds(backend, opened.index, embedder, kinds, selector, {
+          onKind: (report) => {
+            done.push(report.kind);
+            io.stdout.write(vectorLine(report));
+          },
+        }),
+    );
+    const vectors = reports.reduce((sum, r) => sum + r.vectors, 0);
+    await write(io.stdout, `Wrote ${plural(vectors, 'vector')} with model ${embedder.modelId}.\n`);
+    return 0;
+  });
+}
+
+async function reembedCommand(args: string[], io: CliIo): Promise<number> {
+  const values = parseOptions('reembed', args);
+  if (values.help) return usage(io, 'reembed');
+  const from = parseBackend(required(values.store, '--store', 'json:./data'));
+  const indexSpec = parseIndex(required(values.index, '--index', 'qdrant:http://localhost:6333'));
+  const embedderSpec = parseEmbedder(
+    required(values.embedder, '--embedder', 'openai:text-embedding-3-small'),
+    values.dimensions,
+  );
+  const selector = selectorOf(values, 're-embed');
+  const kinds = parseVectorKinds(values.kinds);
+  if (values.check && values['dry-run']) {
+    throw new UsageError(
+      'Give --check (which models made the vectors in the index) or --dry-run (what a rebuild would write), not both.',
+    );
+  }
+  const run = { from, indexSpec, embedder: await loadEmbedder(embedderSpec), kinds, selector };
+  if (values['dry-run']) return reembedDryRun(io, run);
+  if (values.check) return reembedCheck(io, run);
+  return reembedRebuild(io, run);
+}
+
 async function usage(io: CliIo, command?: Command): Promise<number> {
   await write(io.stdout, `${command ? COMMAND_USAGE[command] : MAIN_USAGE}\n`);
   return 0;
 }
 
-const COMMANDS: Record<Command, (args: string[], io: CliIo) => Promise<number>> = {
+const HANDLERS: Record<Command, (args: string[], io: CliIo) => Promise<number>> = {
   migrate,
   export: exportCommand,
   import: importCommand,
+  reembed: reembedCommand,
 };
 
 /** Run `kioku <argv>`; resolves to the exit code. Errors are printed to `io.stderr`, never thrown. */
@@ -314,7 +468,7 @@ export async function run(argv: readonly string[], io: CliIo = processIo()): Pro
       const topic = rest[0];
       if (topic === undefined) return await usage(io);
       if (!isCommand(topic))
-        throw new UsageError(`No help for "${topic}": commands are migrate, export, import.`);
+        throw new UsageError(`No help for "${topic}": commands are ${COMMANDS.join(', ')}.`);
       return await usage(io, topic);
     }
     if (first === '--version' || first === '-v') {
@@ -324,11 +478,11 @@ export async function run(argv: readonly string[], io: CliIo = processIo()): Pro
     if (!isCommand(first)) {
       throw new UsageError(
         first.startsWith('-')
-          ? `Start with a command: kioku migrate | export | import (got "${first}").`
-          : `Unknown command "${first}"; commands are migrate, export, import.`,
+          ? `Start with a command: kioku ${COMMANDS.join(' | ')} (got "${first}").`
+          : `Unknown command "${first}"; commands are ${COMMANDS.join(', ')}.`,
       );
     }
-    return await COMMANDS[first](rest, io);
+    return await HANDLERS[first](rest, io);
   } catch (caught) {
     const step = caught instanceof StepError ? caught.step : undefined;
     const error = caught instanceof StepError ? caught.error : caught;

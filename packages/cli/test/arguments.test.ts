@@ -12,14 +12,88 @@ afterEach(async () => {
   await cleanup();
 });
 
+/** `kioku reembed` with one thing wrong in each case. */
+function reembedCases(store: string): [string[], RegExp][] {
+  const index = 'qdrant:http://localhost:6333';
+  const ok = ['--store', store, '--index', index, '--embedder', 'hashing'];
+  const reembed = (...args: string[]) => ['reembed', ...args];
+  return [
+    [reembed('--index', index, '--embedder', 'hashing', '--all-users'), /--store is required/],
+    [
+      reembed('--store', store, '--embedder', 'hashing', '--all-users'),
+      /--index is required, e\.g\. --index qdrant:/,
+    ],
+    [reembed('--store', store, '--index', index, '--all-users'), /--embedder is required/],
+    [reembed(...ok), /Say whose memory to re-embed: --user <id> for one user, or --all-users/],
+    [reembed(...ok, '--user', 'a', '--all-users'), /either --user <id> or --all-users, not both/],
+    [
+      reembed('--store', store, '--index', 'pinecone://x', '--embedder', 'hashing', '--all-users'),
+      /Unknown vector index "pinecone:" in "pinecone:\/\/x"\. Use qdrant:http:\/\/localhost:6333/,
+    ],
+    [
+      reembed('--store', store, '--index', 'http://localhost:6333', '--embedder', 'hashing', '--all-users'),
+      /Say which index is at "http:\/\/localhost:6333": qdrant:http:\/\/localhost:6333/,
+    ],
+    [
+      reembed('--store', store, '--index', 'memory', '--embedder', 'hashing', '--all-users'),
+      /An in-memory vector index is gone when the command exits/,
+    ],
+    [
+      reembed('--store', store, '--index', 'qdrant:ftp://h', '--embedder', 'hashing', '--all-users'),
+      /write Qdrant's REST URL after qdrant:/,
+    ],
+    [
+      reembed('--store', store, '--index', `${index}?collection=a/b`, '--embedder', 'hashing', '--all-users'),
+      /\?collection="a\/b": a collection name has only letters, digits, _ and -/,
+    ],
+    [
+      reembed('--store', store, '--index', `${index}?api-key=x`, '--embedder', 'hashing', '--all-users'),
+      /Unknown parameter "api-key"/,
+    ],
+    [
+      reembed('--store', store, '--index', index, '--embedder', 'word2vec', '--all-users'),
+      /Unknown embedder "word2vec"\. Use one of: openai:text-embedding-3-small/,
+    ],
+    [reembed('--store', store, '--index', index, '--embedder', 'openai:', '--all-users'), /Name the model/],
+    [
+      reembed('--store', store, '--index', index, '--embedder', 'hashing:big', '--all-users'),
+      /--embedder hashing:big: "big" is not a vector size/,
+    ],
+    [
+      reembed(...ok, '--dimensions', '0', '--all-users'),
+      /--dimensions: "0" is not a vector size; give an integer from 1 to 16384/,
+    ],
+    [
+      reembed(
+        '--store',
+        store,
+        '--index',
+        index,
+        '--embedder',
+        'hashing:64',
+        '--dimensions',
+        '32',
+        '--all-users',
+      ),
+      /hashing:64 and --dimensions 32 disagree/,
+    ],
+    [
+      reembed(...ok, '--all-users', '--kinds', 'facts,sessions'),
+      /Unknown kind "sessions" in --kinds; choose from facts, documents, details, transcript/,
+    ],
+    [reembed(...ok, '--all-users', '--check', '--dry-run'), /Give --check .* or --dry-run .*, not both/],
+    [reembed(...ok, '--all-users', '--from', store), /Unknown option --from for "kioku reembed"/],
+  ];
+}
+
 describe('argument errors', () => {
   it('exit with 2 and say what to type instead, never with a stack trace', async () => {
     const from = `json:${dir}`;
     const to = `sqlite:${path.join(dir, 'x.db')}`;
     const cases: [string[], RegExp][] = [
       [[], /Usage:/],
-      [['migrat'], /Unknown command "migrat"; commands are migrate, export, import/],
-      [['--from', from], /Start with a command: kioku migrate \| export \| import/],
+      [['migrat'], /Unknown command "migrat"; commands are migrate, export, import, reembed/],
+      [['--from', from], /Start with a command: kioku migrate \| export \| import \| reembed/],
       [['help', 'nope'], /No help for "nope"/],
       [['migrate', '--to', to, '--all-users'], /--from is required, e\.g\. --from json:\.\/data/],
       [['migrate', '--from', from, '--all-users'], /--to is required/],
@@ -82,6 +156,7 @@ describe('argument errors', () => {
         ['import', '--to', to],
         /import reads a bundle from stdin: kioku import --to <backend> < bundle\.json/,
       ],
+      ...reembedCases(from),
     ];
     for (const [args, message] of cases) {
       const result = await kioku(args);
@@ -107,6 +182,7 @@ describe('argument errors', () => {
       ['help'],
       ['help', 'import'],
       ['export', '--help'],
+      ['reembed', '--help'],
       ['--version'],
     ]) {
       const result = await kioku(args);

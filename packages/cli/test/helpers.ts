@@ -5,9 +5,8 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { ManualClock, Scope, SnapshotEnvelope } from '@kioku/core';
-import type { createJsonStores } from '@kioku/store-json';
 import { inject } from 'vitest';
-import type { Kind } from '../src/index.js';
+import type { Backend, Kind } from '../src/index.js';
 
 /** This run's PostgreSQL database ('' without a server: those tests skip, see global-setup.ts). */
 export const pgUrl = inject('pgUrl');
@@ -33,8 +32,6 @@ export async function tempDir(): Promise<{ dir: string; cleanup: () => Promise<v
   return { dir, cleanup: () => rm(dir, { recursive: true, force: true }) };
 }
 
-type JsonStores = ReturnType<typeof createJsonStores>;
-
 export const ALICE: Scope = { userId: 'alice' };
 export const ALICE_CODER: Scope = { userId: 'alice', agentId: 'coder' };
 export const BOB: Scope = { userId: 'bob', agentId: 'helper' };
@@ -48,7 +45,7 @@ const DAY = 24 * 60 * 60 * 1000;
  * including a deactivated one. Quotes, SQL metacharacters and non-ASCII text throughout. The clock moves
  * between writes so timestamps and orders differ.
  */
-export async function fillAllKinds(stores: JsonStores, clock: ManualClock): Promise<void> {
+export async function fillAllKinds(stores: Backend['stores'], clock: ManualClock): Promise<void> {
   for (const scope of [ALICE, ALICE_CODER, BOB]) {
     const tag = `${scope.userId}${scope.agentId ? `-${scope.agentId}` : ''}`;
     const tz = await stores.facts.create(scope, {

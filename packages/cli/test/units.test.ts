@@ -7,7 +7,10 @@ import {
   makeBundle,
   parseBackend,
   parseBundle,
+  parseEmbedder,
+  parseIndex,
   parseKinds,
+  parseVectorKinds,
   UsageError,
 } from '../src/index.js';
 
@@ -73,6 +76,48 @@ describe('parseKinds', () => {
     expect(parseKinds('details, facts,facts')).toEqual(['facts', 'details']);
     expect(parseKinds(undefined)).toHaveLength(6);
   });
+
+  it('reembed takes the four kinds that have vectors, all of them by default', () => {
+    expect(parseVectorKinds(undefined)).toEqual(['facts', 'documents', 'details', 'transcript']);
+    expect(parseVectorKinds('transcript,facts')).toEqual(['facts', 'transcript']);
+    expect(() => parseVectorKinds('plans')).toThrow(UsageError);
+  });
+});
+
+describe('parseIndex', () => {
+  it("takes Qdrant's URL after qdrant:, the collection out of it, and hides passwords", () => {
+    expect(parseIndex('qdrant:http://localhost:6333')).toEqual({
+      type: 'qdrant',
+      url: 'http://localhost:6333/',
+      collection: undefined,
+      label: 'qdrant:http://localhost:6333/',
+    });
+    expect(parseIndex('QDRANT:https://u:secret@q.internal/proxy?collection=kioku_3large')).toEqual({
+      type: 'qdrant',
+      url: 'https://u:secret@q.internal/proxy',
+      collection: 'kioku_3large',
+      label: 'qdrant:https://u:***@q.internal/proxy',
+    });
+  });
+});
+
+describe('parseEmbedder', () => {
+  it('reads openai:<model> and hashing[:<dimensions>], with --dimensions', () => {
+    expect(parseEmbedder('openai:text-embedding-3-small')).toEqual({
+      type: 'openai',
+      model: 'text-embedding-3-small',
+      dimensions: undefined,
+    });
+    expect(parseEmbedder('openai:nomic-embed-text:v1.5', '768')).toEqual({
+      type: 'openai',
+      model: 'nomic-embed-text:v1.5',
+      dimensions: 768,
+    });
+    expect(parseEmbedder('hashing')).toEqual({ type: 'hashing', dimensions: undefined });
+    expect(parseEmbedder('hashing:64')).toEqual({ type: 'hashing', dimensions: 64 });
+    expect(parseEmbedder('hashing', '64')).toEqual({ type: 'hashing', dimensions: 64 });
+    expect(() => parseEmbedder('hashing', '1')).toThrow(UsageError);
+  });
 });
 
 describe('importAdapter', () => {
@@ -83,6 +128,13 @@ describe('importAdapter', () => {
     const error = await importAdapter('sqlite', () => Promise.reject(notFound)).catch((e: Error) => e);
     expect((error as Error).message).toBe(
       'The sqlite: backend needs @kioku/store-sqlite and its drivers better-sqlite3, drizzle-orm (better-sqlite3 is not installed). Install them where @kioku/cli is installed:\n  npm install @kioku/store-sqlite better-sqlite3 drizzle-orm',
+    );
+    const noSdk = Object.assign(new Error("Cannot find package 'openai' imported from /x/y.js"), {
+      code: 'ERR_MODULE_NOT_FOUND',
+    });
+    const openai = await importAdapter('openai', () => Promise.reject(noSdk)).catch((e: Error) => e);
+    expect((openai as Error).message).toBe(
+      'The openai: embedder needs @kioku/openai and its drivers openai (openai is not installed). Install them where @kioku/cli is installed:\n  npm install @kioku/openai openai',
     );
     const other = new TypeError('boom');
     await expect(importAdapter('json', () => Promise.reject(other))).rejects.toBe(other);
