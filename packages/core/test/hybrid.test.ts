@@ -307,6 +307,29 @@ describe('embedding model changes', () => {
     }
   });
 
+  it('a partition whose records are all gone is rebuilt when reembed names its scope', async () => {
+    const index = new InMemoryVectorIndex({ dimensions: 6 });
+    const { hybrid: v1, store } = facts(conceptEmbedder('concept-v1'), index);
+    const agentScope = { userId: 'alice', agentId: 'a1' };
+    const gone = await v1.create(agentScope, { content: 'Flight on Monday' });
+    await v1.create(alice, { content: 'Drives a sedan' });
+    // Deleted behind the wrapper's back (another process, a restore without vectors): its vector stays.
+    await store.delete(agentScope, gone.id);
+    const v2embedder = conceptEmbedder('concept-v2');
+    const v2 = withFactEmbeddings(store, { embedder: v2embedder, index });
+
+    // A user-wide rebuild reads the records, so it never sees the emptied partition…
+    await reembed({ store, index, embedder: v2embedder, userId: 'alice' });
+    expect(await v2.search(alice, { query: 'vehicle' })).toHaveLength(1);
+    await expect(v2.search(agentScope, { query: 'trip' })).rejects.toBeInstanceOf(
+      EmbeddingModelMismatchError,
+    );
+    // …naming the partition clears its old vectors (and writes none: it has no records).
+    const named = await reembed({ store, index, embedder: v2embedder, scope: agentScope });
+    expect(named).toMatchObject({ partitions: 1, records: 0, vectors: 0, removed: 1 });
+    expect(await v2.search(agentScope, { query: 'trip' })).toEqual([]);
+  });
+
   it('reembed takes exactly one target, infers the kind, and stops on an aborted signal', async () => {
     const index = new InMemoryVectorIndex({ dimensions: 6 });
     const store = new InMemoryFactStore();

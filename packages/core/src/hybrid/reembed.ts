@@ -65,8 +65,9 @@ function inferKind(store: AnyStore): HybridKind {
  * records are embedded in batches and written with the new model id.
  *
  * `userId` and `allUsers` read the records through the store's `snapshot()`, so they see every agent
- * partition; index partitions that no longer have any record in the store are not visited (their
- * vectors are dropped lazily, when a search finds them). Searches of a partition during its rebuild see
+ * partition; index partitions that no longer have any record in the store are not visited: their old
+ * vectors stay (searches there keep reporting the mismatch) until `reembed` names that `scope`, which
+ * clears them, or `index.clear(scope)` does. Searches of a partition during its rebuild see
  * fewer vectors, never mixed ones.
  */
 export async function reembed(options: ReembedOptions): Promise<ReembedReport> {
