@@ -28,8 +28,7 @@ export async function startEndpoint(chat: Reply[]) {
     if (!next) return json(res, 500, { error: { message: 'chat script exhausted' } });
     next(res, body, req);
   };
-  // startScriptedServer answers requests with its script in order: every entry routes by path.
-  const server = await startScriptedServer(Array.from({ length: 2_000 }, () => route));
+  const server = await startScriptedServer(route);
   return {
     ...server,
     /** Bodies of the chat completion requests, in order. */

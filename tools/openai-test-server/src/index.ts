@@ -10,9 +10,10 @@ export type Reply = (res: ServerResponse, body: Record<string, unknown>, req: In
 
 /**
  * A scripted OpenAI-compatible server on 127.0.0.1 (port 0): each request gets the next reply of the
- * script; every request body is kept for assertions.
+ * script, or, given one reply instead of a script, that reply answers every request (a router that looks
+ * at the path, say); every request body is kept for assertions.
  */
-export async function startScriptedServer(script: Reply[]) {
+export async function startScriptedServer(script: Reply[] | Reply) {
   const received: Received[] = [];
   let next = 0;
   const server = createServer((req, res) => {
@@ -23,7 +24,7 @@ export async function startScriptedServer(script: Reply[]) {
     req.on('end', () => {
       const body = raw ? (JSON.parse(raw) as Record<string, unknown>) : {};
       received.push({ path: req.url ?? '', body });
-      const reply = script[next++];
+      const reply = typeof script === 'function' ? script : script[next++];
       if (!reply) return json(res, 500, { error: { message: 'script exhausted' } });
       reply(res, body, req);
     });

@@ -27,4 +27,18 @@ describe('startScriptedServer', () => {
       await server.close();
     }
   });
+  it('given one reply instead of a script, answers every request with it', async () => {
+    const server = await startScriptedServer((res, _body, req) =>
+      status(req.url?.endsWith('/a') ? 201 : 202)(res, {}, req),
+    );
+    try {
+      const codes = [];
+      for (const path of ['/a', '/b', '/a'])
+        codes.push((await fetch(`${server.baseURL}${path}`, { method: 'POST' })).status);
+      expect(codes).toEqual([201, 202, 201]);
+      expect(server.received).toHaveLength(3);
+    } finally {
+      await server.close();
+    }
+  });
 });

@@ -21,7 +21,7 @@ const LOCATION = /<!--\s*readme-check:\s*(\S+)\s*-->\s*$/;
 
 /** A standalone program starts with an import: fragments (a call, an option object) are not checked. */
 function isStandalone(code: string): boolean {
-  return /^import\s/m.test(code.split('\n').find((l) => l.trim() !== '' && !l.trim().startsWith('//')) ?? '');
+  return /^import\s/.test(code.split('\n').find((l) => l.trim() !== '' && !l.trim().startsWith('//')) ?? '');
 }
 
 /**
