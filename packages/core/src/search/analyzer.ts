@@ -1,7 +1,6 @@
-/// <reference path="./wink-lexicon.d.ts" />
-import { stopwords } from '@orama/stopwords/english';
 import { stemmer } from 'stemmer';
-import verbExceptions from 'wink-lexicon/src/wn-verb-exceptions.js';
+import { ENGLISH_STOP_WORDS } from './data/english-stop-words.js';
+import { VERB_EXCEPTIONS } from './data/verb-exceptions.js';
 
 /** Turns text into index terms. The same analyzer must be used for documents and queries. */
 export interface Analyzer {
@@ -20,7 +19,9 @@ const APOSTROPHE = /['’](?=\p{L})/gu;
  * it beats `stopword`'s 108-word list by +0.8 R@10: that list keeps "does", "when", "why", "she",
  * "during", which are in a third of the questions and match nothing useful.
  */
-const STOP_WORDS: ReadonlySet<string> = new Set(stopwords.map((w) => w.replace(/['’]/g, '')));
+const STOP_WORDS: ReadonlySet<string> = new Set(
+  ENGLISH_STOP_WORDS.split(' ').map((w) => w.replace(/['’]/g, '')),
+);
 
 /**
  * Irregular verb forms to their base form ("went" → "go", "bought" → "buy", "met" → "meet"): WordNet's
@@ -28,12 +29,14 @@ const STOP_WORDS: ReadonlySet<string> = new Set(stopwords.map((w) => w.replace(/
  * are told in the past ("I bought a bike") but asked about in the present ("what did she buy?"):
  * +0.7 R@10 and +1.1 R@50 on LoCoMo. A few nouns collide ("ground" → "grind"); the bench shows the net.
  */
-const IRREGULAR_VERBS: Readonly<Record<string, string>> = verbExceptions;
+const IRREGULAR_VERBS: ReadonlyMap<string, string> = new Map(
+  VERB_EXCEPTIONS.split('\n').map((line) => line.split(' ') as [string, string]),
+);
 
 /**
  * English analysis: lower-case, split on non-alphanumerics, drop stop words, map irregular verb forms
- * to their base, Porter-stem. Porter stemming comes from `stemmer`, the stop-word list from
- * `@orama/stopwords` and the irregular verbs from `wink-lexicon` (WordNet).
+ * to their base, Porter-stem. Porter stemming comes from `stemmer`; the stop-word list (`@orama/stopwords`)
+ * and the irregular verbs (`wink-lexicon`, WordNet) are vendored in `./data` (see scripts/vendor-word-lists.ts).
  */
 export const englishAnalyzer: Analyzer = {
   terms(text) {
@@ -42,7 +45,7 @@ export const englishAnalyzer: Analyzer = {
     if (!words) return out;
     for (const word of words) {
       if (STOP_WORDS.has(word)) continue;
-      const base = Object.hasOwn(IRREGULAR_VERBS, word) ? IRREGULAR_VERBS[word]! : word;
+      const base = IRREGULAR_VERBS.get(word) ?? word;
       out.push(base.length > 2 ? stemmer(base) : base);
     }
     return out;
