@@ -26,6 +26,23 @@ export interface RestoreKindsOptions {
   userId?: string;
   /** Called after each kind is written, e.g. to print progress. */
   onKind?: (report: KindReport) => void;
+  /** Called after each user's records of a kind are written. */
+  onProgress?: (kind: Kind, written: number, total: number) => void;
+}
+
+/**
+ * A kind's records split by user. No partition of any kind spans two users (some span a user's agents),
+ * so each part holds whole partitions and restoring the parts one by one equals restoring the whole.
+ */
+function byUser(kind: Kind, records: readonly unknown[]): unknown[][] {
+  const parts = new Map<string, unknown[]>();
+  for (const record of records) {
+    const key = recordUserId(kind, record);
+    const part = parts.get(key);
+    if (part) part.push(record);
+    else parts.set(key, [record]);
+  }
+  return [...parts.values()];
 }
 
 /**
@@ -52,7 +69,14 @@ export async function restoreKinds(
   await target.setup();
   const reports: KindReport[] = [];
   for (const [kind, envelope] of entries) {
-    const report = { kind, ...(await target.stores[kind].restore(envelope, { userId: options.userId })) };
+    const report: KindReport = { kind, partitions: 0, records: 0 };
+    const parts = envelope.records.length === 0 ? [[]] : byUser(kind, envelope.records);
+    for (const records of parts) {
+      const part = await target.stores[kind].restore({ ...envelope, records }, { userId: options.userId });
+      report.partitions += part.partitions;
+      report.records += part.records;
+      options.onProgress?.(kind, report.records, envelope.records.length);
+    }
     reports.push(report);
     options.onKind?.(report);
   }

@@ -196,6 +196,7 @@ async function restoreWithProgress(
   userIdOption: string | undefined,
 ): Promise<KindReport[]> {
   const done: Kind[] = [];
+  const progress = progressPrinter(io);
   try {
     return await restoreKinds(target, envelopes, {
       userId: userIdOption,
@@ -203,15 +204,52 @@ async function restoreWithProgress(
         done.push(report.kind);
         io.stdout.write(countLine(report.kind, report.records));
       },
+      onProgress: progress.update,
     });
   } catch (error) {
     const pending = (Object.keys(envelopes) as Kind[]).filter((k) => !done.includes(k));
-    const progress =
+    const written =
       done.length === 0
         ? 'nothing was written'
         : `${done.join(', ')} ${done.length === 1 ? 'was' : 'were'} written; ${pending.join(', ')} ${pending.length === 1 ? 'was' : 'were'} not (running the command again is safe)`;
-    throw new StepError(`while writing to ${target.spec.label}: ${progress}`, error);
+    throw new StepError(`while writing to ${target.spec.label}: ${written}`, error);
+  } finally {
+    progress.stop();
   }
+}
+
+/** How often a long copy reports progress (ms); KIOKU_PROGRESS_MS overrides it (tests use 0: every step). */
+const PROGRESS_MS = Number(process.env.KIOKU_PROGRESS_MS ?? 2_000);
+
+/**
+ * Progress of a copy on stderr (stdout stays the per-kind summary): records written of the kind being
+ * written and the rate, at most every PROGRESS_MS and at least every PROGRESS_MS while a step runs long.
+ */
+function progressPrinter(io: CliIo) {
+  const started = Date.now();
+  let last = started;
+  let current: { kind: Kind; written: number; total: number } | undefined;
+  let writtenBefore = 0;
+  const print = () => {
+    if (!current) return;
+    last = Date.now();
+    const seconds = Math.max((last - started) / 1000, 0.001);
+    const rate = Math.round((writtenBefore + current.written) / seconds);
+    const n = (x: number) => x.toLocaleString('en-US');
+    io.stderr.write(
+      `  ${current.kind}: ${n(current.written)} of ${n(current.total)} records (${n(rate)} records/s)\n`,
+    );
+  };
+  const timer = PROGRESS_MS > 0 ? setInterval(print, PROGRESS_MS) : undefined;
+  timer?.unref();
+  return {
+    update: (kind: Kind, written: number, total: number) => {
+      if (current && current.kind !== kind) writtenBefore += current.written;
+      current = { kind, written, total };
+      if (Date.now() - last >= PROGRESS_MS) print();
+    },
+    stop: () => clearInterval(timer),
+  };
 }
 
 function total(reports: { records: number }[]): number {
@@ -239,6 +277,14 @@ async function migrate(args: string[], io: CliIo): Promise<number> {
   const envelopes = await withBackend(from, 'source', io.clock, (source) =>
     read(from, () => snapshotKinds(source, kinds, selector)),
   );
+  const found = total(kinds.map((kind) => ({ records: envelopes[kind]?.records.length ?? 0 })));
+  if (found === 0 && 'userId' in selector) {
+    // Most likely a mistyped id: say so rather than report "Copied 0 records." as a success.
+    throw new Error(
+      `No records of user "${selector.userId}" in ${from.label}; nothing was copied. Check the user id ` +
+        `("kioku export --from ${from.label} --all-users" lists every user's records).`,
+    );
+  }
   if (dryRun) {
     const counts = kinds.map((kind) => ({ kind, records: envelopes[kind]?.records.length ?? 0 }));
     for (const { kind, records } of counts) io.stdout.write(countLine(kind, records));
@@ -273,7 +319,20 @@ async function exportCommand(args: string[], io: CliIo): Promise<number> {
 }
 
 async function readInput(io: CliIo, file: string | undefined): Promise<string> {
-  if (file !== undefined) return readFile(file, 'utf8');
+  if (file !== undefined) {
+    try {
+      return await readFile(file, 'utf8');
+    } catch (error) {
+      const code = (error as NodeJS.ErrnoException).code;
+      const why =
+        code === 'ENOENT'
+          ? 'no such file'
+          : code === 'EISDIR'
+            ? 'it is a directory'
+            : (error as Error).message;
+      throw new UsageError(`Cannot read --input ${file}: ${why}.`);
+    }
+  }
   if (io.stdin.isTTY) {
     throw new UsageError(
       'import reads a bundle from stdin: kioku import --to <backend> < bundle.json (or --input bundle.json).',

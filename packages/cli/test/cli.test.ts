@@ -275,3 +275,41 @@ describe('errors', () => {
     for (const r of [missing, down]) expect(r.stderr).not.toContain('    at ');
   });
 });
+
+describe('messages that say what failed and what to do', () => {
+  it('import --input of a missing file names the file, exit 2, no stack', async () => {
+    const missing = path.join(dir, 'nosuch.json');
+    const result = await kioku(['import', '--to', `json:${path.join(dir, 'out')}`, '--input', missing]);
+    expect(result.code).toBe(2);
+    expect(result.stderr).toContain(`kioku: Cannot read --input ${missing}: no such file.`);
+    expect(result.stderr).not.toContain('ENOENT');
+  });
+
+  it('--from sqlite: of a file that is not a database says so, not "call setup()"', async () => {
+    const notDb = path.join(dir, 'file.json');
+    await writeFile(notDb, '{"facts": []}\n');
+    const result = await kioku(['export', '--from', `sqlite:${notDb}`, '--user', 'alice']);
+    expect(result.code).toBe(1);
+    expect(result.stderr).toContain(`kioku: STORAGE: ${notDb} is not a SQLite database`);
+    expect(result.stderr).not.toMatch(/setup\(\)/);
+  });
+
+  it('migrate --user that matches nothing warns, writes nothing and exits 1', async () => {
+    const source = await jsonSource();
+    const target = path.join(dir, 'target.db');
+    const result = await kioku(['migrate', '--from', source, '--to', `sqlite:${target}`, '--user', 'alcie']);
+    expect(result.code).toBe(1);
+    expect(result.stderr).toContain(`kioku: No records of user "alcie" in ${source}; nothing was copied.`);
+    await expect(access(target)).rejects.toThrow();
+  });
+
+  it('a long copy prints progress with records per second on stderr at least every 2 s', async () => {
+    const source = await jsonSource();
+    const result = await kioku(
+      ['migrate', '--from', source, '--to', `json:${path.join(dir, 'copy')}`, '--all-users'],
+      { env: { KIOKU_PROGRESS_MS: '0' } },
+    );
+    ok(result);
+    expect(result.stderr).toMatch(/^ {2}\S+: \d[\d,]* of \d[\d,]* records \(\d[\d,]* records\/s\)$/m);
+  });
+});

@@ -61,6 +61,8 @@ export type Multi = ReturnType<Redis['multi']>;
 export class RedisConnection {
   readonly client: Redis;
   readonly keys: KeySpace;
+  /** The server named in errors: the URL without its password, or host:port of a client passed in. */
+  readonly where: string;
   readonly #owned: boolean;
   #closed = false;
 
@@ -82,9 +84,11 @@ export class RedisConnection {
         );
       }
       this.client = options.client;
+      this.where = `redis://${options.client.options.host ?? '127.0.0.1'}:${options.client.options.port ?? 6379}`;
       this.#owned = false;
     } else {
       this.client = new Redis(options.url!, { ...DEFAULT_REDIS_OPTIONS, ...options.redisOptions });
+      this.where = redactedUrl(options.url!);
       // Connection errors surface as rejected commands (StorageError); without a listener ioredis would
       // also print every reconnection failure.
       this.client.on('error', () => {});
@@ -126,7 +130,7 @@ export class RedisConnection {
     try {
       return await fn();
     } catch (error) {
-      throw toStorageError(error, what);
+      throw toStorageError(error, what, this.where);
     }
   }
 
@@ -196,12 +200,36 @@ export function randomToken(): string {
   return `${TOKEN_BASE}.${tokenCount.toString(36)}`;
 }
 
-export function toStorageError(error: unknown, what: string): Error {
+/** `url` without its password (`redis://user:***@host:port/db`), for messages. */
+export function redactedUrl(url: string): string {
+  try {
+    const parsed = new URL(url);
+    if (parsed.password) parsed.password = '***';
+    return parsed.toString().replace(/\/$/, '');
+  } catch {
+    return 'the Redis URL given (not a valid URL)';
+  }
+}
+
+/**
+ * ioredis's ways of saying the server could not be reached: with `maxRetriesPerRequest: 0` a command
+ * issued while (re)connecting fails with the retries message; a closed or refused connection says so.
+ */
+const UNREACHABLE =
+  /max retries per request|ECONNREFUSED|ENOTFOUND|EHOSTUNREACH|ETIMEDOUT|Connection is closed|Stream isn't writeable|connect ECONN/i;
+
+export function toStorageError(error: unknown, what: string, where: string): Error {
   if (isKiokuError(error)) return error;
   const message = error instanceof Error ? error.message : String(error);
   const name = error instanceof Error ? error.name : typeof error;
-  return new StorageError(`Redis ${what} failed: ${message.slice(0, 500)}`, {
+  if (UNREACHABLE.test(message)) {
+    return new StorageError(
+      `cannot reach ${where} (Redis ${what}): is redis-server running there, and is the URL right?`,
+      { cause: error, details: { redisError: name, server: where } },
+    );
+  }
+  return new StorageError(`Redis ${what} at ${where} failed: ${message.slice(0, 500)}`, {
     cause: error,
-    details: { redisError: name },
+    details: { redisError: name, server: where },
   });
 }

@@ -104,7 +104,12 @@ export class SqliteConnection {
   async setup(): Promise<SetupReport> {
     const db = this.#db ?? this.#open(true);
     // WAL is persistent: set once here, every later connection to the file uses it.
-    if (this.#owned && this.#options.file !== ':memory:') db.pragma('journal_mode = WAL');
+    try {
+      if (this.#owned && this.#options.file !== ':memory:') db.pragma('journal_mode = WAL');
+    } catch (error) {
+      if ((error as { code?: unknown }).code === 'SQLITE_NOTADB') throw this.#notADatabase(error);
+      throw new StorageError(`Opening ${this.#options.file} failed.`, { cause: error });
+    }
     const before = this.#appliedMigrations();
     try {
       migrate(this.orm, { migrationsFolder: MIGRATIONS_FOLDER, migrationsTable: MIGRATIONS_TABLE });
@@ -195,9 +200,18 @@ export class SqliteConnection {
     try {
       const applied = this.raw.prepare(`SELECT max(created_at) FROM "${MIGRATIONS_TABLE}"`).pluck().get();
       return Number(applied ?? 0) >= latest;
-    } catch {
+    } catch (error) {
+      if ((error as { code?: unknown }).code === 'SQLITE_NOTADB') throw this.#notADatabase(error);
       return false;
     }
+  }
+
+  #notADatabase(cause: unknown): StorageError {
+    const file = this.#options.file ?? 'the database given';
+    return new StorageError(
+      `${file} is not a SQLite database: check the path (a path where no file exists yet gets a new database).`,
+      { cause, details: { file } },
+    );
   }
 }
 

@@ -180,6 +180,18 @@ describe('connection', () => {
     expect(db.prepare('SELECT count(*) FROM kioku_facts').pluck().get()).toBe(1);
   });
 
+  it('a file that is not a SQLite database is named as such, for reads and for setup()', async () => {
+    writeFileSync(file, '{"facts": []}\n');
+    const s = stores();
+    const read = await expectKiokuError(s.facts.list({ userId: 'u1' }), 'STORAGE');
+    expect(read.message).toContain(`${file} is not a SQLite database`);
+    expect(read.message).not.toMatch(/setup\(\)/);
+    const setup = await expectKiokuError(s.setup(), 'STORAGE');
+    expect(setup.message).toContain(`${file} is not a SQLite database`);
+    // Nothing overwrote the file.
+    expect(readFileSync(file, 'utf8')).toBe('{"facts": []}\n');
+  });
+
   it('close() is idempotent; a closed store fails with STORAGE', async () => {
     const store = new SqliteFactStore({ file });
     await store.setup();

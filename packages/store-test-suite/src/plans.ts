@@ -281,7 +281,8 @@ export function planStoreSuite(h: StoreHarness<PlanStore>): void {
         const scope = randomThreadScope();
         const steps = Array.from({ length: PLAN_LIMITS.steps }, (_, i) => `step ${i}`);
         const plan = await fx.store.create(scope, { goal: 'big', steps });
-        await expectKiokuError(fx.store.addStep(scope, { description: 'one too many' }), 'VALIDATION');
+        // A full plan is out of room, not bad input: CAPACITY, as for the other caps.
+        await expectKiokuError(fx.store.addStep(scope, { description: 'one too many' }), 'CAPACITY');
         expect(await fx.store.get(scope)).toEqual(plan);
       });
     });

@@ -1,4 +1,4 @@
-import { NotFoundError, ValidationError } from '../errors.js';
+import { CapacityError, NotFoundError } from '../errors.js';
 import { shortId } from '../ids.js';
 import type { ThreadScope } from '../scope.js';
 import { withoutUndefined } from '../util/objects.js';
@@ -74,7 +74,10 @@ export const planEdits = {
     const data = parseOrThrow(NewStepSchema, step, 'step');
     return (plan) => {
       if (plan.steps.length >= PLAN_LIMITS.steps) {
-        throw new ValidationError(`A plan holds at most ${PLAN_LIMITS.steps} steps.`);
+        throw new CapacityError(
+          `The plan is full: it holds at most ${PLAN_LIMITS.steps} steps. Complete or remove steps, or start a new plan.`,
+          { details: { limit: PLAN_LIMITS.steps } },
+        );
       }
       const nextId = String(plan.steps.reduce((max, st) => Math.max(max, Number(st.id)), 0) + 1);
       const newStep: PlanStep = {
