@@ -18,7 +18,8 @@ interface Vocabulary {
 }
 
 let vocabulary: Vocabulary | undefined;
-const ASCII = /^[\x00-\x7f]*$/;
+/** Any character outside ASCII. */
+const NON_ASCII = /[^\p{ASCII}]/u;
 
 /** o200k_base's ~200k tokens both ways, built on first use (a fraction of a second, once per process). */
 function loadVocabulary(): Vocabulary {
@@ -29,7 +30,7 @@ function loadVocabulary(): Vocabulary {
     // ASCII text is its own latin1 byte string; only the rest needs converting.
     const bytes =
       typeof token === 'string'
-        ? ASCII.test(token)
+        ? !NON_ASCII.test(token)
           ? token
           : Buffer.from(token, 'utf8').toString('latin1')
         : Buffer.from(token).toString('latin1');
