@@ -1,6 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { mkdir, open, rename, unlink } from 'node:fs/promises';
 import path from 'node:path';
+import { tempName } from './leftovers.js';
 
 /**
  * Replace `file` with `content` so that readers see either the old or the new file, never a mix, and the
@@ -10,7 +11,7 @@ import path from 'node:path';
 export async function writeFileAtomic(file: string, content: string): Promise<void> {
   const dir = path.dirname(file);
   await mkdir(dir, { recursive: true });
-  const temp = path.join(dir, `.${path.basename(file)}.${process.pid}.${randomBytes(4).toString('hex')}.tmp`);
+  const temp = path.join(dir, tempName(file, randomBytes(4).toString('hex')));
   const handle = await open(temp, 'wx', 0o600);
   try {
     await handle.writeFile(content, 'utf8');

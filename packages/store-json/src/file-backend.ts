@@ -11,6 +11,7 @@ import {
 } from '@kioku/core';
 import lockfile from 'proper-lockfile';
 import { writeFileAtomic } from './atomic-file.js';
+import { breakDeadLock, clearLockOwner, sweepTempFiles, writeLockOwner } from './leftovers.js';
 import { KeyedMutex } from './mutex.js';
 import {
   AGENTS_DIR,
@@ -51,6 +52,8 @@ export class JsonFileBackend implements PartitionBackend {
   readonly #mutex = new KeyedMutex();
   readonly #lockTimeoutMs: number;
   readonly #indent: number;
+  /** Temp files of killed writers, removed once before this backend's first operation. */
+  #swept: Promise<number> | undefined;
 
   constructor(options: JsonFileBackendOptions) {
     this.directory = path.resolve(options.directory);
@@ -58,11 +61,19 @@ export class JsonFileBackend implements PartitionBackend {
     this.#indent = options.indent ?? 2;
   }
 
+  /** Remove temp files that writers killed mid-write left (once per backend; later calls share the first). */
+  sweepLeftovers(): Promise<number> {
+    this.#swept ??= sweepTempFiles(this.directory);
+    return this.#swept;
+  }
+
   async read<S>(ref: PartitionRef, codec: PartitionCodec<S>): Promise<S> {
+    await this.sweepLeftovers();
     return this.#load(this.#fileOf(ref), codec);
   }
 
   async write<S, R>(ref: PartitionRef, codec: PartitionCodec<S>, mutate: (state: S) => R): Promise<R> {
+    await this.sweepLeftovers();
     const file = this.#fileOf(ref);
     return this.#exclusive(file, async () => {
       const state = await this.#load(file, codec);
@@ -73,6 +84,7 @@ export class JsonFileBackend implements PartitionBackend {
   }
 
   async replace<S>(ref: PartitionRef, codec: PartitionCodec<S>, state: S): Promise<void> {
+    await this.sweepLeftovers();
     const file = this.#fileOf(ref);
     await this.#exclusive(file, () => this.#save(file, codec, state));
   }
@@ -203,11 +215,16 @@ export class JsonFileBackend implements PartitionBackend {
             compromised = error;
           },
         });
+        await writeLockOwner(lockfilePath).catch(() => {});
         return async () => {
           await release();
+          await clearLockOwner(lockfilePath);
           if (compromised) throw compromised;
         };
       } catch (error) {
+        // A lock left by a killed process of this host is taken at once, not after the stale timeout.
+        if ((error as NodeJS.ErrnoException).code === 'ELOCKED' && (await breakDeadLock(lockfilePath)))
+          continue;
         if ((error as NodeJS.ErrnoException).code !== 'ELOCKED') {
           throw new StorageError(`Could not lock ${file}: ${(error as Error).message}`, {
             cause: error,

@@ -189,3 +189,102 @@ describe('JSON store across processes', () => {
     }
   });
 });
+
+describe('JSON store after a crash', () => {
+  /** The pid of a process that has exited (a killed writer's, as far as this host can tell). */
+  async function deadPid(): Promise<number> {
+    const child = (await import('node:child_process')).spawn(process.execPath, ['-e', '']);
+    await new Promise((resolve) => child.on('exit', resolve));
+    return child.pid!;
+  }
+
+  it('removes the temp files of killed writers on open, and nothing a live writer may still rename', async () => {
+    const { HOST_TAG } = await import('../src/leftovers.js');
+    const { mkdir, utimes } = await import('node:fs/promises');
+    const userDir = path.join(dir, 'users', 'alice');
+    await mkdir(userDir, { recursive: true });
+    const dead = await deadPid();
+    const killed = path.join(userDir, `.facts.json.${HOST_TAG}-${dead}.0a1b2c3d.tmp`);
+    const oldFormat = path.join(userDir, `.facts.json.${dead}.0a1b2c3d.tmp`);
+    const live = path.join(userDir, `.facts.json.${HOST_TAG}-${process.pid}.0a1b2c3d.tmp`);
+    const otherHostFresh = path.join(userDir, '.facts.json.ffffffff-4242.0a1b2c3d.tmp');
+    for (const file of [killed, oldFormat, live, otherHostFresh]) await writeFile(file, '{"half": ');
+    const hourAgo = new Date(Date.now() - 2 * 60 * 60_000);
+    await utimes(oldFormat, hourAgo, hourAgo);
+
+    const stores = createJsonStores({ directory: dir });
+    expect(await stores.facts.list({ userId: 'alice' })).toEqual([]);
+    expect((await readdir(userDir)).sort()).toEqual(
+      [path.basename(live), path.basename(otherHostFresh)].sort(),
+    );
+  });
+
+  it('takes a lock whose holder died at once instead of waiting for it to go stale', async () => {
+    const { mkdir } = await import('node:fs/promises');
+    const os = await import('node:os');
+    const lockDir = path.join(
+      dir,
+      '.locks',
+      `${encodeURIComponent(path.join('users', 'alice', 'facts.json'))}.lock`,
+    );
+    await mkdir(lockDir, { recursive: true });
+    await writeFile(`${lockDir}.owner`, JSON.stringify({ host: os.hostname(), pid: await deadPid() }));
+    // proper-lockfile would call this lock stale only after 10 s; the writer gives up after 1 s.
+    const stores = createJsonStores({ directory: dir, lockTimeoutMs: 1_000 });
+    await stores.facts.create({ userId: 'alice' }, { content: 'written after the crash' });
+    expect((await stores.facts.list({ userId: 'alice' })).map((f) => f.content)).toEqual([
+      'written after the crash',
+    ]);
+  });
+
+  it('after kill -9 mid-writes, the next process finds no temp file and writes without waiting', async () => {
+    const stores = createJsonStores({ directory: dir });
+    const session = await stores.sessions.create({ userId: 'shared-user' });
+    for (let trial = 0; trial < 3; trial++) {
+      const { spawn } = await import('node:child_process');
+      const child = spawn(
+        process.execPath,
+        [
+          '--conditions=@kioku/source',
+          '--import',
+          'tsx',
+          path.join(here, 'fixtures', 'writer.ts'),
+          dir,
+          `t${trial}`,
+          '100000',
+          session.id,
+        ],
+        { cwd: path.resolve(here, '..') },
+      );
+      // Kill it once it has written something, in the middle of its writes.
+      for (let waited = 0; waited < 600; waited++) {
+        const facts = await readFile(path.join(dir, 'users', 'shared-user', 'facts.json'), 'utf8').catch(
+          () => '',
+        );
+        if (facts.includes(`t${trial} fact`)) break;
+        await new Promise((resolve) => setTimeout(resolve, 50));
+      }
+      child.kill('SIGKILL');
+      await new Promise((resolve) => child.on('exit', resolve));
+      // proper-lockfile alone would wait 10 s for the stale lock.
+      const after = createJsonStores({ directory: dir, lockTimeoutMs: 5_000 });
+      await after.facts.create({ userId: 'shared-user' }, { content: `after crash ${trial}` });
+      await after.sessions.kvSet({ userId: 'shared-user' }, session.id, `after-${trial}`, 'x');
+      expect((await listTree(dir)).filter((file) => file.endsWith('.tmp'))).toEqual([]);
+    }
+  });
+
+  it('leaves a lock held by a live process alone', async () => {
+    const { mkdir } = await import('node:fs/promises');
+    const os = await import('node:os');
+    const lockDir = path.join(
+      dir,
+      '.locks',
+      `${encodeURIComponent(path.join('users', 'alice', 'facts.json'))}.lock`,
+    );
+    await mkdir(lockDir, { recursive: true });
+    await writeFile(`${lockDir}.owner`, JSON.stringify({ host: os.hostname(), pid: process.ppid }));
+    const stores = createJsonStores({ directory: dir, lockTimeoutMs: 300 });
+    await expect(stores.facts.create({ userId: 'alice' }, { content: 'x' })).rejects.toThrow(/Timed out/);
+  });
+});
