@@ -2,6 +2,7 @@ import { access, readFile, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { ManualClock } from '@kioku/core';
 import { createJsonStores } from '@kioku/store-json';
+import { STRANGE_BUT_VALID } from '@kioku/store-test-suite';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { type Bundle, KINDS } from '../src/index.js';
 import {
@@ -140,6 +141,25 @@ describe('kioku migrate', () => {
     expectSameBundles(bundleOf(ok(b).stdout), source);
     expectSameBundles(bundleOf(ok(c).stdout), source);
     expect(c.stderr).toContain('Exported 33 records of all users');
+  });
+
+  it.skipIf(pgUrl === '')('copies strange but valid text JSON → PostgreSQL unchanged', async () => {
+    const strange = STRANGE_BUT_VALID;
+    const stores = createJsonStores({ directory: path.join(dir, 'strange') });
+    const alice = { userId: 'alice' };
+    await stores.facts.create(alice, { content: strange, title: strange, tags: ['記憶 😀'] });
+    await stores.documents.add(alice, { title: strange, text: strange });
+    await stores.working.set(alice, 'session/s1/note', strange);
+    await stores.details.put(alice, { description: strange, content: strange });
+    const from = `json:${path.join(dir, 'strange')}`;
+    const pg = pgBackend();
+    ok(await kioku(['migrate', '--from', from, '--to', pg, '--user', 'alice']));
+    const [a, b] = await Promise.all([
+      kioku(['export', '--from', from, '--user', 'alice']),
+      kioku(['export', '--from', pg, '--user', 'alice']),
+    ]);
+    expectSameBundles(bundleOf(ok(b).stdout), bundleOf(ok(a).stdout));
+    expect(ok(b).stdout).toContain(JSON.stringify(strange).slice(1, -1));
   });
 
   it.skipIf(redisUrl === '')('copies JSON → Redis → JSON', async () => {

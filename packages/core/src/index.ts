@@ -40,6 +40,7 @@ export * from './plans/partitioned.js';
 export * from './plans/record.js';
 export type * from './plans/store.js';
 export * from './records/common.js';
+export * from './records/text-domain.js';
 export * from './scope.js';
 export * from './search/analyzer.js';
 export * from './search/lexical-index.js';

@@ -1,10 +1,22 @@
 import type { z } from 'zod';
 import { ValidationError } from './errors.js';
+import { findTextOutsideDomain } from './records/text-domain.js';
 
-/** Parse with zod; on failure throw a ValidationError that lists every issue with its path. */
+/**
+ * Parse with zod; on failure throw a ValidationError that lists every issue with its path. Every string in
+ * the result must lie in Kioku's text domain (see `records/text-domain.ts`).
+ */
 export function parseOrThrow<S extends z.ZodType>(schema: S, input: unknown, what: string): z.output<S> {
   const result = schema.safeParse(input);
-  if (result.success) return result.data;
+  if (result.success) {
+    const outside = findTextOutsideDomain(result.data);
+    if (outside) {
+      throw new ValidationError(`Invalid ${what}: ${outside.path}: ${outside.problem}.`, {
+        details: { issues: [{ path: outside.path, message: outside.problem }] },
+      });
+    }
+    return result.data;
+  }
   const issues = result.error.issues.map((issue) => ({
     path: issue.path.join('.') || '(root)',
     message: issue.message,

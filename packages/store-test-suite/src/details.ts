@@ -13,6 +13,7 @@ import {
   times,
 } from './helpers.js';
 import { snapshotTests } from './snapshot.js';
+import { textDomainTests } from './text-domain.js';
 
 const OUTPUTS = {
   ls: {
@@ -39,6 +40,21 @@ const OUTPUTS = {
 export function detailStoreSuite(h: StoreHarness<DetailStore>): void {
   describe(`DetailStore conformance: ${h.name}`, () => {
     const fx = useHarness(h);
+
+    describe('one text domain on every backend', () => {
+      textDomainTests(fx, [
+        {
+          field: 'detail content',
+          write: (s, scope, text) => s.put(scope, { description: 'output', content: text }),
+          read: async (s, scope) => (await s.snapshot({ userId: scope.userId })).records[0]?.content,
+        },
+        {
+          field: 'detail description',
+          write: (s, scope, text) => s.put(scope, { description: text, content: 'c' }),
+          read: async (s, scope) => (await s.snapshot({ userId: scope.userId })).records[0]?.description,
+        },
+      ]);
+    });
     const ids = async (scope: Scope, options?: Parameters<DetailStore['list']>[1]) =>
       (await fx.store.list(scope, options)).map((d) => d.id);
 

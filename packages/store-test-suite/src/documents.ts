@@ -20,6 +20,7 @@ import {
   times,
 } from './helpers.js';
 import { snapshotTests } from './snapshot.js';
+import { textDomainTests } from './text-domain.js';
 
 const words = (text: string) => text.toLowerCase().match(/[a-z0-9]+/g) ?? [];
 
@@ -27,6 +28,21 @@ const words = (text: string) => text.toLowerCase().match(/[a-z0-9]+/g) ?? [];
 export function documentStoreSuite(h: StoreHarness<DocumentStore>): void {
   describe(`DocumentStore conformance: ${h.name}`, () => {
     const fx = useHarness(h);
+
+    describe('one text domain on every backend', () => {
+      textDomainTests(fx, [
+        {
+          field: 'document title',
+          write: (s, scope, text) => s.add(scope, { title: text, text: 'body' }),
+          read: async (s, scope) => (await s.snapshot({ userId: scope.userId })).records[0]?.title,
+        },
+        {
+          field: 'document text',
+          write: (s, scope, text) => s.add(scope, { title: 't', text }),
+          read: async (s, scope) => (await s.snapshot({ userId: scope.userId })).records[0]?.text,
+        },
+      ]);
+    });
 
     const addFixture = async (scope: Scope): Promise<KnowledgeDocument[]> => {
       const docs: KnowledgeDocument[] = [];

@@ -20,11 +20,32 @@ import {
   times,
 } from './helpers.js';
 import { snapshotTests } from './snapshot.js';
+import { textDomainTests } from './text-domain.js';
 
 /** Conformance tests for a FactStore. */
 export function factStoreSuite(h: StoreHarness<FactStore>): void {
   describe(`FactStore conformance: ${h.name}`, () => {
     const fx = useHarness(h);
+
+    describe('one text domain on every backend', () => {
+      textDomainTests(fx, [
+        {
+          field: 'fact content',
+          write: (s, scope, text) => s.create(scope, { content: text }),
+          read: async (s, scope) => (await s.list(scope))[0]?.content,
+        },
+        {
+          field: 'fact title',
+          write: (s, scope, text) => s.create(scope, { content: 'c', title: text }),
+          read: async (s, scope) => (await s.list(scope))[0]?.title,
+        },
+        {
+          field: 'fact metadata',
+          write: (s, scope, text) => s.create(scope, { content: 'c', metadata: { note: text } }),
+          read: async (s, scope) => (await s.list(scope))[0]?.metadata.note,
+        },
+      ]);
+    });
     const at = () => isoNow(fx.ctx.clock);
 
     const fixture = async (scope: Scope): Promise<Record<FactFixtureKey, Fact>> => {

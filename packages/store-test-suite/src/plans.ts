@@ -13,6 +13,7 @@ import {
   times,
 } from './helpers.js';
 import { snapshotTests } from './snapshot.js';
+import { textDomainTests } from './text-domain.js';
 
 const secondThread = (scope: Scope): ThreadScope => ({ ...scope, threadId: `${scope.threadId}-2` });
 
@@ -20,6 +21,23 @@ const secondThread = (scope: Scope): ThreadScope => ({ ...scope, threadId: `${sc
 export function planStoreSuite(h: StoreHarness<PlanStore>): void {
   describe(`PlanStore conformance: ${h.name}`, () => {
     const fx = useHarness(h);
+
+    describe('one text domain on every backend', () => {
+      textDomainTests(fx, [
+        {
+          field: 'plan goal',
+          scope: () => randomThreadScope(),
+          write: (s, scope, text) => s.create(scope, { goal: text }),
+          read: async (s, scope) => (await s.get(scope))?.goal,
+        },
+        {
+          field: 'plan step',
+          scope: () => randomThreadScope(),
+          write: (s, scope, text) => s.create(scope, { goal: 'g', steps: [text] }),
+          read: async (s, scope) => (await s.get(scope))?.steps[0]?.description,
+        },
+      ]);
+    });
     const at = () => isoNow(fx.ctx.clock);
 
     describe('create, get, has, clear', () => {

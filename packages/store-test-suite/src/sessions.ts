@@ -20,6 +20,7 @@ import {
   times,
 } from './helpers.js';
 import { snapshotTests } from './snapshot.js';
+import { textDomainTests } from './text-domain.js';
 
 const UUID_V7 = /^[0-9a-f]{8}-[0-9a-f]{4}-7[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/i;
 const KV_CAP = SESSION_DEFAULTS.kvCap;
@@ -36,6 +37,35 @@ const msg = (i: number): TranscriptInput => ({ role: i % 2 ? 'assistant' : 'user
 export function sessionStoreSuite(h: StoreHarness<SessionStore>): void {
   describe(`SessionStore conformance: ${h.name}`, () => {
     const fx = useHarness(h);
+
+    describe('one text domain on every backend', () => {
+      // The session each test user wrote into (created by `write`, read back by `read`).
+      const sessionOf = new Map<string, string>();
+      const session = async (s: SessionStore, scope: Scope) => {
+        const id = sessionOf.get(scope.userId) ?? (await s.create(scope)).id;
+        sessionOf.set(scope.userId, id);
+        return id;
+      };
+      textDomainTests(fx, [
+        {
+          field: 'session k-v value',
+          write: async (s, scope, text) => s.kvSet(scope, await session(s, scope), 'k', text),
+          read: async (s, scope) =>
+            sessionOf.has(scope.userId)
+              ? ((await s.kvGet(scope, sessionOf.get(scope.userId)!, 'k')) ?? undefined)
+              : undefined,
+        },
+        {
+          field: 'transcript content',
+          write: async (s, scope, text) =>
+            s.transcriptAppend(scope, await session(s, scope), { role: 'user', content: text }),
+          read: async (s, scope) =>
+            sessionOf.has(scope.userId)
+              ? (await s.transcriptReadLast(scope, sessionOf.get(scope.userId)!, 1))[0]?.content
+              : undefined,
+        },
+      ]);
+    });
     const kvKeys = async (scope: Scope, id: string) => (await fx.store.kvList(scope, id)).map((e) => e.key);
     const transcript = async (scope: Scope, id: string) =>
       (await fx.store.transcriptReadLast(scope, id, 100_000)).map((e) => e.content);

@@ -19,6 +19,7 @@ import {
   times,
 } from './helpers.js';
 import { snapshotTests } from './snapshot.js';
+import { textDomainTests } from './text-domain.js';
 
 const CAP = WORKING_DEFAULTS.maxEntriesPerNamespace;
 const TTL = WORKING_DEFAULTS.defaultTtlMs;
@@ -45,6 +46,16 @@ const VALID_PREFIXES = new Set(['a/b']);
 export function workingMemoryStoreSuite(h: StoreHarness<WorkingMemoryStore>): void {
   describe(`WorkingMemoryStore conformance: ${h.name}`, () => {
     const fx = useHarness(h);
+
+    describe('one text domain on every backend', () => {
+      textDomainTests(fx, [
+        {
+          field: 'working value',
+          write: (s, scope, text) => s.set(scope, 'session/s1/note', text),
+          read: async (s, scope) => (await s.get(scope, 'session/s1/note'))?.value,
+        },
+      ]);
+    });
     const clockSkip = !(h.capabilities?.controllableClock ?? true);
     const keysOf = async (scope: Scope, prefix?: string) =>
       (await fx.store.list(scope, prefix)).map((e) => e.key);

@@ -1,0 +1,50 @@
+/**
+ * Kioku's one text domain: well-formed Unicode without U+0000. Every string a store accepts (content, titles,
+ * tags, keys, JSON values, metadata keys and values, queries) is checked here, once, at the edge
+ * (`parseOrThrow`), so any record one backend accepts every backend stores and returns identically:
+ * SQLite and PostgreSQL would replace a lone surrogate with U+FFFD, and PostgreSQL refuses NUL, which would
+ * make a JSON → PostgreSQL migration fail.
+ */
+
+/** A high surrogate not followed by a low one, or a low one not preceded by a high one. */
+const LONE_SURROGATE = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/;
+
+/** Where a string leaves the domain, or undefined when it is inside. */
+export function textDomainProblem(text: string): string | undefined {
+  const nul = text.indexOf('\u0000');
+  if (nul !== -1) {
+    return `contains U+0000 (NUL) at index ${nul}, which not every backend can store; remove it`;
+  }
+  const lone = LONE_SURROGATE.exec(text);
+  if (lone) {
+    const at = lone.index;
+    return `contains an unpaired UTF-16 surrogate at index ${at}; text must be well-formed Unicode (use toWellFormed())`;
+  }
+  return undefined;
+}
+
+/** The first string in `value` (object keys included) outside the text domain, with its path. */
+export function findTextOutsideDomain(
+  value: unknown,
+  path: string[] = [],
+): { path: string; problem: string } | undefined {
+  if (typeof value === 'string') {
+    const problem = textDomainProblem(value);
+    return problem ? { path: path.join('.') || '(root)', problem } : undefined;
+  }
+  if (typeof value !== 'object' || value === null) return undefined;
+  if (Array.isArray(value)) {
+    for (const [i, item] of value.entries()) {
+      const found = findTextOutsideDomain(item, [...path, String(i)]);
+      if (found) return found;
+    }
+    return undefined;
+  }
+  for (const [key, item] of Object.entries(value)) {
+    const keyProblem = textDomainProblem(key);
+    if (keyProblem) return { path: [...path, key].join('.'), problem: `its key ${keyProblem}` };
+    const found = findTextOutsideDomain(item, [...path, key]);
+    if (found) return found;
+  }
+  return undefined;
+}
