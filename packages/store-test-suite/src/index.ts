@@ -11,8 +11,13 @@ export {
   type SuiteContext,
 } from './harness.js';
 export { expectKiokuError, HOSTILE_IDS, randomId, randomScope, randomThreadScope } from './helpers.js';
-export { OUTSIDE_TEXT_DOMAIN, STRANGE_BUT_VALID, type TextDomainCase, textDomainTests } from './text-domain.js';
 export { planStoreSuite } from './plans.js';
 export { sessionStoreSuite } from './sessions.js';
+export {
+  OUTSIDE_TEXT_DOMAIN,
+  STRANGE_BUT_VALID,
+  type TextDomainCase,
+  textDomainTests,
+} from './text-domain.js';
 export { SUITE_VECTOR_DIMENSIONS, vectorIndexSuite } from './vector.js';
 export { workingMemoryStoreSuite } from './working.js';
