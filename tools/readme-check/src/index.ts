@@ -1,2 +1,3 @@
 export { type ReadmeExample, readmeExamples } from './examples.js';
+export { type SearchClaim, searchClaims } from './search-claims.js';
 export { type ExampleError, typecheckExamples } from './typecheck.js';
