@@ -1,5 +1,11 @@
 import { readFile, writeFile } from 'node:fs/promises';
-import { type ChatMessage, formatMemoryRef, type Scope, type TurnLedger } from '@kioku/core';
+import {
+  type ChatMessage,
+  type DroppedItem,
+  formatMemoryRef,
+  type Scope,
+  type TurnLedger,
+} from '@kioku/core';
 import { type DemoStores, KINDS } from './stack.js';
 
 const STATUS_MARK: Record<string, string> = {
@@ -45,16 +51,24 @@ export async function showRefs(stores: DemoStores, scope: Scope): Promise<string
     .join('\n');
 }
 
-/** The ledger as one line per middleware: tokens injected, items included, items dropped. */
+/** Items dropped, by reason: a group entry counts as the items it stands for ("4,924 budget, 3 duplicate"). */
+export function droppedByReason(dropped: readonly DroppedItem[]): string {
+  const counts = new Map<string, number>();
+  for (const item of dropped) counts.set(item.reason, (counts.get(item.reason) ?? 0) + (item.count ?? 1));
+  return [...counts].map(([reason, n]) => `${n.toLocaleString('en-US')} ${reason}`).join(', ');
+}
+
+/** The ledger as one line per middleware: tokens injected, items included, items dropped and why. */
 export function formatLedger(ledger: TurnLedger | undefined): string {
   if (!ledger) return 'No turn yet.';
   const rows = ledger.entries.map(
     (e) =>
       `  ${e.middleware.padEnd(20)} ${String(e.tokens).padStart(6)} tokens  ${e.included} included` +
-      (e.dropped.length > 0 ? `, ${e.dropped.length} dropped` : ''),
+      (e.dropped.length > 0 ? `, dropped: ${droppedByReason(e.dropped)}` : ''),
   );
   return [
     `  ${'system + user'.padEnd(20)} ${String(ledger.baseTokens).padStart(6)} tokens`,
+    `  ${'tool definitions'.padEnd(20)} ${String(ledger.tools.tokens).padStart(6)} tokens  ${ledger.tools.definitions} tools`,
     ...rows,
     `  ${'total'.padEnd(20)} ${String(ledger.totalTokens).padStart(6)} of ${ledger.maxTokens} (${ledger.tokenizer})`,
   ].join('\n');

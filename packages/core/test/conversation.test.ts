@@ -85,8 +85,12 @@ describe('Conversation', () => {
     expect(turn.messages.map((m) => m.role)).toEqual(['system', 'system', 'user']);
     expect(turn.messages[1]?.content).toBe('- Prefers tea');
     const { ledger } = turn;
-    expect(ledger.totalTokens).toBe(countMessagesTokens(defaultTokenizer, turn.messages));
-    expect(ledger.totalTokens).toBe(ledger.baseTokens + ledger.entries.reduce((s, e) => s + e.tokens, 0));
+    expect(ledger.totalTokens).toBe(
+      countMessagesTokens(defaultTokenizer, turn.messages) + ledger.tools.tokens,
+    );
+    expect(ledger.totalTokens).toBe(
+      ledger.baseTokens + ledger.tools.tokens + ledger.entries.reduce((s, e) => s + e.tokens, 0),
+    );
     expect(ledger.entries).toEqual([
       expect.objectContaining({ middleware: 'dynamic-memory', included: 1, dropped: [] }),
     ]);

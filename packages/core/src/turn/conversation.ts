@@ -13,6 +13,7 @@ import {
   type ChatMessage,
   countMessagesTokens,
   countMessageTokens,
+  countToolsTokens,
   type ToolCallRequest,
 } from './messages.js';
 import type { DroppedItem, PromptMiddleware } from './middleware.js';
@@ -72,6 +73,8 @@ export class Conversation {
   readonly #tokenizer: Tokenizer;
   readonly #clock: Clock;
   #turnIndex: number | undefined;
+  /** The tool definitions' tokens (they do not change for a conversation), counted on first use. */
+  #toolTokens: number | undefined;
 
   constructor(options: ConversationOptions) {
     this.scope = Object.freeze({ ...options.scope });
@@ -107,13 +110,16 @@ export class Conversation {
         : [];
       const user: ChatMessage = { role: 'user', content: userMessage };
       const baseTokens = countMessagesTokens(this.#tokenizer, [...system, user]);
+      this.#toolTokens ??= countToolsTokens(this.#tokenizer, this.tools);
+      const toolTokens = this.#toolTokens;
       const maxTokens = this.#budget.maxTokens;
-      if (baseTokens > maxTokens) {
+      if (baseTokens + toolTokens > maxTokens) {
         throw new ValidationError(
-          `The system prompt and user message take ${baseTokens} tokens; the budget is ${maxTokens}.`,
+          `The system prompt and user message take ${baseTokens} tokens and the ${this.tools.length} tool ` +
+            `definitions ${toolTokens}; the budget is ${maxTokens}. Raise budget.maxTokens or register fewer features.`,
         );
       }
-      let remaining = maxTokens - baseTokens;
+      let remaining = maxTokens - baseTokens - toolTokens;
       const injected: ChatMessage[] = [];
       const history: ChatMessage[] = [];
       const entries: LedgerEntry[] = [];
@@ -145,6 +151,8 @@ export class Conversation {
       const ledger: TurnLedger = {
         maxTokens,
         baseTokens,
+        // The tool definitions go with every request, so the budget pays for them before any block.
+        tools: { definitions: this.tools.length, tokens: toolTokens },
         entries,
         totalTokens: maxTokens - remaining,
         tokenizer: this.#tokenizer.name,

@@ -1,5 +1,6 @@
 import type { TranscriptInput } from '../sessions/record.js';
 import type { Tokenizer } from '../tokenizer.js';
+import type { OpenAIToolDefinition } from '../toolkit/tool.js';
 
 /**
  * A chat message in Kioku's framework-neutral shape (the same shape the session transcript stores):
@@ -23,5 +24,16 @@ export function countMessageTokens(tokenizer: Tokenizer, message: ChatMessage): 
 export function countMessagesTokens(tokenizer: Tokenizer, messages: readonly ChatMessage[]): number {
   let total = 0;
   for (const message of messages) total += countMessageTokens(tokenizer, message);
+  return total;
+}
+
+/**
+ * Tokens of the tool definitions sent with a request: each definition as the JSON the request carries
+ * (name, description, parameter schema). Providers render them into the prompt in their own format, so this
+ * is an estimate of the same size, counted with the same tokenizer as the messages.
+ */
+export function countToolsTokens(tokenizer: Tokenizer, tools: readonly OpenAIToolDefinition[]): number {
+  let total = 0;
+  for (const tool of tools) total += tokenizer.count(JSON.stringify(tool.function));
   return total;
 }

@@ -13,6 +13,7 @@ import {
   type MemoryFeature,
   type TurnLedger,
 } from '../../src/index.js';
+import { toolTokensOf } from './memory-features.harness.js';
 
 const tok = defaultTokenizer;
 
@@ -110,8 +111,10 @@ function history(messages: ChatMessage[]): ChatMessage[] {
 }
 
 function expectLedgerAddsUp(ledger: TurnLedger, messages: ChatMessage[]) {
-  expect(ledger.totalTokens).toBe(countMessagesTokens(tok, messages));
-  expect(ledger.totalTokens).toBe(ledger.baseTokens + ledger.entries.reduce((s, e) => s + e.tokens, 0));
+  expect(ledger.totalTokens).toBe(countMessagesTokens(tok, messages) + ledger.tools.tokens);
+  expect(ledger.totalTokens).toBe(
+    ledger.baseTokens + ledger.tools.tokens + ledger.entries.reduce((s, e) => s + e.tokens, 0),
+  );
   expect(ledger.totalTokens).toBeLessThanOrEqual(ledger.maxTokens);
 }
 
@@ -204,10 +207,12 @@ describe('conversationHistory', () => {
     const probe = await kioku.startConversation({ userId: 'alice' });
     const turns = Array.from({ length: 6 }, (_, n) => plainTurn(n));
     await append(sessions, probe, turns.flat());
-    const base = countMessagesTokens(tok, [
-      { role: 'system', content: 'You are helpful.' },
-      { role: 'user', content: 'Next' },
-    ]);
+    // The system prompt, the user message and the tool definitions come first.
+    const base =
+      countMessagesTokens(tok, [
+        { role: 'system', content: 'You are helpful.' },
+        { role: 'user', content: 'Next' },
+      ]) + toolTokensOf(kioku);
     const cost = (n: number) => countMessagesTokens(tok, turns[n]!);
     // Room for exactly the three newest turns plus a few tokens: turn 2 must not fit.
     const room = cost(3) + cost(4) + cost(5) + cost(2) - 1;
@@ -230,10 +235,12 @@ describe('conversationHistory', () => {
       n % 3 === 2 ? plainTurn(n) : toolTurn(n, 1 + (n % 3)),
     );
     await append(sessions, probe, turns.flat());
-    const base = countMessagesTokens(tok, [
-      { role: 'system', content: 'You are helpful.' },
-      { role: 'user', content: 'Next' },
-    ]);
+    // The system prompt, the user message and the tool definitions come first.
+    const base =
+      countMessagesTokens(tok, [
+        { role: 'system', content: 'You are helpful.' },
+        { role: 'user', content: 'Next' },
+      ]) + toolTokensOf(kioku);
     const full = countMessagesTokens(tok, turns.flat());
     const included = new Set<number>();
     for (let room = 0; room <= full + 5; room += 3) {

@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import {
   countMessageTokens,
+  countToolsTokens,
   DEFAULT_SHARES,
   defaultTokenizer,
   dynamicMemory,
@@ -9,6 +10,7 @@ import {
   KiokuBuilder,
   ManualClock,
   type TokenBudgetOptions,
+  toOpenAITool,
 } from '../../src/index.js';
 import {
   accountedFor,
@@ -19,6 +21,7 @@ import {
   injected,
   scriptedModel,
   toolResults,
+  toolTokensOf,
 } from './memory-features.harness.js';
 
 const alice = { userId: 'alice' };
@@ -164,7 +167,9 @@ describe('dynamicMemory — token budget', () => {
     expect(entryOf(shared, 'dynamic-memory').tokens).toBeGreaterThan(40);
     expectLedgerAddsUp(shared, 16_000);
 
-    for (const maxTokens of [20, 35, 50, 90, 150]) {
+    // Tight budgets for the block: the tool definitions are paid for first.
+    const tools = toolTokensOf(setup({}, facts).kioku);
+    for (const maxTokens of [20, 35, 50, 90, 150].map((room) => tools + room)) {
       const tight = setup({ budget: { maxTokens } }, facts);
       const turn = await (await tight.kioku.startConversation(alice)).prepare('hi');
       expectLedgerAddsUp(turn, maxTokens);
@@ -257,21 +262,26 @@ describe('dynamicMemory — token budget', () => {
     };
     const facts = new InMemoryFactStore();
     for (let i = 0; i < 20; i++) await facts.create(alice, { content: `fact ${i} here` });
+    const feature = dynamicMemory({ store: facts });
+    // 100 tokens for the prompt beside the tool definitions, counted with the same tokenizer.
+    const tools = countToolsTokens(newlineHeavy, (feature.toolkit?.tools ?? []).map(toOpenAITool));
+    const maxTokens = tools + 100;
     const kioku = new KiokuBuilder({
       sessions: new InMemorySessionStore(),
       tokenizer: newlineHeavy,
-      budget: { maxTokens: 100 },
+      budget: { maxTokens },
     })
-      .use(dynamicMemory({ store: facts }))
+      .use(feature)
       .build();
     const turn = await (await kioku.startConversation(alice)).prepare('hi');
     const entry = entryOf(turn, 'dynamic-memory');
-    expect(entry.tokens).toBeLessThanOrEqual(100 - turn.ledger.baseTokens);
+    expect(turn.ledger.tools.tokens).toBe(tools);
+    expect(entry.tokens).toBeLessThanOrEqual(maxTokens - tools - turn.ledger.baseTokens);
     expect(entry.tokens).toBeGreaterThan(50);
     expect(entry.included + entry.dropped.length).toBe(20);
     // Nothing was cut by the Conversation's own safety net: the middleware kept to its allotment.
     expect(entry.dropped.every((d) => !d.id.startsWith('message-'))).toBe(true);
-    expect(turn.ledger.totalTokens).toBeLessThanOrEqual(100);
+    expect(turn.ledger.totalTokens).toBeLessThanOrEqual(maxTokens);
   });
 
   it('renders a fact’s current text turn after turn, even from a store that mutates its records', async () => {

@@ -3,10 +3,13 @@ import {
   type ChatMessage,
   type ChatModel,
   countMessagesTokens,
+  countToolsTokens,
   defaultTokenizer,
+  type Kioku,
   type PreparedTurn,
   type ToolCallRequest,
   type TurnLedger,
+  toOpenAITool,
 } from '../../src/index.js';
 
 /** A model that replays scripted replies and records the prompts it saw. */
@@ -52,8 +55,12 @@ export function toolResults(messages: readonly ChatMessage[]): ({ ok: string } |
 /** The prompt never exceeds the budget and the ledger accounts for every token of it. */
 export function expectLedgerAddsUp(turn: PreparedTurn, maxTokens: number): void {
   const { ledger, messages } = turn;
-  expect(ledger.totalTokens).toBe(countMessagesTokens(defaultTokenizer, messages));
-  expect(ledger.totalTokens).toBe(ledger.baseTokens + ledger.entries.reduce((s, e) => s + e.tokens, 0));
+  // The whole prompt: messages and the tool definitions sent with them.
+  expect(ledger.tools.tokens).toBe(countToolsTokens(defaultTokenizer, turn.tools));
+  expect(ledger.totalTokens).toBe(countMessagesTokens(defaultTokenizer, messages) + ledger.tools.tokens);
+  expect(ledger.totalTokens).toBe(
+    ledger.baseTokens + ledger.tools.tokens + ledger.entries.reduce((s, e) => s + e.tokens, 0),
+  );
   expect(ledger.totalTokens).toBeLessThanOrEqual(maxTokens);
   expect(ledger.maxTokens).toBe(maxTokens);
   for (const entry of ledger.entries) expect(entry.tokens).toBeLessThanOrEqual(entry.allottedTokens);
@@ -76,4 +83,10 @@ export function entryOf(turn: { ledger: TurnLedger }, middleware: string) {
   const entry = turn.ledger.entries.find((e) => e.middleware === middleware);
   if (!entry) throw new Error(`no ledger entry for ${middleware}`);
   return entry;
+}
+
+/** Tokens of the tool definitions a built Kioku sends with every request (the budget pays for them first). */
+export function toolTokensOf(kioku: Kioku): number {
+  const tools = kioku.features.flatMap((feature) => feature.toolkit?.tools ?? []);
+  return countToolsTokens(defaultTokenizer, [...new Set(tools)].map(toOpenAITool));
 }

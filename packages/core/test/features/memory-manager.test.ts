@@ -33,8 +33,10 @@ function scriptedModel(replies: ChatMessage[]): ChatModel & { prompts: ChatMessa
 }
 
 function expectLedgerAddsUp(ledger: TurnLedger, messages: ChatMessage[]) {
-  expect(ledger.totalTokens).toBe(countMessagesTokens(tok, messages));
-  expect(ledger.totalTokens).toBe(ledger.baseTokens + ledger.entries.reduce((s, e) => s + e.tokens, 0));
+  expect(ledger.totalTokens).toBe(countMessagesTokens(tok, messages) + ledger.tools.tokens);
+  expect(ledger.totalTokens).toBe(
+    ledger.baseTokens + ledger.tools.tokens + ledger.entries.reduce((s, e) => s + e.tokens, 0),
+  );
   expect(ledger.totalTokens).toBeLessThanOrEqual(ledger.maxTokens);
 }
 

@@ -45,8 +45,10 @@ function build(options: StaticMemoryOptions, maxTokens = 16_000, shares?: Record
 /** The ledger adds up, the prompt fits, and the static-memory entry matches its messages. */
 function expectAccounted(turn: PreparedTurn): void {
   const { ledger, messages } = turn;
-  expect(ledger.totalTokens).toBe(countMessagesTokens(tok, messages));
-  expect(ledger.totalTokens).toBe(ledger.baseTokens + ledger.entries.reduce((s, e) => s + e.tokens, 0));
+  expect(ledger.totalTokens).toBe(countMessagesTokens(tok, messages) + ledger.tools.tokens);
+  expect(ledger.totalTokens).toBe(
+    ledger.baseTokens + ledger.tools.tokens + ledger.entries.reduce((s, e) => s + e.tokens, 0),
+  );
   expect(ledger.totalTokens).toBeLessThanOrEqual(ledger.maxTokens);
   for (const entry of ledger.entries) expect(entry.tokens).toBeLessThanOrEqual(entry.allottedTokens);
 }

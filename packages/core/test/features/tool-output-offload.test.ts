@@ -283,7 +283,7 @@ describe('toolOutputOffload', () => {
       tokens: tok.count(outputs.build),
     });
     expect(prompt.some((m) => m.content.includes(marker))).toBe(false);
-    expect(next.ledger.totalTokens).toBe(countMessagesTokens(tok, prompt));
+    expect(next.ledger.totalTokens).toBe(countMessagesTokens(tok, prompt) + next.ledger.tools.tokens);
     expect(next.ledger.totalTokens).toBeLessThanOrEqual(16_000);
   });
 

@@ -70,8 +70,10 @@ function setup(
 
 function expectAccounted(turn: PreparedTurn): void {
   const { ledger, messages } = turn;
-  expect(ledger.totalTokens).toBe(countMessagesTokens(tok, messages));
-  expect(ledger.totalTokens).toBe(ledger.baseTokens + ledger.entries.reduce((s, e) => s + e.tokens, 0));
+  expect(ledger.totalTokens).toBe(countMessagesTokens(tok, messages) + ledger.tools.tokens);
+  expect(ledger.totalTokens).toBe(
+    ledger.baseTokens + ledger.tools.tokens + ledger.entries.reduce((s, e) => s + e.tokens, 0),
+  );
   expect(ledger.totalTokens).toBeLessThanOrEqual(ledger.maxTokens);
   for (const entry of ledger.entries) expect(entry.tokens).toBeLessThanOrEqual(entry.allottedTokens);
 }
