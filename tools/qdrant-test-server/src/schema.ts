@@ -11,14 +11,13 @@ const addFormats = addFormatsModule as unknown as typeof addFormatsModule.defaul
 export const OPENAPI_PATH_ENV = 'QDRANT_OPENAPI_SCHEMA';
 
 /**
- * `../shared/qdrant/openapi.json` relative to the repository root (this file lives at
+ * The copy of Qdrant's OpenAPI document in this package (`openapi/qdrant-openapi.json`; this file lives at
  * `tools/qdrant-test-server/{src,dist}/`), unless `QDRANT_OPENAPI_SCHEMA` names another file.
  */
 export function defaultOpenApiPath(): string {
   const override = process.env[OPENAPI_PATH_ENV];
   if (override) return resolve(override);
-  const repoRoot = fileURLToPath(new URL('../../../', import.meta.url));
-  return resolve(repoRoot, '../shared/qdrant/openapi.json');
+  return fileURLToPath(new URL('../openapi/qdrant-openapi.json', import.meta.url));
 }
 
 const DEFS_ID = 'https://kioku.invalid/qdrant-openapi.json';

@@ -16,7 +16,7 @@ export interface Violation {
 }
 
 export interface QdrantTestServerOptions {
-  /** Qdrant's OpenAPI document (default `../shared/qdrant/openapi.json` or `QDRANT_OPENAPI_SCHEMA`). */
+  /** Qdrant's OpenAPI document (default: this package's `openapi/qdrant-openapi.json`, or `QDRANT_OPENAPI_SCHEMA`). */
   spec?: OpenApiSpec;
   /** Loopback port (default: any free one). */
   port?: number;

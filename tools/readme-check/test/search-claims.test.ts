@@ -12,8 +12,9 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { readmeExamples, searchClaims } from '../src/index.js';
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../..');
-const PG_URL = process.env.KIOKU_TEST_PG_URL ?? 'postgres://127.0.0.1:5432/test';
-const REDIS_URL = process.env.KIOKU_TEST_REDIS_URL ?? 'redis://127.0.0.1:6379';
+const PG_URL =
+  process.env.KIOKU_PG_URL ?? process.env.DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
+const REDIS_URL = process.env.KIOKU_REDIS_URL ?? 'redis://127.0.0.1:6379';
 const cleanups: Array<() => Promise<unknown>> = [];
 afterAll(async () => {
   for (const cleanup of cleanups.reverse()) await cleanup().catch(() => {});
