@@ -45,7 +45,11 @@ describe('KiokuBuilder with* helpers', () => {
     const text = turn.messages.map((m) => m.content).join('\n');
     expect(text).toContain('[DYNAMIC_MEMORY]');
     expect(text).toContain('[CURRENT_PLAN]');
-    expect(text).toContain('Recalled from long-term memory');
+    // The one fact is in the dynamic-memory block, so recall leaves it out rather than repeat it.
+    expect(text.split('Ann lives in Lisbon')).toHaveLength(2);
+    expect(turn.ledger.entries.find((e) => e.middleware === 'long-term-memory')?.dropped).toEqual([
+      expect.objectContaining({ reason: 'already-injected' }),
+    ]);
     expect(text).toContain(`session/${convo.sessionId}/flights`);
     expect(text).not.toContain('three options');
     expect(turn.ledger.totalTokens).toBe(

@@ -123,6 +123,7 @@ export class Conversation {
       const injected: ChatMessage[] = [];
       const history: ChatMessage[] = [];
       const entries: LedgerEntry[] = [];
+      const injectedFactIds = new Set<string>();
       for (const middleware of this.#middlewares) {
         const share = this.#budget.shares[middleware.name];
         const allotted = Math.min(share ?? remaining, remaining);
@@ -134,9 +135,12 @@ export class Conversation {
           maxTokens: allotted,
           tokenizer: this.#tokenizer,
           clock: this.#clock,
+          injectedFactIds,
           ...(options.signal ? { signal: options.signal } : {}),
         });
         const { messages, dropped, tokens } = this.#enforce(result.messages, allotted);
+        // A block cut by the safety net below still counts its facts as shown: skipping them later is safe.
+        for (const id of result.injectedFactIds ?? []) injectedFactIds.add(id);
         remaining -= tokens;
         (middleware.placement === 'history' ? history : injected).push(...messages);
         entries.push({

@@ -42,6 +42,11 @@ export interface MiddlewareContext {
   tokenizer: Tokenizer;
   clock: Clock;
   signal?: AbortSignal;
+  /**
+   * Facts the middlewares before this one put into this turn's prompt (`MiddlewareResult.injectedFactIds`),
+   * so a later feature over the same fact store does not inject the same fact twice.
+   */
+  injectedFactIds: ReadonlySet<string>;
 }
 
 /** Where injected messages go: memory blocks after the system prompt, replayed turns before the user message. */
@@ -52,6 +57,8 @@ export interface MiddlewareResult {
   /** Items included (facts, chunks, turns, keys …). */
   included: number;
   dropped: DroppedItem[];
+  /** Ids of the facts among the included items (see `MiddlewareContext.injectedFactIds`). */
+  injectedFactIds?: readonly string[];
 }
 
 /**

@@ -436,7 +436,8 @@ describe('longTermMemory — tools', () => {
     expect(injected(before, false).join('\n')).toContain(
       `[DYNAMIC_MEMORY]\n- [${fact.id}] Drink: Prefers tea`,
     );
-    expect(injected(before, false).join('\n')).toContain(`- [${fact.id}] (general): Prefers tea`);
+    // Shown once: recall skips what the dynamic-memory block already holds.
+    expect(injected(before, false).join('\n')).not.toContain(`- [${fact.id}] (general): Prefers tea`);
     await convo.run('forget it', scriptedModel([callTools(['delete_memory', { id: fact.id }]), answer()]));
     expect(injected(await convo.prepare('tea?'), false)).toEqual([]);
 
@@ -447,5 +448,26 @@ describe('longTermMemory — tools', () => {
       .use(longTermMemory({ store: otherStore, sessions }))
       .build();
     await expect(mixed.startConversation(alice)).rejects.toMatchObject({ code: 'VALIDATION' });
+  });
+});
+
+describe('longTermMemory beside dynamic memory on one fact store', () => {
+  it('does not inject a fact the dynamic-memory block already holds this turn', async () => {
+    const facts = new InMemoryFactStore();
+    const sessions = new InMemorySessionStore();
+    const tea = await facts.create(alice, { content: 'Alice drinks green tea every morning' });
+    // The root README's set-up: dynamic memory, then recall, over the same store.
+    const kioku = new KiokuBuilder({ sessions, budget: { maxTokens: 16_000 } })
+      .withDynamicMemory({ store: facts })
+      .withLongTermMemory({ store: facts })
+      .build();
+    const turn = await (await kioku.startConversation(alice)).prepare('What tea does Alice drink?');
+    const prompt = turn.messages.map((m) => m.content).join('\n');
+    expect(prompt.split('green tea every morning')).toHaveLength(2); // exactly once
+    expect(entryOf(turn, 'long-term-memory').dropped).toContainEqual({
+      id: tea.id,
+      reason: 'already-injected',
+    });
+    expect(entryOf(turn, 'long-term-memory').included).toBe(0);
   });
 });

@@ -95,6 +95,7 @@ export function dynamicMemoryMiddleware(options: DynamicMemoryMiddlewareOptions)
         messages: block.message ? [block.message] : [],
         included: block.included.length,
         dropped,
+        injectedFactIds: block.included.map((item) => item.id),
       };
     },
   };

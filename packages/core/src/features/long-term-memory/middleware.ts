@@ -61,8 +61,10 @@ export function longTermMemoryMiddleware(options: LongTermMemoryMiddlewareOption
       const dropped: DroppedItem[] = [];
       const fresh: Fact[] = [];
       for (const fact of candidates) {
-        if (injected.has(fact.id)) dropped.push({ id: fact.id, reason: 'already-injected' });
-        else fresh.push(fact);
+        // Recalled in an earlier turn, or shown this turn by a feature before this one (dynamic memory).
+        if (injected.has(fact.id) || ctx.injectedFactIds.has(fact.id)) {
+          dropped.push({ id: fact.id, reason: 'already-injected' });
+        } else fresh.push(fact);
       }
       const limit = Math.min(ctx.maxTokens, options.maxTokens ?? Number.POSITIVE_INFINITY);
       const items = fresh.map((fact) => ({ id: fact.id, line: recallLine(fact) }));
@@ -78,6 +80,7 @@ export function longTermMemoryMiddleware(options: LongTermMemoryMiddlewareOption
         messages: block.message ? [block.message] : [],
         included: block.included.length,
         dropped: [...dropped, ...block.dropped],
+        injectedFactIds: block.included.map((item) => item.id),
       };
     },
 
