@@ -14,7 +14,9 @@ export type DropReason =
   /** Below a relevance threshold. */
   | 'irrelevant'
   /** Expired before it could be shown. */
-  | 'expired';
+  | 'expired'
+  /** Kept in a shorter form to fit (an old tool result cut to its MemoryRef or first lines); `tokens` saved. */
+  | 'shrunk';
 
 export interface DroppedItem {
   /** Record id, key or turn index — whatever names the item. */

@@ -378,3 +378,64 @@ describe('conversationHistory', () => {
     expect(() => conversationHistory({ sessions, maxEntries: 1.5 })).toThrow(/maxEntries/);
   });
 });
+
+describe('conversationHistory with a large old tool result', () => {
+  const bigLog = Array.from(
+    { length: 3_000 },
+    (_, i) => `2026-11-24 line ${i}: request served in ${i % 97} ms`,
+  ).join('\n');
+  const turns: ChatMessage[][] = [
+    [
+      { role: 'user', content: 'Hi, I am Ana.' },
+      { role: 'assistant', content: 'Nice to meet you, Ana.' },
+    ],
+    [
+      { role: 'user', content: 'Show me the server log.' },
+      {
+        role: 'assistant',
+        content: '',
+        toolCalls: [{ id: 'c1', name: 'retrieve_memory', arguments: '{"id":"log1"}' }],
+      },
+      { role: 'tool', content: bigLog, toolCallId: 'c1', name: 'retrieve_memory' },
+      { role: 'assistant', content: 'The log shows normal traffic.' },
+    ],
+  ];
+
+  it('shrinks the old tool result before it drops any turn, so "I am Ana" stays in the replay', async () => {
+    const { sessions, kioku } = await setup();
+    const probe = await kioku.startConversation({ userId: 'alice' });
+    await append(sessions, probe, turns.flat());
+    // Room for both turns with a shrunk log, far from room for the log itself (~40k tokens).
+    const { kioku: tight } = await setup({ maxTokens: 2_000, sessions });
+    const turn = await (await tight.resumeConversation({ userId: 'alice' }, probe.sessionId)).prepare(
+      'Who am I?',
+    );
+    const replayed = history(turn.messages);
+    expect(replayed[0]).toEqual({ role: 'user', content: 'Hi, I am Ana.' });
+    expectToolPairsIntact(replayed);
+    const tool = replayed.find((m) => m.role === 'tool')!;
+    expect(tool.content).toMatch(/more tokens of this tool output left out of the replay\]$/);
+    expect(tok.count(tool.content)).toBeLessThan(150);
+    const entry = turn.ledger.entries[0]!;
+    expect(entry.included).toBe(2);
+    expect(entry.dropped).toEqual([expect.objectContaining({ id: 'turn-1/tool-results', reason: 'shrunk' })]);
+    expectLedgerAddsUp(turn.ledger, turn.messages);
+  });
+
+  it('keeps only the MemoryRef of an offloaded result that is still too large', async () => {
+    const { sessions, kioku } = await setup();
+    const probe = await kioku.startConversation({ userId: 'alice' });
+    const ref = '[MemoryRef: log1 - server log - 40000 tokens]';
+    const withRef = turns.map((t) =>
+      t.map((m) => (m.role === 'tool' ? { ...m, content: `${ref}\nSummary: ${bigLog.slice(0, 4_000)}` } : m)),
+    );
+    await append(sessions, probe, withRef.flat());
+    const { kioku: tight } = await setup({ maxTokens: 1_000, sessions });
+    const turn = await (await tight.resumeConversation({ userId: 'alice' }, probe.sessionId)).prepare(
+      'Who am I?',
+    );
+    const tool = history(turn.messages).find((m) => m.role === 'tool')!;
+    expect(tool.content.startsWith(`${ref}\n`)).toBe(true);
+    expect(history(turn.messages)[0]?.content).toBe('Hi, I am Ana.');
+  });
+});
