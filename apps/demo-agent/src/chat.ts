@@ -1,3 +1,4 @@
+import path from 'node:path';
 import { createInterface } from 'node:readline';
 import { type Conversation, isKiokuError, type Kioku, type Scope, type TurnLedger } from '@kioku/core';
 import { type OpenAIChatModel, runAgentTurn } from '@kioku/openai';
@@ -27,7 +28,7 @@ export const HELP = `Commands:
   /ledger          last turn's prompt: tokens per memory kind
   /export <file>   write a snapshot of your memory
   /import <file>   restore a snapshot written by /export
-  /forget          delete your memory
+  /forget yes      delete your memory (asks first)
   /help            this list
   /quit            leave (Ctrl-D works too)`;
 
@@ -39,6 +40,8 @@ export interface ChatOptions {
   resume: boolean;
   /** The folder the file tools and /learn may read. */
   sandbox: string;
+  /** The data folder: relative /export and /import paths are resolved in it. */
+  dataDir: string;
   /** The embedder and vector index behind the hybrid stores; none when embeddings are off. */
   vectors: Vectors | undefined;
   input?: NodeJS.ReadableStream;
@@ -94,8 +97,11 @@ export async function chat(options: ChatOptions): Promise<void> {
         try {
           if (command === '/quit' || command === '/exit') break;
           const reply = await runCommand(command, arg);
-          if (command === '/forget') conversation = await kioku.startConversation(scope);
           print(reply);
+          if (command === '/forget' || command === '/import') {
+            // The session may be gone (forgotten, or replaced by the imported sessions): the chat goes on.
+            conversation = await continueConversation(kioku, scope, conversation.sessionId);
+          }
         } catch (error) {
           print(`error: ${describeError(error)}${adviceFor(error)}`);
         }
@@ -156,16 +162,29 @@ export async function chat(options: ChatOptions): Promise<void> {
       case '/ledger':
         return formatLedger(lastLedger);
       case '/export':
-        if (!arg) return 'Usage: /export <file>';
-        return exportUser(stores, scope.userId, arg);
+        if (!arg) return 'Usage: /export <file> (relative paths are in the data folder)';
+        return exportUser(stores, scope.userId, path.resolve(options.dataDir, arg));
       case '/import':
-        if (!arg) return 'Usage: /import <file>';
-        return importUser(stores, scope.userId, arg);
+        if (!arg) return 'Usage: /import <file> (relative paths are in the data folder)';
+        return importUser(stores, scope.userId, path.resolve(options.dataDir, arg));
       case '/forget':
+        if (arg !== 'yes') {
+          return 'This deletes all of your memory (facts, documents, sessions, plans, working memory, details). Type "/forget yes" to go ahead.';
+        }
         return forgetUser(stores, scope);
       default:
         return `Unknown command ${command}. ${HELP}`;
     }
+  }
+}
+
+/** The session `sessionId` if it still exists, else a new one (after /forget or an /import that replaced it). */
+export async function continueConversation(kioku: Kioku, scope: Scope, sessionId: string) {
+  try {
+    return await kioku.resumeConversation(scope, sessionId);
+  } catch (error) {
+    if (isKiokuError(error) && error.code === 'NOT_FOUND') return kioku.startConversation(scope);
+    throw error;
   }
 }
 

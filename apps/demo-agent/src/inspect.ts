@@ -106,7 +106,7 @@ export async function exportUser(stores: DemoStores, userId: string, file: strin
   );
   await writeFile(file, `${JSON.stringify({ format: EXPORT_FORMAT, userId, snapshots }, null, 2)}\n`);
   const counts = Object.entries(snapshots).map(([k, s]) => `${k} ${s.records.length}`);
-  return `Exported ${counts.join(', ')} to ${file}.`;
+  return `Exported ${counts.join(', ')} to ${file} (import it with /import ${file}).`;
 }
 
 /** Restore a file written by /export; records of another user are refused (ScopeError). */
@@ -124,6 +124,11 @@ export async function importUser(stores: DemoStores, userId: string, file: strin
     done.push(`${kind} ${report.records}`);
   }
   return `Imported ${done.join(', ')} from ${file}.`;
+}
+
+/** "1 fact", "3 facts", "0 working entries". */
+export function count(n: number, one: string, many = `${one}s`): string {
+  return `${n.toLocaleString('en-US')} ${n === 1 ? one : many}`;
 }
 
 /**
@@ -146,5 +151,5 @@ export async function forgetUser(stores: DemoStores, scope: Scope): Promise<stri
   let details = 0;
   for (const d of await stores.details.list(scope))
     if (await stores.details.deactivate(scope, d.id)) details++;
-  return `Forgot ${facts} facts, ${documents} documents, ${sessions} sessions (with their plans), ${working} working entries; deactivated ${details} details.`;
+  return `Forgot ${count(facts, 'fact')}, ${count(documents, 'document')}, ${count(sessions, 'session')} (with their plans), ${count(working, 'working entry', 'working entries')}; deactivated ${count(details, 'detail')}.`;
 }

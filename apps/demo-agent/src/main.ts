@@ -50,7 +50,16 @@ async function main(): Promise<void> {
     }
     const kioku = buildKioku(stores, { sandbox: args.sandbox });
     const model = new OpenAIChatModel({ stream: true, ...(args.model ? { model: args.model } : {}) });
-    await chat({ kioku, stores, scope, model, resume: args.resume, sandbox: args.sandbox, vectors });
+    await chat({
+      kioku,
+      stores,
+      scope,
+      model,
+      resume: args.resume,
+      sandbox: args.sandbox,
+      dataDir: args.dataDir,
+      vectors,
+    });
   } finally {
     await opened.close();
   }

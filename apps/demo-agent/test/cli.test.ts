@@ -1,3 +1,4 @@
+import { access } from 'node:fs/promises';
 import path from 'node:path';
 import { sse, startScriptedServer, streamText } from '@kioku/openai-test-server';
 import { describe, expect, it } from 'vitest';
@@ -87,7 +88,7 @@ describe('demo CLI against an OpenAI-compatible server', () => {
     expect(replayed.map((m) => m.content)).toEqual(['hello', 'hello again']);
   });
 
-  it('exports, forgets and imports the user', async () => {
+  it('exports, forgets (after asking) and imports the user, and the chat goes on', async () => {
     const server = await startScriptedServer([
       sse([
         {
@@ -102,19 +103,34 @@ describe('demo CLI against an OpenAI-compatible server', () => {
         },
       ]),
       streamText('Noted.'),
+      streamText('You live in Lyon.'),
     ]);
     temp.closeAfter(server.close);
-    const file = path.join(temp.dataDir, 'export.json');
     const result = await runCli(['--user', 'carol', ...LEXICAL], {
       env: { OPENAI_BASE_URL: server.baseURL, KIOKU_DATA_DIR: temp.dataDir },
-      input: `I live in Lyon.\n/learn handbook.md\n/export ${file}\n/forget\n/facts\n/docs\n/import ${file}\n/facts\n/docs\n`,
+      input:
+        'I live in Lyon.\n/learn handbook.md\n/export mine.json\n/forget\n/facts\n/forget yes\n/facts\n/docs\n' +
+        '/import mine.json\n/facts\n/docs\nWhere do I live?\n',
     });
-    expect(result.stdout).toMatch(/Exported facts 1, documents 1, plans 0, working 0, sessions 1, details 0/);
-    expect(result.stdout).toMatch(/Forgot 1 facts, 1 documents, 1 sessions/);
+    // A relative export goes to the data folder (never the current folder), and says where it went.
+    const file = path.join(temp.dataDir, 'mine.json');
+    expect(result.stdout).toContain(
+      `Exported facts 1, documents 1, plans 0, working 0, sessions 1, details 0 to ${file}`,
+    );
+    await expect(access(file)).resolves.toBeUndefined();
+    // /forget alone only asks; nothing is deleted until "/forget yes".
+    expect(result.stdout).toContain('Type "/forget yes" to go ahead.');
+    expect(result.stdout.split('/forget yes')[0]).toContain('Lives in Lyon');
+    expect(result.stdout).toMatch(
+      /Forgot 1 fact, 1 document, 1 session \(with their plans\), 0 working entries/,
+    );
     expect(result.stdout).toContain('No facts remembered yet.');
     expect(result.stdout).toContain('No documents learnt yet');
     expect(result.stdout).toMatch(/Imported facts 1, documents 1/);
     expect(result.stdout.split('Imported')[1]).toContain('Lives in Lyon');
     expect(result.stdout.split('Imported')[1]).toMatch(/Team handbook — 5 chunks/);
+    // The import replaced the live session's partition; the next turn still runs.
+    expect(result.stdout).toContain('You live in Lyon.');
+    expect(result.stdout).not.toContain('NOT_FOUND');
   });
 });
