@@ -219,7 +219,8 @@ describe('JSON store after a crash', () => {
     );
   });
 
-  it('takes a lock whose holder died at once instead of waiting for it to go stale', async () => {
+  /** The lock of alice's facts file as a process left it: the directory, and an owner file unless `pid` is undefined. */
+  async function leftLock(pid: number | undefined): Promise<string> {
     const { mkdir } = await import('node:fs/promises');
     const os = await import('node:os');
     const lockDir = path.join(
@@ -228,7 +229,12 @@ describe('JSON store after a crash', () => {
       `${encodeURIComponent(path.join('users', 'alice', 'facts.json'))}.lock`,
     );
     await mkdir(lockDir, { recursive: true });
-    await writeFile(`${lockDir}.owner`, JSON.stringify({ host: os.hostname(), pid: await deadPid() }));
+    if (pid !== undefined) await writeFile(`${lockDir}.owner`, JSON.stringify({ host: os.hostname(), pid }));
+    return lockDir;
+  }
+
+  it('takes a lock whose holder died at once instead of waiting for it to go stale', async () => {
+    await leftLock(await deadPid());
     // proper-lockfile would call this lock stale only after 10 s; the writer gives up after 1 s.
     const stores = createJsonStores({ directory: dir, lockTimeoutMs: 1_000 });
     await stores.facts.create({ userId: 'alice' }, { content: 'written after the crash' });
@@ -275,16 +281,18 @@ describe('JSON store after a crash', () => {
     }
   }, 120_000);
 
+  it('takes a lock with no owner once it is over a second old (its holder died before naming itself)', async () => {
+    const { utimes } = await import('node:fs/promises');
+    const lockDir = await leftLock(undefined);
+    const twoSecondsAgo = new Date(Date.now() - 2_000);
+    await utimes(lockDir, twoSecondsAgo, twoSecondsAgo);
+    const stores = createJsonStores({ directory: dir, lockTimeoutMs: 1_000 });
+    await stores.facts.create({ userId: 'alice' }, { content: 'written' });
+    expect(await stores.facts.count({ userId: 'alice' })).toBe(1);
+  });
+
   it('leaves a lock held by a live process alone', async () => {
-    const { mkdir } = await import('node:fs/promises');
-    const os = await import('node:os');
-    const lockDir = path.join(
-      dir,
-      '.locks',
-      `${encodeURIComponent(path.join('users', 'alice', 'facts.json'))}.lock`,
-    );
-    await mkdir(lockDir, { recursive: true });
-    await writeFile(`${lockDir}.owner`, JSON.stringify({ host: os.hostname(), pid: process.ppid }));
+    await leftLock(process.ppid);
     const stores = createJsonStores({ directory: dir, lockTimeoutMs: 300 });
     await expect(stores.facts.create({ userId: 'alice' }, { content: 'x' })).rejects.toThrow(/Timed out/);
   });
