@@ -31,7 +31,8 @@ export const USAGE = `Usage: pnpm demo [options]
   --user <id>          whose memory (default KIOKU_USER or "demo-user")
   --data-dir <dir>     JSON data folder (default KIOKU_DATA_DIR or ./.kioku-data)
   --sandbox <dir>      folder the file tools may read (default <data-dir>/sandbox)
-  --store <backend>    backend for every memory kind: json | sqlite | postgres | redis (KIOKU_STORE)
+  --store <backend>    backend for every memory kind: json | sqlite | postgres | redis, or a spec as the
+                       kioku CLI takes it: sqlite:<file> | postgres://… | redis://… (KIOKU_STORE)
   --facts|--documents|--plans|--working|--sessions|--details <backend>
                        backend for one kind (KIOKU_STORE_FACTS, …)
   --sqlite-file <f>    (KIOKU_SQLITE_FILE, default <data-dir>/kioku.sqlite)
@@ -76,12 +77,27 @@ export function parseDemoArgs(argv: string[], env: NodeJS.ProcessEnv = process.e
     strict: true,
   });
   const dataDir = path.resolve(str(values['data-dir']) ?? env.KIOKU_DATA_DIR ?? '.kioku-data');
-  const all = oneOf(BACKENDS, str(values.store) ?? env.KIOKU_STORE ?? 'json', '--store');
+  // A backend is a name (json, sqlite, postgres, redis) or, as the kioku CLI takes them, a spec that also
+  // says where: sqlite:<file>, postgres://…, redis://… (one location per backend for the whole demo).
+  const locations: { sqlite?: string; postgres?: string; redis?: string } = {};
+  const backendOf = (value: string, flag: string): Backend => {
+    const spec = parseStoreSpec(value, flag);
+    if (spec.location !== undefined && spec.backend !== 'json') {
+      const known = locations[spec.backend];
+      if (known !== undefined && known !== spec.location) {
+        throw new Error(
+          `${flag}: a second ${spec.backend} location (${spec.location}); the demo uses one (${known}).`,
+        );
+      }
+      locations[spec.backend] = spec.location;
+    }
+    return spec.backend;
+  };
+  const all = backendOf(str(values.store) ?? env.KIOKU_STORE ?? 'json', '--store');
   const backends = Object.fromEntries(
     KINDS.map((k) => [
       k,
-      oneOf(
-        BACKENDS,
+      backendOf(
         str((values as Record<string, unknown>)[k]) ?? env[`KIOKU_STORE_${k.toUpperCase()}`] ?? all,
         `--${k}`,
       ),
@@ -99,9 +115,9 @@ export function parseDemoArgs(argv: string[], env: NodeJS.ProcessEnv = process.e
     dataDir,
     sandbox: path.resolve(str(values.sandbox) ?? path.join(dataDir, 'sandbox')),
     backends,
-    sqliteFile: str(values['sqlite-file']) ?? env.KIOKU_SQLITE_FILE,
-    postgresUrl: str(values['postgres-url']) ?? env.DATABASE_URL,
-    redisUrl: str(values['redis-url']) ?? env.REDIS_URL,
+    sqliteFile: str(values['sqlite-file']) ?? locations.sqlite ?? env.KIOKU_SQLITE_FILE,
+    postgresUrl: str(values['postgres-url']) ?? locations.postgres ?? env.DATABASE_URL,
+    redisUrl: str(values['redis-url']) ?? locations.redis ?? env.REDIS_URL,
     model: str(values.model),
     knowledge: (values.knowledge ?? []).filter((k) => k !== ''),
     embeddings:
@@ -117,6 +133,17 @@ export function parseDemoArgs(argv: string[], env: NodeJS.ProcessEnv = process.e
 
 function str(value: unknown): string | undefined {
   return typeof value === 'string' && value !== '' ? value : undefined;
+}
+
+/** `json`, `sqlite`, `postgres`, `redis`, or a spec with a location: `sqlite:<file>`, `postgres://…`, `redis://…`. */
+export function parseStoreSpec(value: string, flag: string): { backend: Backend; location?: string } {
+  if (/^postgres(ql)?:\/\//.test(value)) return { backend: 'postgres', location: value };
+  if (/^rediss?:\/\//.test(value)) return { backend: 'redis', location: value };
+  if (value.startsWith('sqlite:')) return { backend: 'sqlite', location: value.slice('sqlite:'.length) };
+  if (value.startsWith('json:')) {
+    throw new Error(`${flag}: use --data-dir <dir> for the JSON folder ("${value}" names one).`);
+  }
+  return { backend: oneOf(BACKENDS, value, flag) };
 }
 
 function oneOf<T extends string>(allowed: readonly T[], value: string, flag: string): T {

@@ -35,6 +35,37 @@ describe('parseDemoArgs', () => {
     expect(args.dataDir).toBe(path.resolve('/tmp/x'));
   });
 
+  it('takes backend specs as the kioku CLI does: sqlite:<file>, postgres://…, redis://…', () => {
+    const args = parseDemoArgs(
+      [
+        '--store',
+        'postgres://kioku@127.0.0.1:5432/app',
+        '--working',
+        'redis://127.0.0.1:6390',
+        '--details',
+        'sqlite:./d.db',
+      ],
+      {},
+    );
+    expect(args.backends).toEqual({
+      facts: 'postgres',
+      documents: 'postgres',
+      plans: 'postgres',
+      working: 'redis',
+      sessions: 'postgres',
+      details: 'sqlite',
+    });
+    expect(args).toMatchObject({
+      postgresUrl: 'postgres://kioku@127.0.0.1:5432/app',
+      redisUrl: 'redis://127.0.0.1:6390',
+      sqliteFile: './d.db',
+    });
+    expect(() => parseDemoArgs(['--store', 'redis://a:1', '--facts', 'redis://b:2'], {})).toThrow(
+      /a second redis location/,
+    );
+    expect(() => parseDemoArgs(['--store', 'json:./x'], {})).toThrow(/--data-dir/);
+  });
+
   it('reads knowledge sources, embedding and vector settings from flags over env', () => {
     const args = parseDemoArgs(
       [
