@@ -5,6 +5,7 @@ import { adviceFor, chat, describeError } from './chat.js';
 import { learnDocument } from './knowledge.js';
 import { seedSandbox } from './sandbox.js';
 import { buildKioku, openStores } from './stack.js';
+import { startupEmbeddingError } from './startup-errors.js';
 import { runTour } from './tour.js';
 import { openVectors, rebuildVectors, type Vectors, withEmbeddings } from './vectors.js';
 
@@ -38,10 +39,7 @@ async function main(): Promise<void> {
     if (vectors?.backend === 'memory') {
       console.log(
         await rebuildVectors(stores, vectors, args.userId).catch((error: unknown) => {
-          throw new Error(
-            `Embedding your memory at start failed (${describeError(error)}). Check the embedding model, or run with --embeddings off.`,
-            { cause: error },
-          );
+          throw startupEmbeddingError(error, args.embeddingModel, process.env.OPENAI_BASE_URL);
         }),
       );
     }
