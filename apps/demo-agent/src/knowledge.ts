@@ -8,6 +8,16 @@ const SCHEME_PATTERN = /^[a-z][a-z0-9+.-]+:/i;
 
 const chunks = (n: number) => `${n} chunk${n === 1 ? '' : 's'}`;
 
+/** Where `source` is read from: an http(s) URL, or a path inside the sandbox. Throws for anything else. */
+export async function knowledgeTarget(sandbox: string, source: string): Promise<string> {
+  if (!URL_PATTERN.test(source) && SCHEME_PATTERN.test(source)) {
+    throw new Error(
+      `Refused: "${source}" — only http(s) URLs and paths in the sandbox (${sandbox}) can be learnt.`,
+    );
+  }
+  return URL_PATTERN.test(source) ? new URL(source).href : resolveInSandbox(sandbox, source);
+}
+
 /**
  * Add a knowledge document (static memory) from a file in the sandbox or an http(s) URL, through
  * `@kioku/extract` (.txt .md .pdf .docx .html). Paths are relative to the sandbox and refused outside it,
@@ -19,10 +29,7 @@ export async function learnDocument(
   sandbox: string,
   source: string,
 ): Promise<string> {
-  if (!URL_PATTERN.test(source) && SCHEME_PATTERN.test(source)) {
-    throw new Error(`Refused: "${source}" — only http(s) URLs and paths in the sandbox can be learnt.`);
-  }
-  const target = URL_PATTERN.test(source) ? new URL(source).href : await resolveInSandbox(sandbox, source);
+  const target = await knowledgeTarget(sandbox, source);
   const earlier = (await store.list(scope)).filter((d) => d.source.uri === target);
   const doc = await addDocumentFromSource(store, scope, target);
   for (const old of earlier) await store.remove(scope, old.id);

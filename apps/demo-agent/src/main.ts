@@ -2,7 +2,7 @@ import { mkdir } from 'node:fs/promises';
 import { OpenAIChatModel, OpenAIEmbedder } from '@kioku/openai';
 import { type DemoArgs, parseDemoArgs, USAGE } from './args.js';
 import { adviceFor, chat, describeError } from './chat.js';
-import { learnDocument } from './knowledge.js';
+import { knowledgeTarget, learnDocument } from './knowledge.js';
 import { seedSandbox } from './sandbox.js';
 import { buildKioku, openStores } from './stack.js';
 import { startupEmbeddingError } from './startup-errors.js';
@@ -43,6 +43,8 @@ async function main(): Promise<void> {
         }),
       );
     }
+    // Every --knowledge source is checked before any is learnt: one refused source saves nothing.
+    for (const source of args.knowledge) await knowledgeTarget(args.sandbox, source);
     for (const source of args.knowledge) {
       console.log(await learnDocument(stores.documents, scope, args.sandbox, source));
     }

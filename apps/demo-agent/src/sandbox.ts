@@ -12,7 +12,7 @@ export async function resolveInSandbox(root: string, relative: string): Promise<
   const real = await realpath(target).catch(() => target);
   for (const candidate of [target, real]) {
     if (candidate !== base && !candidate.startsWith(base + path.sep)) {
-      throw new Error(`Refused: "${relative}" is outside the sandbox.`);
+      throw new Error(`Refused: "${relative}" is outside the sandbox (${base}); put the file there first.`);
     }
   }
   return real;

@@ -30,8 +30,12 @@ describe('static memory in the chat (/learn, /docs, --knowledge), with embedding
       ].join('\n'),
     });
     expect(result.code).toBe(0);
-    expect(result.stdout).toContain('error: Refused: "../secret.md" is outside the sandbox.');
-    expect(result.stdout).toMatch(/error: Refused: ".*secret\.md" is outside the sandbox\./);
+    // The refusal names the sandbox, so the user knows where the file has to go.
+    const sandbox = path.join(temp.dataDir, 'sandbox');
+    expect(result.stdout).toContain(
+      `error: Refused: "../secret.md" is outside the sandbox (${sandbox}); put the file there first.`,
+    );
+    expect(result.stdout).toMatch(/error: Refused: ".*secret\.md" is outside the sandbox \(/);
     expect(result.stdout).toContain('error: Refused: "file:///etc/passwd" — only http(s) URLs');
     expect(result.stdout).toMatch(/Learnt "Team handbook" from handbook\.md: 5 chunks, \d+ tokens\./);
     expect(result.stdout).toMatch(/\[\w+\] Team handbook — 5 chunks/);
@@ -79,6 +83,18 @@ describe('static memory in the chat (/learn, /docs, --knowledge), with embedding
       /\] Release calendar — 1 chunk, \d+ tokens \(http:\/\/127\.0\.0\.1:\d+\/calendar\.html\)/,
     );
     expect(server.embedded().some((t) => t.includes('The release freeze starts on 14 December.'))).toBe(true);
+
+    // A refused --knowledge source stops the start before anything is learnt, the good one included.
+    const refused = await runCli(
+      [...EMBEDDING_FLAGS, '--knowledge', 'handbook.md', '--knowledge', '../outside.md'],
+      {
+        env,
+        input: '/docs\n',
+      },
+    );
+    expect(refused.code).toBe(1);
+    expect(refused.stderr).toContain('Refused: "../outside.md" is outside the sandbox');
+    expect(refused.stdout).not.toContain('Learnt "Team handbook"');
 
     const second = await runCli([...EMBEDDING_FLAGS, '--knowledge', 'handbook.md'], {
       env,
