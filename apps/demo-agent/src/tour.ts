@@ -24,6 +24,7 @@ import { seedSandbox } from './sandbox.js';
 import { call, injectedBlock, injectedText, lastToolResult, ScriptedModel, say } from './scripted-model.js';
 import { type Backend, buildKioku, type DemoStores, KINDS, type Kind, openStores } from './stack.js';
 import { openVectors, rebuildVectors, withEmbeddings } from './vectors.js';
+import { wrapToWidth } from './wrap.js';
 
 export interface TourOptions {
   dataDir: string;
@@ -41,7 +42,11 @@ export interface TourOptions {
  * restart as the chat does it.
  */
 export async function runTour(options: TourOptions): Promise<void> {
-  const print = options.out ?? ((line: string) => process.stdout.write(`${line}\n`));
+  // On a terminal, long lines wrap at its width between words (piped output is left as it is).
+  const columns = process.stdout.isTTY ? process.stdout.columns : undefined;
+  const print =
+    options.out ??
+    ((line: string) => process.stdout.write(`${columns ? wrapToWidth(line, columns) : line}\n`));
   // The tour's own folder, cleared each run so it tells the same story every time.
   const dataDir = path.join(options.dataDir, 'tour');
   await rm(dataDir, { recursive: true, force: true });
