@@ -96,7 +96,10 @@ export async function clearLockOwner(lockDir: string): Promise<void> {
  */
 const OWNERLESS_LOCK_AGE_MS = 1_000;
 
-/** The pid in `lockDir`'s owner file: a number, 'elsewhere' (another host's), or undefined (no owner file). */
+/**
+ * The pid in `lockDir`'s owner file: a number, 'elsewhere' (another host's), or undefined (no owner file, or
+ * one left empty or half-written by a holder killed as it wrote it).
+ */
 async function lockOwner(lockDir: string): Promise<number | 'elsewhere' | undefined> {
   let text: string;
   try {
@@ -104,12 +107,14 @@ async function lockOwner(lockDir: string): Promise<number | 'elsewhere' | undefi
   } catch {
     return undefined;
   }
+  let owner: { host?: unknown; pid?: unknown };
   try {
-    const { host, pid } = JSON.parse(text) as { host?: unknown; pid?: unknown };
-    return host === os.hostname() && typeof pid === 'number' ? pid : 'elsewhere';
+    owner = JSON.parse(text) as { host?: unknown; pid?: unknown };
   } catch {
-    return 'elsewhere'; // unreadable: never break it
+    // Empty or cut short: its writer was killed while naming itself, which is the same as no owner file.
+    return undefined;
   }
+  return owner.host === os.hostname() && typeof owner.pid === 'number' ? owner.pid : 'elsewhere';
 }
 
 /**

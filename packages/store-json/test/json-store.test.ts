@@ -243,7 +243,7 @@ describe('JSON store after a crash', () => {
     ]);
   });
 
-  it('after kill -9 mid-writes, the next process finds no temp file and writes', async () => {
+  it('after kill -9 mid-writes, the next process finds no temp file and writes without waiting', async () => {
     const stores = createJsonStores({ directory: dir });
     const session = await stores.sessions.create({ userId: 'shared-user' });
     for (let trial = 0; trial < 2; trial++) {
@@ -272,9 +272,8 @@ describe('JSON store after a crash', () => {
       }
       child.kill('SIGKILL');
       await new Promise((resolve) => child.on('exit', resolve));
-      // Long enough for proper-lockfile's 10 s stale timeout: this test pins the sweep and that nothing is
-      // lost; the fast takeover of a dead holder's lock is pinned by the two tests above.
-      const after = createJsonStores({ directory: dir, lockTimeoutMs: 15_000 });
+      // proper-lockfile alone would wait 10 s for the stale lock.
+      const after = createJsonStores({ directory: dir, lockTimeoutMs: 5_000 });
       await after.facts.create({ userId: 'shared-user' }, { content: `after crash ${trial}` });
       await after.sessions.kvSet({ userId: 'shared-user' }, session.id, `after-${trial}`, 'x');
       expect((await listTree(dir)).filter((file) => file.endsWith('.tmp'))).toEqual([]);
@@ -284,6 +283,17 @@ describe('JSON store after a crash', () => {
   it('takes a lock with no owner once it is over a second old (its holder died before naming itself)', async () => {
     const { utimes } = await import('node:fs/promises');
     const lockDir = await leftLock(undefined);
+    const twoSecondsAgo = new Date(Date.now() - 2_000);
+    await utimes(lockDir, twoSecondsAgo, twoSecondsAgo);
+    const stores = createJsonStores({ directory: dir, lockTimeoutMs: 1_000 });
+    await stores.facts.create({ userId: 'alice' }, { content: 'written' });
+    expect(await stores.facts.count({ userId: 'alice' })).toBe(1);
+  });
+
+  it('takes a lock whose owner file was left empty (its holder was killed while writing it)', async () => {
+    const { utimes } = await import('node:fs/promises');
+    const lockDir = await leftLock(undefined);
+    await writeFile(`${lockDir}.owner`, '');
     const twoSecondsAgo = new Date(Date.now() - 2_000);
     await utimes(lockDir, twoSecondsAgo, twoSecondsAgo);
     const stores = createJsonStores({ directory: dir, lockTimeoutMs: 1_000 });
