@@ -15,6 +15,10 @@ export interface DemoArgs {
   postgresUrl: string | undefined;
   redisUrl: string | undefined;
   model: string | undefined;
+  /** The model of background memory work (extraction, enrichment, the dream); default `model`. */
+  memoryModel: string | undefined;
+  /** What runs each turn: core's `conversation.run`, or the Vercel AI SDK with `@kioku/ai-sdk`. */
+  framework: Framework;
   /** Sources learnt at start (`--knowledge`, repeatable). */
   knowledge: string[];
   embeddings: boolean;
@@ -25,6 +29,9 @@ export interface DemoArgs {
   qdrantApiKey: string | undefined;
   qdrantCollection: string | undefined;
 }
+
+export const FRAMEWORKS = ['kioku', 'ai-sdk'] as const;
+export type Framework = (typeof FRAMEWORKS)[number];
 
 export const USAGE = `Usage: pnpm demo [options]
 
@@ -38,6 +45,9 @@ export const USAGE = `Usage: pnpm demo [options]
   --sqlite-file <f>    (KIOKU_SQLITE_FILE, default <data-dir>/kioku.sqlite)
   --postgres-url <u>   (DATABASE_URL)      --redis-url <u>   (REDIS_URL)
   --model <name>       (OPENAI_MODEL)
+  --memory-model <name>  a cheaper model for extraction and the dream (KIOKU_MEMORY_MODEL; default --model)
+  --framework kioku|ai-sdk       what runs each turn: core's loop, or the Vercel AI SDK's streamText with
+                                 @kioku/ai-sdk (KIOKU_FRAMEWORK, default kioku)
   --knowledge <src>    learn a document at start: a path in the sandbox or an http(s) URL (repeatable)
   --embeddings on|off  hybrid recall with the endpoint's embeddings (KIOKU_EMBEDDINGS, default on)
   --embedding-model <name>       (OPENAI_EMBEDDING_MODEL, default text-embedding-3-small)
@@ -65,6 +75,8 @@ export function parseDemoArgs(argv: string[], env: NodeJS.ProcessEnv = process.e
       'postgres-url': { type: 'string' },
       'redis-url': { type: 'string' },
       model: { type: 'string' },
+      'memory-model': { type: 'string' },
+      framework: { type: 'string' },
       knowledge: { type: 'string', multiple: true },
       embeddings: { type: 'string' },
       'embedding-model': { type: 'string' },
@@ -119,6 +131,8 @@ export function parseDemoArgs(argv: string[], env: NodeJS.ProcessEnv = process.e
     postgresUrl: str(values['postgres-url']) ?? locations.postgres ?? env.DATABASE_URL,
     redisUrl: str(values['redis-url']) ?? locations.redis ?? env.REDIS_URL,
     model: str(values.model),
+    memoryModel: str(values['memory-model']) ?? env.KIOKU_MEMORY_MODEL,
+    framework: oneOf(FRAMEWORKS, str(values.framework) ?? env.KIOKU_FRAMEWORK ?? 'kioku', '--framework'),
     knowledge: (values.knowledge ?? []).filter((k) => k !== ''),
     embeddings:
       oneOf(['on', 'off'], str(values.embeddings) ?? env.KIOKU_EMBEDDINGS ?? 'on', '--embeddings') === 'on',

@@ -1,7 +1,17 @@
 import path from 'node:path';
 import { createInterface } from 'node:readline';
-import { type Conversation, isKiokuError, type Kioku, type Scope, type TurnLedger } from '@kioku/core';
-import { type OpenAIChatModel, runAgentTurn } from '@kioku/openai';
+import {
+  type BackgroundEvent,
+  type ChatModel,
+  type Conversation,
+  isKiokuError,
+  isKiokuSession,
+  type Kioku,
+  type Scope,
+  type TurnLedger,
+} from '@kioku/core';
+import type { OpenAIChatModel } from '@kioku/openai';
+import type { TurnRunner } from './ai-sdk-turns.js';
 import {
   describeToolTraffic,
   exportUser,
@@ -14,6 +24,7 @@ import {
   showWorking,
 } from './inspect.js';
 import { learnDocument, showDocuments } from './knowledge.js';
+import { applyDream, describeBackground, listChangesets, revertChangeset, reviewDream } from './lifecycle.js';
 import type { DemoStores } from './stack.js';
 import { describeVectors, mismatchAdvice, rebuildVectors, type Vectors } from './vectors.js';
 
@@ -25,6 +36,10 @@ export const HELP = `Commands:
   /learn <src>     learn a document: a path in the sandbox or an http(s) URL
   /docs            documents you taught the agent
   /reembed         rebuild your vectors with the configured embedding model
+  /dream           let the model tidy your memory: shows the changes, then "/dream apply" applies them
+  /changesets      every change a memory pass made or proposed, with its id and status
+  /revert <id>     undo a changeset exactly
+  /feedback <text> tell the agent it got something wrong (the dream learns anti-patterns from it)
   /ledger          last turn's prompt: tokens per memory kind
   /export <file>   write a snapshot of your memory
   /import <file>   restore a snapshot written by /export
@@ -37,6 +52,12 @@ export interface ChatOptions {
   stores: DemoStores;
   scope: Scope;
   model: OpenAIChatModel;
+  /** The model of background memory work (the dream); the chat model unless a cheaper one is given. */
+  memoryModel: ChatModel;
+  /** Background events since the last turn (filled by the builder's `onEvent`), printed after each turn. */
+  background: BackgroundEvent[];
+  /** Runs the turns through an agent framework instead of `conversation.run` (`--framework`). */
+  turns?: TurnRunner;
   resume: boolean;
   /** The folder the file tools and /learn may read. */
   sandbox: string;
@@ -57,7 +78,10 @@ export async function chat(options: ChatOptions): Promise<void> {
   const print = (text: string) => out.write(`${text}\n`);
 
   let conversation: Conversation;
-  const latest = options.resume ? (await stores.sessions.list(scope)).at(-1) : undefined;
+  // The latest conversation; the sessions Kioku keeps for itself (changesets, feedback, …) are not ones.
+  const latest = options.resume
+    ? (await stores.sessions.list(scope)).filter((s) => !isKiokuSession(s)).at(-1)
+    : undefined;
   if (latest) {
     conversation = await kioku.resumeConversation(scope, latest.id);
     print(`Resumed session ${latest.id}.`);
@@ -65,10 +89,13 @@ export async function chat(options: ChatOptions): Promise<void> {
     conversation = await kioku.startConversation(scope);
   }
   print(`Kioku demo agent — model ${model.model} at ${model.client.baseURL}`);
+  if (options.turns) print(`Turns run by ${options.turns.label}.`);
   print(describeVectors(options.vectors));
   print(`User ${scope.userId}, session ${conversation.sessionId}. Type /help for commands.\n`);
 
   let lastLedger: TurnLedger | undefined;
+  // The changesets the last /dream proposed, for "/dream apply".
+  let proposed: string[] = [];
   let turn: AbortController | undefined;
   const rl = createInterface({ input, terminal: tty, ...(tty ? { output: out } : {}) });
   // Ctrl-C cancels the turn in progress; between turns it leaves (stores are closed on the way out).
@@ -112,19 +139,22 @@ export async function chat(options: ChatOptions): Promise<void> {
       out.write('kioku › ');
       try {
         let streamed = false;
-        const result = await runAgentTurn({
-          conversation,
-          model,
-          userMessage: line,
+        const turnOptions = {
           signal: turn.signal,
-          onToken: (text) => {
+          onToken: (text: string) => {
             streamed = true;
             out.write(text);
           },
-        });
+        };
+        const result = options.turns
+          ? await options.turns.run(conversation, line, turnOptions)
+          : await conversation.run(line, model, turnOptions);
         if (!streamed) out.write(result.answer);
         out.write('\n');
         for (const l of describeToolTraffic(result.messages)) print(l);
+        // Extraction and enrichment run after the reply; the demo waits for them to show what they did.
+        await kioku.flush();
+        for (const l of describeBackground(options.background.splice(0))) print(l);
         if (result.stepLimitReached) print('(stopped at the step limit with tool calls pending)');
         lastLedger = result.ledger;
       } catch (error) {
@@ -141,6 +171,29 @@ export async function chat(options: ChatOptions): Promise<void> {
 
   async function runCommand(command: string, arg: string): Promise<string> {
     switch (command) {
+      case '/dream': {
+        if (arg === 'apply') {
+          const applied = await applyDream(kioku, scope, proposed);
+          proposed = [];
+          return applied;
+        }
+        const review = await reviewDream(kioku, scope, options.memoryModel);
+        proposed = review.proposed;
+        return review.text;
+      }
+      case '/changesets':
+        return listChangesets(kioku, scope);
+      case '/revert':
+        if (!arg) return 'Usage: /revert <changeset id> (see /changesets)';
+        return revertChangeset(kioku, scope, arg);
+      case '/feedback':
+        if (!arg) return 'Usage: /feedback <what the agent got wrong>';
+        await kioku.recordFeedback(scope, {
+          kind: 'correction',
+          text: arg,
+          sessionId: conversation.sessionId,
+        });
+        return 'Thanks — noted as a correction; the next /dream turns it into an anti-pattern to avoid.';
       case '/help':
         return HELP;
       case '/facts':

@@ -3,6 +3,8 @@ import {
   type ChatMessage,
   type DroppedItem,
   formatMemoryRef,
+  isKiokuSession,
+  type RecallDecision,
   type Scope,
   type TurnLedger,
 } from '@kioku/core';
@@ -58,15 +60,31 @@ export function droppedByReason(dropped: readonly DroppedItem[]): string {
   return [...counts].map(([reason, n]) => `${n.toLocaleString('en-US')} ${reason}`).join(', ');
 }
 
+/**
+ * The turn's recall decision in one line: whether recall ran, why, and who decided (a classifier that fell
+ * back says so; so does a model that asked memory itself after recall was skipped).
+ */
+export function formatRecall(recall: RecallDecision): string {
+  const who =
+    recall.fallback !== undefined
+      ? `${recall.by}; ${recall.fallback.from} failed: ${recall.fallback.code}`
+      : recall.by;
+  const forced = recall.forcedBy ? ` — the model searched memory itself (${recall.forcedBy.tool})` : '';
+  return `recall ${recall.recall ? 'ran' : 'skipped'} (${recall.mode}, ${who}): ${recall.reason}${forced}`;
+}
+
 /** The ledger as one line per middleware: tokens injected, items included, items dropped and why. */
 export function formatLedger(ledger: TurnLedger | undefined): string {
   if (!ledger) return 'No turn yet.';
   const rows = ledger.entries.map(
     (e) =>
       `  ${e.middleware.padEnd(20)} ${String(e.tokens).padStart(6)} tokens  ${e.included} included` +
-      (e.dropped.length > 0 ? `, dropped: ${droppedByReason(e.dropped)}` : ''),
+      (e.includedIds?.length ? ` (${e.includedIds.join(', ')})` : '') +
+      (e.dropped.length > 0 ? `, dropped: ${droppedByReason(e.dropped)}` : '') +
+      (e.notes?.length ? ` — ${e.notes.join('; ')}` : ''),
   );
   return [
+    `  ${formatRecall(ledger.recall)}`,
     `  ${'system + user'.padEnd(20)} ${String(ledger.baseTokens).padStart(6)} tokens`,
     `  ${'tool definitions'.padEnd(20)} ${String(ledger.tools.tokens).padStart(6)} tokens  ${ledger.tools.definitions} tools`,
     ...rows,
@@ -79,7 +97,8 @@ export function ledgerLine(ledger: TurnLedger): string {
   const parts = ledger.entries.map(
     (e) => `${e.middleware} ${e.tokens}${e.included ? ` (${e.included})` : ''}`,
   );
-  return `injected: ${parts.join(' · ')} — prompt ${ledger.totalTokens} tokens`;
+  const recall = ledger.recall.recall ? '' : ' · recall skipped';
+  return `injected: ${parts.join(' · ')} — prompt ${ledger.totalTokens} tokens${recall}`;
 }
 
 /** Tool calls and their results as the turn recorded them. */
@@ -140,11 +159,12 @@ export async function forgetUser(stores: DemoStores, scope: Scope): Promise<stri
   for (const f of await stores.facts.list(scope)) if (await stores.facts.delete(scope, f.id)) facts++;
   let documents = 0;
   for (const d of await stores.documents.list(scope))
-    if (await stores.documents.remove(scope, d.id)) documents++;
+    if (await stores.documents.delete(scope, d.id)) documents++;
   let sessions = 0;
   for (const s of await stores.sessions.list(scope)) {
-    await stores.plans.clear({ ...scope, threadId: s.id });
-    if (await stores.sessions.delete(scope, s.id)) sessions++;
+    await stores.plans.delete({ ...scope, threadId: s.id });
+    // Kioku's own sessions (kept changesets, feedback, …) go too, but only conversations are counted.
+    if ((await stores.sessions.delete(scope, s.id)) && !isKiokuSession(s)) sessions++;
   }
   let working = 0;
   for (const e of await stores.working.list(scope)) if (await stores.working.delete(scope, e.key)) working++;

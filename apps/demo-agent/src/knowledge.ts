@@ -32,7 +32,7 @@ export async function learnDocument(
   const target = await knowledgeTarget(sandbox, source);
   const earlier = (await store.list(scope)).filter((d) => d.source.uri === target);
   const doc = await addDocumentFromSource(store, scope, target);
-  for (const old of earlier) await store.remove(scope, old.id);
+  for (const old of earlier) await store.delete(scope, old.id);
   return (
     `Learnt "${doc.title}" from ${source}: ${chunks(doc.chunks.length)}, ${doc.tokenCount} tokens` +
     `${earlier.length > 0 ? ' (replaces the earlier copy)' : ''}.`

@@ -1,5 +1,7 @@
 import { mkdir } from 'node:fs/promises';
+import type { BackgroundEvent } from '@kioku/core';
 import { OpenAIChatModel, OpenAIEmbedder } from '@kioku/openai';
+import { aiSdkTurns } from './ai-sdk-turns.js';
 import { type DemoArgs, parseDemoArgs, USAGE } from './args.js';
 import { adviceFor, chat, describeError } from './chat.js';
 import { knowledgeTarget, learnDocument } from './knowledge.js';
@@ -7,7 +9,7 @@ import { seedSandbox } from './sandbox.js';
 import { buildKioku, openStores } from './stack.js';
 import { startupEmbeddingError } from './startup-errors.js';
 import { runTour } from './tour.js';
-import { openVectors, rebuildVectors, type Vectors, withEmbeddings } from './vectors.js';
+import { openVectors, rebuildVectors, type Vectors, withVectors } from './vectors.js';
 
 async function main(): Promise<void> {
   const args = parseDemoArgs(process.argv.slice(2));
@@ -35,7 +37,7 @@ async function main(): Promise<void> {
   try {
     const scope = { userId: args.userId, agentId: 'demo-agent' };
     const vectors = args.embeddings ? await openEmbeddings(args) : undefined;
-    const stores = withEmbeddings(opened.stores, vectors);
+    const stores = withVectors(opened.stores, vectors);
     if (vectors?.backend === 'memory') {
       console.log(
         await rebuildVectors(stores, vectors, args.userId).catch((error: unknown) => {
@@ -48,13 +50,26 @@ async function main(): Promise<void> {
     for (const source of args.knowledge) {
       console.log(await learnDocument(stores.documents, scope, args.sandbox, source));
     }
-    const kioku = buildKioku(stores, { sandbox: args.sandbox });
     const model = new OpenAIChatModel({ stream: true, ...(args.model ? { model: args.model } : {}) });
+    // Memory work asks for JSON objects, one at a time: a model of its own, not streaming, at temperature 0.
+    const memoryModel = new OpenAIChatModel({
+      temperature: 0,
+      ...((args.memoryModel ?? args.model) ? { model: args.memoryModel ?? args.model } : {}),
+    });
+    const background: BackgroundEvent[] = [];
+    const kioku = buildKioku(stores, {
+      sandbox: args.sandbox,
+      memoryModel,
+      onBackground: (event) => background.push(event),
+    });
     await chat({
       kioku,
       stores,
       scope,
       model,
+      memoryModel,
+      background,
+      ...(args.framework === 'ai-sdk' ? { turns: aiSdkTurns(model) } : {}),
       resume: args.resume,
       sandbox: args.sandbox,
       dataDir: args.dataDir,

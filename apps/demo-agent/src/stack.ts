@@ -1,29 +1,22 @@
-import type {
-  Clock,
-  DetailStore,
-  DocumentStore,
-  FactStore,
-  Kioku,
-  PlanStore,
-  SessionStore,
-  WorkingMemoryStore,
+import { openStores as openSpecs, type StoresSpec } from '@kioku/cli';
+import {
+  type BackgroundEvent,
+  type ChatModel,
+  type Clock,
+  type Kioku,
+  KiokuBuilder,
+  type KiokuStores,
+  STORE_KINDS,
 } from '@kioku/core';
-import { KiokuBuilder } from '@kioku/core';
 import { sandboxToolkit } from './sandbox.js';
 
-export const KINDS = ['facts', 'documents', 'plans', 'working', 'sessions', 'details'] as const;
+export const KINDS = STORE_KINDS;
 export type Kind = (typeof KINDS)[number];
 export const BACKENDS = ['json', 'sqlite', 'postgres', 'redis'] as const;
 export type Backend = (typeof BACKENDS)[number];
 
-export interface DemoStores {
-  facts: FactStore;
-  documents: DocumentStore;
-  plans: PlanStore;
-  working: WorkingMemoryStore;
-  sessions: SessionStore;
-  details: DetailStore;
-}
+/** The demo's stores: one bundle, as every `create*Stores` returns it. */
+export type DemoStores = KiokuStores;
 
 export interface StoreConfig {
   dataDir: string;
@@ -35,70 +28,34 @@ export interface StoreConfig {
   redisUrl?: string;
 }
 
-type AnyStores = DemoStores & { close(): Promise<void> | void };
+/** The backend spec (as the kioku CLI takes it) for a backend name of the demo's configuration. */
+function specOf(backend: Backend, config: StoreConfig): string {
+  switch (backend) {
+    case 'json':
+      return `json:${config.dataDir}`;
+    case 'sqlite':
+      return `sqlite:${config.sqliteFile ?? `${config.dataDir}/kioku.sqlite`}`;
+    case 'postgres':
+      if (!config.postgresUrl)
+        throw new Error('The postgres backend needs DATABASE_URL (or --postgres-url).');
+      return config.postgresUrl;
+    case 'redis':
+      return config.redisUrl ?? 'redis://127.0.0.1:6379';
+  }
+}
 
 /**
- * Opens each backend the configuration names (drivers are imported only when used), runs its
- * `setup()`, and picks each memory kind from its backend.
+ * Opens each backend the configuration names — through the same `openStores` the kioku CLI uses, so
+ * the demo keeps no backend switch of its own — sets it up, and picks each memory kind from its backend.
  */
 export async function openStores(
   config: StoreConfig,
 ): Promise<{ stores: DemoStores; close(): Promise<void> }> {
-  const opened = new Map<Backend, AnyStores>();
-  const clock = config.clock ? { clock: config.clock } : {};
-  for (const backend of new Set(Object.values(config.backends))) {
-    opened.set(backend, await openBackend(backend, config, clock));
-  }
-  const pick = <K extends Kind>(kind: K): DemoStores[K] => opened.get(config.backends[kind])![kind];
-  return {
-    stores: {
-      facts: pick('facts'),
-      documents: pick('documents'),
-      plans: pick('plans'),
-      working: pick('working'),
-      sessions: pick('sessions'),
-      details: pick('details'),
-    },
-    close: async () => {
-      for (const stores of opened.values()) await stores.close();
-    },
-  };
-}
-
-async function openBackend(
-  backend: Backend,
-  config: StoreConfig,
-  clock: { clock?: Clock },
-): Promise<AnyStores> {
-  switch (backend) {
-    case 'json': {
-      const { createJsonStores } = await import('@kioku/store-json');
-      const stores = createJsonStores({ directory: config.dataDir, ...clock });
-      return Object.assign(stores, { close: () => {} });
-    }
-    case 'sqlite': {
-      const { createSqliteStores } = await import('@kioku/store-sqlite');
-      const stores = createSqliteStores({
-        file: config.sqliteFile ?? `${config.dataDir}/kioku.sqlite`,
-        ...clock,
-      });
-      await stores.setup();
-      return stores;
-    }
-    case 'postgres': {
-      const { createPostgresStores } = await import('@kioku/store-postgres');
-      const url = config.postgresUrl;
-      if (!url) throw new Error('The postgres backend needs DATABASE_URL (or --postgres-url).');
-      const stores = createPostgresStores({ url, ...clock });
-      await stores.setup();
-      return stores;
-    }
-    case 'redis': {
-      const { createRedisStores } = await import('@kioku/store-redis');
-      const stores = createRedisStores({ url: config.redisUrl ?? 'redis://127.0.0.1:6379', ...clock });
-      return stores;
-    }
-  }
+  const spec: StoresSpec = Object.fromEntries(
+    KINDS.map((kind) => [kind, specOf(config.backends[kind], config)]),
+  );
+  const stores = await openSpecs(spec, config.clock ? { clock: config.clock } : {});
+  return { stores, close: () => stores.close() };
 }
 
 export const SYSTEM_PROMPT =
@@ -107,6 +64,19 @@ export const SYSTEM_PROMPT =
   'working memory, and read files with read_file / list_directory (paths are relative to the sandbox). ' +
   'Large tool outputs come back as [MemoryRef: …]; call retrieve_memory with its id to read them. ' +
   'Passages of documents the user taught you appear between [STATIC_KNOWLEDGE] markers: answer from them.';
+
+/** What `buildKioku` wires besides the stores. */
+export interface BuildOptions {
+  sandbox: string;
+  clock?: Clock;
+  /**
+   * The model of background memory work: extraction after every turn, save_memory's enrichment, the
+   * dream. Without one (the offline tour) the memory grows only through the model's tool calls.
+   */
+  memoryModel?: ChatModel;
+  /** What background work did after a turn (facts extracted, a saved memory expanded, a failure). */
+  onBackground?: (event: BackgroundEvent) => void;
+}
 
 /**
  * Every memory feature, in the order their blocks appear in the prompt, plus the sandbox tools. Pass the
@@ -117,14 +87,23 @@ export const SYSTEM_PROMPT =
  * only what the question needs. Three chunks (about 900 tokens) at most: lexical search expands the
  * query from its best hits, so past the first few the chunks are only loosely related.
  */
-export function buildKioku(stores: DemoStores, options: { sandbox: string; clock?: Clock }): Kioku {
+export function buildKioku(stores: DemoStores, options: BuildOptions): Kioku {
   const clock = options.clock ? { clock: options.clock } : {};
-  return new KiokuBuilder({ sessions: stores.sessions, systemPrompt: SYSTEM_PROMPT, ...clock })
-    .withDynamicMemory({ store: stores.facts })
-    .withStaticMemory({ store: stores.documents, strategy: 'indexed', topK: 3 })
-    .withPlanMode({ store: stores.plans })
-    .withMemory({ facts: stores.facts, working: stores.working, workingOptions: { ...clock } })
-    .withToolOutputOffload({ details: stores.details, thresholdTokens: 400 })
-    .use({ name: 'sandbox', toolkit: sandboxToolkit(options.sandbox) })
-    .build();
+  const builder = new KiokuBuilder({
+    stores,
+    systemPrompt: SYSTEM_PROMPT,
+    // The intent step decides per turn whether recall searches memory; /ledger shows the decision.
+    recall: 'auto',
+    ...clock,
+    ...(options.memoryModel ? { model: options.memoryModel } : {}),
+    ...(options.onBackground ? { background: { onEvent: options.onBackground } } : {}),
+  })
+    .withDynamicMemory()
+    .withStaticMemory({ strategy: 'indexed', topK: 3 })
+    .withPlanMode()
+    .withMemory({ working: { ...clock } })
+    .withToolOutputOffload({ thresholdTokens: 400 })
+    .withFeedback()
+    .use({ name: 'sandbox', toolkit: sandboxToolkit(options.sandbox) });
+  return (options.memoryModel ? builder.withExtraction() : builder).build();
 }

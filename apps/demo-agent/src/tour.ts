@@ -3,13 +3,12 @@ import path from 'node:path';
 import {
   type Conversation,
   HashingEmbedder,
-  ManualClock,
   parseMemoryRef,
   RECALL_HEADER,
   type Scope,
   STATIC_KNOWLEDGE_START,
 } from '@kioku/core';
-import { runAgentTurn } from '@kioku/openai';
+import { ManualClock } from '@kioku/core/testing';
 import {
   describeToolTraffic,
   forgetUser,
@@ -20,10 +19,11 @@ import {
   showWorking,
 } from './inspect.js';
 import { learnDocument, showDocuments } from './knowledge.js';
+import { applyDream, revertChangeset, reviewDream } from './lifecycle.js';
 import { seedSandbox } from './sandbox.js';
 import { call, injectedBlock, injectedText, lastToolResult, ScriptedModel, say } from './scripted-model.js';
 import { type Backend, buildKioku, type DemoStores, KINDS, type Kind, openStores } from './stack.js';
-import { openVectors, rebuildVectors, withEmbeddings } from './vectors.js';
+import { openVectors, rebuildVectors, withVectors } from './vectors.js';
 import { wrapToWidth } from './wrap.js';
 
 export interface TourOptions {
@@ -68,7 +68,7 @@ export async function runTour(options: TourOptions): Promise<void> {
       ...(options.redisUrl ? { redisUrl: options.redisUrl } : {}),
     });
     const vectors = await openVectors(new HashingEmbedder(), { backend: 'memory' });
-    return { ...opened, raw: opened.stores, stores: withEmbeddings(opened.stores, vectors), vectors };
+    return { ...opened, raw: opened.stores, stores: withVectors(opened.stores, vectors), vectors };
   };
 
   print('Kioku offline tour');
@@ -81,7 +81,7 @@ export async function runTour(options: TourOptions): Promise<void> {
 
   const turn = async (conversation: Conversation, userMessage: string) => {
     print(`you › ${userMessage}`);
-    const result = await runAgentTurn({ conversation, model, userMessage });
+    const result = await conversation.run(userMessage, model);
     for (const line of describeToolTraffic(result.messages)) print(line);
     print(`kioku › ${result.answer}`);
     print(`  ${ledgerLine(result.ledger)}\n`);
@@ -253,6 +253,46 @@ export async function runTour(options: TourOptions): Promise<void> {
   print(
     'relate "car" to "automobile". With an endpoint, the demo embeds with a real model (text-embedding-3-small).\n',
   );
+  print('9. The dream: the memory tidies itself — reviewed before anything is applied, and reversible');
+  model.script(
+    call('create_memory', {
+      title: 'Clusters',
+      content: 'Production clusters run on Kubernetes',
+      category: 'projects/infrastructure',
+    }),
+    say('Noted.'),
+  );
+  await turn(second, 'Also remember: our production clusters run on Kubernetes.');
+  // The consolidation pass numbers every fact with its id; the scripted model merges the two Kubernetes ones.
+  model.script(
+    say((request) => {
+      const prompt = request.messages.at(-1)?.content ?? '';
+      const ids = [...prompt.matchAll(/^\d+\. \[([^\]]+)\][^\n]*Kubernetes/gm)].map((m) => m[1]);
+      return JSON.stringify({
+        merges: [
+          {
+            sourceIds: ids,
+            content: 'User deploys everything with Kubernetes, production clusters included',
+            category: 'projects/infrastructure',
+            tags: ['kubernetes'],
+            reason: 'Two entries about the same deployment platform',
+          },
+        ],
+      });
+    }),
+    say(JSON.stringify({ preferences: [] })),
+  );
+  print('you › /dream');
+  const review = await reviewDream(kioku, scope, model);
+  print(review.text);
+  print('you › /dream apply');
+  print(await applyDream(kioku, scope, review.proposed));
+  print(await showFacts(stores, scope));
+  const [merge] = review.proposed;
+  print(`you › /revert ${merge}`);
+  print(await revertChangeset(kioku, scope, merge!));
+  print('');
+
   print('Facts about tour-user:');
   print(await showFacts(stores, scope));
   await close();

@@ -5,9 +5,7 @@ import {
   isKiokuError,
   reembed,
   type VectorIndex,
-  withDetailEmbeddings,
-  withDocumentEmbeddings,
-  withFactEmbeddings,
+  withEmbeddings,
 } from '@kioku/core';
 import type { DemoStores } from './stack.js';
 
@@ -64,15 +62,8 @@ export async function openVectors(embedder: Embedder, config: VectorConfig): Pro
 }
 
 /** Facts, documents and details with hybrid search (lexical + vectors, fused by rank); no vectors: as is. */
-export function withEmbeddings(stores: DemoStores, vectors: Vectors | undefined): DemoStores {
-  if (!vectors) return stores;
-  const options = { embedder: vectors.embedder, index: vectors.index };
-  return {
-    ...stores,
-    facts: withFactEmbeddings(stores.facts, options),
-    documents: withDocumentEmbeddings(stores.documents, options),
-    details: withDetailEmbeddings(stores.details, options),
-  };
+export function withVectors(stores: DemoStores, vectors: Vectors | undefined): DemoStores {
+  return vectors ? withEmbeddings(stores, { embedder: vectors.embedder, index: vectors.index }) : stores;
 }
 
 const EMBEDDED_KINDS = ['facts', 'documents', 'details'] as const;

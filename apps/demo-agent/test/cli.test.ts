@@ -1,7 +1,8 @@
 import { access } from 'node:fs/promises';
 import path from 'node:path';
-import { sse, startScriptedServer, streamText } from '@kioku/openai-test-server';
+import { sse, streamText } from '@kioku/openai-test-server';
 import { describe, expect, it } from 'vitest';
+import { startEndpoint } from './endpoint.js';
 import { runCli, useDataDir } from './run.js';
 
 const temp = useDataDir('kioku-demo-');
@@ -18,7 +19,7 @@ const LEXICAL = ['--embeddings', 'off'];
 
 describe('demo CLI against an OpenAI-compatible server', () => {
   it('remembers a fact in one process and recalls it in the next (same data dir)', async () => {
-    const server = await startScriptedServer([
+    const server = await startEndpoint([
       // Run 1: the model saves a fact (a streamed tool call), then answers in streamed pieces.
       sse([
         {
@@ -47,8 +48,8 @@ describe('demo CLI against an OpenAI-compatible server', () => {
     expect(first.stdout).toContain('kioku › Saved — genmaicha it is.');
     expect(first.stdout).toContain('⚙ create_memory(');
     expect(first.stdout).toMatch(/\(general\) Tea: User's favourite tea is genmaicha/);
-    expect(server.received[0]!.body.stream).toBe(true);
-    expect(systemText(server.received[0]!.body)).not.toContain('genmaicha');
+    expect(server.chats()[0]!.stream).toBe(true);
+    expect(systemText(server.chats()[0]!)).not.toContain('genmaicha');
 
     const second = await runCli(['--user', 'alice', ...LEXICAL], {
       env,
@@ -56,10 +57,10 @@ describe('demo CLI against an OpenAI-compatible server', () => {
     });
     expect(second.code).toBe(0);
     expect(second.stdout).toContain('kioku › You like genmaicha.');
-    expect(systemText(server.received[2]!.body)).toContain("User's favourite tea is genmaicha");
+    expect(systemText(server.chats()[2]!)).toContain("User's favourite tea is genmaicha");
     expect(second.stdout).toMatch(/dynamic-memory\s+\d+ tokens\s+1 included/);
     expect(second.stdout).toContain('genmaicha');
-    expect(server.received).toHaveLength(3);
+    expect(server.chats()).toHaveLength(3);
 
     // Another user shares nothing with alice.
     const third = await runCli(['--user', 'bob', ...LEXICAL], { env, input: '/facts\n' });
@@ -67,7 +68,7 @@ describe('demo CLI against an OpenAI-compatible server', () => {
   });
 
   it('reports an endpoint error, keeps the session, and goes on', async () => {
-    const server = await startScriptedServer([
+    const server = await startEndpoint([
       (res) => {
         res.writeHead(400, { 'content-type': 'application/json' });
         res.end(JSON.stringify({ error: { message: 'bad model' } }));
@@ -82,14 +83,14 @@ describe('demo CLI against an OpenAI-compatible server', () => {
     expect(result.stdout).toMatch(/error: STORAGE HTTP 400/);
     expect(result.stdout).toContain('kioku › Second try works.');
     // The failed turn's user message was recorded and is replayed in the next request.
-    const replayed = (server.received[1]!.body.messages as { role: string; content: string }[]).filter(
+    const replayed = (server.chats()[1]!.messages as { role: string; content: string }[]).filter(
       (m) => m.role === 'user',
     );
     expect(replayed.map((m) => m.content)).toEqual(['hello', 'hello again']);
   });
 
   it('exports, forgets (after asking) and imports the user, and the chat goes on', async () => {
-    const server = await startScriptedServer([
+    const server = await startEndpoint([
       sse([
         {
           tool_calls: [

@@ -83,6 +83,25 @@ describe('offline tour (child process)', () => {
     expect(step).toContain('it would not\nrelate "car" to "automobile"');
   });
 
+  it('dreams: the merge is shown as a diff first, applied on request, then reverted exactly', () => {
+    const step = output.stdout.split('9. The dream')[1]!.split('Facts about tour-user:')[0]!;
+    expect(step).toMatch(
+      /\(consolidation\) for tour-user\/demo-agent, proposed: 1 to create, 0 to update, 2 to delete/,
+    );
+    expect(step).toContain('reason: Two entries about the same deployment platform');
+    const diffEnd = step.indexOf('Nothing is applied yet.');
+    const applied = step.indexOf('you › /dream apply');
+    expect(diffEnd).toBeGreaterThan(0);
+    expect(applied).toBeGreaterThan(diffEnd);
+    expect(step).toMatch(/Applied changeset (\w+): 3 changes\. \/revert \1 undoes it\./);
+    expect(step).toContain('User deploys everything with Kubernetes, production clusters included');
+    expect(step).toMatch(/Reverted changeset \w+: 3 changes undone\./);
+    // After the revert, both original entries are back.
+    const final = output.stdout.split('Facts about tour-user:')[1]!;
+    expect(final).toContain('User deploys everything with Kubernetes\n');
+    expect(final).toContain('Production clusters run on Kubernetes');
+  });
+
   it('prints what Kioku injected each turn', () => {
     expect(output.stdout.match(/injected: dynamic-memory/g)?.length).toBeGreaterThanOrEqual(8);
     expect(output.stdout).toMatch(/working-memory \d+ \(1\)/);

@@ -1,6 +1,6 @@
 /**
- * The packages behind each backend, vector index and embedder. They are optional peers of the CLI,
- * imported only when a spec of their type is used.
+ * The packages behind each backend, vector index and embedder, and the MCP server of `kioku mcp`. They
+ * are optional peers of the CLI, imported only when a spec of their type (or the command) is used.
  */
 const ADAPTERS = {
   json: { role: 'backend', pkg: '@kioku/store-json', peers: [] },
@@ -9,6 +9,7 @@ const ADAPTERS = {
   redis: { role: 'backend', pkg: '@kioku/store-redis', peers: ['ioredis'] },
   qdrant: { role: 'index', pkg: '@kioku/store-qdrant', peers: ['@qdrant/js-client-rest'] },
   openai: { role: 'embedder', pkg: '@kioku/openai', peers: ['openai'] },
+  mcp: { role: 'command', pkg: '@kioku/mcp', peers: [] },
 } as const;
 
 export type AdapterType = keyof typeof ADAPTERS;
@@ -27,6 +28,7 @@ export const LOADERS = {
     return { QdrantVectorIndex, QdrantClient };
   },
   openai: () => import('@kioku/openai'),
+  mcp: () => import('@kioku/mcp'),
 } as const satisfies Record<AdapterType, () => Promise<unknown>>;
 
 /**
@@ -41,8 +43,9 @@ export async function importAdapter<T>(type: AdapterType, load: () => Promise<T>
     if (code !== 'ERR_MODULE_NOT_FOUND' && code !== 'MODULE_NOT_FOUND') throw error;
     const { role, pkg, peers } = ADAPTERS[type];
     const missing = /Cannot find (?:package|module) '([^']+)'/.exec((error as Error).message)?.[1];
+    const what = role === 'command' ? `"kioku ${type}"` : `The ${type}: ${role}`;
     throw new Error(
-      `The ${type}: ${role} needs ${pkg}${peers.length > 0 ? ` and its drivers ${peers.join(', ')}` : ''}` +
+      `${what} needs ${pkg}${peers.length > 0 ? ` and its drivers ${peers.join(', ')}` : ''}` +
         `${missing ? ` (${missing} is not installed)` : ''}. Install them where @kioku/cli is installed:\n` +
         `  npm install ${[pkg, ...peers].join(' ')}`,
       { cause: error },

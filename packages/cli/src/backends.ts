@@ -1,16 +1,7 @@
 import { stat } from 'node:fs/promises';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import {
-  type Clock,
-  type DetailStore,
-  type DocumentStore,
-  type FactStore,
-  NotFoundError,
-  type PlanStore,
-  type SessionStore,
-  type WorkingMemoryStore,
-} from '@kioku/core';
+import { type Clock, type KiokuStores, NotFoundError } from '@kioku/core';
 import { importAdapter, LOADERS } from './adapters.js';
 import { UsageError } from './errors.js';
 import { parseUrl, redact } from './urls.js';
@@ -27,18 +18,14 @@ export type BackendSpec =
 
 export type BackendType = BackendSpec['type'];
 
-/** The six stores of one backend, opened. */
+/** The stores bundle of one backend, opened, with the spec it came from. */
 export interface Backend {
   readonly spec: BackendSpec;
-  readonly stores: {
-    readonly facts: FactStore;
-    readonly documents: DocumentStore;
-    readonly plans: PlanStore;
-    readonly working: WorkingMemoryStore;
-    readonly sessions: SessionStore;
-    readonly details: DetailStore;
-  };
-  /** Create or upgrade the schema where the adapter has one (SQLite, PostgreSQL); checks the server for Redis. */
+  /**
+   * The adapter's bundle: `setup()` creates or upgrades the schema where the adapter has one (SQLite,
+   * PostgreSQL) and checks the server for Redis; `close()` releases it.
+   */
+  readonly stores: KiokuStores;
   setup(): Promise<void>;
   close(): Promise<void>;
 }
@@ -130,49 +117,43 @@ async function mustExist(what: string, file: string, kind: 'directory' | 'file')
 
 /** Open the stores of a backend. Nothing is written until a restore (or `setup()`) runs. */
 export async function openBackend(spec: BackendSpec, options: OpenOptions): Promise<Backend> {
+  const stores = await openAdapterStores(spec, options);
+  return {
+    spec,
+    stores,
+    setup: async () => {
+      await stores.setup();
+    },
+    close: () => stores.close(),
+  };
+}
+
+async function openAdapterStores(spec: BackendSpec, options: OpenOptions): Promise<KiokuStores> {
   const { clock, role } = options;
   switch (spec.type) {
     case 'json': {
       if (role === 'source') await mustExist('JSON data directory', spec.directory, 'directory');
       const { createJsonStores } = await importAdapter('json', LOADERS.json);
-      const stores = createJsonStores({ directory: spec.directory, clock });
-      return { spec, stores, setup: async () => {}, close: async () => {} };
+      return createJsonStores({ directory: spec.directory, clock });
     }
     case 'sqlite': {
       // better-sqlite3 creates a missing file: a mistyped source would otherwise read as an empty memory.
       if (role === 'source') await mustExist('SQLite database', spec.file, 'file');
       const { createSqliteStores } = await importAdapter('sqlite', LOADERS.sqlite);
-      const stores = createSqliteStores({ file: spec.file, clock });
-      return {
-        spec,
-        stores,
-        setup: async () => {
-          await stores.setup();
-        },
-        close: async () => stores.close(),
-      };
+      return createSqliteStores({ file: spec.file, clock });
     }
     case 'postgres': {
       const { createPostgresStores } = await importAdapter('postgres', LOADERS.postgres);
-      const stores = createPostgresStores({
+      return createPostgresStores({
         url: spec.url,
         schema: spec.schema,
         clock,
         clientOptions: { max: 4, connect_timeout: 10, onnotice: () => {} },
       });
-      return { spec, stores, setup: () => stores.setup(), close: () => stores.close() };
     }
     case 'redis': {
       const { createRedisStores } = await importAdapter('redis', LOADERS.redis);
-      const stores = createRedisStores({ url: spec.url, prefix: spec.prefix, clock });
-      return {
-        spec,
-        stores,
-        setup: async () => {
-          await stores.setup();
-        },
-        close: () => stores.close(),
-      };
+      return createRedisStores({ url: spec.url, prefix: spec.prefix, clock });
     }
   }
 }

@@ -1,14 +1,12 @@
 import {
   type Clock,
-  isoAt,
-  parseEnvelope,
-  parseOrThrow,
   SNAPSHOT_FORMAT,
   type SnapshotEnvelope,
   systemClock,
   UnsupportedError,
   ValidationError,
 } from '@kioku/core';
+import { isoAt, parseEnvelope, parseOrThrow } from '@kioku/core/adapter';
 import { z } from 'zod';
 import { isKind, KINDS, type Kind, RECORD_SCHEMAS } from './kinds.js';
 

@@ -63,11 +63,7 @@ export async function loadEmbedder(spec: EmbedderSpec): Promise<Embedder> {
     return new HashingEmbedder(spec.dimensions === undefined ? {} : { dimensions: spec.dimensions });
   }
   const { OpenAIEmbedder } = await importAdapter('openai', LOADERS.openai);
-  if (!process.env.OPENAI_API_KEY && !process.env.OPENAI_BASE_URL) {
-    throw new UsageError(
-      'openai: needs OPENAI_API_KEY in the environment (or OPENAI_BASE_URL for an OpenAI-compatible server that takes no key).',
-    );
-  }
+  requireOpenAIEndpoint('openai:');
   try {
     return new OpenAIEmbedder({
       model: spec.model,
@@ -81,5 +77,14 @@ export async function loadEmbedder(spec: EmbedderSpec): Promise<Embedder> {
       );
     }
     throw error;
+  }
+}
+
+/** A UsageError unless the environment names an OpenAI-compatible endpoint (`what` says who needs it). */
+export function requireOpenAIEndpoint(what: string): void {
+  if (!process.env.OPENAI_API_KEY && !process.env.OPENAI_BASE_URL) {
+    throw new UsageError(
+      `${what} needs OPENAI_API_KEY in the environment (or OPENAI_BASE_URL for an OpenAI-compatible server that takes no key: Ollama, vLLM, LM Studio).`,
+    );
   }
 }

@@ -8,3 +8,4 @@ export * from './indexes.js';
 export * from './kinds.js';
 export { type CliIo, run } from './main.js';
 export * from './reembed.js';
+export * from './stores.js';

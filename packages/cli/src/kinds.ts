@@ -3,11 +3,11 @@ import {
   FactSchema,
   type HybridKind,
   KnowledgeDocumentSchema,
-  type PartitionKind,
   PlanSchema,
   SessionRecordSchema,
   WorkingEntrySchema,
 } from '@kioku/core';
+import type { PartitionKind } from '@kioku/core/adapter';
 import type { z } from 'zod';
 import { UsageError } from './errors.js';
 

@@ -1,8 +1,8 @@
 import { readFile, writeFile } from 'node:fs/promises';
 import { createRequire } from 'node:module';
-import { parseArgs } from 'node:util';
-import { type Clock, type Embedder, IdSchema, type SnapshotSelector, ValidationError } from '@kioku/core';
+import { type Clock, type Embedder, type SnapshotSelector, ValidationError } from '@kioku/core';
 import { checkAdapter } from './adapters.js';
+import { parseCommandOptions, plural, required, userId, write } from './args.js';
 import { type Backend, type BackendSpec, openBackend, parseBackend } from './backends.js';
 import { makeBundle, parseBundle } from './bundle.js';
 import { type KindReport, restoreKinds, snapshotKinds } from './copy.js';
@@ -10,6 +10,8 @@ import { loadEmbedder, parseEmbedder } from './embedders.js';
 import { EXIT_MISMATCH, formatError, UsageError } from './errors.js';
 import { type IndexSpec, openIndex, parseIndex } from './indexes.js';
 import { KINDS, type Kind, parseKinds, parseVectorKinds, type VectorKind } from './kinds.js';
+import { newTokenEntry, serveMcp } from './mcp.js';
+import { dreamCommand, extractCommand } from './memory-commands.js';
 import {
   checkModels,
   planReembed,
@@ -73,13 +75,26 @@ const OPTIONS = {
     check: flag,
     help,
   },
+  mcp: {
+    store: string,
+    user: string,
+    agent: string,
+    thread: string,
+    tools: string,
+    http: string,
+    tokens: string,
+    'allow-origin': { type: 'string', multiple: true },
+    'allow-host': { type: 'string', multiple: true },
+    'max-body': string,
+    'max-output': string,
+    index: string,
+    embedder: string,
+    dimensions: string,
+    help,
+  },
 } as const;
 
-function write(stream: NodeJS.WritableStream, text: string): Promise<void> {
-  return new Promise((resolve, reject) => {
-    stream.write(text, (error) => (error ? reject(error) : resolve()));
-  });
-}
+const TOKEN_OPTIONS = { user: string, agent: string, thread: string, help } as const;
 
 function version(): string {
   return (createRequire(import.meta.url)('../package.json') as { version: string }).version;
@@ -90,48 +105,8 @@ function isCommand(value: string): value is Command {
 }
 
 /** node:util parseArgs, with its errors turned into short usage messages. */
-function parseOptions<C extends Command>(command: C, args: string[]) {
-  try {
-    return parseArgs({ args, options: OPTIONS[command], strict: true, allowPositionals: false }).values;
-  } catch (error) {
-    const { code, message } = error as { code?: string; message: string };
-    const accepted = Object.keys(OPTIONS[command])
-      .map((o) => `--${o}`)
-      .join(', ');
-    if (code === 'ERR_PARSE_ARGS_UNKNOWN_OPTION') {
-      const option = /'([^']+)'/.exec(message)?.[1] ?? '';
-      throw new UsageError(`Unknown option ${option} for "kioku ${command}"; it accepts ${accepted}.`);
-    }
-    if (code === 'ERR_PARSE_ARGS_INVALID_OPTION_VALUE') {
-      const option = /'(--?[\w-]+)/.exec(message)?.[1] ?? 'an option';
-      throw new UsageError(
-        /argument missing|ambiguous/.test(message)
-          ? `${option} needs a value (write ${option}=<value> for a value starting with "-").`
-          : `${option} takes no value.`,
-      );
-    }
-    if (code === 'ERR_PARSE_ARGS_UNEXPECTED_POSITIONAL') {
-      const arg = /'([^']*)'/.exec(message)?.[1] ?? '';
-      throw new UsageError(`Unexpected argument "${arg}" for "kioku ${command}"; options are ${accepted}.`);
-    }
-    throw error;
-  }
-}
-
-function required(value: string | undefined, option: string, example: string): string {
-  if (value === undefined || value.trim() === '')
-    throw new UsageError(`${option} is required, e.g. ${option} ${example}.`);
-  return value;
-}
-
-function userId(value: string): string {
-  const result = IdSchema.safeParse(value);
-  if (!result.success) {
-    throw new UsageError(
-      `--user "${value}" is not a valid user id: ${result.error.issues[0]?.message ?? 'invalid'}.`,
-    );
-  }
-  return result.data;
+function parseOptions<C extends keyof typeof OPTIONS>(command: C, args: string[]) {
+  return parseCommandOptions(command, OPTIONS[command], args);
 }
 
 function selectorOf(values: { user?: string; 'all-users'?: boolean }, verb: string): SnapshotSelector {
@@ -147,10 +122,6 @@ function selectorOf(values: { user?: string; 'all-users'?: boolean }, verb: stri
 
 function who(selector: SnapshotSelector): string {
   return 'userId' in selector ? `user "${selector.userId}"` : 'all users';
-}
-
-function plural(n: number, word: string): string {
-  return `${n} ${word}${n === 1 ? '' : 's'}`;
 }
 
 function recordCount(n: number): string {
@@ -507,11 +478,25 @@ async function usage(io: CliIo, command?: Command): Promise<number> {
   return 0;
 }
 
+async function mcpCommand(args: string[], io: CliIo): Promise<number> {
+  if (args[0] === 'token') {
+    const values = parseCommandOptions('mcp token', TOKEN_OPTIONS, args.slice(1));
+    if (values.help) return usage(io, 'mcp');
+    return newTokenEntry(values, io);
+  }
+  const values = parseOptions('mcp', args);
+  if (values.help) return usage(io, 'mcp');
+  return serveMcp(values, io);
+}
+
 const HANDLERS: Record<Command, (args: string[], io: CliIo) => Promise<number>> = {
   migrate,
   export: exportCommand,
   import: importCommand,
   reembed: reembedCommand,
+  dream: (args, io) => dreamCommand(args, io, () => usage(io, 'dream')),
+  extract: (args, io) => extractCommand(args, io, () => usage(io, 'extract')),
+  mcp: mcpCommand,
 };
 
 /** Run `kioku <argv>`; resolves to the exit code. Errors are printed to `io.stderr`, never thrown. */

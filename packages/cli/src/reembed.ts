@@ -56,7 +56,7 @@ class PlanningIndex implements VectorIndex {
   readonly dimensions = 1;
   readonly partitions: Scope[] = [];
   async upsert(): Promise<void> {}
-  async query(): Promise<VectorHit[]> {
+  async search(): Promise<VectorHit[]> {
     return [];
   }
   async delete(): Promise<number> {

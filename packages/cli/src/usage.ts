@@ -1,5 +1,6 @@
 /** `kioku --help`. */
-export const MAIN_USAGE = `kioku — move Kioku memory between backends, rebuild its vectors
+export const MAIN_USAGE = `kioku — move Kioku memory between backends, rebuild its vectors, look after it with a model,
+serve it over MCP
 
 Usage:
   kioku migrate --from <backend> --to <backend> (--user <id> | --all-users) [--kinds <list>] [--dry-run]
@@ -7,6 +8,11 @@ Usage:
   kioku import  --to <backend> [--user <id>] [--kinds <list>] [--input <file>]
   kioku reembed --store <backend> --index <index> --embedder <embedder> (--user <id> | --all-users)
                 [--kinds <list>] [--dimensions <n>] [--check | --dry-run]
+  kioku dream   --store <backend> --user <id> [--dry-run | --apply <id> | --revert <id> | --list]
+  kioku extract --store <backend> --user <id> --session <id> [--dry-run]
+  kioku mcp     --store <backend> --user <id> [--agent <id>] [--tools <list>]           (MCP over stdio)
+  kioku mcp     --store <backend> --http <host:port> --tokens <file> [--tools <list>]   (MCP over HTTP)
+  kioku mcp token --user <id> [--agent <id>]
   kioku help [command]    kioku --version
 
 Backends:
@@ -33,6 +39,8 @@ Examples:
   kioku export --from sqlite:./kioku.db --user alice > alice.json
   kioku import --to redis://localhost:6379 < alice.json
   kioku reembed --store sqlite:./kioku.db --index qdrant:http://localhost:6333 --embedder openai:text-embedding-3-small --all-users --check
+  kioku mcp --store sqlite:./kioku.db --user alice
+  kioku mcp --store postgres://localhost/app --http 127.0.0.1:8765 --tokens ./tokens.json --tools details,facts
 
 The target's schema is created or upgraded first (setup()). Each kind's restore replaces the partitions
 (a user's memory per agent, a thread's plan, a session…) the snapshot contains and leaves the rest alone,
@@ -115,6 +123,91 @@ Examples:
   kioku reembed --store sqlite:./kioku.db --index qdrant:http://localhost:6333 --embedder openai:text-embedding-3-large --all-users --check
   kioku reembed --store sqlite:./kioku.db --index 'qdrant:http://localhost:6333?collection=kioku_3large' --embedder openai:text-embedding-3-large --all-users
   kioku reembed --store json:./data --index qdrant:http://localhost:6333 --embedder hashing:256 --user alice --kinds facts`,
+  dream: `kioku dream --store <backend> --user <id> [--agent <id>] [--model <name>] [--dry-run]
+kioku dream --store <backend> --user <id> [--agent <id>] (--apply <id> | --revert <id> | --list)
+
+Runs the dream over one user's memory — consolidation (merges, refined categories and tags, deletions,
+anti-patterns from corrections), then preference inference from the conversations since the last dream,
+then the fact limits when the app configured them — each pass a changeset printed as a diff. Without
+--dry-run the changesets are applied (a fact changed since the pass read it is a conflict, left as it
+is) and kept, so any of them can be reverted by id. The model is an OpenAI-compatible endpoint from the
+environment (OPENAI_API_KEY, or OPENAI_BASE_URL for Ollama, vLLM, LM Studio; @kioku/openai installed).
+
+Options:
+  --store <backend>    the user's memory: json:, sqlite:, postgres://, redis://
+  --user <id>          whose memory (only theirs is read or written)
+  --agent <id>         the agent's partition of it
+  --model <name>       the model (default OPENAI_MODEL, else gpt-4o-mini)
+  --directives <dir>   dream.md / pref-dream.md in this directory replace the built-in instructions
+  --dry-run            write nothing; keep the changesets as proposed, to apply after review
+  --apply <id>         apply a proposed changeset (after --dry-run)
+  --revert <id>        undo an applied changeset exactly
+  --list               the kept changesets with their status
+  --json               one JSON object instead of the text
+
+Progress goes to stderr. Exit 1 when a pass failed, a change was a conflict, or another dream of the
+user was running (another app instance): nothing of that pass was written.
+
+Examples:
+  kioku dream --store sqlite:./kioku.db --user alice --dry-run
+  kioku dream --store sqlite:./kioku.db --user alice --apply k3J9xq2W
+  kioku dream --store postgres://kioku@db/app --user alice --revert k3J9xq2W`,
+  extract: `kioku extract --store <backend> --user <id> --session <id> [--agent <id>] [--model <name>] [--dry-run]
+
+Extracts the durable facts of a stored conversation, turn by turn: only each turn's user message and
+final answer are read (never tool results, memory blocks or the system prompt), candidates are checked
+against the user's similar facts (add, update, delete or nothing) and each turn's changes are one
+changeset, applied and kept (revertible with kioku dream --revert <id>). The model comes from the
+environment as for kioku dream.
+
+Options:
+  --store <backend>    the user's memory
+  --user <id>          whose memory
+  --agent <id>         the agent's partition of it
+  --session <id>       the session to read (one of the user's)
+  --model <name>       the model (default OPENAI_MODEL, else gpt-4o-mini)
+  --dry-run            write nothing; keep the changesets as proposed (kioku dream --apply <id>)
+  --json               the changesets as JSON
+
+Example:
+  kioku extract --store sqlite:./kioku.db --user alice --session 0195f3c2-…  --dry-run`,
+  mcp: `kioku mcp --store <backend> (--user <id> | --http <host:port> --tokens <file>) [options]
+
+Serves the memory in --store to MCP clients (Claude Desktop, Claude Code, Cursor, VS Code, Windsurf …)
+with @kioku/mcp. Whose memory a call reads and writes is never a tool argument:
+  over stdio (the default) it is --user (and --agent) for the life of the process;
+  over HTTP (--http) each request's bearer token names one user (and agent) in --tokens.
+Runs until stdin closes (stdio) or SIGINT / SIGTERM. Messages go to stderr; over stdio, stdout is only MCP.
+
+Options:
+  --store <backend>        json:, sqlite:, postgres:// or redis:// (created or upgraded, like a target)
+  --user <id>              the user (stdio; or HTTP on a loopback address without tokens)
+  --agent <id>             partitions the user's facts and working memory per agent
+  --thread <id>            the plan's thread and the working-memory namespace session/<id> (default mcp)
+  --tools <list>           comma-separated toolsets (default details):
+                             details  store_memory, retrieve_memory, search_memory (details and facts)
+                             facts    save_memory, update_memory, delete_memory, list_memory_categories
+                             plans    get_plan, create_plan, update_plan_step, add_plan_step,
+                                      add_context_note, complete_plan
+                             working  save_to_working_memory, get_from_working_memory,
+                                      list_working_memory, search_working_memory
+  --http <host:port>       serve Streamable HTTP at http://<host:port>/mcp (stateless) instead of stdio;
+                           port 0 picks a free one. A non-loopback address needs --tokens.
+  --tokens <file>          {"tokens":[{"user":"alice","agent":"claude","token":"…"}, {"user":"bob","sha256":"…"}]}
+                           tokens of at least 32 random characters, each listed once
+  --allow-origin <origin>  a browser origin that may call (repeatable); other Origin headers get 403
+  --allow-host <name>      a Host header name to accept besides the loopback ones (repeatable)
+  --max-body <size>        largest request (default 4m); larger ones get HTTP 413
+  --max-output <size>      largest tool result or resource (default 1m); larger ones are an error
+  --index, --embedder      hybrid search, as in reembed (e.g. --index qdrant:http://localhost:6333
+                           --embedder openai:text-embedding-3-small)
+
+kioku mcp token --user <id> [--agent <id>] [--thread <id>] prints a new token and its tokens-file entry.
+
+Examples:
+  kioku mcp --store sqlite:./kioku.db --user alice
+  kioku mcp token --user alice --agent cursor
+  kioku mcp --store postgres://localhost/app --http 127.0.0.1:8765 --tokens ./tokens.json --tools details,facts`,
 } as const;
 
 export type Command = keyof typeof COMMAND_USAGE;

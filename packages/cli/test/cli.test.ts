@@ -1,6 +1,6 @@
 import { access, readFile, writeFile } from 'node:fs/promises';
 import path from 'node:path';
-import { ManualClock } from '@kioku/core';
+import { ManualClock } from '@kioku/core/testing';
 import { createJsonStores } from '@kioku/store-json';
 import { STRANGE_BUT_VALID } from '@kioku/store-test-suite';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
@@ -148,9 +148,9 @@ describe('kioku migrate', () => {
     const stores = createJsonStores({ directory: path.join(dir, 'strange') });
     const alice = { userId: 'alice' };
     await stores.facts.create(alice, { content: strange, title: strange, tags: ['記憶 😀'] });
-    await stores.documents.add(alice, { title: strange, text: strange });
+    await stores.documents.create(alice, { title: strange, text: strange });
     await stores.working.set(alice, 'session/s1/note', strange);
-    await stores.details.put(alice, { description: strange, content: strange });
+    await stores.details.create(alice, { description: strange, content: strange });
     const from = `json:${path.join(dir, 'strange')}`;
     const pg = pgBackend();
     ok(await kioku(['migrate', '--from', from, '--to', pg, '--user', 'alice']));

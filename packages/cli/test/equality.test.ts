@@ -1,15 +1,15 @@
 import path from 'node:path';
-import {
-  type DetailRecord,
-  type Fact,
-  type KnowledgeDocument,
-  ManualClock,
-  type Plan,
-  type SessionRecord,
-  type SnapshotEnvelope,
-  type SnapshotSelector,
-  type WorkingEntry,
+import type {
+  DetailRecord,
+  Fact,
+  KnowledgeDocument,
+  Plan,
+  SessionRecord,
+  SnapshotEnvelope,
+  SnapshotSelector,
+  WorkingEntry,
 } from '@kioku/core';
+import { ManualClock } from '@kioku/core/testing';
 import { createJsonStores } from '@kioku/store-json';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type Backend, KINDS, openBackend, parseBackend, restoreKinds, snapshotKinds } from '../src/index.js';

@@ -4,7 +4,8 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import type { ManualClock, Scope, SnapshotEnvelope } from '@kioku/core';
+import type { Scope, SnapshotEnvelope } from '@kioku/core';
+import type { ManualClock } from '@kioku/core/testing';
 import { inject } from 'vitest';
 import type { Backend, Kind } from '../src/index.js';
 
@@ -69,7 +70,7 @@ export async function fillAllKinds(stores: Backend['stores'], clock: ManualClock
     await stores.facts.update(scope, tz.id, { content: `User moved to Lisbon (Europe/Lisbon) — ${tag}` });
     clock.advance(1_000);
 
-    await stores.documents.add(scope, {
+    await stores.documents.create(scope, {
       title: 'Employee handbook',
       description: 'HR rules',
       tags: ['hr', 'policy'],
@@ -136,7 +137,7 @@ export async function fillAllKinds(stores: Backend['stores'], clock: ManualClock
     ]);
     clock.advance(1_000);
 
-    const log = await stores.details.put(
+    const log = await stores.details.create(
       { ...scope, threadId: 'thread-1' },
       {
         description: 'run_command output (cmd: npm install)',
@@ -146,7 +147,7 @@ export async function fillAllKinds(stores: Backend['stores'], clock: ManualClock
       },
     );
     clock.advance(1_000);
-    await stores.details.put(scope, {
+    await stores.details.create(scope, {
       type: 'command_output',
       description: 'ls -la',
       content: 'total 0\ndrwxr-xr-x  2 root root',
@@ -157,7 +158,7 @@ export async function fillAllKinds(stores: Backend['stores'], clock: ManualClock
   }
   // Bare records (optional fields absent, which a table must not turn into nulls), at odd milliseconds.
   clock.advance(1_234);
-  await stores.documents.add(ALICE, { title: 'Note', text: 'Short.' });
+  await stores.documents.create(ALICE, { title: 'Note', text: 'Short.' });
   clock.advance(7);
   const bare = await stores.sessions.create(ALICE);
   await stores.sessions.transcriptAppend(ALICE, bare.id, [{ role: 'user', content: 'hello' }]);
@@ -186,7 +187,12 @@ export function canonical(envelope: SnapshotEnvelope<unknown> | undefined) {
   return JSON.parse(JSON.stringify({ ...header, records: sorted })) as { kind: Kind; records: unknown[] };
 }
 
-const packageDir = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
+export const packageDir = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
+
+/** The node arguments that run `kioku <args>` from source (`--conditions=@kioku/source --import tsx`). */
+export function kiokuArgv(args: string[]): string[] {
+  return ['--conditions=@kioku/source', '--import', 'tsx', path.join(packageDir, 'src', 'cli.ts'), ...args];
+}
 
 export interface CliResult {
   code: number | null;
@@ -200,11 +206,11 @@ export function kioku(
   options: { input?: string; env?: NodeJS.ProcessEnv } = {},
 ): Promise<CliResult> {
   return new Promise((resolve, reject) => {
-    const child = spawn(
-      process.execPath,
-      ['--conditions=@kioku/source', '--import', 'tsx', path.join(packageDir, 'src', 'cli.ts'), ...args],
-      { cwd: packageDir, env: { ...process.env, KIOKU_DEBUG: '', ...options.env }, timeout: 120_000 },
-    );
+    const child = spawn(process.execPath, kiokuArgv(args), {
+      cwd: packageDir,
+      env: { ...process.env, KIOKU_DEBUG: '', ...options.env },
+      timeout: 120_000,
+    });
     let stdout = '';
     let stderr = '';
     child.stdout.setEncoding('utf8').on('data', (chunk: string) => {

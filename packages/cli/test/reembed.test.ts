@@ -4,7 +4,6 @@ import {
   type Embedder,
   EmbeddingModelMismatchError,
   HashingEmbedder,
-  ManualClock,
   type Scope,
   type VectorIndex,
   type VectorSnapshot,
@@ -13,6 +12,7 @@ import {
   withFactEmbeddings,
   withTranscriptEmbeddings,
 } from '@kioku/core';
+import { ManualClock } from '@kioku/core/testing';
 import { json, type Reply, startScriptedServer, status } from '@kioku/openai-test-server';
 import { type QdrantTestServer, startQdrantTestServer } from '@kioku/qdrant-test-server';
 import { createJsonStores } from '@kioku/store-json';

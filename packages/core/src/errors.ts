@@ -7,7 +7,8 @@ export type KiokuErrorCode =
   | 'STORAGE'
   | 'CORRUPT_DATA'
   | 'SCOPE'
-  | 'CAPACITY';
+  | 'CAPACITY'
+  | 'MODEL_OUTPUT';
 
 export interface KiokuErrorOptions {
   cause?: unknown;
@@ -81,6 +82,25 @@ export class ScopeError extends KiokuError {
 export class CapacityError extends KiokuError {
   constructor(message: string, options?: KiokuErrorOptions) {
     super('CAPACITY', message, options);
+  }
+}
+
+/** One problem with a model's structured reply: where (`facts[0].content`, or `''` for the whole reply) and what. */
+export interface OutputIssue {
+  path: string;
+  message: string;
+}
+
+/**
+ * A model's reply was still not a valid object of the requested schema after the repair attempt.
+ * `details` carries `schemaName`, `issues`, `attempts`, `usage` and `text` (the last reply, cut to 4 KB).
+ */
+export class StructuredOutputError extends KiokuError {
+  readonly issues: readonly OutputIssue[];
+
+  constructor(message: string, options: KiokuErrorOptions & { issues: readonly OutputIssue[] }) {
+    super('MODEL_OUTPUT', message, { ...options, details: { ...options.details, issues: options.issues } });
+    this.issues = options.issues;
   }
 }
 

@@ -1,7 +1,7 @@
-import { countTokens, encode } from 'gpt-tokenizer/encoding/o200k_base';
-import { O200K_TOKEN_SPLIT_REGEX } from 'gpt-tokenizer/encodingParams/constants';
-import { LRUCache } from 'lru-cache';
-import { encodeLongPiece, tokenByteLength } from './long-piece-bpe.js';
+import { countPiece, countShortAscii, encodePiece, tokenByteLength } from './o200k-bpe.js';
+import { pieceEnd } from './o200k-pieces.js';
+import { cachedPieceCount } from './piece-cache.js';
+import { SizedLru } from './util/sized-lru.js';
 
 /** Counts and trims text in model tokens. Every token figure in Kioku goes through one of these. */
 export interface Tokenizer {
@@ -12,123 +12,108 @@ export interface Tokenizer {
   truncate(text: string, maxTokens: number): string;
 }
 
-/** Pieces longer than this many characters are encoded by `encodeWindows`, not gpt-tokenizer (O(n²)). */
-const LONG_PIECE_CHARS = 64;
-/**
- * A piece longer than LONG_PIECE_CHARS needs one of these runs: letters and marks (a word piece is at most
- * one leading character, the run and a 3-character contraction), punctuation with its trailing line breaks,
- * or whitespace. A text without any goes to gpt-tokenizer whole, in one pass.
- */
-const MAY_HOLD_LONG_PIECE = new RegExp(
-  `[\\p{L}\\p{M}]{${LONG_PIECE_CHARS - 4},}|(?:[^\\s\\p{L}\\p{N}]|[\\r\\n]){${LONG_PIECE_CHARS},}|\\s{${LONG_PIECE_CHARS},}`,
-  'u',
-);
-const PLAIN_TEXT = { disallowedSpecial: new Set<string>() };
+/** Pieces up to this many characters are counted through `cachedPieceCount`. */
+const CACHED_PIECE_CHARS = 64;
 
-/** Long pieces are encoded in windows of this many characters (exact up to it; see `encodeWindows`). */
+/**
+ * Longer pieces are encoded in windows of this many characters: exact up to it, and past it tokens do not
+ * merge across a window's edge, so a count can be a token or so more per window than the exact one
+ * (over-counting keeps budgets safe). Only runs without spaces or punctuation this long (base64 without
+ * line breaks, a DNA sequence, one letter repeated) ever reach it.
+ */
 const WINDOW_CHARS = 512;
-const windowCache = new Map<string, number[]>();
+
+/** Where the windows of the piece `text[start..end)` end, never splitting a surrogate pair. */
+function windowEnd(text: string, at: number, end: number): number {
+  const cut = Math.min(end, at + WINDOW_CHARS);
+  const last = text.charCodeAt(cut - 1);
+  return cut < end && last >= 0xd800 && last <= 0xdbff ? cut - 1 : cut;
+}
 
 /**
- * A long piece's tokens, window by window: exact for pieces up to WINDOW_CHARS characters, which ordinary
- * text never exceeds. Past it, tokens do not merge across a window's edge, so the count can be a token or
- * so more per window than the exact one (over-counting keeps budgets safe). Repeated windows (a letter
- * repeated a million times) are encoded once.
+ * The last window counted, so that a run repeating itself (a letter repeated a million times) is counted
+ * once: consecutive windows of such a run are equal, and comparing two strings that differ stops at the
+ * first difference, where a map of windows would hash every one of them.
  */
-function encodeWindows(piece: string): number[] {
-  if (piece.length <= WINDOW_CHARS) return encodeLongPiece(piece);
-  const tokens: number[] = [];
-  for (let at = 0; at < piece.length; ) {
-    let end = Math.min(piece.length, at + WINDOW_CHARS);
-    // Never split a surrogate pair.
-    if (end < piece.length && /[\uD800-\uDBFF]/.test(piece[end - 1]!)) end--;
-    const window = piece.slice(at, end);
-    let encoded = windowCache.get(window);
-    if (!encoded) {
-      encoded = encodeLongPiece(window);
-      if (windowCache.size >= 1_000) windowCache.clear();
-      windowCache.set(window, encoded);
+let lastWindow = '';
+let lastWindowCount = 0;
+
+function countPieceAt(text: string, start: number, end: number): number {
+  const short = countShortAscii(text, start, end);
+  if (short >= 0) return short;
+  if (end - start <= CACHED_PIECE_CHARS) return cachedPieceCount(text, start, end);
+  let tokens = 0;
+  for (let at = start; at < end; ) {
+    const cut = windowEnd(text, at, end);
+    const window = text.slice(at, cut);
+    if (window !== lastWindow) {
+      lastWindowCount = countPiece(window);
+      lastWindow = window;
     }
-    for (const token of encoded) tokens.push(token);
-    at = end;
+    tokens += lastWindowCount;
+    at = cut;
   }
   return tokens;
 }
 
 /**
- * `text` as o200k_base tokens: gpt-tokenizer for ordinary pieces, `encodeLongPiece` for pieces over
- * LONG_PIECE_CHARS characters (its own BPE is quadratic in a piece's length). The text between two long
- * pieces is handed to gpt-tokenizer as one span; it ends where a piece ends, so gpt-tokenizer's
- * pre-tokenizer splits it into the same pieces. `visit` returns false to stop early.
+ * The tokens of the pre-tokenized piece `text[start..end)`, window by window as `countPieceAt` counts them.
+ * `visit` gets each window's tokens and its length in characters, and returns false to stop.
  */
-interface TokenRun {
-  count: number;
-  tokens(): number[];
-  /** UTF-8 bytes of the run's text. */
-  bytes(): number;
-}
-
-function eachTokenRun(text: string, visit: (run: TokenRun) => boolean): void {
-  const span = (slice: string): TokenRun => ({
-    count: countTokens(slice, PLAIN_TEXT),
-    tokens: () => encode(slice, PLAIN_TEXT),
-    bytes: () => Buffer.byteLength(slice, 'utf8'),
-  });
-  if (!MAY_HOLD_LONG_PIECE.test(text)) {
-    visit(span(text));
-    return;
+function pieceTokens(
+  text: string,
+  start: number,
+  end: number,
+  visit: (tokens: readonly number[], chars: number) => boolean,
+): void {
+  for (let at = start; at < end; ) {
+    const cut = windowEnd(text, at, end);
+    if (!visit(encodePiece(text.slice(at, cut)), cut - at)) return;
+    at = cut;
   }
-  let from = 0;
-  for (const match of text.matchAll(O200K_TOKEN_SPLIT_REGEX)) {
-    if (match[0].length <= LONG_PIECE_CHARS) continue;
-    if (match.index > from && !visit(span(text.slice(from, match.index)))) return;
-    const piece = match[0];
-    const tokens = encodeWindows(piece);
-    if (
-      !visit({ count: tokens.length, tokens: () => tokens, bytes: () => Buffer.byteLength(piece, 'utf8') })
-    ) {
-      return;
-    }
-    from = match.index + match[0].length;
-  }
-  if (from < text.length) visit(span(text.slice(from)));
 }
 
 /**
- * The o200k_base BPE (GPT-4o, GPT-4.1, o-series), from gpt-tokenizer, in time linear in the text whatever
- * it holds: exact for every piece up to 512 characters (all ordinary text), window by window past that (see
- * `encodeWindows`). Special-token text such as `<|endoftext|>` in user
+ * The o200k_base BPE (GPT-4o, GPT-4.1, o-series) over gpt-tokenizer's pre-tokenizer pattern and rank table
+ * (see `o200k-pieces.ts` and `o200k-bpe.ts`),
+ * in time linear in the text whatever it holds: exact for every piece up to 512 characters (all ordinary
+ * text), window by window past that (see `pieceTokens`). Special-token text such as `<|endoftext|>` in user
  * content is counted as plain text rather than rejected.
  */
 export const o200kTokenizer: Tokenizer = {
   name: 'o200k_base',
   count(text) {
-    if (text.length === 0) return 0;
     let tokens = 0;
-    eachTokenRun(text, (run) => {
-      tokens += run.count;
-      return true;
-    });
+    for (let at = 0; at < text.length; ) {
+      const end = pieceEnd(text, at);
+      tokens += countPieceAt(text, at, end);
+      at = end;
+    }
     return tokens;
   },
   truncate(text, maxTokens) {
     if (maxTokens <= 0) return '';
     let kept = 0;
-    let bytes = 0;
-    let whole = true;
-    eachTokenRun(text, (run) => {
-      const room = maxTokens - kept;
-      const tokens = run.count <= room ? undefined : run.tokens().slice(0, room);
-      if (!tokens) {
-        kept += run.count;
-        bytes += run.bytes();
-        return true;
-      }
-      for (const token of tokens) bytes += tokenByteLength(token);
-      whole = false;
-      return false;
-    });
-    return whole ? text : utf8Prefix(text, bytes);
+    for (let start = 0; start < text.length; ) {
+      const end = pieceEnd(text, start);
+      let at = start;
+      let cut: number | undefined;
+      pieceTokens(text, start, end, (tokens, chars) => {
+        if (kept + tokens.length <= maxTokens) {
+          kept += tokens.length;
+          at += chars;
+          return true;
+        }
+        // The window's first tokens that fit, as a prefix of the window's text.
+        let bytes = 0;
+        for (const token of tokens.slice(0, maxTokens - kept)) bytes += tokenByteLength(token);
+        cut = at + utf8Prefix(text.slice(at, at + chars), bytes).length;
+        return false;
+      });
+      if (cut !== undefined) return text.slice(0, cut);
+      start = end;
+    }
+    return text;
   },
 };
 
@@ -172,11 +157,11 @@ export interface MemoizedTokenizerOptions {
  */
 export function memoizedTokenizer(inner: Tokenizer, options: MemoizedTokenizerOptions = {}): Tokenizer {
   const minChars = options.minChars ?? 32;
-  const cache = new LRUCache<string, number | string>({
+  const cache = new SizedLru<number | string>({
     maxSize: options.maxChars ?? 4_000_000,
-    max: 200_000,
+    maxEntries: 200_000,
     // A cut is keyed by its limit and text, and sized by both strings.
-    sizeCalculation: (value, key) => key.length + (typeof value === 'string' ? value.length : 0),
+    sizeOf: (value, key) => key.length + (typeof value === 'string' ? value.length : 0),
   });
   const remembered = (text: string): number => {
     const known = cache.get(text);

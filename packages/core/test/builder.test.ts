@@ -2,13 +2,13 @@ import { describe, expect, it } from 'vitest';
 import {
   countMessagesTokens,
   defaultTokenizer,
-  InMemoryDetailStore,
   InMemoryFactStore,
   InMemoryPlanStore,
   InMemorySessionStore,
   InMemoryWorkingMemoryStore,
   KiokuBuilder,
 } from '../src/index.js';
+import { bundleWith } from './bundle.js';
 
 describe('KiokuBuilder with* helpers', () => {
   it('wires every seed feature in registration order under one budget', async () => {
@@ -17,14 +17,14 @@ describe('KiokuBuilder with* helpers', () => {
     const working = new InMemoryWorkingMemoryStore();
     const sessions = new InMemorySessionStore();
     const kioku = new KiokuBuilder({
-      sessions,
+      stores: bundleWith({ sessions, facts, plans, working }),
       systemPrompt: 'You are Kioku’s demo agent.',
       budget: { maxTokens: 4000 },
     })
-      .withDynamicMemory({ store: facts })
-      .withPlanMode({ store: plans })
-      .withMemory({ facts, working })
-      .withToolOutputOffload({ details: new InMemoryDetailStore() })
+      .withDynamicMemory()
+      .withPlanMode()
+      .withMemory()
+      .withToolOutputOffload()
       .build();
     await facts.create(
       { userId: 'ann' },

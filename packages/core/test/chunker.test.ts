@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { chunkText, defaultTokenizer } from '../src/index.js';
+import { chunkLines, chunkText } from '../src/adapter.js';
+import { defaultTokenizer } from '../src/index.js';
 
 describe('chunkText', () => {
   it('keeps every chunk within the token limit and loses no words', () => {
@@ -35,5 +36,35 @@ describe('chunkText on large input', () => {
         .join('')
         .replace(/\s/g, '') === text,
     ).toBe(true);
+  });
+});
+
+describe('chunkLines', () => {
+  const tok = defaultTokenizer;
+  const log = Array.from({ length: 200 }, (_, i) => `line ${i}: GET /api/items/${i} 200 in ${i % 17}ms`).join(
+    '\n',
+  );
+
+  it('keeps whole lines, exactly as written, in chunks within the limit', () => {
+    const chunks = chunkLines(log, tok, 60);
+    expect(chunks.length).toBeGreaterThan(5);
+    expect(chunks.map((c) => c.text).join('\n')).toBe(log);
+    for (const [i, c] of chunks.entries()) {
+      expect(c.index).toBe(i);
+      expect(c.tokenCount).toBe(tok.count(c.text));
+      expect(c.tokenCount).toBeLessThanOrEqual(60);
+      expect(log.split('\n')).toEqual(expect.arrayContaining(c.text.split('\n')));
+    }
+  });
+
+  it('cuts a line longer than the limit into chunks of its own', () => {
+    const long = 'x'.repeat(3_000);
+    const chunks = chunkLines(`short\n${long}\nafter`, tok, 50);
+    expect(chunks[0]!.text).toBe('short');
+    expect(chunks.at(-1)!.text).toBe('after');
+    const middle = chunks.slice(1, -1);
+    expect(middle.length).toBeGreaterThan(1);
+    expect(middle.map((c) => c.text).join('')).toBe(long);
+    for (const c of middle) expect(c.tokenCount).toBeLessThanOrEqual(50);
   });
 });

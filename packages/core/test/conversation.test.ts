@@ -4,6 +4,7 @@ import {
   type ChatMessage,
   type ChatModel,
   countMessagesTokens,
+  createInMemoryStores,
   currentScope,
   defaultTokenizer,
   defineTool,
@@ -12,7 +13,9 @@ import {
   KiokuBuilder,
   type MemoryFeature,
   type PromptMiddleware,
+  parseMemoryRef,
 } from '../src/index.js';
+import { bundleWith } from './bundle.js';
 
 /** A middleware that injects one system message per fact, as many as fit. */
 function factsBlock(facts: InMemoryFactStore, name = 'dynamic-memory'): PromptMiddleware {
@@ -70,7 +73,11 @@ async function setup(maxTokens = 16_000) {
     middleware: factsBlock(facts),
     toolkit: { name: 'facts', tools: [rememberTool(facts)] },
   };
-  const kioku = new KiokuBuilder({ sessions, systemPrompt: 'You are helpful.', budget: { maxTokens } })
+  const kioku = new KiokuBuilder({
+    stores: bundleWith({ sessions }),
+    systemPrompt: 'You are helpful.',
+    budget: { maxTokens },
+  })
     .use(feature)
     .build();
   return { facts, sessions, kioku };
@@ -152,6 +159,22 @@ describe('Conversation', () => {
     ]);
   });
 
+  it("keeps a reply's usage out of the messages and the transcript", async () => {
+    const { sessions, kioku } = await setup();
+    const convo = await kioku.startConversation({ userId: 'alice' });
+    const model: ChatModel = {
+      complete: async () => ({
+        role: 'assistant',
+        content: 'Hi.',
+        usage: { inputTokens: 9, outputTokens: 2 },
+      }),
+    };
+    const result = await convo.run('hello', model);
+    expect(result.messages.at(-1)).toEqual({ role: 'assistant', content: 'Hi.' });
+    const transcript = await sessions.transcriptReadLast({ userId: 'alice' }, convo.sessionId, 10);
+    expect(transcript.at(-1)).not.toHaveProperty('usage');
+  });
+
   it('records what the turn produced when the model fails', async () => {
     const { sessions, kioku } = await setup();
     const convo = await kioku.startConversation({ userId: 'alice' });
@@ -172,6 +195,62 @@ describe('Conversation', () => {
     const result = await convo.run('loop', scriptedModel([loop, loop, loop]), { maxSteps: 3 });
     expect(result.stepLimitReached).toBe(true);
     expect(result.answer).toBe('');
+  });
+
+  it("counts what the app sends besides Kioku's prompt before any memory block", async () => {
+    const { facts, kioku } = await setup(120);
+    for (let i = 0; i < 20; i++)
+      await facts.create({ userId: 'alice' }, { content: `Fact number ${i} about things` });
+    const convo = await kioku.startConversation({ userId: 'alice' });
+    const alone = await convo.prepare('Hi');
+    const appMessages: ChatMessage[] = [
+      { role: 'system', content: 'Answer in French, briefly, and politely.' },
+    ];
+    const appTools = [
+      {
+        type: 'function' as const,
+        function: { name: 'weather', description: 'The weather in a city.', parameters: { type: 'object' } },
+      },
+    ];
+    const turn = await convo.prepare('Hi', { appMessages, appTools });
+    const appMessageTokens = countMessagesTokens(defaultTokenizer, appMessages);
+    expect(turn.ledger.baseTokens).toBe(alone.ledger.baseTokens + appMessageTokens);
+    expect(turn.ledger.tools.definitions).toBe(2);
+    expect(turn.ledger.tools.tokens).toBeGreaterThan(alone.ledger.tools.tokens);
+    expect(turn.ledger.totalTokens).toBeLessThanOrEqual(120);
+    // The memory block got less room; the app's own messages are not part of Kioku's prompt.
+    expect(turn.ledger.entries[0]!.included).toBeLessThan(alone.ledger.entries[0]!.included);
+    expect(turn.messages.map((m) => m.content)).not.toContain(appMessages[0]!.content);
+    const huge: ChatMessage[] = [{ role: 'system', content: 'word '.repeat(200) }];
+    await expect(convo.prepare('Hi', { appMessages: huge })).rejects.toMatchObject({ code: 'VALIDATION' });
+  });
+
+  it('splits the prompt into the system part and replayed history', async () => {
+    const { facts, kioku } = await setup();
+    await facts.create({ userId: 'alice' }, { content: 'Prefers tea' });
+    const convo = await kioku.startConversation({ userId: 'alice' });
+    const turn = await convo.prepare('What do I drink?');
+    expect(turn.system.map((m) => m.content)).toEqual(['You are helpful.', '- Prefers tea']);
+    expect(turn.history).toEqual([]);
+    expect(turn.messages).toEqual([
+      ...turn.system,
+      ...turn.history,
+      { role: 'user', content: 'What do I drink?' },
+    ]);
+  });
+
+  it("passes another tool's output through the output processors in the user's scope", async () => {
+    const stores = createInMemoryStores();
+    const kioku = new KiokuBuilder({ stores }).withToolOutputOffload({ thresholdTokens: 50 }).build();
+    const convo = await kioku.startConversation({ userId: 'alice' });
+    const page = Array.from({ length: 80 }, (_, i) => `Line ${i} of the fetched page.`).join('\n');
+    const call = { id: 'call_1', name: 'fetch_page', arguments: '{"url":"https://example.com"}' };
+    const content = await convo.processToolOutput(call, page);
+    const ref = parseMemoryRef(content);
+    expect(ref).not.toBeNull();
+    expect((await stores.details.get({ userId: 'alice' }, ref!.id))?.content).toBe(page);
+    expect(await stores.details.get({ userId: 'bob' }, ref!.id)).toBeNull();
+    expect(await convo.processToolOutput(call, 'short')).toBe('short');
   });
 
   it('refuses to resume another user’s session', async () => {

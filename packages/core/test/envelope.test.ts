@@ -1,13 +1,13 @@
 import { describe, expect, it } from 'vitest';
+import { parseEnvelope } from '../src/adapter.js';
 import {
   FactSchema,
   InMemoryFactStore,
-  ManualClock,
-  parseEnvelope,
   SNAPSHOT_SCHEMA_VERSION,
   UnsupportedError,
   ValidationError,
 } from '../src/index.js';
+import { ManualClock } from '../src/testing.js';
 
 describe('snapshot envelopes', () => {
   it('carries format, kind, version, selector and records', async () => {

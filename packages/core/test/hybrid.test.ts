@@ -1,5 +1,7 @@
 import { describe, expect, it } from 'vitest';
+import { RRF_K, reciprocalRankFusion } from '../src/adapter.js';
 import {
+  createInMemoryStores,
   type Embedder,
   EmbeddingModelMismatchError,
   HashingEmbedder,
@@ -11,16 +13,14 @@ import {
   InMemoryVectorIndex,
   isKiokuError,
   KiokuBuilder,
-  longTermMemory,
-  ManualClock,
-  RRF_K,
-  reciprocalRankFusion,
   reembed,
   withDetailEmbeddings,
   withDocumentEmbeddings,
   withFactEmbeddings,
   withTranscriptEmbeddings,
 } from '../src/index.js';
+import { ManualClock } from '../src/testing.js';
+import { bundleWith } from './bundle.js';
 
 /**
  * A toy "semantic" model: words map to concept axes, so synonyms are close and the test knows exactly
@@ -197,7 +197,7 @@ describe('hybrid fact search', () => {
   it('records the model id with every vector', async () => {
     const { hybrid, index } = facts();
     await hybrid.create(alice, { content: 'car' });
-    const [hit] = await index.query(alice, { vector: [1, 0, 0, 0, 0, 0] });
+    const [hit] = await index.search(alice, { vector: [1, 0, 0, 0, 0, 0] });
     expect(hit).toMatchObject({ model: 'concept-v1', payload: expect.objectContaining({}) });
     expect(await index.models(alice)).toEqual([{ model: 'concept-v1', count: 1 }]);
   });
@@ -366,12 +366,12 @@ describe('hybrid document, detail and transcript search', () => {
     const long = Array.from({ length: 6 }, (_, i) => `Paragraph ${i} talks about nothing much at all.`).join(
       '\n\n',
     );
-    const guide = await docs.add(alice, {
+    const guide = await docs.create(alice, {
       title: 'Garage guide',
       text: `${long}\n\nService the sedan every spring.`,
       tags: ['garage'],
     });
-    const menu = await docs.add(alice, { title: 'Menu', text: 'Pasta on Fridays.' });
+    const menu = await docs.create(alice, { title: 'Menu', text: 'Pasta on Fridays.' });
     expect(guide.chunks.length).toBeGreaterThan(1);
     expect(await index.count(alice, { kind: 'documents' })).toBe(guide.chunks.length + menu.chunks.length);
 
@@ -381,7 +381,7 @@ describe('hybrid document, detail and transcript search', () => {
     expect(await docs.search(alice, { query: 'food', tags: ['garage'] })).toEqual([]);
     expect((await docs.search(alice, { query: 'lunch' }))[0]?.documentId).toBe(menu.id);
 
-    expect(await docs.remove(alice, guide.id)).toBe(true);
+    expect(await docs.delete(alice, guide.id)).toBe(true);
     expect(await index.count(alice)).toBe(menu.chunks.length);
     expect(withDocumentEmbeddings(store, {})).toBe(store);
   });
@@ -392,11 +392,11 @@ describe('hybrid document, detail and transcript search', () => {
     const details = withDetailEmbeddings(store, { embedder: conceptEmbedder(), index });
     const t1 = { userId: 'alice', agentId: 'a', threadId: 't1' };
     const t2 = { userId: 'alice', agentId: 'b', threadId: 't2' };
-    const one = await details.put(t1, {
+    const one = await details.create(t1, {
       description: 'flight search results',
       content: 'OSL to BER, 3 options',
     });
-    const two = await details.put(t2, { description: 'trip itinerary', content: 'Day 1: museum' });
+    const two = await details.create(t2, { description: 'trip itinerary', content: 'Day 1: museum' });
     expect(await index.count(alice, { kind: 'details' })).toBe(2);
 
     expect((await details.search(alice, { query: 'travel' })).map((h) => h.detail.id).sort()).toEqual(
@@ -445,6 +445,9 @@ describe('hybrid document, detail and transcript search', () => {
       s2.id,
     );
     expect(await sessions.searchTranscript(bob, { query: 'trip' })).toEqual([]);
+    await expect(sessions.searchTranscript(bob, { query: 'trip', sessionId: s1.id })).rejects.toMatchObject({
+      code: 'NOT_FOUND',
+    });
 
     expect(await sessions.delete(alice, s1.id)).toBe(true);
     expect(await index.count(alice)).toBe(1);
@@ -493,24 +496,21 @@ describe('hybrid document, detail and transcript search', () => {
 });
 
 describe('long-term memory with hybrid recall', () => {
-  async function recall(embeddings: Parameters<typeof longTermMemory>[0]['embeddings'], message: string) {
+  async function recall(embedder: Embedder | undefined, message: string) {
     const clock = new ManualClock();
     const facts = new InMemoryFactStore({ clock });
     const sessions = new InMemorySessionStore({ clock });
     await facts.create(alice, { content: 'Drives a sedan to the office', category: 'commute' });
     await facts.create(alice, { content: 'Allergic to peanuts', category: 'health' });
     const index = new InMemoryVectorIndex({ dimensions: 6 });
-    if (embeddings?.embedder) {
-      await reembed({ store: facts, index, embedder: embeddings.embedder, userId: 'alice' });
-    }
-    const kioku = new KiokuBuilder({ sessions, systemPrompt: 'You are helpful.', clock })
-      .use(
-        longTermMemory({
-          store: facts,
-          sessions,
-          ...(embeddings ? { embeddings: { ...embeddings, index } } : {}),
-        }),
-      )
+    if (embedder) await reembed({ store: facts, index, embedder, userId: 'alice' });
+    const kioku = new KiokuBuilder({
+      stores: bundleWith({ sessions, facts }),
+      ...(embedder ? { embeddings: { embedder, index } } : {}),
+      systemPrompt: 'You are helpful.',
+      clock,
+    })
+      .withLongTermMemory()
       .build();
     const turn = await (await kioku.startConversation(alice)).prepare(message);
     return turn.messages.map((m) => String(m.content)).join('\n');
@@ -522,20 +522,20 @@ describe('long-term memory with hybrid recall', () => {
     const lexical = await recall(undefined, 'peanuts in my automobile?');
     expect(lexical).toContain('Allergic to peanuts');
     expect(lexical).not.toContain('sedan');
-    const hybrid = await recall({ embedder: conceptEmbedder() }, 'peanuts in my automobile?');
+    const hybrid = await recall(conceptEmbedder(), 'peanuts in my automobile?');
     expect(hybrid).toContain('Allergic to peanuts');
     expect(hybrid).toContain('Drives a sedan');
   });
 
   it('keeps the vectors of facts saved through its tools', async () => {
-    const facts = new InMemoryFactStore();
-    const sessions = new InMemorySessionStore();
     const index = new InMemoryVectorIndex({ dimensions: 6 });
-    const feature = longTermMemory({
-      store: facts,
-      sessions,
+    const kioku = new KiokuBuilder({
+      stores: createInMemoryStores(),
       embeddings: { embedder: conceptEmbedder(), index },
-    });
+    })
+      .withLongTermMemory()
+      .build();
+    const feature = kioku.features[0]!;
     const save = feature.toolkit!.tools.find((t) => t.name === 'save_memory')!;
     await save.execute({ content: 'Takes a flight to Rome in May' }, { scope: alice } as never);
     expect(await index.count(alice, { kind: 'facts' })).toBe(1);

@@ -1,16 +1,8 @@
 import { describe, expect, it } from 'vitest';
-import { englishAnalyzer, LexicalIndex } from '../src/index.js';
+import { englishAnalyzer, LexicalIndex } from '../src/adapter.js';
+import { seededRandom } from './seeded-random.js';
 
 const WORDS = 'apple banana cherry dog eagle fish grape house island jungle kite lemon mango'.split(' ');
-
-/** A small deterministic generator, so failures reproduce. */
-function random(seed: number): () => number {
-  let state = seed;
-  return () => {
-    state = (state * 1103515245 + 12345) % 2147483648;
-    return state / 2147483648;
-  };
-}
 
 describe('englishAnalyzer', () => {
   it('drops the Snowball stop words, question words included', () => {
@@ -67,7 +59,7 @@ describe('LexicalIndex incremental updates', () => {
   // Without feedback, scores do not depend on history. (With feedback, ties among the top results may
   // be broken differently, so the expansion may differ; that variant only checks size and clean-up.)
   it('scores after any sequence of set/remove exactly as an index built from the final texts', () => {
-    const next = random(42);
+    const next = seededRandom(42);
     const text = () =>
       Array.from({ length: 1 + Math.floor(next() * 8) }, () => WORDS[Math.floor(next() * WORDS.length)]).join(
         ' ',

@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { deepFreeze, newPlan, type Plan, planEdits } from '../src/index.js';
+import { deepFreeze, newPlan, planEdits } from '../src/adapter.js';
+import type { Plan } from '../src/index.js';
 
 // The conformance suite checks what every PlanStore does; these check what the adapters rely on the
 // edits for: input is refused before any plan is read, and an edit can be applied again (Redis retries

@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { RecordPartition } from '../src/backend/record-partition.js';
+import { seededRandom } from './seeded-random.js';
 
 interface Row {
   id: string;
@@ -11,11 +12,8 @@ const newestFirst = (a: Row, b: Row) => b.at - a.at || (a.id < b.id ? -1 : a.id 
 
 describe('RecordPartition sorted orders', () => {
   it('stay equal to a full sort through random puts, replacements and deletes', () => {
-    let seed = 11;
-    const next = (n: number) => {
-      seed = (seed * 1_103_515_245 + 12_345) % 2 ** 31;
-      return seed % n;
-    };
+    const random = seededRandom(11);
+    const next = (n: number) => Math.floor(random() * n);
     const partition = new RecordPartition<Row>({ idOf: (r) => r.id, orders: { newest: newestFirst } });
     for (let i = 0; i < 50; i++) partition.put({ id: `r${i}`, at: next(20) });
     expect(partition.sorted('newest')).toEqual([...partition.records.values()].sort(newestFirst));

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { englishAnalyzer, LexicalIndex } from '../src/index.js';
+import { englishAnalyzer, LexicalIndex } from '../src/adapter.js';
 
 describe('English analyzer', () => {
   it('lower-cases, drops stop words and stems so inflections match', () => {

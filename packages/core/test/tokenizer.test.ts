@@ -6,6 +6,7 @@ import {
   o200kTokenizer,
   type Tokenizer,
 } from '../src/index.js';
+import { seededRandom } from './seeded-random.js';
 
 describe('default tokenizer (o200k_base BPE)', () => {
   it('counts real BPE tokens, not characters or words', () => {
@@ -82,13 +83,6 @@ describe('memoizedTokenizer', () => {
 
 describe('line-by-line counting (the default tokenizer)', () => {
   // A small seeded generator, so a failure reproduces.
-  function random(seed: number) {
-    let state = seed;
-    return () => {
-      state = (state * 1_103_515_245 + 12_345) % 2 ** 31;
-      return state / 2 ** 31;
-    };
-  }
   const pieces = [
     'a',
     'Z',
@@ -141,7 +135,7 @@ describe('line-by-line counting (the default tokenizer)', () => {
     ).join('');
 
   it('gives exactly the plain o200k_base count on random text full of line breaks, spaces and slashes', () => {
-    const next = random(7);
+    const next = seededRandom(7);
     for (let i = 0; i < 3000; i++) {
       const text = randomText(next);
       expect(defaultTokenizer.count(text), JSON.stringify(text)).toBe(o200kTokenizer.count(text));

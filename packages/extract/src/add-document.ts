@@ -28,7 +28,7 @@ export function titleFor(extracted: ExtractedText): string {
 /**
  * Extract a file's or URL's text and add it to a DocumentStore under `scope`. For knowledge every user of
  * an agent shares, add it under the owner scope static memory reads (e.g. `{ userId: 'shared',
- * agentId: 'python-expert' }`). Errors are those of `extractText` and `DocumentStore.add`.
+ * agentId: 'python-expert' }`). Errors are those of `extractText` and `DocumentStore.create`.
  */
 export async function addDocumentFromSource(
   store: DocumentStore,
@@ -47,5 +47,5 @@ export async function addDocumentFromSource(
     ...(tags === undefined ? {} : { tags }),
     ...(metadata === undefined ? {} : { metadata }),
   };
-  return store.add(scope, input);
+  return store.create(scope, input);
 }

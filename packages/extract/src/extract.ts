@@ -39,7 +39,7 @@ export interface ExtractOptions {
   signal?: AbortSignal;
 }
 
-/** Extracted text, ready for `DocumentStore.add` (see `addDocumentFromSource`). */
+/** Extracted text, ready for `DocumentStore.create` (see `addDocumentFromSource`). */
 export interface ExtractedText {
   /** Normalized text: Unix line ends, no control characters, at most one blank line in a row, trimmed. */
   text: string;

@@ -1,5 +1,4 @@
-import type { ChatMessage, ChatModel, ChatModelRequest, Conversation, TurnLedger } from '@kioku/core';
-import type { StreamingChatModelRequest } from './chat-model.js';
+import type { ChatMessage, ChatModel, Conversation, TurnLedger } from '@kioku/core';
 
 export interface AgentTurnOptions {
   conversation: Conversation;
@@ -26,24 +25,15 @@ export interface AgentTurnResult {
  * One agent turn through Kioku's pipeline: prepare the prompt within the budget, call the model, run its
  * tool calls in the user's scope (large outputs offloaded), loop until it answers or `maxSteps`, record
  * the turn. If the model call fails, the steps so far are recorded before the error is thrown.
+ *
+ * @deprecated The same as `conversation.run(userMessage, model, { maxSteps, signal, onToken })`, which
+ * returns the same result; kept for code written against 0.1.
  */
 export async function runAgentTurn(options: AgentTurnOptions): Promise<AgentTurnResult> {
   const { conversation, model, userMessage, maxSteps, signal, onToken } = options;
-  const streaming: ChatModel = onToken
-    ? {
-        complete: (request: StreamingChatModelRequest) =>
-          model.complete({ ...request, onToken } as ChatModelRequest),
-      }
-    : model;
-  const result = await conversation.run(userMessage, streaming, {
+  return conversation.run(userMessage, model, {
     ...(maxSteps === undefined ? {} : { maxSteps }),
     ...(signal ? { signal } : {}),
+    ...(onToken ? { onToken } : {}),
   });
-  return {
-    answer: result.answer,
-    ledger: result.ledger,
-    messages: result.messages,
-    steps: result.steps,
-    stepLimitReached: result.stepLimitReached,
-  };
 }

@@ -1,4 +1,4 @@
-import { defineTool, InMemoryFactStore, InMemorySessionStore, KiokuBuilder, toOpenAITool } from '@kioku/core';
+import { createInMemoryStores, defineTool, KiokuBuilder, toOpenAITool } from '@kioku/core';
 import {
   hang,
   type Reply,
@@ -33,9 +33,10 @@ const echo = defineTool({
 });
 
 function stack() {
-  const sessions = new InMemorySessionStore();
-  const kioku = new KiokuBuilder({ sessions, systemPrompt: 'You are a test agent.' })
-    .withDynamicMemory({ store: new InMemoryFactStore() })
+  const stores = createInMemoryStores();
+  const { sessions } = stores;
+  const kioku = new KiokuBuilder({ stores, systemPrompt: 'You are a test agent.' })
+    .withDynamicMemory()
     .use({ name: 'echo-tools', toolkit: { name: 'echo', tools: [echo] } })
     .withConversationHistory()
     .build();

@@ -1,14 +1,7 @@
 import { mkdir, readdir, readFile, stat, unlink } from 'node:fs/promises';
 import path from 'node:path';
-import {
-  CorruptDataError,
-  KiokuError,
-  type PartitionBackend,
-  type PartitionCodec,
-  type PartitionKind,
-  type PartitionRef,
-  StorageError,
-} from '@kioku/core';
+import { CorruptDataError, KiokuError, StorageError } from '@kioku/core';
+import type { PartitionBackend, PartitionCodec, PartitionKind, PartitionRef } from '@kioku/core/adapter';
 import lockfile from 'proper-lockfile';
 import { writeFileAtomic } from './atomic-file.js';
 import { breakDeadLock, clearLockOwner, sweepTempFiles, writeLockOwner } from './leftovers.js';

@@ -1,5 +1,6 @@
 import path from 'node:path';
-import { ID_PATTERN, type PartitionKind, type PartitionRef, ValidationError } from '@kioku/core';
+import { ValidationError } from '@kioku/core';
+import { ID_PATTERN, type PartitionKind, type PartitionRef } from '@kioku/core/adapter';
 
 /**
  * File layout (readable by a person; ids become folder and file names):

@@ -1,15 +1,12 @@
+import type { Clock, KiokuStores, SessionStoreOptions, Tokenizer, WorkingMemoryOptions } from '@kioku/core';
 import {
-  type Clock,
   PartitionedDetailStore,
   PartitionedDocumentStore,
   PartitionedFactStore,
   PartitionedPlanStore,
   PartitionedSessionStore,
   PartitionedWorkingMemoryStore,
-  type SessionStoreOptions,
-  type Tokenizer,
-  type WorkingMemoryOptions,
-} from '@kioku/core';
+} from '@kioku/core/adapter';
 import { JsonFileBackend, type JsonFileBackendOptions } from './file-backend.js';
 
 export interface JsonStoreOptions extends JsonFileBackendOptions {
@@ -90,5 +87,8 @@ export function createJsonStores(
     working: new PartitionedWorkingMemoryStore({ ...options.working, ...common }),
     sessions: new PartitionedSessionStore({ ...options.sessions, ...common }),
     details: new PartitionedDetailStore({ ...common, tokenizer: options.tokenizer }),
-  };
+    // Files are created by the first write; there is no schema and nothing held open.
+    setup: async () => {},
+    close: async () => {},
+  } satisfies KiokuStores & { backend: unknown };
 }

@@ -3,15 +3,20 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import type { Clock } from '@kioku/core';
 import {
+  type BundleHarness,
   detailStoreSuite,
   documentStoreSuite,
   factStoreSuite,
+  lifecycleTests,
+  memoryPassesSuite,
   planStoreSuite,
   type StoreHarness,
   sessionStoreSuite,
+  storesBundleSuite,
   workingMemoryStoreSuite,
 } from '@kioku/store-test-suite';
 import {
+  createJsonStores,
   JsonDetailStore,
   JsonDocumentStore,
   JsonFactStore,
@@ -57,3 +62,18 @@ planStoreSuite(jsonHarness('plans', (o) => new JsonPlanStore(o)));
 workingMemoryStoreSuite(jsonHarness('working', (o) => new JsonWorkingMemoryStore(o)));
 sessionStoreSuite(jsonHarness('sessions', (o) => new JsonSessionStore(o)));
 detailStoreSuite(jsonHarness('details', (o) => new JsonDetailStore(o)));
+
+const bundleDir = () => mkdtempSync(path.join(tmpdir(), 'kioku-json-bundle-'));
+let bundleDirectory = '';
+const bundle: BundleHarness = {
+  name: 'createJsonStores',
+  create: () => {
+    bundleDirectory = bundleDir();
+    return createJsonStores({ directory: bundleDirectory });
+  },
+  reopen: () => createJsonStores({ directory: bundleDirectory }),
+  destroy: () => rmSync(bundleDirectory, { recursive: true, force: true }),
+};
+storesBundleSuite(bundle);
+lifecycleTests(bundle);
+memoryPassesSuite(bundle);

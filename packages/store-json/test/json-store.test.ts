@@ -3,7 +3,8 @@ import { readdir, readFile, stat, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
-import { CorruptDataError, ManualClock, ValidationError } from '@kioku/core';
+import { CorruptDataError, ValidationError } from '@kioku/core';
+import { ManualClock } from '@kioku/core/testing';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { createJsonStores, JsonFactStore, JsonWorkingMemoryStore } from '../src/index.js';
 import { tempDataDir } from './helpers.js';
@@ -41,7 +42,7 @@ describe('JSON store layout', () => {
     await stores.working.set({ userId: 'u1' }, 'session/s1/notes', 'draft');
     const session = await stores.sessions.create({ userId: 'u1' });
     await stores.sessions.kvSet({ userId: 'u1' }, session.id, 'topic', 'memory');
-    await stores.details.put(
+    await stores.details.create(
       { userId: 'u1' },
       { description: 'npm install log', content: 'added 200 packages' },
     );

@@ -1,5 +1,4 @@
 import {
-  type DetailFilter,
   type DetailHit,
   type DetailInput,
   type DetailListOptions,
@@ -10,13 +9,7 @@ import {
   DetailRecordSchema,
   type DetailStore,
   defaultTokenizer,
-  detailExistsError,
   IdSchema,
-  isoAt,
-  makeEnvelope,
-  newDetail,
-  parseOrThrow,
-  parseScope,
   type RestoreOptions,
   type RestoreReport,
   type Scope,
@@ -24,6 +17,15 @@ import {
   type SnapshotSelector,
   type Tokenizer,
 } from '@kioku/core';
+import {
+  type DetailFilter,
+  detailExistsError,
+  isoAt,
+  makeEnvelope,
+  newDetail,
+  parseOrThrow,
+  parseScope,
+} from '@kioku/core/adapter';
 import { and, asc, desc, eq, getTableColumns, type SQL } from 'drizzle-orm';
 import { groupByPartition, parseSnapshot, selectedUser } from './snapshot.js';
 import { batches, withoutNulls } from './sql.js';
@@ -45,7 +47,7 @@ export class PostgresDetailStore extends PostgresStore implements DetailStore {
     this.#tokenizer = options.tokenizer ?? defaultTokenizer;
   }
 
-  async put(scope: Scope, input: DetailInput): Promise<DetailRecord> {
+  async create(scope: Scope, input: DetailInput): Promise<DetailRecord> {
     const s = parseScope(scope);
     const record = newDetail(s, input, this.#tokenizer, isoAt(this.clock));
     const t = this.tables.details;

@@ -1,31 +1,33 @@
 import {
   type CombinedKnowledge,
-  chunkSearchText,
-  combineKnowledge,
   type DocumentChunkHit,
-  type DocumentChunking,
-  type DocumentChunkingOptions,
   type DocumentInput,
   type DocumentQuery,
   DocumentQuerySchema,
   type DocumentStore,
-  documentChunking,
-  documentExistsError,
   IdSchema,
-  isoAt,
   type KnowledgeDocument,
   KnowledgeDocumentSchema,
-  makeEnvelope,
-  newDocument,
-  parseKnowledgeBudget,
-  parseOrThrow,
-  parseScope,
   type RestoreOptions,
   type RestoreReport,
   type Scope,
   type SnapshotEnvelope,
   type SnapshotSelector,
 } from '@kioku/core';
+import {
+  chunkSearchText,
+  combineKnowledge,
+  type DocumentChunking,
+  type DocumentChunkingOptions,
+  documentChunking,
+  documentExistsError,
+  isoAt,
+  makeEnvelope,
+  newDocument,
+  parseKnowledgeBudget,
+  parseOrThrow,
+  parseScope,
+} from '@kioku/core/adapter';
 import { and, asc, desc, eq, getTableColumns, type SQL, sql } from 'drizzle-orm';
 import type { Tx } from './database.js';
 import { SEARCH_TEXT_CHARS } from './schema.js';
@@ -49,7 +51,7 @@ export class PostgresDocumentStore extends PostgresStore implements DocumentStor
     this.#chunking = documentChunking(options);
   }
 
-  async add(scope: Scope, input: DocumentInput): Promise<KnowledgeDocument> {
+  async create(scope: Scope, input: DocumentInput): Promise<KnowledgeDocument> {
     const s = parseScope(scope);
     const doc = newDocument(s, input, this.#chunking, isoAt(this.clock));
     const added = await this.database.transaction(async (tx) => {
@@ -74,7 +76,7 @@ export class PostgresDocumentStore extends PostgresStore implements DocumentStor
     return this.#read(this.#partition(parseScope(scope)));
   }
 
-  async remove(scope: Scope, id: string): Promise<boolean> {
+  async delete(scope: Scope, id: string): Promise<boolean> {
     const s = parseScope(scope);
     parseOrThrow(IdSchema, id, 'document id');
     const t = this.tables.documents;

@@ -18,8 +18,11 @@ function serverError(error: unknown): PgErrorLike | undefined {
 
 /** SQLSTATEs meaning "the tables are not there (yet)". */
 const NOT_SET_UP = new Set(['42P01', '3F000']);
-/** SQLSTATEs for values PostgreSQL cannot store: a NUL character in text (22021, 22P05), a year it refuses. */
-const UNSTORABLE = new Set(['22021', '22P05', '22008', '22007']);
+/**
+ * SQLSTATEs for values PostgreSQL cannot store: a NUL character in text (22021, 22P05), a year it refuses, a
+ * number beyond its column (22003, e.g. a restored record version above 2^31 - 1).
+ */
+const UNSTORABLE = new Set(['22021', '22P05', '22008', '22007', '22003']);
 
 /**
  * Every error leaves a store as a KiokuError: Kioku's own pass through, values PostgreSQL refuses become a

@@ -16,18 +16,23 @@ import {
   FactSchema,
   type FactStore,
   IdSchema,
-  isoAt,
-  makeEnvelope,
-  NotFoundError,
-  parseOrThrow,
-  parseScope,
   type RestoreOptions,
   type RestoreReport,
   type Scope,
   type SnapshotEnvelope,
   type SnapshotSelector,
-  shortId,
+  type WriteOptions,
 } from '@kioku/core';
+import {
+  checkFactVersion,
+  isoAt,
+  makeEnvelope,
+  missingFactError,
+  newFact,
+  parseOrThrow,
+  parseScope,
+  parseWriteOptions,
+} from '@kioku/core/adapter';
 import { and, asc, count, desc, eq, getTableColumns, type SQL, sql } from 'drizzle-orm';
 import { lexicalMatch, matchTerms } from './search.js';
 import { groupByPartition, parseSnapshot, selectedUser } from './snapshot.js';
@@ -77,6 +82,7 @@ export class PostgresFactStore extends PostgresStore implements FactStore {
           provenance: p('provenance'),
           createdAt: p('createdAt'),
           updatedAt: p('updatedAt'),
+          version: p('version'),
         })
         .onConflictDoNothing()
         .returning({ id: t.id })
@@ -165,58 +171,84 @@ export class PostgresFactStore extends PostgresStore implements FactStore {
 
   async create(scope: Scope, input: FactInput): Promise<Fact> {
     const s = parseScope(scope);
-    const { id, ...fields } = parseOrThrow(FactInputSchema, input, 'fact');
-    const now = isoAt(this.clock);
-    // Validated input and scope, a generated id and the clock's ISO time: nothing to validate again (a second
-    // FactSchema pass cost ~10 µs of a create). Keys in FactSchema's order, as its parse returns them.
-    const fact: Fact = {
-      id: id ?? shortId(),
-      userId: s.userId,
-      agentId: s.agentId,
-      ...fields,
-      createdAt: now,
-      updatedAt: now,
-    };
+    // Validated input and scope, a generated id, the clock's ISO time and version 1 (core's `newFact`):
+    // nothing to validate again (a second FactSchema pass cost ~10 µs of a create).
+    const fact = newFact(s, parseOrThrow(FactInputSchema, input, 'fact'), isoAt(this.clock));
     // The primary key decides between concurrent creates of one id: exactly one insert wins.
     const inserted = await this.database.run(() => this.#statements.insert.execute(toRow(fact)));
     if (inserted.length === 0) throw new ConflictError(`A fact with id "${fact.id}" already exists.`);
     return fact;
   }
 
-  async update(scope: Scope, id: string, patch: FactPatch): Promise<Fact> {
+  async update(scope: Scope, id: string, patch: FactPatch, options?: WriteOptions): Promise<Fact> {
     const s = parseScope(scope);
     parseOrThrow(IdSchema, id, 'fact id');
     const { title, tags, ...rest } = parseOrThrow(FactPatchSchema, patch, 'fact update');
+    const { expectedVersion } = parseWriteOptions(options);
     const t = this.tables.facts;
-    // One UPDATE of only the given fields (the search vector is a generated column and follows).
+    // One UPDATE of only the given fields (the search vector is a generated column and follows) that counts
+    // one more version; with an expected version it applies only to a row still at that version, so a
+    // stale write changes nothing whichever process made the newer one.
     const set = {
       ...Object.fromEntries(Object.entries(rest).filter(([, v]) => v !== undefined)),
       ...(title === undefined ? {} : { title }),
       ...(tags === undefined ? {} : { tags, tagKeys: tagKeys(tags) }),
       updatedAt: isoAt(this.clock),
+      version: sql`${t.version} + 1`,
     };
-    const rows = await this.database.run((db) =>
-      db
-        .update(t)
-        .set(set)
-        .where(and(this.#partition(s), eq(t.id, id)))
-        .returning(this.#columns),
-    );
-    if (!rows[0]) throw new NotFoundError(`No fact "${id}" in this scope.`);
-    return toFact(rows[0]);
+    for (;;) {
+      const rows = await this.database.run((db) =>
+        db
+          .update(t)
+          .set(set)
+          .where(and(this.#partition(s), eq(t.id, id), this.#atVersion(expectedVersion)))
+          .returning(this.#columns),
+      );
+      if (rows[0]) return toFact(rows[0]);
+      if (expectedVersion === undefined) throw missingFactError(id);
+      // Nothing updated: the fact is missing, or at another version (CONFLICT with the version it is at).
+      const version = await this.#versionOf(s, id);
+      if (version === undefined) throw missingFactError(id);
+      checkFactVersion({ id, version }, expectedVersion);
+      // Back at the expected version since the UPDATE (deleted and created again): try again.
+    }
   }
 
-  async delete(scope: Scope, id: string): Promise<boolean> {
+  async delete(scope: Scope, id: string, options?: WriteOptions): Promise<boolean> {
     const s = parseScope(scope);
     parseOrThrow(IdSchema, id, 'fact id');
+    const { expectedVersion } = parseWriteOptions(options);
+    const t = this.tables.facts;
+    for (;;) {
+      const rows = await this.database.run((db) =>
+        db
+          .delete(t)
+          .where(and(this.#partition(s), eq(t.id, id), this.#atVersion(expectedVersion)))
+          .returning({ id: t.id }),
+      );
+      if (rows.length > 0) return true;
+      if (expectedVersion === undefined) return false;
+      const version = await this.#versionOf(s, id);
+      if (version === undefined) return false;
+      checkFactVersion({ id, version }, expectedVersion);
+    }
+  }
+
+  /** `version = expected` when a write expects one (core keeps versions within the integer column). */
+  #atVersion(expectedVersion: number | undefined): SQL | undefined {
+    return expectedVersion === undefined ? undefined : sql`${this.tables.facts.version} = ${expectedVersion}`;
+  }
+
+  /** The stored fact's version, undefined when there is no such fact: read only after a refused write. */
+  async #versionOf(scope: Scope, id: string): Promise<number | undefined> {
     const t = this.tables.facts;
     const rows = await this.database.run((db) =>
       db
-        .delete(t)
-        .where(and(this.#partition(s), eq(t.id, id)))
-        .returning({ id: t.id }),
+        .select({ version: t.version })
+        .from(t)
+        .where(and(this.#partition(scope), eq(t.id, id))),
     );
-    return rows.length > 0;
+    return rows[0]?.version;
   }
 
   async search(scope: Scope, query: FactQuery): Promise<FactHit[]> {
@@ -391,6 +423,7 @@ function toRow(fact: Fact) {
     provenance: fact.provenance,
     createdAt: fact.createdAt,
     updatedAt: fact.updatedAt,
+    version: fact.version,
   };
 }
 
@@ -407,5 +440,6 @@ function toFact(row: FactRow): Fact {
     provenance: row.provenance,
     createdAt: row.createdAt,
     updatedAt: row.updatedAt,
+    version: row.version,
   };
 }

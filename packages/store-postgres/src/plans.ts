@@ -1,23 +1,26 @@
 import {
-  isoAt,
-  makeEnvelope,
-  missingPlanError,
-  type NewStep,
-  newPlan,
   type Plan,
-  type PlanEdit,
   type PlanInput,
   PlanSchema,
   type PlanStore,
-  parseThreadScope,
-  planEdits,
   type RestoreOptions,
   type RestoreReport,
   type SnapshotEnvelope,
   type SnapshotSelector,
-  type StepUpdate,
   type ThreadScope,
+  type WriteOptions,
 } from '@kioku/core';
+import {
+  checkPlanVersion,
+  isoAt,
+  makeEnvelope,
+  missingPlanError,
+  newPlan,
+  type PlanEdit,
+  parseThreadScope,
+  parseWriteOptions,
+  withPlanEdits,
+} from '@kioku/core/adapter';
 import { and, asc, eq, type SQL } from 'drizzle-orm';
 import { groupByPartition, parseSnapshot, selectedUser } from './snapshot.js';
 import { agentField, agentKey, batches } from './sql.js';
@@ -25,9 +28,10 @@ import { PostgresStore } from './store.js';
 
 /**
  * PlanStore on PostgreSQL: one row per thread in `plans` (steps and context notes as JSON). Changes to a
- * plan lock its row (`SELECT … FOR UPDATE`), so concurrent step updates from any process all apply.
+ * plan lock its row (`SELECT … FOR UPDATE`), so concurrent step updates from any process all apply; each
+ * checks the expected version (core's edits) on the locked row and writes the next version.
  */
-export class PostgresPlanStore extends PostgresStore implements PlanStore {
+export class PostgresPlanStore extends withPlanEdits(PostgresStore) implements PlanStore {
   async create(scope: ThreadScope, input: PlanInput): Promise<Plan> {
     const s = parseThreadScope(scope);
     const plan = newPlan(s, input, isoAt(this.clock));
@@ -42,37 +46,30 @@ export class PostgresPlanStore extends PostgresStore implements PlanStore {
     return plan;
   }
 
-  async get(scope: ThreadScope): Promise<Plan | null> {
+  override async get(scope: ThreadScope): Promise<Plan | null> {
     const s = parseThreadScope(scope);
     const rows = await this.database.run((db) => db.select().from(this.tables.plans).where(this.#thread(s)));
     return rows[0] ? toPlan(rows[0]) : null;
   }
 
-  async has(scope: ThreadScope): Promise<boolean> {
-    return (await this.get(scope)) !== null;
-  }
-
-  async updateStep(scope: ThreadScope, stepId: string, update: StepUpdate): Promise<Plan> {
-    return this.#modify(parseThreadScope(scope), planEdits.updateStep(stepId, update, isoAt(this.clock)));
-  }
-
-  async addStep(scope: ThreadScope, step: NewStep): Promise<Plan> {
-    return this.#modify(parseThreadScope(scope), planEdits.addStep(step, isoAt(this.clock)));
-  }
-
-  async addContextNote(scope: ThreadScope, text: string): Promise<Plan> {
-    return this.#modify(parseThreadScope(scope), planEdits.addContextNote(text, isoAt(this.clock)));
-  }
-
-  async complete(scope: ThreadScope): Promise<Plan> {
-    return this.#modify(parseThreadScope(scope), planEdits.complete(isoAt(this.clock)));
-  }
-
-  async clear(scope: ThreadScope): Promise<boolean> {
+  async delete(scope: ThreadScope, options?: WriteOptions): Promise<boolean> {
     const s = parseThreadScope(scope);
+    const { expectedVersion } = parseWriteOptions(options);
     const t = this.tables.plans;
-    const rows = await this.database.run((db) => db.delete(t).where(this.#thread(s)).returning({ id: t.id }));
-    return rows.length > 0;
+    if (expectedVersion === undefined) {
+      const rows = await this.database.run((db) =>
+        db.delete(t).where(this.#thread(s)).returning({ id: t.id }),
+      );
+      return rows.length > 0;
+    }
+    // With an expected version: lock the row, check it (CONFLICT leaves the plan), then delete it.
+    return this.database.transaction(async (tx) => {
+      const [row] = await tx.select({ version: t.version }).from(t).where(this.#thread(s)).for('update');
+      if (!row) return false;
+      checkPlanVersion(row, expectedVersion);
+      await tx.delete(t).where(this.#thread(s));
+      return true;
+    });
   }
 
   async snapshot(selector: SnapshotSelector): Promise<SnapshotEnvelope<Plan>> {
@@ -109,8 +106,12 @@ export class PostgresPlanStore extends PostgresStore implements PlanStore {
     return { records: records.length, partitions: groups.length };
   }
 
-  /** Read-modify-write of the thread's plan under a row lock. */
-  #modify(scope: ThreadScope, edit: PlanEdit): Promise<Plan> {
+  /**
+   * Read-modify-write of the thread's plan under a row lock: `edit` (core's, made with the caller's write
+   * options) refuses a plan at another version than expected and returns the next version, written here.
+   */
+  override async modify(scope: ThreadScope, make: (now: string) => PlanEdit): Promise<Plan> {
+    const edit = make(isoAt(this.clock));
     const t = this.tables.plans;
     return this.database.transaction(async (tx) => {
       const [row] = await tx.select().from(t).where(this.#thread(scope)).for('update');
@@ -145,6 +146,7 @@ function toRow(plan: Plan) {
     createdAt: plan.createdAt,
     updatedAt: plan.updatedAt,
     completedAt: plan.completedAt ?? null,
+    version: plan.version,
   };
 }
 
@@ -161,5 +163,6 @@ function toPlan(row: ReturnType<typeof toRow>): Plan {
     createdAt: row.createdAt,
     updatedAt: row.updatedAt,
     ...(row.completedAt === null ? {} : { completedAt: row.completedAt }),
+    version: row.version,
   };
 }

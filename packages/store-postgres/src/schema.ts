@@ -63,6 +63,8 @@ export function kiokuTables(schema?: string) {
       provenance: json('provenance').$type<Provenance>().notNull(),
       createdAt: isoTimestamp('created_at').notNull(),
       updatedAt: isoTimestamp('updated_at').notNull(),
+      /** 1 on create, one more on every update (core's record version); rows from before it read as 1. */
+      version: integer('version').notNull().default(1),
       search: tsvector('search')
         .notNull()
         .generatedAlwaysAs(
@@ -123,7 +125,7 @@ export function kiokuTables(schema?: string) {
   );
 
   // A chunk is found by its document's title and tags too, so its vector is computed when it is inserted
-  // (documents are immutable: add and remove only).
+  // (documents are immutable: create and delete only).
   const documentChunks = table(
     'document_chunks',
     {
@@ -158,6 +160,8 @@ export function kiokuTables(schema?: string) {
       createdAt: isoTimestamp('created_at').notNull(),
       updatedAt: isoTimestamp('updated_at').notNull(),
       completedAt: isoTimestamp('completed_at'),
+      /** 1 on create, one more on every edit (core's record version); rows from before it read as 1. */
+      version: integer('version').notNull().default(1),
     },
     (t) => [primaryKey({ name: 'plans_pk', columns: [t.userId, t.agentId, t.threadId] })],
   );
@@ -181,6 +185,8 @@ export function kiokuTables(schema?: string) {
       tagKeys: text('tag_keys').array().notNull(),
       storedAt: isoTimestamp('stored_at').notNull(),
       expiresAt: isoTimestamp('expires_at').notNull(),
+      /** Core's working-memory version: 1 when set without a live entry; rows from before it read as 1. */
+      version: integer('version').notNull().default(1),
       search: tsvector('search')
         .notNull()
         .generatedAlwaysAs(
@@ -230,6 +236,8 @@ export function kiokuTables(schema?: string) {
       ts: isoTimestamp('ts').notNull(),
       /** Per-session order: an update moves the key to the end (max + 1); the lowest is evicted first. */
       ord: bigint('ord', { mode: 'number' }).notNull(),
+      /** Core's k-v version: 1 when the key is set without an entry; rows from before it read as 1. */
+      version: integer('version').notNull().default(1),
     },
     (t) => [
       primaryKey({ name: 'session_kv_pk', columns: [t.userId, t.agentId, t.sessionId, t.key] }),

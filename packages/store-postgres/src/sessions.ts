@@ -1,17 +1,9 @@
 import {
-  isoAt,
   type KvEntry,
   KvKeySchema,
-  makeEnvelope,
-  newKvEntry,
-  newSession,
-  newTranscriptEntries,
-  parseOrThrow,
-  parseScope,
   type RestoreOptions,
   type RestoreReport,
   type Scope,
-  type SessionCaps,
   type SessionCreateOptions,
   type SessionInfo,
   type SessionRecord,
@@ -20,13 +12,28 @@ import {
   type SessionStoreOptions,
   type SnapshotEnvelope,
   type SnapshotSelector,
+  type TranscriptEntry,
+  type TranscriptInput,
+  type UpsertOptions,
+  type WriteOptions,
+} from '@kioku/core';
+import {
+  checkKvVersion,
+  isoAt,
+  makeEnvelope,
+  newKvSet,
+  newSession,
+  newTranscriptEntries,
+  parseOrThrow,
+  parseScope,
+  parseWriteOptions,
+  type SessionCaps,
   sessionCaps,
   sessionKey,
   sessionNotFoundError,
-  type TranscriptEntry,
-  type TranscriptInput,
   transcriptReadCount,
-} from '@kioku/core';
+  versionedKvEntry,
+} from '@kioku/core/adapter';
 import { and, asc, desc, eq, getTableColumns, lte, type SQL, sql } from 'drizzle-orm';
 import type { Tx } from './database.js';
 import { groupByPartition, parseSnapshot, selectedUser } from './snapshot.js';
@@ -58,14 +65,13 @@ export class PostgresSessionStore extends PostgresStore implements SessionStore 
     return session;
   }
 
-  async load(scope: Scope, sessionId: string): Promise<SessionInfo> {
+  async get(scope: Scope, sessionId: string): Promise<SessionInfo | null> {
     const s = parseScope(scope);
     const id = sessionKey(sessionId);
     const t = this.tables.sessions;
     const { seq: _seq, ...columns } = getTableColumns(t);
     const rows = await this.database.run((db) => db.select(columns).from(t).where(this.#session(s, id)));
-    if (!rows[0]) throw sessionNotFoundError(sessionId);
-    return toSession(rows[0]);
+    return rows[0] ? toSession(rows[0]) : null;
   }
 
   async list(scope: Scope): Promise<SessionInfo[]> {
@@ -92,7 +98,7 @@ export class PostgresSessionStore extends PostgresStore implements SessionStore 
     return rows.length > 0;
   }
 
-  async kvGet(scope: Scope, sessionId: string, key: string): Promise<string | null> {
+  async kvGet(scope: Scope, sessionId: string, key: string): Promise<KvEntry | null> {
     const s = parseScope(scope);
     parseOrThrow(KvKeySchema, key, 'key');
     const id = sessionKey(sessionId);
@@ -100,31 +106,42 @@ export class PostgresSessionStore extends PostgresStore implements SessionStore 
     // The session row proves the session is the caller's; the k-v row may or may not be there.
     const rows = await this.database.run((db) =>
       db
-        .select({ value: kv.value })
+        .select(this.#kvColumns)
         .from(t)
         .leftJoin(kv, and(this.#dataOf(kv), eq(kv.key, key)))
         .where(this.#session(s, id)),
     );
     if (!rows[0]) throw sessionNotFoundError(sessionId);
-    return rows[0].value;
+    return toKvEntry(rows[0]);
   }
 
-  async kvSet(scope: Scope, sessionId: string, key: string, value: string): Promise<void> {
+  async kvSet(
+    scope: Scope,
+    sessionId: string,
+    key: string,
+    value: string,
+    options?: UpsertOptions,
+  ): Promise<KvEntry> {
     const s = parseScope(scope);
-    const entry = newKvEntry(key, value, isoAt(this.clock));
+    const set = newKvSet(key, value, isoAt(this.clock), options);
     const id = sessionKey(sessionId);
     const kv = this.tables.sessionKv;
-    await this.#write(s, id, sessionId, async (tx, session) => {
+    return this.#write(s, id, sessionId, async (tx, session) => {
       const ofSession = this.#dataOf(kv, session);
+      // Under the session's row lock: no other write of this session's data runs until commit.
+      const [current] = await tx
+        .select({ version: kv.version })
+        .from(kv)
+        .where(and(ofSession, eq(kv.key, key)));
+      // Checked first: a stale write changes nothing, not even the order or the evictions.
+      const entry = versionedKvEntry(set, current);
       // An insert or an update both take the next `ord`: the key becomes the newest.
       const next = sql`(select coalesce(max(${kv.ord}), 0) + 1 from ${kv} where ${ofSession})`;
+      const row = { value: entry.value, ts: entry.ts, version: entry.version, ord: next };
       await tx
         .insert(kv)
-        .values({ ...owner(s), sessionId: id, key: entry.key, value: entry.value, ts: entry.ts, ord: next })
-        .onConflictDoUpdate({
-          target: [kv.userId, kv.agentId, kv.sessionId, kv.key],
-          set: { value: entry.value, ts: entry.ts, ord: next },
-        });
+        .values({ ...owner(s), sessionId: id, key: entry.key, ...row })
+        .onConflictDoUpdate({ target: [kv.userId, kv.agentId, kv.sessionId, kv.key], set: row });
       // FIFO: everything older than the newest `kvCap` keys goes.
       await tx
         .delete(kv)
@@ -137,20 +154,23 @@ export class PostgresSessionStore extends PostgresStore implements SessionStore 
             ),
           ),
         );
+      return entry;
     });
   }
 
-  async kvDelete(scope: Scope, sessionId: string, key: string): Promise<boolean> {
+  async kvDelete(scope: Scope, sessionId: string, key: string, options?: WriteOptions): Promise<boolean> {
     const s = parseScope(scope);
     parseOrThrow(KvKeySchema, key, 'key');
+    const { expectedVersion } = parseWriteOptions(options);
     const id = sessionKey(sessionId);
     const kv = this.tables.sessionKv;
     return this.#write(s, id, sessionId, async (tx, session) => {
-      const ofSession = this.#dataOf(kv, session);
-      const rows = await tx
-        .delete(kv)
-        .where(and(ofSession, eq(kv.key, key)))
-        .returning({ key: kv.key });
+      const ofKey = and(this.#dataOf(kv, session), eq(kv.key, key));
+      if (expectedVersion !== undefined) {
+        const [current] = await tx.select({ version: kv.version }).from(kv).where(ofKey);
+        checkKvVersion(key, current?.version ?? 0, expectedVersion);
+      }
+      const rows = await tx.delete(kv).where(ofKey).returning({ key: kv.key });
       return rows.length > 0;
     });
   }
@@ -161,14 +181,14 @@ export class PostgresSessionStore extends PostgresStore implements SessionStore 
     const { sessions: t, sessionKv: kv } = this.tables;
     const rows = await this.database.run((db) =>
       db
-        .select({ key: kv.key, value: kv.value, ts: kv.ts })
+        .select(this.#kvColumns)
         .from(t)
         .leftJoin(kv, this.#dataOf(kv))
         .where(this.#session(s, id))
         .orderBy(asc(kv.ord)),
     );
     if (!rows[0]) throw sessionNotFoundError(sessionId);
-    return rows.flatMap((r) => (r.key === null ? [] : [{ key: r.key, value: r.value!, ts: r.ts! }]));
+    return rows.flatMap((r) => toKvEntry(r) ?? []);
   }
 
   async transcriptAppend(
@@ -199,7 +219,7 @@ export class PostgresSessionStore extends PostgresStore implements SessionStore 
     const count = transcriptReadCount(n);
     const id = sessionKey(sessionId);
     const tr = this.tables.sessionTranscript;
-    await this.load(s, id);
+    if (!(await this.get(s, id))) throw sessionNotFoundError(sessionId);
     if (count === 0) return [];
     const rows = await this.database.run((db) =>
       db
@@ -230,9 +250,7 @@ export class PostgresSessionStore extends PostgresStore implements SessionStore 
               userId: kv.userId,
               agentId: kv.agentId,
               sessionId: kv.sessionId,
-              key: kv.key,
-              value: kv.value,
-              ts: kv.ts,
+              ...this.#kvColumns,
             })
             .from(kv)
             .where(userId === undefined ? undefined : eq(kv.userId, userId))
@@ -352,6 +370,11 @@ export class PostgresSessionStore extends PostgresStore implements SessionStore 
     return and(eq(table.userId, t.userId), eq(table.agentId, t.agentId), eq(table.sessionId, t.id))!;
   }
 
+  get #kvColumns() {
+    const kv = this.tables.sessionKv;
+    return { key: kv.key, value: kv.value, ts: kv.ts, version: kv.version };
+  }
+
   get #transcriptColumns() {
     const tr = this.tables.sessionTranscript;
     return {
@@ -367,6 +390,16 @@ export class PostgresSessionStore extends PostgresStore implements SessionStore 
 
 function owner(s: Owner) {
   return { userId: s.userId, agentId: agentKey(s.agentId) };
+}
+
+/** A k-v row of a left join (all null when the session has no such key) as core's `KvEntry`. */
+function toKvEntry(row: {
+  key: string | null;
+  value: string | null;
+  ts: string | null;
+  version: number | null;
+}): KvEntry | null {
+  return row.key === null ? null : { key: row.key, value: row.value!, ts: row.ts!, version: row.version! };
 }
 
 function toSessionRow(session: SessionInfo) {

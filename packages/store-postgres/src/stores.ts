@@ -1,4 +1,5 @@
-import type { Clock, SessionStoreOptions, Tokenizer, WorkingMemoryOptions } from '@kioku/core';
+import type { Clock, KiokuStores, SessionStoreOptions, Tokenizer, WorkingMemoryOptions } from '@kioku/core';
+import { once } from '@kioku/core/adapter';
 import { type PostgresConnectionOptions, PostgresDatabase } from './database.js';
 import { PostgresDetailStore } from './details.js';
 import { PostgresDocumentStore } from './documents.js';
@@ -16,7 +17,7 @@ export interface PostgresStoresOptions extends PostgresConnectionOptions {
   sessions?: Omit<SessionStoreOptions, 'clock'>;
 }
 
-export interface PostgresStores {
+export interface PostgresStores extends KiokuStores {
   facts: PostgresFactStore;
   documents: PostgresDocumentStore;
   plans: PostgresPlanStore;
@@ -47,6 +48,6 @@ export function createPostgresStores(options: PostgresStoresOptions): PostgresSt
     details: new PostgresDetailStore({ ...common, tokenizer: options.tokenizer }),
     database,
     setup: () => database.setup(),
-    close: () => database.close(),
+    close: once(() => database.close()),
   };
 }

@@ -1,12 +1,4 @@
 import {
-  isWorkingEntryLive,
-  keyRootOf,
-  makeEnvelope,
-  namespaceEvictions,
-  namespaceOf,
-  newWorkingEntry,
-  parseOrThrow,
-  parseScope,
   type RestoreOptions,
   type RestoreReport,
   type Scope,
@@ -17,15 +9,29 @@ import {
   WorkingEntrySchema,
   type WorkingHit,
   WorkingKeySchema,
-  type WorkingLimits,
   type WorkingMemoryOptions,
   type WorkingMemoryStore,
   WorkingPrefixSchema,
   type WorkingQuery,
   WorkingQuerySchema,
   type WorkingSetOptions,
-  workingLimits,
+  type WriteOptions,
 } from '@kioku/core';
+import {
+  checkWorkingVersion,
+  isWorkingEntryLive,
+  keyRootOf,
+  makeEnvelope,
+  namespaceEvictions,
+  namespaceOf,
+  newWorkingSet,
+  parseOrThrow,
+  parseScope,
+  parseWriteOptions,
+  versionedWorkingEntry,
+  type WorkingLimits,
+  workingLimits,
+} from '@kioku/core/adapter';
 import { and, asc, count, desc, eq, getTableColumns, gt, lte, ne, type SQL, sql } from 'drizzle-orm';
 import { groupByPartition, parseSnapshot, selectedUser } from './snapshot.js';
 import { agentField, agentKey, batches, hasAllTags, tagKeys, underPrefix, withoutNulls } from './sql.js';
@@ -58,20 +64,26 @@ export class PostgresWorkingMemoryStore extends PostgresStore implements Working
   ): Promise<WorkingEntry> {
     const s = parseScope(scope);
     const nowMs = this.clock.now();
-    const entry = newWorkingEntry(s, key, value, options, nowMs, this.#limits.defaultTtlMs);
+    const set = newWorkingSet(s, key, value, options, nowMs, this.#limits.defaultTtlMs);
     const namespace = namespaceOf(key);
-    const now = entry.storedAt;
+    const now = set.entry.storedAt;
     const t = this.tables.workingEntries;
-    const lock = `${s.userId}|${agentKey(s.agentId)}|${namespace}`;
-    await this.database.lockedTransaction(WORKING_GATE, lock, async (tx) => {
+    return this.database.lockedTransaction(WORKING_GATE, this.#lockOf(s, namespace), async (tx) => {
+      // Every writer of this key holds the namespace's lock, so the version read here is the one replaced.
+      const [live] = await tx
+        .select({ version: t.version })
+        .from(t)
+        .where(and(this.#partition(s), eq(t.key, key), gt(t.expiresAt, now)));
+      // Checked first: a stale write changes nothing, not even the namespace's evictions.
+      const entry = versionedWorkingEntry(set, live);
       const others = and(
         this.#partition(s),
         eq(t.namespace, namespace),
         ne(t.key, key),
         gt(t.expiresAt, now),
       );
-      const [{ live = 0 } = {}] = await tx.select({ live: count() }).from(t).where(others);
-      const evict = namespaceEvictions(namespace, live, this.#limits);
+      const [{ live: liveOthers = 0 } = {}] = await tx.select({ live: count() }).from(t).where(others);
+      const evict = namespaceEvictions(namespace, liveOthers, this.#limits);
       // In one statement, all within the namespace whose lock this transaction holds: its expired entries,
       // the key itself (re-inserted below, so it moves to the end) and the oldest live entries beyond the cap.
       await tx
@@ -93,8 +105,8 @@ export class PostgresWorkingMemoryStore extends PostgresStore implements Working
           ),
         );
       await tx.insert(t).values(toRow(entry));
+      return entry;
     });
-    return entry;
   }
 
   async get(scope: Scope, key: string): Promise<WorkingEntry | null> {
@@ -154,19 +166,27 @@ export class PostgresWorkingMemoryStore extends PostgresStore implements Working
     return rows.map(({ score, ...row }) => ({ entry: toEntry(row), score }));
   }
 
-  async delete(scope: Scope, key: string): Promise<boolean> {
+  /**
+   * Holds the key's namespace lock, as `set` does, so a delete never lands between a `set`'s version check
+   * and its write.
+   */
+  async delete(scope: Scope, key: string, options?: WriteOptions): Promise<boolean> {
     const s = parseScope(scope);
     parseOrThrow(WorkingKeySchema, key, 'working-memory key');
+    const { expectedVersion } = parseWriteOptions(options);
     const t = this.tables.workingEntries;
     const now = this.#now();
-    // An expired entry is deleted too, but reported as not there (it already was not, to readers).
-    const rows = await this.database.run((db) =>
-      db
+    return this.database.lockedTransaction(WORKING_GATE, this.#lockOf(s, namespaceOf(key)), async (tx) => {
+      // An expired entry is deleted too, but reported as not there (it already was not, to readers).
+      const rows = await tx
         .delete(t)
         .where(and(this.#partition(s), eq(t.key, key)))
-        .returning({ live: sql<boolean>`${t.expiresAt} > ${now}` }),
-    );
-    return rows[0]?.live === true;
+        .returning({ live: sql<boolean>`${t.expiresAt} > ${now}`, version: t.version });
+      const live = rows[0]?.live === true;
+      // Thrown inside the transaction, so a refused delete is rolled back.
+      checkWorkingVersion(key, live ? rows[0]!.version : 0, expectedVersion);
+      return live;
+    });
   }
 
   /**
@@ -224,6 +244,11 @@ export class PostgresWorkingMemoryStore extends PostgresStore implements Working
     return new Date(this.clock.now()).toISOString();
   }
 
+  /** The advisory lock of a namespace: writers of its keys take turns on it. */
+  #lockOf(scope: Scope, namespace: string): string {
+    return `${scope.userId}|${agentKey(scope.agentId)}|${namespace}`;
+  }
+
   get #columns() {
     const {
       search: _search,
@@ -257,6 +282,7 @@ function toRow(entry: WorkingEntry) {
     tagKeys: tagKeys(entry.tags),
     storedAt: entry.storedAt,
     expiresAt: entry.expiresAt,
+    version: entry.version,
   };
 }
 

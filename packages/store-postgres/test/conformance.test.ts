@@ -1,13 +1,18 @@
 import {
+  type BundleHarness,
   detailStoreSuite,
   documentStoreSuite,
   factStoreSuite,
+  lifecycleTests,
+  memoryPassesSuite,
   planStoreSuite,
   sessionStoreSuite,
+  storesBundleSuite,
   workingMemoryStoreSuite,
 } from '@kioku/store-test-suite';
 import { afterAll, describe } from 'vitest';
 import {
+  createPostgresStores,
   PostgresDetailStore,
   PostgresDocumentStore,
   PostgresFactStore,
@@ -15,7 +20,7 @@ import {
   PostgresSessionStore,
   PostgresWorkingMemoryStore,
 } from '../src/index.js';
-import { noServer, pgHarness, sharedClient } from './helpers.js';
+import { dropSchema, freshSchema, noServer, pgHarness, pgUrl, sharedClient } from './helpers.js';
 
 // Every test gets its own schema (created by setup()); the twin is a second client on the same schema.
 describe.skipIf(noServer)('PostgreSQL conformance', () => {
@@ -26,4 +31,19 @@ describe.skipIf(noServer)('PostgreSQL conformance', () => {
   workingMemoryStoreSuite(pgHarness('working', (o) => new PostgresWorkingMemoryStore(o)));
   sessionStoreSuite(pgHarness('sessions', (o) => new PostgresSessionStore(o)));
   detailStoreSuite(pgHarness('details', (o) => new PostgresDetailStore(o)));
+  let schema = '';
+  const open = () =>
+    createPostgresStores({ url: pgUrl, schema, clientOptions: { max: 2, onnotice: () => {} } });
+  const bundle: BundleHarness = {
+    name: 'createPostgresStores',
+    create: () => {
+      schema = freshSchema();
+      return open();
+    },
+    reopen: open,
+    destroy: () => dropSchema(schema),
+  };
+  storesBundleSuite(bundle);
+  lifecycleTests(bundle);
+  memoryPassesSuite(bundle);
 });

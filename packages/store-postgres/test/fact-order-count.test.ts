@@ -1,9 +1,18 @@
-import { type Fact, ManualClock, newestUpdatedFirst } from '@kioku/core';
+import type { Fact } from '@kioku/core';
+import { newestUpdatedFirst } from '@kioku/core/adapter';
+import { ManualClock } from '@kioku/core/testing';
+import { expectKiokuError } from '@kioku/store-test-suite';
 import { PgDialect } from 'drizzle-orm/pg-core';
 import { drizzle } from 'drizzle-orm/postgres-js';
 import postgres, { type Sql } from 'postgres';
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
-import { MIGRATIONS_TABLE, PostgresFactStore } from '../src/index.js';
+import {
+  MIGRATIONS_TABLE,
+  PostgresFactStore,
+  PostgresPlanStore,
+  PostgresSessionStore,
+  PostgresWorkingMemoryStore,
+} from '../src/index.js';
 import { bundledMigrations, migrationsIn } from '../src/migrations.js';
 import { dropSchema, freshSchema, noServer, pgUrl, sharedClient } from './helpers.js';
 
@@ -21,6 +30,7 @@ function record(userId: string, id: string, created: number, updated = created):
     provenance: { source: 'import' },
     createdAt: new Date(T0 + created * 1000).toISOString(),
     updatedAt: new Date(T0 + updated * 1000).toISOString(),
+    version: 1,
   };
 }
 
@@ -132,7 +142,7 @@ describe.skipIf(noServer)('fact count and the updated order', () => {
     }
   });
 
-  it('setup() upgrades a schema from the first migration: existing facts counted, index rebuilt', async () => {
+  it('setup() upgrades a schema from the first migration: existing facts counted, index rebuilt, versions 1', async () => {
     const schema = freshSchema();
     cleanup.push(() => dropSchema(schema));
     const [first] = bundledMigrations();
@@ -145,6 +155,27 @@ describe.skipIf(noServer)('fact count and the updated order', () => {
     await expect(store.count({ userId: 'u1' })).rejects.toThrow(/setup\(\)/);
     for (let i = 0; i < 5; i++) await rawInsert(sql(), schema, 'u1', `f${i}`, new Date(T0 + i).toISOString());
     await rawInsert(sql(), schema, 'u2', 'g', new Date(T0).toISOString());
+    await sql().unsafe(
+      `insert into "${schema}".plans (user_id, thread_id, id, goal, steps, context_notes, is_complete, created_at, updated_at)
+       values ('u1', 't1', 'plan-old', 'g', '[]', '[]', false, $1, $1)`,
+      [new Date(T0).toISOString()],
+    );
+    await sql().unsafe(
+      `insert into "${schema}".working_entries (user_id, key, value, tags, tag_keys, stored_at, expires_at)
+       values ('u1', 'session/s1/note', 'old note', '[]', '{}', $1, $2)`,
+      [new Date().toISOString(), new Date(Date.now() + 60 * 60_000).toISOString()],
+    );
+    const sessionId = '01890000-0000-7000-8000-000000000001';
+    await sql().unsafe(
+      `insert into "${schema}".sessions (user_id, id, store_types, metadata, created_at)
+       values ('u1', $1, '["basic_session"]', '{}', $2)`,
+      [sessionId, new Date(T0).toISOString()],
+    );
+    await sql().unsafe(
+      `insert into "${schema}".session_kv (user_id, session_id, key, value, ts, ord)
+       values ('u1', $1, 'city', 'Lisbon', $2, 1)`,
+      [sessionId, new Date(T0).toISOString()],
+    );
 
     await store.setup();
     expect(await expectExactCounts(store, schema)).toEqual(['u1/:5', 'u2/:1']);
@@ -158,6 +189,29 @@ describe.skipIf(noServer)('fact count and the updated order', () => {
       'f1',
       'f0',
     ]);
+    // Rows from before versions existed read as version 1 and count on from there.
+    expect((await store.get({ userId: 'u1' }, 'f0'))?.version).toBe(1);
+    expect(
+      (await store.update({ userId: 'u1' }, 'f0', { content: 'x' }, { expectedVersion: 1 })).version,
+    ).toBe(2);
+    const plans = new PostgresPlanStore({ client: sql(), schema });
+    expect((await plans.get({ userId: 'u1', threadId: 't1' }))?.version).toBe(1);
+    expect(
+      (await plans.addContextNote({ userId: 'u1', threadId: 't1' }, 'n', { expectedVersion: 1 })).version,
+    ).toBe(2);
+    const working = new PostgresWorkingMemoryStore({ client: sql(), schema });
+    expect(await working.get({ userId: 'u1' }, 'session/s1/note')).toMatchObject({ version: 1 });
+    expect(
+      (await working.set({ userId: 'u1' }, 'session/s1/note', 'new', { expectedVersion: 1 })).version,
+    ).toBe(2);
+    const sessions = new PostgresSessionStore({ client: sql(), schema });
+    expect(await sessions.kvGet({ userId: 'u1' }, sessionId, 'city')).toMatchObject({
+      value: 'Lisbon',
+      version: 1,
+    });
+    expect(
+      (await sessions.kvSet({ userId: 'u1' }, sessionId, 'city', 'Porto', { expectedVersion: 1 })).version,
+    ).toBe(2);
   });
 
   it('the updated page is read from facts_updated_idx in order, never sorted, in custom and generic plans', async () => {
@@ -231,6 +285,56 @@ describe.skipIf(noServer)('fact count and the updated order', () => {
     expect((await store.list(scope, { order: 'updated', limit: 2, offset: 2 })).map((f) => f.id)).toEqual(
       codeUnits.slice(2, 4),
     );
+  });
+
+  it('update and delete are one statement each; only a write refused at another version reads the version', async () => {
+    const seen: string[] = [];
+    const client = postgres(pgUrl, {
+      max: 1,
+      onnotice: () => {},
+      debug: (_connection, query) => seen.push(query),
+    });
+    cleanup.push(() => client.end({ timeout: 5 }));
+    const { store } = await factStore({ client });
+    const scope = { userId: 'u' };
+    // Restore keeps the snapshot's versions.
+    await store.restore(snapshot([{ ...record('u', 'a', 0), version: 7 }, record('u', 'b', 1)]));
+    expect((await store.get(scope, 'a'))?.version).toBe(7);
+    const writes = async (write: () => Promise<unknown>) => {
+      seen.length = 0;
+      await write().catch(() => {});
+      return seen.map((q) => q.trim().split(/\s/)[0]!.toLowerCase());
+    };
+    expect(await writes(() => store.update(scope, 'a', { content: 'x' }))).toEqual(['update']);
+    expect(await writes(() => store.update(scope, 'a', { content: 'y' }, { expectedVersion: 8 }))).toEqual([
+      'update',
+    ]);
+    expect(await writes(() => store.update(scope, 'nope', { content: 'y' }))).toEqual(['update']);
+    expect(await writes(() => store.update(scope, 'a', { content: 'z' }, { expectedVersion: 8 }))).toEqual([
+      'update',
+      'select',
+    ]);
+    await expectKiokuError(store.update(scope, 'a', { content: 'z' }, { expectedVersion: 8 }), 'CONFLICT');
+    await expectKiokuError(
+      store.update(scope, 'nope', { content: 'z' }, { expectedVersion: 8 }),
+      'NOT_FOUND',
+    );
+    expect(await store.get(scope, 'a')).toMatchObject({ content: 'y', version: 9 });
+    expect(await writes(() => store.delete(scope, 'b', { expectedVersion: 1 }))).toEqual(['delete']);
+    expect(await writes(() => store.delete(scope, 'a'))).toEqual(['delete']);
+    expect(await store.delete(scope, 'a', { expectedVersion: 9 })).toBe(false);
+    // Versions are 32-bit on every backend: a larger expected version, or a snapshot holding one, is VALIDATION.
+    await store.create(scope, { id: 'c', content: 'c' });
+    await expectKiokuError(
+      store.update(scope, 'c', { content: 'x' }, { expectedVersion: 2 ** 40 }),
+      'VALIDATION',
+    );
+    await expectKiokuError(store.delete(scope, 'c', { expectedVersion: 2 ** 40 }), 'VALIDATION');
+    await expectKiokuError(
+      store.restore(snapshot([{ ...record('u', 'd', 0), version: 2 ** 40 }])),
+      'VALIDATION',
+    );
+    expect((await store.list(scope)).map((f) => `${f.id}@${f.version}`)).toEqual(['c@1']);
   });
 
   it('the page, count and searches are prepared once per connection, never with prepare: false', async () => {

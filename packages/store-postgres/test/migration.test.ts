@@ -1,7 +1,8 @@
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { ManualClock, type SnapshotEnvelope } from '@kioku/core';
+import type { SnapshotEnvelope } from '@kioku/core';
+import { ManualClock } from '@kioku/core/testing';
 import { createJsonStores } from '@kioku/store-json';
 import { afterAll, describe, expect, it } from 'vitest';
 import { createPostgresStores } from '../src/index.js';
@@ -48,12 +49,14 @@ describe.skipIf(noServer)('backend migration', () => {
           metadata: { a: [1] },
         });
         clock.advance(1000);
-        await json.documents.add(scope, {
+        await json.documents.create(scope, {
           title: 'Handbook',
           text: 'Vacation is 28 days.\n\nSick leave: call.',
         });
         await json.plans.create({ ...scope, threadId: 't1' }, { goal: 'Ship', steps: ['build', 'test'] });
         await json.plans.addContextNote({ ...scope, threadId: 't1' }, 'note');
+        await json.working.set(scope, 'session/s1/notes', 'first draft');
+        // Version 2: versions travel with the snapshot.
         await json.working.set(scope, 'session/s1/notes', 'remember this', { tags: ['x'], category: 'misc' });
         const session = await json.sessions.create(scope, { title: 'Chat' });
         await json.sessions.kvSet(scope, session.id, 'city', 'Lisbon');
@@ -61,7 +64,7 @@ describe.skipIf(noServer)('backend migration', () => {
           { role: 'user', content: 'hi' },
           { role: 'assistant', content: '', toolCalls: [{ id: 'c1', name: 'f', arguments: '{}' }] },
         ]);
-        const detail = await json.details.put(
+        const detail = await json.details.create(
           { ...scope, threadId: 't1' },
           { description: 'ls', content: 'a b c' },
         );

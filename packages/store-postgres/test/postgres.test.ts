@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
-import { isKiokuError, ManualClock } from '@kioku/core';
+import { isKiokuError } from '@kioku/core';
+import { ManualClock } from '@kioku/core/testing';
 import { expectKiokuError } from '@kioku/store-test-suite';
 import postgres from 'postgres';
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
@@ -182,7 +183,7 @@ describe.skipIf(noServer)('PostgreSQL specifics', () => {
     it('deactivate clears is_active; deleting a session or document cascades to its rows', async () => {
       const s = await stores();
       const scope = { userId: 'u1' };
-      const detail = await s.details.put(scope, { description: 'd', content: 'c' });
+      const detail = await s.details.create(scope, { description: 'd', content: 'c' });
       await s.details.deactivate(scope, detail.id);
       const schema = s.database.schema;
       const [d] = await sql().unsafe(`select is_active from "${schema}".details`);
@@ -191,7 +192,7 @@ describe.skipIf(noServer)('PostgreSQL specifics', () => {
       const session = await s.sessions.create(scope);
       await s.sessions.kvSet(scope, session.id, 'k', 'v');
       await s.sessions.transcriptAppend(scope, session.id, { role: 'user', content: 'hi' });
-      const doc = await s.documents.add(scope, { title: 'Doc', text: 'Some text.\n\nMore text.' });
+      const doc = await s.documents.create(scope, { title: 'Doc', text: 'Some text.\n\nMore text.' });
       const count = async (table: string) =>
         (await sql().unsafe(`select count(*)::int as n from "${schema}".${table}`))[0]?.n;
       expect([
@@ -200,7 +201,7 @@ describe.skipIf(noServer)('PostgreSQL specifics', () => {
         await count('document_chunks'),
       ]).toEqual([1, 1, doc.chunks.length]);
       await s.sessions.delete(scope, session.id);
-      await s.documents.remove(scope, doc.id);
+      await s.documents.delete(scope, doc.id);
       expect([
         await count('session_kv'),
         await count('session_transcript'),
@@ -324,7 +325,8 @@ describe.skipIf(noServer)('PostgreSQL specifics', () => {
       const scope = { userId: 'u1' };
       const { id } = await s.sessions.create(scope);
       for (const key of nasty) await s.sessions.kvSet(scope, id, key, `value of ${key}`);
-      for (const key of nasty) expect(await s.sessions.kvGet(scope, id, key)).toBe(`value of ${key}`);
+      for (const key of nasty)
+        expect((await s.sessions.kvGet(scope, id, key))?.value).toBe(`value of ${key}`);
       expect(await s.sessions.kvGet(scope, id, '%')).toBeNull();
       expect((await s.sessions.kvList(scope, id)).map((e) => e.key)).toEqual(nasty);
     });
@@ -358,10 +360,10 @@ describe.skipIf(noServer)('PostgreSQL specifics', () => {
       expect((await s.working.get(scope, 'session/s1/big'))?.value).toBe(big);
       const session = await s.sessions.create(scope);
       await s.sessions.kvSet(scope, session.id, 'big', big);
-      expect(await s.sessions.kvGet(scope, session.id, 'big')).toBe(big);
+      expect((await s.sessions.kvGet(scope, session.id, 'big'))?.value).toBe(big);
       await s.sessions.transcriptAppend(scope, session.id, { role: 'tool', content: big, toolCallId: 'c1' });
       expect((await s.sessions.transcriptReadLast(scope, session.id, 1))[0]?.content).toBe(big);
-      const detail = await s.details.put(scope, { description: 'big output', content: big });
+      const detail = await s.details.create(scope, { description: 'big output', content: big });
       expect((await s.details.get(scope, detail.id))?.content).toBe(big);
       const env = await s.facts.snapshot({ userId: 'u1' });
       expect(env.records[0]?.content).toBe(big);
@@ -462,8 +464,37 @@ describe.skipIf(noServer)('PostgreSQL specifics', () => {
         ]),
       );
       for (const [i, f] of facts.entries()) {
-        expect(await b.facts.get(scope, f.id)).toMatchObject({ content: `content ${i}`, tags: [`tag${i}`] });
+        expect(await b.facts.get(scope, f.id)).toMatchObject({
+          content: `content ${i}`,
+          tags: [`tag${i}`],
+          version: 3,
+        });
       }
+    });
+
+    it('of concurrent writes expecting one version from two clients exactly one applies, the others are CONFLICT', async () => {
+      const [a, b] = await twins();
+      const scope = { userId: 'u1' };
+      const thread = { ...scope, threadId: 't1' };
+      const fact = await a.facts.create(scope, { content: 'v1' });
+      await a.plans.create(thread, { goal: 'g', steps: ['s'] });
+      const outcomes = await Promise.allSettled(
+        Array.from({ length: 10 }, (_, i) => [
+          [a, b][i % 2]!.facts.update(scope, fact.id, { content: `w${i}` }, { expectedVersion: 1 }),
+          [a, b][i % 2]!.plans.addContextNote(thread, `w${i}`, { expectedVersion: 1 }),
+        ]).flat(),
+      );
+      const applied = outcomes.filter((o) => o.status === 'fulfilled');
+      expect(applied).toHaveLength(2);
+      for (const o of outcomes)
+        if (o.status === 'rejected') expect(isKiokuError(o.reason) && o.reason.code).toBe('CONFLICT');
+      expect((await b.facts.get(scope, fact.id))?.version).toBe(2);
+      expect(await b.plans.get(thread)).toMatchObject({ version: 2, contextNotes: [{}] });
+      // A delete and a clear expecting the old version change nothing either.
+      await expectKiokuError(b.facts.delete(scope, fact.id, { expectedVersion: 1 }), 'CONFLICT');
+      await expectKiokuError(b.plans.delete(thread, { expectedVersion: 1 }), 'CONFLICT');
+      expect(await a.facts.delete(scope, fact.id, { expectedVersion: 2 })).toBe(true);
+      expect(await a.plans.delete(thread, { expectedVersion: 2 })).toBe(true);
     });
 
     it('sweeps and sets of expiring entries from two clients run side by side without deadlocks', async () => {

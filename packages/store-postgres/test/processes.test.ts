@@ -12,7 +12,7 @@ const here = path.dirname(fileURLToPath(import.meta.url));
 describe.skipIf(noServer)('PostgreSQL stores across OS processes', () => {
   afterAll(() => sharedClient().end({ timeout: 5 }));
 
-  it('two processes writing one user at once lose nothing and never exceed a cap', async () => {
+  it('two processes writing one user at once lose nothing, never exceed a cap, lose no compare-and-set and share one lease', async () => {
     const schema = freshSchema();
     const stores = createPostgresStores({ client: sharedClient(), schema });
     await stores.setup();
@@ -63,13 +63,17 @@ describe.skipIf(noServer)('PostgreSQL stores across OS processes', () => {
     const results = await Promise.all([spawnWriter('alpha'), spawnWriter('beta')]);
     watching = false;
     await watcher;
-    expect(results.map((r) => r.stdout.trim())).toEqual(['done', 'done']);
+    const outputs = results.map((r) => r.stdout.trim().split('\n'));
+    expect(outputs.map((lines) => lines.at(-1))).toEqual(['done', 'done']);
+    // One lease, two processes: exactly one of them got it.
+    expect(outputs.map((lines) => lines[0]).sort()).toEqual(['lease busy', 'lease held']);
 
     // Facts and uncapped session data: every write of both processes is there.
     const facts = await stores.facts.list(scope);
     expect(facts).toHaveLength(2 * perProcess);
     expect(new Set(facts.map((f) => f.content)).size).toBe(2 * perProcess);
-    expect(await stores.sessions.kvList(scope, a.id)).toHaveLength(2 * perProcess);
+    // Every key of both processes, and the shared counter.
+    expect(await stores.sessions.kvList(scope, a.id)).toHaveLength(2 * perProcess + 1);
     const transcript = await stores.sessions.transcriptReadLast(scope, a.id, 1000);
     expect(transcript).toHaveLength(2 * perProcess);
     for (const label of ['alpha', 'beta']) {
@@ -88,6 +92,15 @@ describe.skipIf(noServer)('PostgreSQL stores across OS processes', () => {
       }
     }
     expect(await stores.working.list(scope, 'session/shared')).toHaveLength(10);
+    // Versions: no increment of the shared counter is lost.
+    expect(await stores.working.get(scope, 'patrol/shared/counter')).toMatchObject({
+      value: String(2 * perProcess),
+      version: 2 * perProcess,
+    });
+    expect(await stores.sessions.kvGet(scope, a.id, 'shared-counter')).toMatchObject({
+      value: String(2 * perProcess),
+      version: 2 * perProcess,
+    });
     expect(maxKv).toBeLessThanOrEqual(25);
     expect(maxTranscript).toBeLessThanOrEqual(30);
     expect(maxWorking).toBeLessThanOrEqual(10);

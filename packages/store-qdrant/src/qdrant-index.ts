@@ -1,12 +1,7 @@
 import {
-  assertDimensions,
   type Clock,
   CorruptDataError,
   isKiokuError,
-  makeVectorSnapshot,
-  parseOrThrow,
-  parseScope,
-  parseVectorSnapshot,
   type RestoreOptions,
   type RestoreReport,
   type Scope,
@@ -27,6 +22,13 @@ import {
   VectorSelectionSchema,
   type VectorSnapshot,
 } from '@kioku/core';
+import {
+  assertDimensions,
+  makeVectorSnapshot,
+  parseOrThrow,
+  parseScope,
+  parseVectorSnapshot,
+} from '@kioku/core/adapter';
 import { QdrantClient } from '@qdrant/js-client-rest';
 import { FIELDS, INDEXED_FIELDS, type QdrantFilter, scopeFilter } from './payload.js';
 import { pointId } from './point-id.js';
@@ -166,7 +168,7 @@ export class QdrantVectorIndex implements VectorIndex {
     });
   }
 
-  async query(scope: Scope, query: VectorQuery): Promise<VectorHit[]> {
+  async search(scope: Scope, query: VectorQuery): Promise<VectorHit[]> {
     const s = parseScope(scope);
     const q = parseQuery(query);
     assertDimensions(q.vector, this.dimensions);

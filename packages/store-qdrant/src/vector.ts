@@ -1,10 +1,5 @@
-import {
-  parseOrThrow,
-  ValidationError,
-  type VectorPoint,
-  VectorPointSchema,
-  VectorQuerySchema,
-} from '@kioku/core';
+import { ValidationError, type VectorPoint, VectorPointSchema, VectorQuerySchema } from '@kioku/core';
+import { parseOrThrow } from '@kioku/core/adapter';
 
 const MAX_DIMENSIONS = 16_384;
 

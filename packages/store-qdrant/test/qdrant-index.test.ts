@@ -136,7 +136,7 @@ describe.skipIf(qdrant.real)('every request is scoped (checked on the test serve
     const server = qdrant.server!;
     const from = server.log.length;
     await index.upsert(scope, [{ id: 'a', kind: 'facts', vector: vec(1), model: 'm' }]);
-    await index.query(scope, { vector: vec(1), kind: 'facts', filter: { n: 1 } });
+    await index.search(scope, { vector: vec(1), kind: 'facts', filter: { n: 1 } });
     await index.count(user);
     await index.models(scope, { kind: 'facts' });
     await index.delete(scope, ['a', 'a', 'b']);

@@ -21,7 +21,7 @@ import { randomBytes } from 'node:crypto';
 import { existsSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { englishAnalyzer } from '@kioku/core';
+import { englishAnalyzer } from '@kioku/core/adapter';
 import { Redis } from 'ioredis';
 import { RedisConnection, RedisFactStore } from '../src/index.js';
 

@@ -1,22 +1,24 @@
 import {
   type Clock,
-  makeEnvelope,
-  type PartitionKind,
-  parseEnvelope,
-  parseOrThrow,
   type RestoreOptions,
   type RestoreReport,
-  ScopeError,
   type SnapshotEnvelope,
   type SnapshotSelector,
   SnapshotSelectorSchema,
   systemClock,
   ValidationError,
 } from '@kioku/core';
+import {
+  makeEnvelope,
+  type PartitionKind,
+  parseOrThrow,
+  planRestore,
+  type RestoreSpec,
+} from '@kioku/core/adapter';
 import { type Multi, RedisConnection, type RedisConnectionOptions, type SetupReport } from './connection.js';
 import type { PartitionAddress } from './keys.js';
 
-type RecordSchema<R> = Parameters<typeof parseEnvelope<R>>[1];
+type RecordSchema<R> = Parameters<typeof planRestore<R>>[1];
 
 export interface RedisStoreOptions extends RedisConnectionOptions {
   /** A connection shared with other stores (see `createRedisStores`); instead of `url` / `client`. */
@@ -96,44 +98,17 @@ export abstract class RedisStoreBase {
     recordSchema: RecordSchema<R>,
     input: unknown,
     options: RestoreOptions,
-    spec: {
-      userIdOf(record: R): string;
-      /** The partition a record belongs to (a stable string) and its id within it. */
-      partitionOf(record: R): string;
-      idOf(record: R): string;
-      /** Records to restore (default: all); the others are validated but dropped (expired entries). */
-      keep?(record: R): boolean;
+    spec: RestoreSpec<R> & {
       /** Queue the replacement of one partition (given its records, in snapshot order). */
       replace(multi: Multi, records: R[]): void;
     },
   ): Promise<RestoreReport> {
-    const envelope = parseEnvelope(kind, recordSchema, input);
-    if (options.userId !== undefined && envelope.records.some((r) => spec.userIdOf(r) !== options.userId)) {
-      throw new ScopeError(
-        `Snapshot contains records of another user; restoring into user "${options.userId}" is refused.`,
-      );
-    }
-    const groups = new Map<string, { ids: Set<string>; records: R[] }>();
-    for (const record of envelope.records) {
-      if (spec.keep && !spec.keep(record)) continue;
-      const key = spec.partitionOf(record);
-      let group = groups.get(key);
-      if (!group) {
-        group = { ids: new Set(), records: [] };
-        groups.set(key, group);
-      }
-      const id = spec.idOf(record);
-      if (group.ids.has(id)) {
-        throw new ValidationError(`Snapshot has two records with id "${id}" in one partition.`);
-      }
-      group.ids.add(id);
-      group.records.push(record);
-    }
-    if (groups.size > 0) {
+    const plan = planRestore(kind, recordSchema, input, options, spec);
+    if (plan.partitions.length > 0) {
       await this.connection.transaction(`${kind} restore`, (multi) => {
-        for (const group of groups.values()) spec.replace(multi, group.records);
+        for (const records of plan.partitions) spec.replace(multi, records);
       });
     }
-    return { records: envelope.records.length, partitions: groups.size };
+    return { records: plan.records, partitions: plan.partitions.length };
   }
 }

@@ -9,22 +9,24 @@ import {
   DetailRecordSchema,
   type DetailStore,
   defaultTokenizer,
-  detailIndexEntries,
   IdSchema,
-  isoAt,
-  listDetails,
-  newDetail,
-  parseOrThrow,
-  parseScope,
   type RestoreOptions,
   type RestoreReport,
   type Scope,
   type SnapshotEnvelope,
   type SnapshotSelector,
-  searchDetails,
   type Tokenizer,
-  visibleDetail,
 } from '@kioku/core';
+import {
+  detailIndexEntries,
+  isoAt,
+  listDetails,
+  newDetail,
+  parseOrThrow,
+  parseScope,
+  searchDetails,
+  visibleDetail,
+} from '@kioku/core/adapter';
 import { RedisStoreBase, type RedisStoreOptions } from './base.js';
 import type { RedisSearchOptions } from './facts.js';
 import { PartitionCache, type PartitionKeys, partitionKeys, RecordPartitions } from './records.js';
@@ -52,7 +54,7 @@ export class RedisDetailStore extends RedisStoreBase implements DetailStore {
     this.#cache = new PartitionCache(this.#records, (d) => d.id, options.cache);
   }
 
-  async put(scope: Scope, input: DetailInput): Promise<DetailRecord> {
+  async create(scope: Scope, input: DetailInput): Promise<DetailRecord> {
     const s = parseScope(scope);
     const record = newDetail(s, input, this.#tokenizer, isoAt(this.clock));
     await this.#records.insert(this.#keysFor(s.userId), record.id, record, 'detail');

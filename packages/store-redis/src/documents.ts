@@ -1,30 +1,32 @@
 import {
   type CombinedKnowledge,
-  chunkIndexEntries,
-  combineKnowledge,
   type DocumentChunkHit,
-  type DocumentChunking,
-  type DocumentChunkingOptions,
   type DocumentInput,
   type DocumentQuery,
   DocumentQuerySchema,
   type DocumentStore,
-  documentChunking,
   IdSchema,
-  isoAt,
   type KnowledgeDocument,
   KnowledgeDocumentSchema,
-  newDocument,
-  parseKnowledgeBudget,
-  parseOrThrow,
-  parseScope,
   type RestoreOptions,
   type RestoreReport,
   type Scope,
   type SnapshotEnvelope,
   type SnapshotSelector,
-  searchChunks,
 } from '@kioku/core';
+import {
+  chunkIndexEntries,
+  combineKnowledge,
+  type DocumentChunking,
+  type DocumentChunkingOptions,
+  documentChunking,
+  isoAt,
+  newDocument,
+  parseKnowledgeBudget,
+  parseOrThrow,
+  parseScope,
+  searchChunks,
+} from '@kioku/core/adapter';
 import { RedisStoreBase, type RedisStoreOptions } from './base.js';
 import type { RedisSearchOptions } from './facts.js';
 import { NO_AGENT } from './keys.js';
@@ -52,7 +54,7 @@ export class RedisDocumentStore extends RedisStoreBase implements DocumentStore 
     this.#cache = new PartitionCache(this.#records, (d) => d.id, options.cache);
   }
 
-  async add(scope: Scope, input: DocumentInput): Promise<KnowledgeDocument> {
+  async create(scope: Scope, input: DocumentInput): Promise<KnowledgeDocument> {
     const s = parseScope(scope);
     const doc = newDocument(s, input, this.#chunking, isoAt(this.clock));
     await this.#records.insert(this.#keysFor(s), doc.id, doc, 'document');
@@ -70,7 +72,7 @@ export class RedisDocumentStore extends RedisStoreBase implements DocumentStore 
     return [...partition.ordered()];
   }
 
-  async remove(scope: Scope, id: string): Promise<boolean> {
+  async delete(scope: Scope, id: string): Promise<boolean> {
     const keys = this.#keysFor(parseScope(scope));
     parseOrThrow(IdSchema, id, 'document id');
     return this.#records.delete(keys, id);

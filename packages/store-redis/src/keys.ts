@@ -1,4 +1,4 @@
-import type { PartitionKind } from '@kioku/core';
+import type { PartitionKind } from '@kioku/core/adapter';
 
 /**
  * Every user-controlled part of a key (user, agent, thread, record or session id, working-memory key)

@@ -1,24 +1,27 @@
 import { createHash } from 'node:crypto';
 import {
-  isoAt,
-  missingPlanError,
-  type NewStep,
-  newPlan,
   type Plan,
-  type PlanEdit,
   type PlanInput,
   PlanSchema,
   type PlanStore,
-  parseThreadScope,
-  planEdits,
   type RestoreOptions,
   type RestoreReport,
   type SnapshotEnvelope,
   type SnapshotSelector,
-  type StepUpdate,
   StorageError,
   type ThreadScope,
+  type WriteOptions,
 } from '@kioku/core';
+import {
+  checkPlanVersion,
+  isoAt,
+  missingPlanError,
+  newPlan,
+  type PlanEdit,
+  parseThreadScope,
+  parseWriteOptions,
+  withPlanEdits,
+} from '@kioku/core/adapter';
 import { RedisStoreBase } from './base.js';
 import { lua } from './connection.js';
 import { encodePart, NO_AGENT } from './keys.js';
@@ -33,10 +36,28 @@ redis.call('SET', KEYS[1], ARGV[2])
 return 1
 `);
 
+// Compare-and-delete on the SHA-1 of the stored plan: 1 deleted, 0 gone, -1 changed since it was read.
+const DELETE_IF = lua(`
+local current = redis.call('GET', KEYS[1])
+if not current then return 0 end
+if redis.sha1hex(current) ~= ARGV[1] then return -1 end
+redis.call('DEL', KEYS[1])
+return 1
+`);
+
 const MAX_ATTEMPTS = 100;
 
+const sha1 = (text: string) => createHash('sha1').update(text).digest('hex');
+
+/** Stored plan JSON (validated when written); plans stored before versions existed read as version 1. */
+function parsePlan(json: string): Plan {
+  const plan = parseJson<Plan>(json, 'plan');
+  plan.version ??= 1;
+  return plan;
+}
+
 /** One plan per thread, as a JSON string at `plans:{user}:agent:thread`. Changes are compare-and-set. */
-export class RedisPlanStore extends RedisStoreBase implements PlanStore {
+export class RedisPlanStore extends withPlanEdits(RedisStoreBase) implements PlanStore {
   async create(scope: ThreadScope, input: PlanInput): Promise<Plan> {
     const s = parseThreadScope(scope);
     const plan = newPlan(s, input, isoAt(this.clock));
@@ -45,36 +66,30 @@ export class RedisPlanStore extends RedisStoreBase implements PlanStore {
     return plan;
   }
 
-  async get(scope: ThreadScope): Promise<Plan | null> {
+  override async get(scope: ThreadScope): Promise<Plan | null> {
     const key = this.#keyFor(parseThreadScope(scope));
     const json = await this.connection.run('GET', () => this.connection.client.get(key));
-    return json === null ? null : parseJson<Plan>(json, 'plan');
+    return json === null ? null : parsePlan(json);
   }
 
-  async has(scope: ThreadScope): Promise<boolean> {
+  // Each edit checks options.expectedVersion against the plan it is applied to (CONFLICT, nothing
+  // written) and bumps the version; a compare-and-set retry applies it, and so checks again, to the fresh plan.
+
+  async delete(scope: ThreadScope, options?: WriteOptions): Promise<boolean> {
     const key = this.#keyFor(parseThreadScope(scope));
-    return (await this.connection.run('EXISTS', () => this.connection.client.exists(key))) === 1;
-  }
-
-  async updateStep(scope: ThreadScope, stepId: string, update: StepUpdate): Promise<Plan> {
-    return this.#modify(parseThreadScope(scope), planEdits.updateStep(stepId, update, isoAt(this.clock)));
-  }
-
-  async addStep(scope: ThreadScope, step: NewStep): Promise<Plan> {
-    return this.#modify(parseThreadScope(scope), planEdits.addStep(step, isoAt(this.clock)));
-  }
-
-  async addContextNote(scope: ThreadScope, text: string): Promise<Plan> {
-    return this.#modify(parseThreadScope(scope), planEdits.addContextNote(text, isoAt(this.clock)));
-  }
-
-  async complete(scope: ThreadScope): Promise<Plan> {
-    return this.#modify(parseThreadScope(scope), planEdits.complete(isoAt(this.clock)));
-  }
-
-  async clear(scope: ThreadScope): Promise<boolean> {
-    const key = this.#keyFor(parseThreadScope(scope));
-    return (await this.connection.run('DEL', () => this.connection.client.del(key))) === 1;
+    const { expectedVersion } = parseWriteOptions(options);
+    if (expectedVersion === undefined) {
+      return (await this.connection.run('DEL', () => this.connection.client.del(key))) === 1;
+    }
+    // Read, check the version, delete only if the plan is still what was read (else read and check again).
+    for (let attempt = 0; attempt < MAX_ATTEMPTS; attempt++) {
+      const json = await this.connection.run('GET', () => this.connection.client.get(key));
+      if (json === null) return false;
+      checkPlanVersion(parsePlan(json), expectedVersion);
+      const deleted = await this.connection.eval<number>(DELETE_IF, [key], [sha1(json)]);
+      if (deleted !== -1) return deleted === 1;
+    }
+    throw new StorageError(`Gave up clearing the plan after ${MAX_ATTEMPTS} conflicting writes.`);
   }
 
   async snapshot(selector: SnapshotSelector): Promise<SnapshotEnvelope<Plan>> {
@@ -84,7 +99,7 @@ export class RedisPlanStore extends RedisStoreBase implements PlanStore {
       const values = await this.connection.run('MGET', () =>
         this.connection.client.mget(...found.map((f) => f.key)),
       );
-      return values.flatMap((json) => (json === null ? [] : [parseJson<Plan>(json, 'plan')]));
+      return values.flatMap((json) => (json === null ? [] : [parsePlan(json)]));
     });
   }
 
@@ -104,14 +119,14 @@ export class RedisPlanStore extends RedisStoreBase implements PlanStore {
   }
 
   /** Read, change and write the thread's plan only if nobody changed it in between (else read again). */
-  async #modify(scope: ThreadScope, edit: PlanEdit): Promise<Plan> {
+  override async modify(scope: ThreadScope, make: (now: string) => PlanEdit): Promise<Plan> {
+    const edit = make(isoAt(this.clock));
     const key = this.#keyFor(scope);
     for (let attempt = 0; attempt < MAX_ATTEMPTS; attempt++) {
       const json = await this.connection.run('GET', () => this.connection.client.get(key));
       if (json === null) throw missingPlanError();
-      const next = edit(parseJson<Plan>(json, 'plan'));
-      const sha = createHash('sha1').update(json).digest('hex');
-      const written = await this.connection.eval<number>(REPLACE, [key], [sha, JSON.stringify(next)]);
+      const next = edit(parsePlan(json));
+      const written = await this.connection.eval<number>(REPLACE, [key], [sha1(json), JSON.stringify(next)]);
       if (written === 1) return next;
       if (written === 0) throw missingPlanError();
     }

@@ -1,12 +1,6 @@
 import { createHash } from 'node:crypto';
-import {
-  ConflictError,
-  CorruptDataError,
-  LexicalIndex,
-  type LexicalIndexOptions,
-  NotFoundError,
-  StorageError,
-} from '@kioku/core';
+import { ConflictError, CorruptDataError, NotFoundError, StorageError } from '@kioku/core';
+import { LexicalIndex, type LexicalIndexOptions } from '@kioku/core/adapter';
 import { lua, type Multi, type RedisConnection, randomToken } from './connection.js';
 
 /**
@@ -67,15 +61,28 @@ redis.call('ZADD', KEYS[3], ver, ARGV[1])
 return 1
 `);
 
-const DELETE = lua(`${COMPACT}
-if redis.call('HDEL', KEYS[1], ARGV[1]) == 0 then return 0 end
+// What follows the removal of ARGV[1] from the hash in both deletes: order, change log, compaction.
+const AFTER_DELETE = `
 redis.call('ZREM', KEYS[2], ARGV[1])
 redis.call('HSETNX', KEYS[4], 'epoch', ARGV[2])
 local ver = redis.call('HINCRBY', KEYS[4], 'ver', 1)
 redis.call('ZADD', KEYS[3], ver, ARGV[1])
 compact(KEYS[1], KEYS[3], KEYS[4], ARGV[2])
 return 1
-`);
+`;
+
+const DELETE = lua(`${COMPACT}
+if redis.call('HDEL', KEYS[1], ARGV[1]) == 0 then return 0 end
+${AFTER_DELETE}`);
+
+// Compare-and-delete on the SHA-1 of the stored JSON (ARGV[3]): 1 deleted, 0 gone, -1 changed since it
+// was read. Otherwise exactly DELETE.
+const DELETE_IF = lua(`${COMPACT}
+local current = redis.call('HGET', KEYS[1], ARGV[1])
+if not current then return 0 end
+if redis.sha1hex(current) ~= ARGV[3] then return -1 end
+redis.call('HDEL', KEYS[1], ARGV[1])
+${AFTER_DELETE}`);
 
 // What changed since a cache's (epoch, version): nothing, the changed ids with their JSON ('' = deleted)
 // and sequence, or 'full' when the cache must reload (other epoch, or more changes than are worth replaying).
@@ -164,17 +171,19 @@ export class RecordPartitions<T> {
   /**
    * Read-modify-write of one record without locks: read it, compute the next version, write it only if
    * the stored JSON is still what was read (else read again). `change` returns undefined to write
-   * nothing. NotFoundError (with `missing`) when the record does not exist.
+   * nothing; what it throws is thrown (nothing written). When the record does not exist: a NotFoundError
+   * with the message `missing`, or what `missing()` returns.
    */
   async modify<R>(
     keys: PartitionKeys,
     id: string,
-    missing: string,
+    missing: string | (() => Error),
     change: (current: T) => { next: T; result: R } | { result: R; next?: undefined },
   ): Promise<R> {
+    const notFound = () => (typeof missing === 'string' ? new NotFoundError(missing) : missing());
     for (let attempt = 0; attempt < MAX_ATTEMPTS; attempt++) {
       const json = await this.connection.run('HGET', () => this.connection.client.hget(keys.rec, id));
-      if (json === null) throw new NotFoundError(missing);
+      if (json === null) throw notFound();
       const outcome = change(this.parse(json));
       if (outcome.next === undefined) return outcome.result;
       const written = await this.connection.eval<number>(REPLACE, keyList(keys), [
@@ -184,7 +193,7 @@ export class RecordPartitions<T> {
         randomToken(),
       ]);
       if (written === 1) return outcome.result;
-      if (written === 0) throw new NotFoundError(missing);
+      if (written === 0) throw notFound();
     }
     throw new StorageError(
       `Gave up updating ${this.kind.name} "${id}" after ${MAX_ATTEMPTS} conflicting writes.`,
@@ -193,6 +202,28 @@ export class RecordPartitions<T> {
 
   async delete(keys: PartitionKeys, id: string): Promise<boolean> {
     return (await this.connection.eval<number>(DELETE, keyList(keys), [id, randomToken()])) === 1;
+  }
+
+  /**
+   * Delete a record only if `check` accepts it: read it, call `check` (which throws to refuse; nothing
+   * is deleted), delete it only if the stored JSON is still what was read (else read and check again).
+   * False when the record does not exist. The log and compaction are those of `delete`.
+   */
+  async deleteIf(keys: PartitionKeys, id: string, check: (current: T) => void): Promise<boolean> {
+    for (let attempt = 0; attempt < MAX_ATTEMPTS; attempt++) {
+      const json = await this.connection.run('HGET', () => this.connection.client.hget(keys.rec, id));
+      if (json === null) return false;
+      check(this.parse(json));
+      const deleted = await this.connection.eval<number>(DELETE_IF, keyList(keys), [
+        id,
+        randomToken(),
+        sha1(json),
+      ]);
+      if (deleted !== -1) return deleted === 1;
+    }
+    throw new StorageError(
+      `Gave up deleting ${this.kind.name} "${id}" after ${MAX_ATTEMPTS} conflicting writes.`,
+    );
   }
 
   /** The whole partition at one instant (MULTI), in insertion order. */

@@ -1,16 +1,9 @@
 import {
-  isoAt,
   type KvEntry,
   KvKeySchema,
-  newKvEntry,
-  newSession,
-  newTranscriptEntries,
-  parseOrThrow,
-  parseScope,
   type RestoreOptions,
   type RestoreReport,
   type Scope,
-  type SessionCaps,
   type SessionCreateOptions,
   type SessionInfo,
   type SessionRecord,
@@ -19,13 +12,26 @@ import {
   type SessionStoreOptions,
   type SnapshotEnvelope,
   type SnapshotSelector,
+  type TranscriptEntry,
+  type TranscriptInput,
+  type UpsertOptions,
+  type WriteOptions,
+} from '@kioku/core';
+import {
+  checkKvVersion,
+  isoAt,
+  newKvSet,
+  newSession,
+  newTranscriptEntries,
+  parseOrThrow,
+  parseScope,
+  parseWriteOptions,
+  type SessionCaps,
   sessionCaps,
   sessionKey,
   sessionNotFoundError,
-  type TranscriptEntry,
-  type TranscriptInput,
   transcriptReadCount,
-} from '@kioku/core';
+} from '@kioku/core/adapter';
 import { RedisStoreBase, type RedisStoreOptions } from './base.js';
 import { lua } from './connection.js';
 import { encodePart, NO_AGENT } from './keys.js';
@@ -35,6 +41,18 @@ export type RedisSessionStoreOptions = RedisStoreOptions & SessionStoreOptions;
 
 // Every script that touches a session's data first checks the session is in the caller's index, in the
 // same script: a concurrent delete can never leave data behind for a session that no longer exists.
+
+/**
+ * A k-v entry is stored as its JSON with `"version":n` as the last field, which the scripts add (from JSON
+ * without it) and read back with `kvVersion`: 0 when the key has no entry, 1 for entries stored before
+ * versions existed (no such field).
+ */
+const KV_VERSION = `
+local function kvVersion(json)
+  if not json then return 0 end
+  return tonumber(string.match(string.sub(json, -24), ',"version":(%d+)}$') or '1')
+end
+`;
 
 /** KEYS idx, ord, meta. ARGV id, session JSON. */
 const CREATE = lua(`
@@ -52,24 +70,39 @@ redis.call('DEL', KEYS[3], KEYS[4], KEYS[5])
 return 1
 `);
 
-/** KEYS idx, kv, kvo, meta. ARGV id, key, entry JSON, cap. An update moves the key to the end; FIFO past the cap. */
-const KV_SET = lua(`
-if redis.call('HEXISTS', KEYS[1], ARGV[1]) == 0 then return -1 end
-redis.call('HSET', KEYS[2], ARGV[2], ARGV[3])
+/**
+ * KEYS idx, kv, kvo, meta. ARGV id, key, entry JSON (without its version), cap, expected version ('' for
+ * none). Core's rule: the entry's version is one more than the key's current one (1 when it has none), and
+ * a given expected version must equal the current one (0: none), else nothing changes and {-2, current} is
+ * returned. An update moves the key to the end; FIFO past the cap. {1, version} when written, {-1, 0} when
+ * the session is not the caller's.
+ */
+const KV_SET = lua(`${KV_VERSION}
+if redis.call('HEXISTS', KEYS[1], ARGV[1]) == 0 then return {-1, 0} end
+local current = kvVersion(redis.call('HGET', KEYS[2], ARGV[2]))
+if ARGV[5] ~= '' and tonumber(ARGV[5]) ~= current then return {-2, current} end
+local version = current + 1
+redis.call('HSET', KEYS[2], ARGV[2], string.sub(ARGV[3], 1, -2) .. ',"version":' .. version .. '}')
 redis.call('ZADD', KEYS[3], redis.call('HINCRBY', KEYS[4], 'seq', 1), ARGV[2])
 local over = redis.call('ZCARD', KEYS[3]) - tonumber(ARGV[4])
 if over > 0 then
   for _, k in ipairs(redis.call('ZRANGE', KEYS[3], 0, over - 1)) do redis.call('HDEL', KEYS[2], k) end
   redis.call('ZREMRANGEBYRANK', KEYS[3], 0, over - 1)
 end
-return 1
+return {1, version}
 `);
 
-/** KEYS idx, kv, kvo. ARGV id, key. */
-const KV_DELETE = lua(`
-if redis.call('HEXISTS', KEYS[1], ARGV[1]) == 0 then return -1 end
+/**
+ * KEYS idx, kv, kvo. ARGV id, key, expected version ('' for none). {1, version} when the key had an entry,
+ * {0, 0} when not, {-2, current} without deleting when the expected version differs, {-1, 0} when the
+ * session is not the caller's.
+ */
+const KV_DELETE = lua(`${KV_VERSION}
+if redis.call('HEXISTS', KEYS[1], ARGV[1]) == 0 then return {-1, 0} end
+local current = kvVersion(redis.call('HGET', KEYS[2], ARGV[2]))
+if ARGV[3] ~= '' and tonumber(ARGV[3]) ~= current then return {-2, current} end
 redis.call('ZREM', KEYS[3], ARGV[2])
-return redis.call('HDEL', KEYS[2], ARGV[2])
+return {redis.call('HDEL', KEYS[2], ARGV[2]), current}
 `);
 
 /** KEYS idx, tr. ARGV id, cap, entries… (appended in order, then trimmed to the last cap). */
@@ -131,6 +164,22 @@ redis.call('HSET', KEYS[3], 'seq', seq)
 return 1
 `);
 
+/** An entry's stored JSON (`kvVersion` reads the version there, its last field). */
+function storedJson(entry: KvEntry): string {
+  return JSON.stringify({ key: entry.key, value: entry.value, ts: entry.ts, version: entry.version });
+}
+
+/** An entry's JSON without its version, which the set script adds. */
+function unversionedJson(entry: KvEntry): string {
+  return JSON.stringify({ key: entry.key, value: entry.value, ts: entry.ts });
+}
+
+/** A stored entry; one stored before versions existed is at version 1. */
+function parseStored(json: string): KvEntry {
+  const entry = parseJson<Omit<KvEntry, 'version'> & { version?: number }>(json, 'session k-v entry');
+  return { ...entry, version: entry.version ?? 1 };
+}
+
 interface SessionKeys {
   base: string;
   idx: string;
@@ -146,8 +195,9 @@ interface DataKeys {
 
 /**
  * Sessions per user + agent: an index (`…:idx` HASH id → session, `…:ord` ZSET for creation order) and
- * per session a k-v HASH (`…:s:<id>:kv`) with its order (`…:kvo`, an update moves a key to the end) and a
- * transcript LIST (`…:tr`). Caps are enforced in the same Lua script as the write.
+ * per session a k-v HASH (`…:s:<id>:kv`, key → entry JSON ending in its version) with its order (`…:kvo`, an
+ * update moves a key to the end) and a transcript LIST (`…:tr`). Caps and k-v versions are checked in the
+ * same Lua script as the write.
  */
 export class RedisSessionStore extends RedisStoreBase implements SessionStore {
   readonly #caps: SessionCaps;
@@ -165,14 +215,13 @@ export class RedisSessionStore extends RedisStoreBase implements SessionStore {
     return session;
   }
 
-  async load(scope: Scope, sessionId: string): Promise<SessionInfo> {
+  async get(scope: Scope, sessionId: string): Promise<SessionInfo | null> {
     const s = parseScope(scope);
     const id = sessionKey(sessionId);
     const json = await this.connection.run('HGET', () =>
       this.connection.client.hget(this.#keysFor(s).idx, id),
     );
-    if (json === null) throw sessionNotFoundError(sessionId);
-    return parseJson<SessionInfo>(json, 'session');
+    return json === null ? null : parseJson<SessionInfo>(json, 'session');
   }
 
   async list(scope: Scope): Promise<SessionInfo[]> {
@@ -193,7 +242,7 @@ export class RedisSessionStore extends RedisStoreBase implements SessionStore {
     return (await this.connection.eval<number>(DELETE, [k.idx, k.ord, d.kv, d.kvo, d.tr], [id])) === 1;
   }
 
-  async kvGet(scope: Scope, sessionId: string, key: string): Promise<string | null> {
+  async kvGet(scope: Scope, sessionId: string, key: string): Promise<KvEntry | null> {
     const k = this.#keysFor(parseScope(scope));
     parseOrThrow(KvKeySchema, key, 'key');
     const id = sessionKey(sessionId);
@@ -202,30 +251,44 @@ export class RedisSessionStore extends RedisStoreBase implements SessionStore {
       multi.hget(this.#dataKeys(k, id).kv, key);
     })) as [number, string | null];
     if (!exists) throw sessionNotFoundError(sessionId);
-    return json === null ? null : parseJson<KvEntry>(json, 'session k-v entry').value;
+    return json === null ? null : parseStored(json);
   }
 
-  async kvSet(scope: Scope, sessionId: string, key: string, value: string): Promise<void> {
+  async kvSet(
+    scope: Scope,
+    sessionId: string,
+    key: string,
+    value: string,
+    options?: UpsertOptions,
+  ): Promise<KvEntry> {
     const k = this.#keysFor(parseScope(scope));
-    const entry = newKvEntry(key, value, isoAt(this.clock));
+    const set = newKvSet(key, value, isoAt(this.clock), options);
     const id = sessionKey(sessionId);
     const d = this.#dataKeys(k, id);
-    const result = await this.connection.eval<number>(
+    const [outcome, version] = await this.connection.eval<[number, number]>(
       KV_SET,
       [k.idx, d.kv, d.kvo, k.meta],
-      [id, key, JSON.stringify(entry), this.#caps.kvCap],
+      [id, key, unversionedJson(set.entry), this.#caps.kvCap, set.expectedVersion ?? ''],
     );
-    if (result === -1) throw sessionNotFoundError(sessionId);
+    if (outcome === -1) throw sessionNotFoundError(sessionId);
+    if (outcome === -2) checkKvVersion(key, version, set.expectedVersion);
+    return { ...set.entry, version };
   }
 
-  async kvDelete(scope: Scope, sessionId: string, key: string): Promise<boolean> {
+  async kvDelete(scope: Scope, sessionId: string, key: string, options?: WriteOptions): Promise<boolean> {
     const k = this.#keysFor(parseScope(scope));
     parseOrThrow(KvKeySchema, key, 'key');
+    const { expectedVersion } = parseWriteOptions(options);
     const id = sessionKey(sessionId);
     const d = this.#dataKeys(k, id);
-    const result = await this.connection.eval<number>(KV_DELETE, [k.idx, d.kv, d.kvo], [id, key]);
-    if (result === -1) throw sessionNotFoundError(sessionId);
-    return result === 1;
+    const [outcome, version] = await this.connection.eval<[number, number]>(
+      KV_DELETE,
+      [k.idx, d.kv, d.kvo],
+      [id, key, expectedVersion ?? ''],
+    );
+    if (outcome === -1) throw sessionNotFoundError(sessionId);
+    if (outcome === -2) checkKvVersion(key, version, expectedVersion);
+    return outcome === 1;
   }
 
   async kvList(scope: Scope, sessionId: string): Promise<KvEntry[]> {
@@ -238,9 +301,7 @@ export class RedisSessionStore extends RedisStoreBase implements SessionStore {
       multi.zrange(d.kvo, '0', '-1');
     })) as [number, Record<string, string>, string[]];
     if (!exists) throw sessionNotFoundError(sessionId);
-    return order.flatMap((key) =>
-      hash[key] === undefined ? [] : [parseJson<KvEntry>(hash[key], 'session k-v entry')],
-    );
+    return order.flatMap((key) => (hash[key] === undefined ? [] : [parseStored(hash[key])]));
   }
 
   async transcriptAppend(
@@ -290,7 +351,7 @@ export class RedisSessionStore extends RedisStoreBase implements SessionStore {
             session: parseJson<SessionInfo>(info, 'session'),
             kv: kvOrder.flatMap((key) => {
               const json = kv.get(key);
-              return json === undefined ? [] : [parseJson<KvEntry>(json, 'session k-v entry')];
+              return json === undefined ? [] : [parseStored(json)];
             }),
             transcript: transcript.map((json) => parseJson<TranscriptEntry>(json, 'transcript entry')),
           });
@@ -312,7 +373,7 @@ export class RedisSessionStore extends RedisStoreBase implements SessionStore {
         for (const { session, kv, transcript } of records) {
           const id = session.id.toLowerCase();
           args.push(id, JSON.stringify({ ...session, id }), kv.length);
-          for (const entry of kv) args.push(entry.key, JSON.stringify(entry));
+          for (const entry of kv) args.push(entry.key, storedJson(entry));
           args.push(transcript.length, ...transcript.map((e) => JSON.stringify(e)));
         }
         multi.eval(RESTORE.lua, 3, k.idx, k.ord, k.meta, ...args);

@@ -1,4 +1,5 @@
-import type { LexicalIndexOptions, SessionStoreOptions, Tokenizer, WorkingMemoryOptions } from '@kioku/core';
+import type { KiokuStores, SessionStoreOptions, Tokenizer, WorkingMemoryOptions } from '@kioku/core';
+import { type LexicalIndexOptions, once } from '@kioku/core/adapter';
 import type { RedisStoreOptions } from './base.js';
 import { RedisConnection, type SetupReport } from './connection.js';
 import { RedisDetailStore } from './details.js';
@@ -51,6 +52,6 @@ export function createRedisStores(options: RedisStoresOptions) {
     details: new RedisDetailStore({ ...shared, cache, search, tokenizer }),
     /** Optional: checks the server is reachable and is Redis 7 or later. */
     setup: (): Promise<SetupReport> => connection.setup(),
-    close: (): Promise<void> => connection.close(),
-  };
+    close: once(() => connection.close()),
+  } satisfies KiokuStores & { connection: unknown };
 }

@@ -1,14 +1,19 @@
 import { systemClock } from '@kioku/core';
 import {
+  type BundleHarness,
   detailStoreSuite,
   documentStoreSuite,
   factStoreSuite,
+  lifecycleTests,
+  memoryPassesSuite,
   planStoreSuite,
   sessionStoreSuite,
+  storesBundleSuite,
   workingMemoryStoreSuite,
 } from '@kioku/store-test-suite';
 import { afterAll, describe } from 'vitest';
 import {
+  createRedisStores,
   RedisDetailStore,
   RedisDocumentStore,
   RedisFactStore,
@@ -16,7 +21,7 @@ import {
   RedisSessionStore,
   RedisWorkingMemoryStore,
 } from '../src/index.js';
-import { closeSharedClient, noServer, redisHarness } from './helpers.js';
+import { closeSharedClient, deletePrefix, freshPrefix, noServer, redisHarness, redisUrl } from './helpers.js';
 
 // Every test gets its own key prefix; the twin is a second client on the same prefix.
 describe.skipIf(noServer)('Redis conformance', () => {
@@ -36,4 +41,19 @@ describe.skipIf(noServer)('Redis conformance', () => {
   );
   sessionStoreSuite(redisHarness('sessions', (o) => new RedisSessionStore(o)));
   detailStoreSuite(redisHarness('details', (o) => new RedisDetailStore(o)));
+  let prefix = '';
+  const bundle: BundleHarness = {
+    name: 'createRedisStores',
+    create: () => {
+      prefix = freshPrefix();
+      return createRedisStores({ url: redisUrl, prefix });
+    },
+    reopen: () => createRedisStores({ url: redisUrl, prefix }),
+    destroy: async () => {
+      await deletePrefix(prefix);
+    },
+  };
+  storesBundleSuite(bundle);
+  lifecycleTests(bundle);
+  memoryPassesSuite(bundle);
 });

@@ -63,8 +63,8 @@ describe.skipIf(!hasRedisServer())('Redis restarts mid-run (own redis-server, ap
         await stores.working.set(scope, 'session/s1/notes', 'keep me', { ttlMs: 600_000 });
         await stores.plans.create(thread, { goal: 'Survive a restart', steps: ['write', 'crash', 'check'] });
         await stores.plans.updateStep(thread, '1', { status: 'completed' });
-        const detail = await stores.details.put(scope, { description: 'log', content: 'tool output' });
-        await stores.documents.add(scope, { id: 'doc', title: 'Guide', text: 'Crash recovery steps.' });
+        const detail = await stores.details.create(scope, { description: 'log', content: 'tool output' });
+        await stores.documents.create(scope, { id: 'doc', title: 'Guide', text: 'Crash recovery steps.' });
         expect((await stores.facts.search(scope, { query: 'tea' })).length).toBeGreaterThan(0); // warm cache
 
         // A writer that keeps going through the outage; only what it saw acknowledged must survive.
@@ -129,7 +129,7 @@ describe.skipIf(!hasRedisServer())('Redis restarts mid-run (own redis-server, ap
         for (const id of listed) if (!facts.some((f) => f.id === id)) expect(hits.has(id)).toBe(true);
         // And writes work again.
         await stores.sessions.kvSet(scope, session.id, 'after', 'restart');
-        expect(await stores.sessions.kvGet(scope, session.id, 'after')).toBe('restart');
+        expect((await stores.sessions.kvGet(scope, session.id, 'after'))?.value).toBe('restart');
       } finally {
         await stores.close();
       }

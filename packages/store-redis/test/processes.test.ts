@@ -14,7 +14,7 @@ const here = path.dirname(fileURLToPath(import.meta.url));
 describe.skipIf(noServer)('Redis stores across OS processes', () => {
   afterAll(closeSharedClient);
 
-  it('two processes writing one user at once lose nothing and never exceed a cap', async () => {
+  it('two processes writing one user at once lose nothing, never exceed a cap, lose no compare-and-set and share one lease', async () => {
     const prefix = freshPrefix();
     const stores = createRedisStores({ client: sharedClient(), prefix });
     const scope = { userId: 'shared-user' };
@@ -69,14 +69,18 @@ describe.skipIf(noServer)('Redis stores across OS processes', () => {
     const results = await Promise.all([spawnWriter('alpha'), spawnWriter('beta')]);
     watching = false;
     await watcher;
-    expect(results.map((r) => r.stdout.trim())).toEqual(['done', 'done']);
+    const outputs = results.map((r) => r.stdout.trim().split('\n'));
+    expect(outputs.map((lines) => lines.at(-1))).toEqual(['done', 'done']);
+    // One lease, two processes: exactly one of them got it.
+    expect(outputs.map((lines) => lines[0]).sort()).toEqual(['lease busy', 'lease held']);
     expect(samples).toBeGreaterThan(10);
 
     // Uncapped writes: every write of both processes is there.
     const facts = await stores.facts.list(scope);
     expect(facts).toHaveLength(2 * perProcess);
     expect(new Set(facts.map((f) => f.content)).size).toBe(2 * perProcess);
-    expect(await stores.sessions.kvList(scope, a.id)).toHaveLength(2 * perProcess);
+    // Every key of both processes, and the shared counter.
+    expect(await stores.sessions.kvList(scope, a.id)).toHaveLength(2 * perProcess + 1);
     const transcriptA = await stores.sessions.transcriptReadLast(scope, a.id, 1000);
     expect(transcriptA).toHaveLength(2 * perProcess);
     const notes = (await stores.plans.get(thread))!.contextNotes;
@@ -94,6 +98,15 @@ describe.skipIf(noServer)('Redis stores across OS processes', () => {
       expect(transcriptB[i]!.content.replace(' q', ' a')).toBe(transcriptB[i + 1]!.content); // batches unsplit
     }
     expect(await stores.working.list(scope, 'session/shared')).toHaveLength(50);
+    // Versions: no compare-and-set increment of the shared counter is lost.
+    expect(await stores.working.get(scope, 'patrol/shared/counter')).toMatchObject({
+      value: String(2 * perProcess),
+      version: 2 * perProcess,
+    });
+    expect(await stores.sessions.kvGet(scope, a.id, 'shared-counter')).toMatchObject({
+      value: String(2 * perProcess),
+      version: 2 * perProcess,
+    });
     expect(maxKv).toBeLessThanOrEqual(200);
     expect(maxTranscript).toBeLessThanOrEqual(500);
     expect(maxWorking).toBeLessThanOrEqual(50);

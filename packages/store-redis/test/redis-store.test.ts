@@ -1,4 +1,5 @@
-import { ManualClock, systemClock } from '@kioku/core';
+import { systemClock } from '@kioku/core';
+import { ManualClock } from '@kioku/core/testing';
 import { expectKiokuError, randomId, randomScope } from '@kioku/store-test-suite';
 import { Redis } from 'ioredis';
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
@@ -90,8 +91,8 @@ describe.skipIf(noServer)('Redis stores: adapter specifics', () => {
       await s.sessions.kvSet(scope, session.id, 'a:b*c', 'v');
       await s.sessions.transcriptAppend(scope, session.id, { role: 'user', content: 'hi' });
       await s.plans.create({ ...scope, threadId: 't1' }, { goal: 'Ship it', steps: ['one'] });
-      await s.details.put({ userId: 'alice' }, { description: 'log', content: 'output', id: 'd1' });
-      await s.documents.add(scope, { id: 'doc1', title: 'Guide', text: 'Some text.' });
+      await s.details.create({ userId: 'alice' }, { description: 'log', content: 'output', id: 'd1' });
+      await s.documents.create(scope, { id: 'doc1', title: 'Guide', text: 'Some text.' });
 
       const keys = (await keysUnder(prefix)).map((k) => k.slice(prefix.length)).sort();
       const sid = session.id;
@@ -157,7 +158,7 @@ describe.skipIf(noServer)('Redis stores: adapter specifics', () => {
       for (const userId of ['alice', 'alice2', 'alice.x', 'alic']) {
         await s.facts.create({ userId }, { content: `fact of ${userId}` });
         await s.working.set({ userId }, 'session/s1/k', `entry of ${userId}`);
-        await s.details.put({ userId }, { description: 'd', content: `detail of ${userId}` });
+        await s.details.create({ userId }, { description: 'd', content: `detail of ${userId}` });
         await s.plans.create({ userId, threadId: 't' }, { goal: `plan of ${userId}` });
         await s.sessions.create({ userId });
       }
@@ -263,16 +264,16 @@ describe.skipIf(noServer)('Redis stores: adapter specifics', () => {
       const b = twinOf(a.connection.prefix);
       const scope = randomScope();
       await b.documents.search(scope, { query: 'anything' });
-      await a.documents.add(scope, {
+      await a.documents.create(scope, {
         id: 'guide',
         title: 'Espresso guide',
         text: 'Grind fine and tamp firmly.',
       });
       expect((await b.documents.search(scope, { query: 'tamp espresso' }))[0]?.documentId).toBe('guide');
-      await a.documents.remove(scope, 'guide');
+      await a.documents.delete(scope, 'guide');
       expect(await b.documents.search(scope, { query: 'tamp espresso' })).toEqual([]);
       await b.details.search(scope, { query: 'anything' });
-      const d = await a.details.put(scope, { description: 'npm log', content: 'ERESOLVE peer conflict' });
+      const d = await a.details.create(scope, { description: 'npm log', content: 'ERESOLVE peer conflict' });
       expect((await b.details.search(scope, { query: 'peer conflict' }))[0]?.detail.id).toBe(d.id);
       await a.details.deactivate(scope, d.id);
       expect(await b.details.search(scope, { query: 'peer conflict' })).toEqual([]);
@@ -407,6 +408,187 @@ describe.skipIf(noServer)('Redis stores: adapter specifics', () => {
     });
   });
 
+  describe('versions', () => {
+    it('facts and plans stored before versions read as version 1, and go on from there', async () => {
+      const prefix = freshPrefix();
+      const s = open({ prefix });
+      const scope = { userId: 'alice', agentId: 'bot' };
+      const thread = { ...scope, threadId: 't1' };
+      const fact = await s.facts.create(scope, { id: 'f1', content: 'Prefers tea' });
+      const plan = await s.plans.create(thread, { goal: 'Ship it', steps: ['one'] });
+      // Rewrite both as an older version of Kioku stored them: no `version`.
+      const { version: _f, ...oldFact } = fact;
+      const { version: _p, ...oldPlan } = plan;
+      await raw().hset(`${prefix}facts:{alice}:bot:rec`, 'f1', JSON.stringify(oldFact));
+      await raw().set(`${prefix}plans:{alice}:bot:t1`, JSON.stringify(oldPlan));
+
+      const b = twinOf(prefix);
+      expect(await s.facts.get(scope, 'f1')).toEqual(fact);
+      expect((await b.facts.list(scope))[0]?.version).toBe(1);
+      expect((await b.facts.search(scope, { query: 'tea' }))[0]?.fact.version).toBe(1);
+      expect((await s.facts.snapshot({ userId: 'alice' })).records[0]?.version).toBe(1);
+      await expectKiokuError(s.facts.update(scope, 'f1', { title: 'x' }, { expectedVersion: 2 }), 'CONFLICT');
+      expect(await s.facts.update(scope, 'f1', { title: 'Tea' }, { expectedVersion: 1 })).toMatchObject({
+        version: 2,
+      });
+      expect(JSON.parse((await raw().hget(`${prefix}facts:{alice}:bot:rec`, 'f1'))!).version).toBe(2);
+
+      expect(await s.plans.get(thread)).toEqual(plan);
+      expect((await s.plans.snapshot({ userId: 'alice' })).records[0]?.version).toBe(1);
+      await expectKiokuError(s.plans.complete(thread, { expectedVersion: 2 }), 'CONFLICT');
+      expect((await b.plans.complete(thread, { expectedVersion: 1 })).version).toBe(2);
+      await expectKiokuError(s.plans.delete(thread, { expectedVersion: 1 }), 'CONFLICT');
+      expect(await s.plans.delete(thread, { expectedVersion: 2 })).toBe(true);
+    });
+
+    it('working-memory entries stored before versions read as version 1, and go on from there', async () => {
+      const prefix = freshPrefix();
+      const s = open({ prefix });
+      const scope = { userId: 'alice', agentId: 'bot' };
+      const entry = await s.working.set(scope, 'session/s1/note', 'old note', { ttlMs: 600_000 });
+      const entryKey = `${prefix}working:{alice}:bot:e:session%2Fs1%2Fnote`;
+      const stored = JSON.parse((await raw().get(entryKey))!);
+      expect(stored).toMatchObject({ ver: 1, entry: { value: 'old note' } });
+      expect(stored.entry.version).toBeUndefined();
+      // Rewrite it as an older version of Kioku stored it: no `ver`.
+      await raw().set(entryKey, JSON.stringify({ seq: stored.seq, entry: stored.entry }), 'KEEPTTL');
+
+      expect(await s.working.get(scope, 'session/s1/note')).toEqual(entry);
+      expect((await s.working.list(scope))[0]?.version).toBe(1);
+      expect((await s.working.snapshot({ userId: 'alice' })).records[0]?.version).toBe(1);
+      await expectKiokuError(
+        s.working.set(scope, 'session/s1/note', 'x', { expectedVersion: 0 }),
+        'CONFLICT',
+      );
+      expect(
+        (await twinOf(prefix).working.set(scope, 'session/s1/note', 'new', { expectedVersion: 1 })).version,
+      ).toBe(2);
+      expect(JSON.parse((await raw().get(entryKey))!).ver).toBe(2);
+      await expectKiokuError(s.working.delete(scope, 'session/s1/note', { expectedVersion: 1 }), 'CONFLICT');
+      expect(await s.working.delete(scope, 'session/s1/note', { expectedVersion: 2 })).toBe(true);
+    });
+
+    it('session k-v entries stored before versions read as version 1, and go on from there', async () => {
+      const prefix = freshPrefix();
+      const s = open({ prefix });
+      const scope = { userId: 'alice', agentId: 'bot' };
+      const session = await s.sessions.create(scope);
+      const entry = await s.sessions.kvSet(scope, session.id, 'city', 'Lisbon');
+      const hashKey = `${prefix}sessions:{alice}:bot:s:${session.id}:kv`;
+      const stored = (await raw().hget(hashKey, 'city'))!;
+      expect(stored.endsWith(',"version":1}')).toBe(true);
+      // Rewrite it as an older version of Kioku stored it: no version.
+      const { version: _version, ...old } = JSON.parse(stored);
+      await raw().hset(hashKey, 'city', JSON.stringify(old));
+
+      expect(await s.sessions.kvGet(scope, session.id, 'city')).toEqual(entry);
+      expect((await s.sessions.kvList(scope, session.id))[0]?.version).toBe(1);
+      expect((await s.sessions.snapshot({ userId: 'alice' })).records[0]?.kv[0]?.version).toBe(1);
+      await expectKiokuError(
+        s.sessions.kvSet(scope, session.id, 'city', 'x', { expectedVersion: 0 }),
+        'CONFLICT',
+      );
+      const next = await twinOf(prefix).sessions.kvSet(scope, session.id, 'city', 'Porto', {
+        expectedVersion: 1,
+      });
+      expect(next.version).toBe(2);
+      expect(JSON.parse((await raw().hget(hashKey, 'city'))!)).toEqual(next);
+      await expectKiokuError(
+        s.sessions.kvDelete(scope, session.id, 'city', { expectedVersion: 1 }),
+        'CONFLICT',
+      );
+      expect(await s.sessions.kvDelete(scope, session.id, 'city', { expectedVersion: 2 })).toBe(true);
+    });
+
+    it('snapshot and restore carry versions', async () => {
+      const a = open();
+      const scope = randomScope();
+      const thread = { ...scope, threadId: randomId('thread') };
+      const fact = await a.facts.create(scope, { content: 'v1' });
+      await a.facts.update(scope, fact.id, { content: 'v2' });
+      await a.facts.update(scope, fact.id, { content: 'v3' });
+      await a.plans.create(thread, { goal: 'g', steps: ['a'] });
+      await a.plans.addContextNote(thread, 'n');
+      const facts = await a.facts.snapshot({ userId: scope.userId });
+      const plans = await a.plans.snapshot({ userId: scope.userId });
+      expect(facts.records[0]?.version).toBe(3);
+      expect(plans.records[0]?.version).toBe(2);
+      const b = open();
+      await b.facts.restore(facts);
+      await b.plans.restore(plans);
+      expect((await b.facts.get(scope, fact.id))?.version).toBe(3);
+      expect((await b.plans.get(thread))?.version).toBe(2);
+      await expectKiokuError(b.facts.delete(scope, fact.id, { expectedVersion: 2 }), 'CONFLICT');
+      expect((await b.facts.update(scope, fact.id, { content: 'v4' }, { expectedVersion: 3 })).version).toBe(
+        4,
+      );
+    });
+
+    it('a delete with expectedVersion goes through the change log: other clients’ search caches see it', async () => {
+      const prefix = freshPrefix();
+      const a = open({ prefix });
+      const b = twinOf(prefix);
+      const scope = { userId: 'alice', agentId: 'bot' };
+      const fact = await a.facts.create(scope, { id: 'tea', content: 'Alice drinks green tea' });
+      await a.facts.create(scope, { id: 'bike', content: 'Alice rides a red bicycle', category: 'sport' });
+      expect((await b.facts.search(scope, { query: 'green tea' }))[0]?.fact.id).toBe('tea');
+      const meta = `${prefix}facts:{alice}:bot:meta`;
+      const before = await raw().hget(meta, 'ver');
+      await expectKiokuError(a.facts.delete(scope, 'tea', { expectedVersion: 2 }), 'CONFLICT');
+      expect(await raw().hget(meta, 'ver')).toBe(before); // refused: nothing written, not even the log
+      expect(await a.facts.delete(scope, 'tea', { expectedVersion: fact.version })).toBe(true);
+      expect(Number(await raw().hget(meta, 'ver'))).toBe(Number(before) + 1);
+      expect(await raw().zscore(`${prefix}facts:{alice}:bot:ord`, 'tea')).toBeNull();
+      expect(await b.facts.search(scope, { query: 'green tea' })).toEqual([]);
+      expect(await b.facts.categories(scope)).toEqual([{ category: 'sport', count: 1 }]);
+      expect((await b.facts.list(scope)).map((f) => f.id)).toEqual(['bike']);
+    });
+
+    it('an update and an expected-version delete racing from two clients: exactly one wins', async () => {
+      const a = open();
+      const b = twinOf(a.connection.prefix);
+      const scope = { ...randomScope(), threadId: randomId('thread') };
+      const facts = await times(30, (i) => a.facts.create(scope, { content: `fact ${i}` }));
+      const outcomes = await times(30, (i) =>
+        Promise.allSettled([
+          b.facts.delete(scope, facts[i]!.id, { expectedVersion: 1 }),
+          a.facts.update(scope, facts[i]!.id, { content: `changed ${i}` }),
+        ]),
+      );
+      for (const [i, [deleted, updated]] of outcomes.entries()) {
+        const stored = await a.facts.get(scope, facts[i]!.id);
+        if (deleted.status === 'fulfilled') {
+          // The delete came first: the update found nothing.
+          expect(deleted.value).toBe(true);
+          expect(updated).toMatchObject({ status: 'rejected', reason: { code: 'NOT_FOUND' } });
+          expect(stored).toBeNull();
+        } else {
+          // The update came first (also between the delete's read and its script): the delete refused.
+          expect(deleted.reason).toMatchObject({ code: 'CONFLICT' });
+          expect(updated.status).toBe('fulfilled');
+          expect(stored).toMatchObject({ content: `changed ${i}`, version: 2 });
+        }
+      }
+      // Plans alike: a note and a clear at version 1.
+      for (let round = 0; round < 10; round++) {
+        const thread = { ...scope, threadId: randomId('thread') };
+        await a.plans.create(thread, { goal: 'g' });
+        const [cleared, noted] = await Promise.allSettled([
+          b.plans.delete(thread, { expectedVersion: 1 }),
+          a.plans.addContextNote(thread, 'note'),
+        ]);
+        const stored = await a.plans.get(thread);
+        if (cleared.status === 'fulfilled') {
+          expect(noted).toMatchObject({ status: 'rejected', reason: { code: 'NOT_FOUND' } });
+          expect(stored).toBeNull();
+        } else {
+          expect(cleared.reason).toMatchObject({ code: 'CONFLICT' });
+          expect(stored?.version).toBe(2);
+        }
+      }
+    });
+  });
+
   describe('large values and odd text', () => {
     it('round-trips 1 MB values and Lua/JSON metacharacters through every kind', async () => {
       const s = open();
@@ -424,10 +606,10 @@ describe.skipIf(noServer)('Redis stores: adapter specifics', () => {
       expect((await s.working.get(scope, 'session/s1/odd'))?.value).toBe(odd);
       const session = await s.sessions.create(scope);
       await s.sessions.kvSet(scope, session.id, odd, big);
-      expect(await s.sessions.kvGet(scope, session.id, odd)).toBe(big);
+      expect((await s.sessions.kvGet(scope, session.id, odd))?.value).toBe(big);
       await s.sessions.transcriptAppend(scope, session.id, { role: 'tool', content: odd, toolCallId: 'c1' });
       expect((await s.sessions.transcriptReadLast(scope, session.id, 1))[0]?.content).toBe(odd);
-      const detail = await s.details.put(scope, { description: 'big', content: big });
+      const detail = await s.details.create(scope, { description: 'big', content: big });
       expect((await s.details.get(scope, detail.id))?.content).toBe(big);
       const plan = { ...scope, threadId: 't' };
       await s.plans.create(plan, { goal: odd });

@@ -1,12 +1,6 @@
 import { createHash } from 'node:crypto';
-import {
-  type DetailRecord,
-  englishAnalyzer,
-  type Fact,
-  factSearchText,
-  type KnowledgeDocument,
-  type WorkingEntry,
-} from '@kioku/core';
+import type { DetailRecord, Fact, KnowledgeDocument, WorkingEntry } from '@kioku/core';
+import { englishAnalyzer, factSearchText } from '@kioku/core/adapter';
 
 /**
  * What is indexed is core's analysis of a record, not its raw text: the FTS5 tables index

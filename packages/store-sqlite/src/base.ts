@@ -1,24 +1,26 @@
 import {
   type Clock,
-  makeEnvelope,
-  type PartitionKind,
-  parseEnvelope,
-  parseOrThrow,
-  parseScope,
   type RestoreOptions,
   type RestoreReport,
   type Scope,
-  ScopeError,
   type SnapshotEnvelope,
   type SnapshotSelector,
   SnapshotSelectorSchema,
   systemClock,
   ValidationError,
 } from '@kioku/core';
+import {
+  makeEnvelope,
+  type PartitionKind,
+  parseOrThrow,
+  parseScope,
+  planRestore,
+  type RestoreSpec,
+} from '@kioku/core/adapter';
 import { type SetupReport, SqliteConnection, type SqliteConnectionOptions } from './connection.js';
 import { LexicalSearch, type SearchSettings } from './search.js';
 
-type RecordSchema<R> = Parameters<typeof parseEnvelope<R>>[1];
+type RecordSchema<R> = Parameters<typeof planRestore<R>>[1];
 
 export interface SqliteStoreOptions extends SqliteConnectionOptions {
   /** A connection shared with other stores (see `createSqliteStores`); instead of `file` / `database`. */
@@ -133,43 +135,15 @@ export abstract class SqliteStoreBase {
     recordSchema: RecordSchema<R>,
     input: unknown,
     options: RestoreOptions,
-    spec: {
-      userIdOf(record: R): string;
-      /** The partition a record belongs to (a stable string) and its id within it. */
-      partitionOf(record: R): string;
-      idOf(record: R): string;
-      /** Records to restore (default: all); the others are validated but dropped (expired entries). */
-      keep?(record: R): boolean;
+    spec: RestoreSpec<R> & {
       /** Delete one partition (given one of its records) and insert its records. */
       replace(records: R[]): void;
     },
   ): RestoreReport {
-    const envelope = parseEnvelope(kind, recordSchema, input);
-    if (options.userId !== undefined) {
-      if (envelope.records.some((r) => spec.userIdOf(r) !== options.userId)) {
-        throw new ScopeError(
-          `Snapshot contains records of another user; restoring into user "${options.userId}" is refused.`,
-        );
-      }
-    }
-    const groups = new Map<string, { ids: Set<string>; records: R[] }>();
-    for (const record of envelope.records) {
-      if (spec.keep && !spec.keep(record)) continue;
-      const key = spec.partitionOf(record);
-      let group = groups.get(key);
-      if (!group) {
-        group = { ids: new Set(), records: [] };
-        groups.set(key, group);
-      }
-      const id = spec.idOf(record);
-      if (group.ids.has(id))
-        throw new ValidationError(`Snapshot has two records with id "${id}" in one partition.`);
-      group.ids.add(id);
-      group.records.push(record);
-    }
+    const plan = planRestore(kind, recordSchema, input, options, spec);
     this.write(() => {
-      for (const group of groups.values()) spec.replace(group.records);
+      for (const records of plan.partitions) spec.replace(records);
     });
-    return { records: envelope.records.length, partitions: groups.size };
+    return { records: plan.records, partitions: plan.partitions.length };
   }
 }

@@ -1,5 +1,4 @@
 import {
-  type DetailFilter,
   type DetailHit,
   type DetailInput,
   type DetailListOptions,
@@ -10,20 +9,23 @@ import {
   DetailRecordSchema,
   type DetailStore,
   defaultTokenizer,
-  detailExistsError,
   IdSchema,
-  isoAt,
-  newDetail,
-  parseOrThrow,
-  parseScope,
   type RestoreOptions,
   type RestoreReport,
   type Scope,
   type SnapshotEnvelope,
   type SnapshotSelector,
   type Tokenizer,
-  visibleDetail,
 } from '@kioku/core';
+import {
+  type DetailFilter,
+  detailExistsError,
+  isoAt,
+  newDetail,
+  parseOrThrow,
+  parseScope,
+  visibleDetail,
+} from '@kioku/core/adapter';
 import { and, asc, desc, eq, inArray, type SQL } from 'drizzle-orm';
 import { analyze, detailText } from './analysis.js';
 import { agentOf, SqliteStoreBase, type SqliteStoreOptions } from './base.js';
@@ -98,7 +100,7 @@ export class SqliteDetailStore extends SqliteStoreBase implements DetailStore {
     this.#tokenizer = options.tokenizer ?? defaultTokenizer;
   }
 
-  async put(scope: Scope, input: DetailInput): Promise<DetailRecord> {
+  async create(scope: Scope, input: DetailInput): Promise<DetailRecord> {
     const s = parseScope(scope);
     const record = newDetail(s, input, this.#tokenizer, isoAt(this.clock));
     this.write(() => {

@@ -1,29 +1,31 @@
 import {
   type CombinedKnowledge,
-  combineKnowledge,
   type DocumentChunkHit,
-  type DocumentChunking,
-  type DocumentChunkingOptions,
   type DocumentInput,
   type DocumentQuery,
   DocumentQuerySchema,
   type DocumentStore,
-  documentChunking,
-  documentExistsError,
   IdSchema,
-  isoAt,
   type KnowledgeDocument,
   KnowledgeDocumentSchema,
-  newDocument,
-  parseKnowledgeBudget,
-  parseOrThrow,
-  parseScope,
   type RestoreOptions,
   type RestoreReport,
   type Scope,
   type SnapshotEnvelope,
   type SnapshotSelector,
 } from '@kioku/core';
+import {
+  combineKnowledge,
+  type DocumentChunking,
+  type DocumentChunkingOptions,
+  documentChunking,
+  documentExistsError,
+  isoAt,
+  newDocument,
+  parseKnowledgeBudget,
+  parseOrThrow,
+  parseScope,
+} from '@kioku/core/adapter';
 import { and, asc, eq, inArray, type SQL, sql } from 'drizzle-orm';
 import { analyze, chunkText } from './analysis.js';
 import { agentColumn, agentOf, SqliteStoreBase, type SqliteStoreOptions } from './base.js';
@@ -72,7 +74,7 @@ export class SqliteDocumentStore extends SqliteStoreBase implements DocumentStor
     this.#chunking = documentChunking(options);
   }
 
-  async add(scope: Scope, input: DocumentInput): Promise<KnowledgeDocument> {
+  async create(scope: Scope, input: DocumentInput): Promise<KnowledgeDocument> {
     const s = parseScope(scope);
     const doc = newDocument(s, input, this.#chunking, isoAt(this.clock));
     this.write(() => {
@@ -92,7 +94,7 @@ export class SqliteDocumentStore extends SqliteStoreBase implements DocumentStor
     return this.read(() => this.#load(inPartition(s)));
   }
 
-  async remove(scope: Scope, id: string): Promise<boolean> {
+  async delete(scope: Scope, id: string): Promise<boolean> {
     const s = parseScope(scope);
     parseOrThrow(IdSchema, id, 'document id');
     return this.write(() => {

@@ -16,18 +16,23 @@ import {
   FactSchema,
   type FactStore,
   IdSchema,
-  isoAt,
-  NotFoundError,
-  parseOrThrow,
   type RestoreOptions,
   type RestoreReport,
   type Scope,
   type SnapshotEnvelope,
   type SnapshotSelector,
-  shortId,
+  type WriteOptions,
 } from '@kioku/core';
+import {
+  checkFactVersion,
+  isoAt,
+  missingFactError,
+  newFact,
+  parseOrThrow,
+  parseWriteOptions,
+  patchFact,
+} from '@kioku/core/adapter';
 import { and, asc, count, desc, eq, type SQL, sql } from 'drizzle-orm';
-import type { z } from 'zod';
 import { analyze, factText } from './analysis.js';
 import { agentColumn, agentOf, checkScope, SqliteStoreBase } from './base.js';
 import { categoryUnder, hasAllTags } from './filters.js';
@@ -47,27 +52,11 @@ function toFact(row: FactRow): Fact {
     provenance: row.provenance as Fact['provenance'],
     createdAt: row.createdAt,
     updatedAt: row.updatedAt,
+    version: row.version,
   };
   const agentId = agentOf(row.agentId);
   if (agentId !== undefined) fact.agentId = agentId;
   if (row.title !== null) fact.title = row.title;
-  return fact;
-}
-
-/**
- * The fact `create` stores: validated input, a validated scope, a generated id and the clock's ISO time,
- * so nothing in it needs validating again. Keys in FactSchema's order, as `FactSchema.parse` returns them.
- */
-function newFact(scope: Scope, data: z.output<typeof FactInputSchema>, now: string): Fact {
-  const fact: Fact = { id: data.id ?? shortId(), userId: scope.userId, agentId: scope.agentId } as Fact;
-  if (data.title !== undefined) fact.title = data.title;
-  fact.content = data.content;
-  fact.category = data.category;
-  fact.tags = data.tags;
-  fact.metadata = data.metadata;
-  fact.provenance = data.provenance;
-  fact.createdAt = now;
-  fact.updatedAt = now;
   return fact;
 }
 
@@ -85,6 +74,7 @@ function toRow(fact: Fact) {
     provenance: fact.provenance,
     createdAt: fact.createdAt,
     updatedAt: fact.updatedAt,
+    version: fact.version,
     searchTerms: search.terms,
     searchLength: search.length,
   };
@@ -168,6 +158,7 @@ export class SqliteFactStore extends SqliteStoreBase implements FactStore {
         provenance: placeholder('provenance'),
         createdAt: placeholder('createdAt'),
         updatedAt: placeholder('updatedAt'),
+        version: placeholder('version'),
         searchTerms: placeholder('searchTerms'),
         searchLength: placeholder('searchLength'),
       })
@@ -278,10 +269,11 @@ export class SqliteFactStore extends SqliteStoreBase implements FactStore {
     return created;
   }
 
-  async update(scope: Scope, id: string, patch: FactPatch): Promise<Fact> {
+  async update(scope: Scope, id: string, patch: FactPatch, options?: WriteOptions): Promise<Fact> {
     const s = checkScope(scope);
     parseOrThrow(IdSchema, id, 'fact id');
     const changes = parseOrThrow(FactPatchSchema, patch, 'fact update');
+    const { expectedVersion } = parseWriteOptions(options);
     const updatedAt = isoAt(this.clock);
     return this.write(() => {
       const row = this.orm
@@ -289,30 +281,28 @@ export class SqliteFactStore extends SqliteStoreBase implements FactStore {
         .from(facts)
         .where(and(inPartition(s), eq(facts.id, id)))
         .get();
-      if (!row) throw new NotFoundError(`No fact "${id}" in this scope.`);
-      const { title, ...rest } = changes;
-      const next: Fact = { ...toFact(row), updatedAt };
-      for (const [key, value] of Object.entries(rest)) {
-        if (value !== undefined) (next as Record<string, unknown>)[key] = value;
-      }
-      if (title === null) delete next.title;
-      else if (title !== undefined) next.title = title;
+      if (!row) throw missingFactError(id);
+      const next = patchFact(toFact(row), changes, updatedAt, expectedVersion);
       const { userId: _u, agentId: _a, id: _i, createdAt: _c, ...values } = toRow(next);
       this.orm.update(facts).set(values).where(eq(facts.seq, row.seq)).run();
       return next;
     });
   }
 
-  async delete(scope: Scope, id: string): Promise<boolean> {
+  async delete(scope: Scope, id: string, options?: WriteOptions): Promise<boolean> {
     const s = checkScope(scope);
     parseOrThrow(IdSchema, id, 'fact id');
-    return this.write(
-      () =>
-        this.orm
-          .delete(facts)
-          .where(and(inPartition(s), eq(facts.id, id)))
-          .run().changes > 0,
-    );
+    const { expectedVersion } = parseWriteOptions(options);
+    const where = and(inPartition(s), eq(facts.id, id));
+    if (expectedVersion === undefined) {
+      return this.write(() => this.orm.delete(facts).where(where).run().changes > 0);
+    }
+    return this.write(() => {
+      const row = this.orm.select({ id: facts.id, version: facts.version }).from(facts).where(where).get();
+      if (!row) return false;
+      checkFactVersion(row, expectedVersion);
+      return this.orm.delete(facts).where(where).run().changes > 0;
+    });
   }
 
   async search(scope: Scope, query: FactQuery): Promise<FactHit[]> {

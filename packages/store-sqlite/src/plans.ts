@@ -1,22 +1,25 @@
 import {
-  isoAt,
-  missingPlanError,
-  type NewStep,
-  newPlan,
   type Plan,
-  type PlanEdit,
   type PlanInput,
   PlanSchema,
   type PlanStore,
-  parseThreadScope,
-  planEdits,
   type RestoreOptions,
   type RestoreReport,
   type SnapshotEnvelope,
   type SnapshotSelector,
-  type StepUpdate,
   type ThreadScope,
+  type WriteOptions,
 } from '@kioku/core';
+import {
+  checkPlanVersion,
+  isoAt,
+  missingPlanError,
+  newPlan,
+  type PlanEdit,
+  parseThreadScope,
+  parseWriteOptions,
+  withPlanEdits,
+} from '@kioku/core/adapter';
 import { and, asc, eq, type SQL } from 'drizzle-orm';
 import { agentColumn, agentOf, SqliteStoreBase } from './base.js';
 import { plans } from './schema.js';
@@ -34,6 +37,7 @@ function toPlan(row: PlanRow): Plan {
     isComplete: row.isComplete,
     createdAt: row.createdAt,
     updatedAt: row.updatedAt,
+    version: row.version,
   };
   const agentId = agentOf(row.agentId);
   if (agentId !== undefined) plan.agentId = agentId;
@@ -54,6 +58,7 @@ function toRow(plan: Plan) {
     createdAt: plan.createdAt,
     updatedAt: plan.updatedAt,
     completedAt: plan.completedAt ?? null,
+    version: plan.version,
   };
 }
 
@@ -65,7 +70,7 @@ const ofThread = (scope: ThreadScope): SQL =>
   )!;
 
 /** Plans in `kioku_plans`: one row per user + agent + thread; steps and context notes as JSON lists. */
-export class SqlitePlanStore extends SqliteStoreBase implements PlanStore {
+export class SqlitePlanStore extends withPlanEdits(SqliteStoreBase) implements PlanStore {
   async create(scope: ThreadScope, input: PlanInput): Promise<Plan> {
     const s = parseThreadScope(scope);
     const plan = newPlan(s, input, isoAt(this.clock));
@@ -76,35 +81,21 @@ export class SqlitePlanStore extends SqliteStoreBase implements PlanStore {
     return plan;
   }
 
-  async get(scope: ThreadScope): Promise<Plan | null> {
+  override async get(scope: ThreadScope): Promise<Plan | null> {
     const s = parseThreadScope(scope);
     const row = this.read(() => this.orm.select().from(plans).where(ofThread(s)).get());
     return row ? toPlan(row) : null;
   }
 
-  async has(scope: ThreadScope): Promise<boolean> {
-    return (await this.get(scope)) !== null;
-  }
-
-  async updateStep(scope: ThreadScope, stepId: string, update: StepUpdate): Promise<Plan> {
-    return this.#modify(parseThreadScope(scope), planEdits.updateStep(stepId, update, isoAt(this.clock)));
-  }
-
-  async addStep(scope: ThreadScope, step: NewStep): Promise<Plan> {
-    return this.#modify(parseThreadScope(scope), planEdits.addStep(step, isoAt(this.clock)));
-  }
-
-  async addContextNote(scope: ThreadScope, text: string): Promise<Plan> {
-    return this.#modify(parseThreadScope(scope), planEdits.addContextNote(text, isoAt(this.clock)));
-  }
-
-  async complete(scope: ThreadScope): Promise<Plan> {
-    return this.#modify(parseThreadScope(scope), planEdits.complete(isoAt(this.clock)));
-  }
-
-  async clear(scope: ThreadScope): Promise<boolean> {
+  async delete(scope: ThreadScope, options?: WriteOptions): Promise<boolean> {
     const s = parseThreadScope(scope);
-    return this.write(() => this.orm.delete(plans).where(ofThread(s)).run().changes > 0);
+    const { expectedVersion } = parseWriteOptions(options);
+    return this.write(() => {
+      const row = this.orm.select({ version: plans.version }).from(plans).where(ofThread(s)).get();
+      if (!row) return false;
+      checkPlanVersion(row, expectedVersion);
+      return this.orm.delete(plans).where(ofThread(s)).run().changes > 0;
+    });
   }
 
   async snapshot(selector: SnapshotSelector): Promise<SnapshotEnvelope<Plan>> {
@@ -133,7 +124,8 @@ export class SqlitePlanStore extends SqliteStoreBase implements PlanStore {
   }
 
   /** Read-modify-write of the thread's plan in one transaction. */
-  #modify(scope: ThreadScope, edit: PlanEdit): Plan {
+  override async modify(scope: ThreadScope, make: (now: string) => PlanEdit): Promise<Plan> {
+    const edit = make(isoAt(this.clock));
     return this.write(() => {
       const row = this.orm.select().from(plans).where(ofThread(scope)).get();
       if (!row) throw missingPlanError();

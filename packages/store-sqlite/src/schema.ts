@@ -41,6 +41,7 @@ export const facts = sqliteTable(
     provenance: text('provenance', { mode: 'json' }).$type<Record<string, unknown>>().notNull(),
     createdAt: text('created_at').notNull(),
     updatedAt: text('updated_at').notNull(),
+    version: integer('version').notNull().default(1),
     ...searchColumns('user_id', 'agent_id'),
   },
   (t) => [
@@ -112,6 +113,7 @@ export const plans = sqliteTable(
     createdAt: text('created_at').notNull(),
     updatedAt: text('updated_at').notNull(),
     completedAt: text('completed_at'),
+    version: integer('version').notNull().default(1),
   },
   (t) => [uniqueIndex('kioku_plans_thread').on(t.userId, t.agentId, t.threadId)],
 );
@@ -131,6 +133,7 @@ export const working = sqliteTable(
     expiresMs: integer('expires_ms').notNull(),
     category: text('category'),
     tags: text('tags', { mode: 'json' }).$type<string[]>().notNull(),
+    version: integer('version').notNull().default(1),
     ...searchColumns('user_id', 'agent_id'),
   },
   (t) => [
@@ -168,6 +171,8 @@ export const sessionKv = sqliteTable(
     key: text('key').notNull(),
     value: text('value').notNull(),
     ts: text('ts').notNull(),
+    /** Core's k-v version: 1 when the key is set without an entry; rows from before it read as 1. */
+    version: integer('version').notNull().default(1),
   },
   (t) => [
     uniqueIndex('kioku_session_kv_key').on(t.sessionSeq, t.key),

@@ -1,4 +1,4 @@
-import { DEFAULT_BM25, DEFAULT_FEEDBACK } from '@kioku/core';
+import { DEFAULT_BM25, DEFAULT_FEEDBACK } from '@kioku/core/adapter';
 import type Database from 'better-sqlite3';
 import { getTableName, type SQL, sql } from 'drizzle-orm';
 import { SQLiteSyncDialect, type SQLiteTable } from 'drizzle-orm/sqlite-core';

@@ -1,16 +1,9 @@
 import {
-  isoAt,
   type KvEntry,
   KvKeySchema,
-  newKvEntry,
-  newSession,
-  newTranscriptEntries,
-  parseOrThrow,
-  parseScope,
   type RestoreOptions,
   type RestoreReport,
   type Scope,
-  type SessionCaps,
   type SessionCreateOptions,
   type SessionInfo,
   type SessionRecord,
@@ -19,13 +12,27 @@ import {
   type SessionStoreOptions,
   type SnapshotEnvelope,
   type SnapshotSelector,
+  type TranscriptEntry,
+  type TranscriptInput,
+  type UpsertOptions,
+  type WriteOptions,
+} from '@kioku/core';
+import {
+  checkKvVersion,
+  isoAt,
+  newKvSet,
+  newSession,
+  newTranscriptEntries,
+  parseOrThrow,
+  parseScope,
+  parseWriteOptions,
+  type SessionCaps,
   sessionCaps,
   sessionKey,
   sessionNotFoundError,
-  type TranscriptEntry,
-  type TranscriptInput,
   transcriptReadCount,
-} from '@kioku/core';
+  versionedKvEntry,
+} from '@kioku/core/adapter';
 import { and, asc, count, desc, eq, inArray, lte, max, type SQL } from 'drizzle-orm';
 import { agentColumn, agentOf, SqliteStoreBase, type SqliteStoreOptions } from './base.js';
 import { sessionKv, sessions, sessionTranscript } from './schema.js';
@@ -61,6 +68,14 @@ function toTranscriptEntry(row: TranscriptRow): TranscriptEntry {
   return entry;
 }
 
+/** A k-v row's columns as core's `KvEntry`. */
+const kvColumns = {
+  key: sessionKv.key,
+  value: sessionKv.value,
+  ts: sessionKv.ts,
+  version: sessionKv.version,
+};
+
 const inPartition = (scope: Scope): SQL =>
   and(eq(sessions.userId, scope.userId), eq(sessions.agentId, agentColumn(scope.agentId)))!;
 
@@ -84,9 +99,12 @@ export class SqliteSessionStore extends SqliteStoreBase implements SessionStore 
     return session;
   }
 
-  async load(scope: Scope, sessionId: string): Promise<SessionInfo> {
+  async get(scope: Scope, sessionId: string): Promise<SessionInfo | null> {
     const s = parseScope(scope);
-    return this.read(() => toSession(this.#requireSession(s, sessionId)));
+    return this.read(() => {
+      const row = this.#session(s, sessionId);
+      return row ? toSession(row) : null;
+    });
   }
 
   async list(scope: Scope): Promise<SessionInfo[]> {
@@ -111,26 +129,40 @@ export class SqliteSessionStore extends SqliteStoreBase implements SessionStore 
     });
   }
 
-  async kvGet(scope: Scope, sessionId: string, key: string): Promise<string | null> {
+  async kvGet(scope: Scope, sessionId: string, key: string): Promise<KvEntry | null> {
     const s = parseScope(scope);
     parseOrThrow(KvKeySchema, key, 'key');
     return this.read(() => {
       const session = this.#requireSession(s, sessionId);
-      const row = this.orm
-        .select({ value: sessionKv.value })
-        .from(sessionKv)
-        .where(and(eq(sessionKv.sessionSeq, session.seq), eq(sessionKv.key, key)))
-        .get();
-      return row?.value ?? null;
+      return (
+        this.orm
+          .select(kvColumns)
+          .from(sessionKv)
+          .where(and(eq(sessionKv.sessionSeq, session.seq), eq(sessionKv.key, key)))
+          .get() ?? null
+      );
     });
   }
 
-  async kvSet(scope: Scope, sessionId: string, key: string, value: string): Promise<void> {
+  async kvSet(
+    scope: Scope,
+    sessionId: string,
+    key: string,
+    value: string,
+    options?: UpsertOptions,
+  ): Promise<KvEntry> {
     const s = parseScope(scope);
-    const entry = newKvEntry(key, value, isoAt(this.clock));
-    this.write(() => {
+    const set = newKvSet(key, value, isoAt(this.clock), options);
+    return this.write(() => {
       const session = this.#requireSession(s, sessionId);
       const ofSession = eq(sessionKv.sessionSeq, session.seq);
+      const current = this.orm
+        .select({ version: sessionKv.version })
+        .from(sessionKv)
+        .where(and(ofSession, eq(sessionKv.key, key)))
+        .get();
+      // Checked first: a stale write changes nothing, not even the order or the evictions.
+      const entry = versionedKvEntry(set, current);
       const last = this.orm
         .select({ p: max(sessionKv.position) })
         .from(sessionKv)
@@ -138,13 +170,11 @@ export class SqliteSessionStore extends SqliteStoreBase implements SessionStore 
         .get();
       const position = (last?.p ?? 0) + 1;
       // An update moves the key to the end.
+      const row = { position, value: entry.value, ts: entry.ts, version: entry.version };
       this.orm
         .insert(sessionKv)
-        .values({ sessionSeq: session.seq, position, key: entry.key, value: entry.value, ts: entry.ts })
-        .onConflictDoUpdate({
-          target: [sessionKv.sessionSeq, sessionKv.key],
-          set: { position, value: entry.value, ts: entry.ts },
-        })
+        .values({ sessionSeq: session.seq, key: entry.key, ...row })
+        .onConflictDoUpdate({ target: [sessionKv.sessionSeq, sessionKv.key], set: row })
         .run();
       const size = this.orm.select({ n: count() }).from(sessionKv).where(ofSession).get()?.n ?? 0;
       if (size > this.#caps.kvCap) {
@@ -156,20 +186,22 @@ export class SqliteSessionStore extends SqliteStoreBase implements SessionStore 
           .limit(size - this.#caps.kvCap);
         this.orm.delete(sessionKv).where(inArray(sessionKv.seq, oldest)).run();
       }
+      return entry;
     });
   }
 
-  async kvDelete(scope: Scope, sessionId: string, key: string): Promise<boolean> {
+  async kvDelete(scope: Scope, sessionId: string, key: string, options?: WriteOptions): Promise<boolean> {
     const s = parseScope(scope);
     parseOrThrow(KvKeySchema, key, 'key');
+    const { expectedVersion } = parseWriteOptions(options);
     return this.write(() => {
       const session = this.#requireSession(s, sessionId);
-      return (
-        this.orm
-          .delete(sessionKv)
-          .where(and(eq(sessionKv.sessionSeq, session.seq), eq(sessionKv.key, key)))
-          .run().changes > 0
-      );
+      const ofKey = and(eq(sessionKv.sessionSeq, session.seq), eq(sessionKv.key, key));
+      if (expectedVersion !== undefined) {
+        const current = this.orm.select({ version: sessionKv.version }).from(sessionKv).where(ofKey).get();
+        checkKvVersion(key, current?.version ?? 0, expectedVersion);
+      }
+      return this.orm.delete(sessionKv).where(ofKey).run().changes > 0;
     });
   }
 
@@ -266,7 +298,14 @@ export class SqliteSessionStore extends SqliteStoreBase implements SessionStore 
           record.kv.forEach((e, i) => {
             this.orm
               .insert(sessionKv)
-              .values({ sessionSeq: seq, position: i + 1, key: e.key, value: e.value, ts: e.ts })
+              .values({
+                sessionSeq: seq,
+                position: i + 1,
+                key: e.key,
+                value: e.value,
+                ts: e.ts,
+                version: e.version,
+              })
               .run();
           });
           record.transcript.forEach((entry, i) => {
@@ -312,7 +351,7 @@ export class SqliteSessionStore extends SqliteStoreBase implements SessionStore 
 
   #kvOf(sessionSeq: number): KvEntry[] {
     return this.orm
-      .select({ key: sessionKv.key, value: sessionKv.value, ts: sessionKv.ts })
+      .select(kvColumns)
       .from(sessionKv)
       .where(eq(sessionKv.sessionSeq, sessionSeq))
       .orderBy(asc(sessionKv.position))
@@ -328,13 +367,18 @@ export class SqliteSessionStore extends SqliteStoreBase implements SessionStore 
 
   /** The caller's session row; NOT_FOUND when the id is not in the caller's index. */
   #requireSession(scope: Scope, sessionId: string): SessionRow {
+    const row = this.#session(scope, sessionId);
+    if (!row) throw sessionNotFoundError(sessionId);
+    return row;
+  }
+
+  /** The caller's session row, or undefined when the id is not in the caller's index. */
+  #session(scope: Scope, sessionId: string): SessionRow | undefined {
     const id = sessionKey(sessionId);
-    const row = this.orm
+    return this.orm
       .select()
       .from(sessions)
       .where(and(inPartition(scope), eq(sessions.id, id)))
       .get();
-    if (!row) throw sessionNotFoundError(sessionId);
-    return row;
   }
 }

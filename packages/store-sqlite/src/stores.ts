@@ -1,4 +1,5 @@
-import type { SessionStoreOptions, Tokenizer, WorkingMemoryOptions } from '@kioku/core';
+import type { KiokuStores, SessionStoreOptions, Tokenizer, WorkingMemoryOptions } from '@kioku/core';
+import { once } from '@kioku/core/adapter';
 import type { SqliteStoreOptions } from './base.js';
 import { type SetupReport, SqliteConnection } from './connection.js';
 import { SqliteDetailStore } from './details.js';
@@ -33,6 +34,6 @@ export function createSqliteStores(options: SqliteStoresOptions) {
     sessions: new SqliteSessionStore({ ...sessions, ...shared }),
     details: new SqliteDetailStore({ ...shared, tokenizer }),
     setup: (): Promise<SetupReport> => connection.setup(),
-    close: (): void => connection.close(),
-  };
+    close: once(() => connection.close()),
+  } satisfies KiokuStores & { connection: unknown };
 }

@@ -1,11 +1,4 @@
 import {
-  isWorkingEntryLive,
-  keyRootOf,
-  namespaceEvictions,
-  namespaceOf,
-  newWorkingEntry,
-  parseOrThrow,
-  parseScope,
   type RestoreOptions,
   type RestoreReport,
   type Scope,
@@ -16,16 +9,29 @@ import {
   WorkingEntrySchema,
   type WorkingHit,
   WorkingKeySchema,
-  type WorkingLimits,
   type WorkingMemoryOptions,
   type WorkingMemoryStore,
   WorkingPrefixSchema,
   type WorkingQuery,
   WorkingQuerySchema,
   type WorkingSetOptions,
+  type WriteOptions,
+} from '@kioku/core';
+import {
+  checkWorkingVersion,
+  isWorkingEntryLive,
+  keyRootOf,
+  namespaceEvictions,
+  namespaceOf,
+  newWorkingSet,
+  parseOrThrow,
+  parseScope,
+  parseWriteOptions,
+  versionedWorkingEntry,
+  type WorkingLimits,
   workingEntryInfo,
   workingLimits,
-} from '@kioku/core';
+} from '@kioku/core/adapter';
 import { and, asc, count, desc, eq, gt, inArray, isNotNull, lte, ne, type SQL } from 'drizzle-orm';
 import { analyze, workingText } from './analysis.js';
 import { agentColumn, agentOf, SqliteStoreBase, type SqliteStoreOptions } from './base.js';
@@ -45,6 +51,7 @@ function toEntry(row: WorkingRow): WorkingEntry {
     storedAt: row.storedAt,
     expiresAt: row.expiresAt,
     tags: row.tags,
+    version: row.version,
   };
   const agentId = agentOf(row.agentId);
   if (agentId !== undefined) entry.agentId = agentId;
@@ -65,6 +72,7 @@ function toRow(entry: WorkingEntry) {
     expiresMs: Date.parse(entry.expiresAt),
     category: entry.category ?? null,
     tags: entry.tags,
+    version: entry.version,
     searchTerms: search.terms,
     searchLength: search.length,
   };
@@ -94,17 +102,24 @@ export class SqliteWorkingMemoryStore extends SqliteStoreBase implements Working
   ): Promise<WorkingEntry> {
     const s = parseScope(scope);
     const now = this.clock.now();
-    const entry = newWorkingEntry(s, key, value, options, now, this.#limits.defaultTtlMs);
+    const set = newWorkingSet(s, key, value, options, now, this.#limits.defaultTtlMs);
     const namespace = namespaceOf(key);
-    this.write(() => {
+    return this.write(() => {
+      const live = this.orm
+        .select({ version: working.version })
+        .from(working)
+        .where(and(inPartition(s), eq(working.key, key), gt(working.expiresMs, now)))
+        .get();
+      // Checked first: a stale write changes nothing, not even the namespace's evictions.
+      const entry = versionedWorkingEntry(set, live);
       const others = and(
         inPartition(s),
         eq(working.namespace, namespace),
         ne(working.key, key),
         gt(working.expiresMs, now),
       );
-      const live = this.orm.select({ n: count() }).from(working).where(others).get()?.n ?? 0;
-      const evict = namespaceEvictions(namespace, live, this.#limits);
+      const liveOthers = this.orm.select({ n: count() }).from(working).where(others).get()?.n ?? 0;
+      const evict = namespaceEvictions(namespace, liveOthers, this.#limits);
       this.orm
         .delete(working)
         .where(and(inPartition(s), keyUnder(working.key, keyRootOf(key)), lte(working.expiresMs, now)))
@@ -124,8 +139,8 @@ export class SqliteWorkingMemoryStore extends SqliteStoreBase implements Working
         .where(and(inPartition(s), eq(working.key, key)))
         .run();
       this.orm.insert(working).values(toRow(entry)).run();
+      return entry;
     });
-    return entry;
   }
 
   async get(scope: Scope, key: string): Promise<WorkingEntry | null> {
@@ -208,11 +223,20 @@ export class SqliteWorkingMemoryStore extends SqliteStoreBase implements Working
     });
   }
 
-  async delete(scope: Scope, key: string): Promise<boolean> {
+  async delete(scope: Scope, key: string, options?: WriteOptions): Promise<boolean> {
     const s = parseScope(scope);
     parseOrThrow(WorkingKeySchema, key, 'working-memory key');
+    const { expectedVersion } = parseWriteOptions(options);
     const now = this.clock.now();
     return this.write(() => {
+      if (expectedVersion !== undefined) {
+        const live = this.orm
+          .select({ version: working.version })
+          .from(working)
+          .where(and(inPartition(s), eq(working.key, key), gt(working.expiresMs, now)))
+          .get();
+        checkWorkingVersion(key, live?.version ?? 0, expectedVersion);
+      }
       const removed = this.orm
         .delete(working)
         .where(and(inPartition(s), eq(working.key, key)))

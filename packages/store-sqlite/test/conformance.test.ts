@@ -3,15 +3,20 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import type { Clock } from '@kioku/core';
 import {
+  type BundleHarness,
   detailStoreSuite,
   documentStoreSuite,
   factStoreSuite,
+  lifecycleTests,
+  memoryPassesSuite,
   planStoreSuite,
   type StoreHarness,
   sessionStoreSuite,
+  storesBundleSuite,
   workingMemoryStoreSuite,
 } from '@kioku/store-test-suite';
 import {
+  createSqliteStores,
   SqliteDetailStore,
   SqliteDocumentStore,
   SqliteFactStore,
@@ -67,3 +72,17 @@ planStoreSuite(sqliteHarness('plans', (o) => new SqlitePlanStore(o)));
 workingMemoryStoreSuite(sqliteHarness('working', (o) => new SqliteWorkingMemoryStore(o)));
 sessionStoreSuite(sqliteHarness('sessions', (o) => new SqliteSessionStore(o)));
 detailStoreSuite(sqliteHarness('details', (o) => new SqliteDetailStore(o)));
+
+let bundleDir = '';
+const bundle: BundleHarness = {
+  name: 'createSqliteStores',
+  create: () => {
+    bundleDir = mkdtempSync(path.join(tmpdir(), 'kioku-sqlite-bundle-'));
+    return createSqliteStores({ file: path.join(bundleDir, 'kioku.db') });
+  },
+  reopen: () => createSqliteStores({ file: path.join(bundleDir, 'kioku.db') }),
+  destroy: () => rmSync(bundleDir, { recursive: true, force: true }),
+};
+storesBundleSuite(bundle);
+lifecycleTests(bundle);
+memoryPassesSuite(bundle);

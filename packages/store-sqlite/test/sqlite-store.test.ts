@@ -9,7 +9,8 @@ import {
 } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { factSearchText, LexicalIndex, ManualClock } from '@kioku/core';
+import { factSearchText, LexicalIndex } from '@kioku/core/adapter';
+import { ManualClock } from '@kioku/core/testing';
 import { expectKiokuError, randomScope } from '@kioku/store-test-suite';
 import Database from 'better-sqlite3';
 import { drizzle } from 'drizzle-orm/better-sqlite3';
@@ -23,6 +24,8 @@ import {
   quoteFts,
   SqliteConnection,
   SqliteFactStore,
+  SqliteSessionStore,
+  SqliteWorkingMemoryStore,
   scopeToken,
 } from '../src/index.js';
 
@@ -155,17 +158,17 @@ describe('connection', () => {
     await s.setup();
     const scope = { userId: 'u1', threadId: 't1' };
     await s.facts.create(scope, { content: 'likes tea' });
-    await s.documents.add(scope, { title: 'Doc', text: 'Some knowledge.' });
+    await s.documents.create(scope, { title: 'Doc', text: 'Some knowledge.' });
     await s.plans.create(scope, { goal: 'Ship it', steps: ['build'] });
     await s.working.set(scope, 'session/s1/note', 'remember the milk');
     const session = await s.sessions.create(scope);
     await s.sessions.kvSet(scope, session.id, 'k', 'v');
-    await s.details.put(scope, { description: 'output', content: 'tool output' });
+    await s.details.create(scope, { description: 'output', content: 'tool output' });
     expect((await s.facts.search(scope, { query: 'tea' }))[0]?.fact.content).toBe('likes tea');
     expect((await s.documents.search(scope, { query: 'knowledge' }))[0]?.title).toBe('Doc');
     expect((await s.plans.get(scope))?.goal).toBe('Ship it');
     expect((await s.working.search(scope, { query: 'milk' }))[0]?.entry.key).toBe('session/s1/note');
-    expect(await s.sessions.kvGet(scope, session.id, 'k')).toBe('v');
+    expect(await s.sessions.kvGet(scope, session.id, 'k')).toMatchObject({ value: 'v', version: 1 });
     expect((await s.details.search(scope, { query: 'tool' }))[0]?.detail.content).toBe('tool output');
   });
 
@@ -241,15 +244,15 @@ describe('full-text search stays in step with the rows', () => {
     const s = stores();
     await s.setup();
     const scope = { userId: 'u1', agentId: 'a1', threadId: 't1' };
-    const doc = await s.documents.add(scope, {
+    const doc = await s.documents.create(scope, {
       title: 'Handbook',
       text: 'Vacation is 28 days.\n\nSick leave.',
     });
-    await s.documents.remove(scope, doc.id);
-    await s.documents.add(scope, { title: 'Handbook', text: 'Parental leave is 16 weeks.' });
+    await s.documents.delete(scope, doc.id);
+    await s.documents.create(scope, { title: 'Handbook', text: 'Parental leave is 16 weeks.' });
     for (let i = 0; i < 60; i++) await s.working.set(scope, `session/s1/k${i}`, `value number ${i}`);
     await s.working.set(scope, 'session/s1/k59', 'overwritten value');
-    const detail = await s.details.put(scope, { description: 'log', content: 'error log' });
+    const detail = await s.details.create(scope, { description: 'log', content: 'error log' });
     await s.details.deactivate(scope, detail.id);
     const snapshot = await s.facts.snapshot({ userId: 'u1' });
     await s.facts.create(scope, { content: 'to be replaced' });
@@ -305,10 +308,10 @@ describe('SQL and FTS metacharacters are data', () => {
     }
     const session = await s.sessions.create(scope);
     for (const key of nasty) await s.sessions.kvSet(scope, session.id, key, key);
-    for (const key of nasty) expect(await s.sessions.kvGet(scope, session.id, key)).toBe(key);
+    for (const key of nasty) expect((await s.sessions.kvGet(scope, session.id, key))?.value).toBe(key);
     await s.working.set(scope, 'session/s1/nasty', nasty.join('\n'));
     expect((await s.working.search(scope, { query: 'DROP TABLE' }))[0]?.entry.value).toBe(nasty.join('\n'));
-    await s.details.put(scope, { description: nasty[1]!, content: nasty[0]! });
+    await s.details.create(scope, { description: nasty[1]!, content: nasty[0]! });
     expect((await s.details.search(scope, { query: 'Robert DROP' }))[0]?.detail.content).toBe(nasty[0]);
     expect(peek().prepare('SELECT count(*) FROM kioku_facts').pluck().get()).toBe(nasty.length);
   });
@@ -324,18 +327,18 @@ describe('large values', () => {
     expect(mb.length).toBe(1024 * 1024);
     const fact = await s.facts.create(scope, { content: mb });
     expect((await s.facts.get(scope, fact.id))?.content).toBe(mb);
-    const detail = await s.details.put(scope, { description: 'big', content: mb });
+    const detail = await s.details.create(scope, { description: 'big', content: mb });
     expect((await s.details.get(scope, detail.id))?.content).toBe(mb);
     await s.working.set(scope, 'session/s1/big', mb);
     expect((await s.working.get(scope, 'session/s1/big'))?.value).toBe(mb);
     const session = await s.sessions.create(scope);
     await s.sessions.kvSet(scope, session.id, 'big', mb);
-    expect(await s.sessions.kvGet(scope, session.id, 'big')).toBe(mb);
+    expect((await s.sessions.kvGet(scope, session.id, 'big'))?.value).toBe(mb);
     await s.sessions.transcriptAppend(scope, session.id, { role: 'tool', content: mb });
     expect((await s.sessions.transcriptReadLast(scope, session.id, 1))[0]?.content).toBe(mb);
     // Documents get paragraphs: core's chunker is quadratic on 1 MB without any break (see README).
     const paragraphs = mb.replace(/(.{1023})./gs, '$1\n\n').slice(0, mb.length);
-    const doc = await s.documents.add(scope, { title: 'Big', text: paragraphs });
+    const doc = await s.documents.create(scope, { title: 'Big', text: paragraphs });
     expect((await s.documents.get(scope, doc.id))?.text).toBe(paragraphs);
     expect(paragraphs.length).toBe(mb.length);
     // Read back through a side channel: the bytes on disk are the value.
@@ -506,9 +509,9 @@ describe('search statistics and caches', () => {
     await s.facts.update(a, f[0]!.id, { content: 'one fact, longer now' });
     await s.facts.delete(a, f[1]!.id);
     await s.facts.restore(await s.facts.snapshot({ userId: 'u2' }));
-    await s.documents.add(a, { title: 'Doc', text: 'Some knowledge.\n\nMore of it.' });
+    await s.documents.create(a, { title: 'Doc', text: 'Some knowledge.\n\nMore of it.' });
     await s.working.set(a, 'session/s1/k', 'a value');
-    await s.details.put(b, { description: 'log', content: 'error log' });
+    await s.details.create(b, { description: 'log', content: 'error log' });
     const db = peek();
     for (const table of ['kioku_facts', 'kioku_document_chunks', 'kioku_working', 'kioku_details']) {
       const stats = statsOf(db, table);
@@ -635,6 +638,22 @@ describe('upgrades', () => {
        VALUES ('u1', '', 'f1', 'old fact', 'general', '[]', '{}', '{}', '2026-01-01T00:00:00.000Z',
          '2026-01-01T00:00:00.000Z', 'old fact', 2)`,
     ).run();
+    const expiresMs = Date.now() + 60 * 60_000;
+    db.prepare(
+      `INSERT INTO kioku_working (user_id, agent_id, key, namespace, value, stored_at, expires_at, expires_ms,
+         tags, search_terms, search_length)
+       VALUES ('u1', '', 'session/s1/note', 'session/s1', 'old note', '2026-01-01T00:00:00.000Z', ?, ?,
+         '[]', 'old note', 2)`,
+    ).run(new Date(expiresMs).toISOString(), expiresMs);
+    const sessionId = '01890000-0000-7000-8000-000000000001';
+    db.prepare(
+      `INSERT INTO kioku_sessions (seq, user_id, agent_id, id, store_types, metadata, created_at)
+       VALUES (1, 'u1', '', ?, '["basic_session"]', '{}', '2026-01-01T00:00:00.000Z')`,
+    ).run(sessionId);
+    db.prepare(
+      `INSERT INTO kioku_session_kv (session_seq, position, key, value, ts)
+       VALUES (1, 1, 'city', 'Lisbon', '2026-01-01T00:00:00.000Z')`,
+    ).run();
     const store = new SqliteFactStore({ file });
     open.push(store);
     await expectKiokuError(store.count({ userId: 'u1' }), 'STORAGE');
@@ -642,6 +661,26 @@ describe('upgrades', () => {
     expect(report.migrationsApplied).toBe(released - 2);
     expect(await store.count({ userId: 'u1' })).toBe(1);
     expect((await store.list({ userId: 'u1' }, { order: 'updated' }))[0]?.id).toBe('f1');
+    // Rows stored before versions existed read as version 1 (facts, working memory, session k-v alike).
+    expect((await store.get({ userId: 'u1' }, 'f1'))?.version).toBe(1);
+    const working = new SqliteWorkingMemoryStore({ file });
+    open.push(working);
+    expect(await working.get({ userId: 'u1' }, 'session/s1/note')).toMatchObject({
+      value: 'old note',
+      version: 1,
+    });
+    expect(
+      (await working.set({ userId: 'u1' }, 'session/s1/note', 'new', { expectedVersion: 1 })).version,
+    ).toBe(2);
+    const sessions = new SqliteSessionStore({ file });
+    open.push(sessions);
+    expect(await sessions.kvGet({ userId: 'u1' }, sessionId, 'city')).toMatchObject({
+      value: 'Lisbon',
+      version: 1,
+    });
+    expect(
+      (await sessions.kvSet({ userId: 'u1' }, sessionId, 'city', 'Porto', { expectedVersion: 1 })).version,
+    ).toBe(2);
     // The table totals (scope '') start from the partitions' rows, and the new triggers keep them.
     await store.create({ userId: 'u2' }, { content: 'newer fact here' });
     expect(statsOf(db, 'kioku_facts')).toEqual({

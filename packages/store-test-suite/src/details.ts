@@ -45,12 +45,12 @@ export function detailStoreSuite(h: StoreHarness<DetailStore>): void {
       textDomainTests(fx, [
         {
           field: 'detail content',
-          write: (s, scope, text) => s.put(scope, { description: 'output', content: text }),
+          write: (s, scope, text) => s.create(scope, { description: 'output', content: text }),
           read: async (s, scope) => (await s.snapshot({ userId: scope.userId })).records[0]?.content,
         },
         {
           field: 'detail description',
-          write: (s, scope, text) => s.put(scope, { description: text, content: 'c' }),
+          write: (s, scope, text) => s.create(scope, { description: text, content: 'c' }),
           read: async (s, scope) => (await s.snapshot({ userId: scope.userId })).records[0]?.description,
         },
       ]);
@@ -61,16 +61,16 @@ export function detailStoreSuite(h: StoreHarness<DetailStore>): void {
     const seed = async (scope: Scope) => {
       const out: Record<string, string> = {};
       for (const [key, input] of Object.entries(OUTPUTS)) {
-        out[key] = (await fx.store.put(scope, input)).id;
+        out[key] = (await fx.store.create(scope, input)).id;
         await fx.tick();
       }
       return out as Record<keyof typeof OUTPUTS, string>;
     };
 
-    describe('put and get', () => {
+    describe('create and get', () => {
       it('stores content with defaults and a measured token count', async () => {
         const scope = randomScope({ agent: true, thread: true });
-        const detail = await fx.store.put(scope, { description: 'Handbook dump', content: HANDBOOK_TEXT });
+        const detail = await fx.store.create(scope, { description: 'Handbook dump', content: HANDBOOK_TEXT });
         expect(detail).toMatchObject({
           userId: scope.userId,
           agentId: scope.agentId,
@@ -98,10 +98,10 @@ export function detailStoreSuite(h: StoreHarness<DetailStore>): void {
           content: 'commit 1\ncommit 2\ncommit 3',
           metadata: { exitCode: 0, ms: 12 },
         };
-        const small = await fx.store.put(scope, input);
+        const small = await fx.store.create(scope, input);
         expect(small).toMatchObject(input);
         expect(small.tokenCount).toBeGreaterThan(0);
-        const big = await fx.store.put(scope, { description: 'big', content: input.content.repeat(50) });
+        const big = await fx.store.create(scope, { description: 'big', content: input.content.repeat(50) });
         expect(big.tokenCount).toBeGreaterThan(small.tokenCount * 10);
         expect(await fx.store.get(scope, input.id)).toEqual(small);
       });
@@ -116,13 +116,16 @@ export function detailStoreSuite(h: StoreHarness<DetailStore>): void {
       it('a duplicate explicit id is a CONFLICT and keeps the original', async () => {
         const scope = randomScope();
         const id = randomId('ref');
-        const original = await fx.store.put(scope, { id, description: 'first', content: 'original' });
+        const original = await fx.store.create(scope, { id, description: 'first', content: 'original' });
         await expectKiokuError(
-          fx.store.put(scope, { id, description: 'second', content: 'impostor' }),
+          fx.store.create(scope, { id, description: 'second', content: 'impostor' }),
           'CONFLICT',
         );
         await expectKiokuError(
-          fx.store.put({ ...scope, agentId: randomId('agent') }, { id, description: 'third', content: 'x' }),
+          fx.store.create(
+            { ...scope, agentId: randomId('agent') },
+            { id, description: 'third', content: 'x' },
+          ),
           'CONFLICT',
         );
         expect(await fx.store.get(scope, id)).toEqual(original);
@@ -133,8 +136,8 @@ export function detailStoreSuite(h: StoreHarness<DetailStore>): void {
         const id = randomId('ref');
         const a = randomScope();
         const b = randomScope();
-        await fx.store.put(a, { id, description: 'a', content: 'of A' });
-        await fx.store.put(b, { id, description: 'b', content: 'of B' });
+        await fx.store.create(a, { id, description: 'a', content: 'of A' });
+        await fx.store.create(b, { id, description: 'b', content: 'of B' });
         expect((await fx.store.get(a, id))?.content).toBe('of A');
         expect((await fx.store.get(b, id))?.content).toBe('of B');
       });
@@ -145,11 +148,11 @@ export function detailStoreSuite(h: StoreHarness<DetailStore>): void {
         const user = randomScope();
         const t1 = { ...user, agentId: 'agent-1', threadId: 'thread-1' };
         const t2 = { ...user, agentId: 'agent-2', threadId: 'thread-2' };
-        const a = await fx.store.put(t1, OUTPUTS.ls);
+        const a = await fx.store.create(t1, OUTPUTS.ls);
         await fx.tick();
-        const b = await fx.store.put(t2, OUTPUTS.weather);
+        const b = await fx.store.create(t2, OUTPUTS.weather);
         await fx.tick();
-        const c = await fx.store.put(t1, OUTPUTS.prefs);
+        const c = await fx.store.create(t1, OUTPUTS.prefs);
         expect(await ids(user)).toEqual([c.id, b.id, a.id]);
         expect(await ids(user, { limit: 2 })).toEqual([c.id, b.id]);
         expect(await ids(user, { threadId: 'thread-1' })).toEqual([c.id, a.id]);
@@ -202,15 +205,19 @@ export function detailStoreSuite(h: StoreHarness<DetailStore>): void {
 
       it('applies filters and the limit', async () => {
         const user = randomScope();
-        const a = await fx.store.put(
+        const a = await fx.store.create(
           { ...user, threadId: 'thread-1' },
           { description: 'log one', content: 'error log' },
         );
-        await fx.store.put(
+        await fx.store.create(
           { ...user, threadId: 'thread-2' },
           { description: 'log two', content: 'error log' },
         );
-        await fx.store.put(user, { type: 'command_output', description: 'log three', content: 'error log' });
+        await fx.store.create(user, {
+          type: 'command_output',
+          description: 'log three',
+          content: 'error log',
+        });
         const inThread = await fx.store.search(user, { query: 'error log', threadId: 'thread-1' });
         expect(inThread.map((hit) => hit.detail.id)).toEqual([a.id]);
         const commands = await fx.store.search(user, { query: 'error', type: 'command_output' });
@@ -224,7 +231,7 @@ export function detailStoreSuite(h: StoreHarness<DetailStore>): void {
         const a = randomScope();
         const b = randomScope();
         const seeded = await seed(a);
-        const own = await fx.store.put(b, { description: 'B output', content: 'something of B' });
+        const own = await fx.store.create(b, { description: 'B output', content: 'something of B' });
         expect(await fx.store.get(b, seeded.weather)).toBeNull();
         expect(await fx.store.get(b, seeded.weather, { includeInactive: true })).toBeNull();
         expect(await ids(b, { includeInactive: true })).toEqual([own.id]);
@@ -238,7 +245,7 @@ export function detailStoreSuite(h: StoreHarness<DetailStore>): void {
         const user = randomScope();
         const writer = { ...user, agentId: randomId('agent'), threadId: randomId('thread') };
         const reader = { ...user, agentId: randomId('agent'), threadId: randomId('thread') };
-        const detail = await fx.store.put(writer, OUTPUTS.search);
+        const detail = await fx.store.create(writer, OUTPUTS.search);
         expect(await fx.store.get(reader, detail.id)).toEqual(detail);
         expect(await fx.store.get(user, detail.id)).toEqual(detail);
         expect(await ids(reader)).toEqual([detail.id]);
@@ -252,18 +259,18 @@ export function detailStoreSuite(h: StoreHarness<DetailStore>): void {
       for (const bad of HOSTILE_IDS) {
         it(label(bad), async () => {
           const scope = randomScope({ agent: true, thread: true });
-          const kept = await fx.store.put(scope, { description: 'keep', content: 'keep me' });
+          const kept = await fx.store.create(scope, { description: 'keep', content: 'keep me' });
           const s = fx.store;
           await expectKiokuError(s.get(scope, bad), 'VALIDATION');
           await expectKiokuError(s.deactivate(scope, bad), 'VALIDATION');
-          await expectKiokuError(s.put(scope, { id: bad, description: 'x', content: 'x' }), 'VALIDATION');
+          await expectKiokuError(s.create(scope, { id: bad, description: 'x', content: 'x' }), 'VALIDATION');
           const hostiles: Scope[] = [
             { userId: bad },
             { ...scope, agentId: bad },
             { ...scope, threadId: bad },
           ];
           for (const hostile of hostiles) {
-            await expectKiokuError(s.put(hostile, { description: 'x', content: 'x' }), 'VALIDATION');
+            await expectKiokuError(s.create(hostile, { description: 'x', content: 'x' }), 'VALIDATION');
             await expectKiokuError(s.get(hostile, kept.id), 'VALIDATION');
             await expectKiokuError(s.list(hostile), 'VALIDATION');
             await expectKiokuError(s.search(hostile, { query: 'keep' }), 'VALIDATION');
@@ -286,17 +293,17 @@ export function detailStoreSuite(h: StoreHarness<DetailStore>): void {
         ['type not snake_case', { type: 'Tool Output', description: 'd', content: 'x' }],
       ];
       for (const [name, input] of badInputs) {
-        it(`put: ${name}`, async () => {
+        it(`create: ${name}`, async () => {
           const scope = randomScope();
-          const kept = await fx.store.put(scope, { description: 'keep', content: 'keep me' });
-          await expectKiokuError(fx.store.put(scope, input as DetailInput), 'VALIDATION');
+          const kept = await fx.store.create(scope, { description: 'keep', content: 'keep me' });
+          await expectKiokuError(fx.store.create(scope, input as DetailInput), 'VALIDATION');
           expect(await fx.store.list(scope, { includeInactive: true })).toEqual([kept]);
         });
       }
 
       it('bad queries and list options', async () => {
         const scope = randomScope();
-        await fx.store.put(scope, { description: 'keep', content: 'keep me' });
+        await fx.store.create(scope, { description: 'keep', content: 'keep me' });
         await expectKiokuError(fx.store.search(scope, { query: '' }), 'VALIDATION');
         await expectKiokuError(fx.store.search(scope, { query: sized(LIMITS.queryChars + 1) }), 'VALIDATION');
         await expectKiokuError(fx.store.list(scope, { limit: 0 }), 'VALIDATION');
@@ -305,25 +312,25 @@ export function detailStoreSuite(h: StoreHarness<DetailStore>): void {
     });
 
     describe('concurrent writes lose nothing', () => {
-      it('50 concurrent puts are all listed', async () => {
+      it('50 concurrent creates are all listed', async () => {
         const scope = randomScope();
         const put = await times(50, (i) =>
-          fx.store.put(scope, { description: `out ${i}`, content: `content ${i}` }),
+          fx.store.create(scope, { description: `out ${i}`, content: `content ${i}` }),
         );
         const listed = await fx.store.list(scope);
         expect(new Set(listed.map((d) => d.id))).toEqual(new Set(put.map((d) => d.id)));
         expect(listed).toHaveLength(50);
       });
 
-      it('concurrent puts and deactivations all apply', async () => {
+      it('concurrent creates and deactivations all apply', async () => {
         const scope = randomScope();
         const first: string[] = [];
         for (let i = 0; i < 20; i++)
-          first.push((await fx.store.put(scope, { description: `d${i}`, content: 'x' })).id);
+          first.push((await fx.store.create(scope, { description: `d${i}`, content: 'x' })).id);
         await Promise.all([
           ...first.map((id) => fx.store.deactivate(scope, id)),
           ...Array.from({ length: 20 }, (_, i) =>
-            fx.store.put(scope, { description: `n${i}`, content: 'y' }),
+            fx.store.create(scope, { description: `n${i}`, content: 'y' }),
           ),
         ]);
         expect(await fx.store.list(scope)).toHaveLength(20);
@@ -335,7 +342,7 @@ export function detailStoreSuite(h: StoreHarness<DetailStore>): void {
         const twin = await fx.twin();
         const stores = [fx.store, twin];
         await times(50, (i) =>
-          stores[i % 2]!.put(scope, { description: `out ${i}`, content: `content ${i}` }),
+          stores[i % 2]!.create(scope, { description: `out ${i}`, content: `content ${i}` }),
         );
         expect(await fx.store.list(scope)).toHaveLength(50);
         expect(await twin.list(scope)).toHaveLength(50);
@@ -347,21 +354,21 @@ export function detailStoreSuite(h: StoreHarness<DetailStore>): void {
       scope: () => randomScope({ agent: true, thread: true }),
       reference: (ctx) => new InMemoryDetailStore({ clock: ctx.clock }),
       async seed(store, scope, f) {
-        await store.put(scope, {
+        await store.create(scope, {
           ...OUTPUTS.ls,
           summary: 'a src dir and package.json',
           metadata: { exitCode: 0 },
         });
         await f.tick();
-        const weather = await store.put({ userId: scope.userId }, OUTPUTS.weather);
+        const weather = await store.create({ userId: scope.userId }, OUTPUTS.weather);
         await f.tick();
-        await store.put(scope, OUTPUTS.prefs);
+        await store.create(scope, OUTPUTS.prefs);
         await store.deactivate(scope, weather.id);
       },
       async mutate(store, scope) {
         const [newest] = await store.list(scope);
         await store.deactivate(scope, newest!.id);
-        await store.put(scope, { description: 'added later', content: 'not in the snapshot' });
+        await store.create(scope, { description: 'added later', content: 'not in the snapshot' });
       },
       view: (store, scope) => store.list({ userId: scope.userId }, { includeInactive: true }),
       userIdOf: (detail) => detail.userId,

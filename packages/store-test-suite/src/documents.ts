@@ -33,12 +33,12 @@ export function documentStoreSuite(h: StoreHarness<DocumentStore>): void {
       textDomainTests(fx, [
         {
           field: 'document title',
-          write: (s, scope, text) => s.add(scope, { title: text, text: 'body' }),
+          write: (s, scope, text) => s.create(scope, { title: text, text: 'body' }),
           read: async (s, scope) => (await s.snapshot({ userId: scope.userId })).records[0]?.title,
         },
         {
           field: 'document text',
-          write: (s, scope, text) => s.add(scope, { title: 't', text }),
+          write: (s, scope, text) => s.create(scope, { title: 't', text }),
           read: async (s, scope) => (await s.snapshot({ userId: scope.userId })).records[0]?.text,
         },
       ]);
@@ -47,17 +47,17 @@ export function documentStoreSuite(h: StoreHarness<DocumentStore>): void {
     const addFixture = async (scope: Scope): Promise<KnowledgeDocument[]> => {
       const docs: KnowledgeDocument[] = [];
       for (const doc of DOCUMENT_FIXTURE) {
-        docs.push(await fx.store.add(scope, { ...doc, tags: [...doc.tags] }));
+        docs.push(await fx.store.create(scope, { ...doc, tags: [...doc.tags] }));
         await fx.tick();
       }
-      docs.push(await fx.store.add(scope, { title: HANDBOOK.title, text: HANDBOOK_TEXT, tags: ['hr'] }));
+      docs.push(await fx.store.create(scope, { title: HANDBOOK.title, text: HANDBOOK_TEXT, tags: ['hr'] }));
       return docs;
     };
 
-    describe('add, get, list, remove', () => {
-      it('adds a document with defaults, measured and split into chunks', async () => {
+    describe('create, get, list, delete', () => {
+      it('creates a document with defaults, measured and split into chunks', async () => {
         const scope = randomScope();
-        const doc = await fx.store.add(scope, { title: HANDBOOK.title, text: HANDBOOK_TEXT });
+        const doc = await fx.store.create(scope, { title: HANDBOOK.title, text: HANDBOOK_TEXT });
         expect(doc).toMatchObject({
           userId: scope.userId,
           title: HANDBOOK.title,
@@ -91,7 +91,7 @@ export function documentStoreSuite(h: StoreHarness<DocumentStore>): void {
           source: { type: 'file' as const, uri: '/tmp/spec.md', mimeType: 'text/markdown' },
           metadata: { pages: 1 },
         };
-        const doc = await fx.store.add(scope, input);
+        const doc = await fx.store.create(scope, input);
         expect(doc).toMatchObject({ ...input, userId: scope.userId, agentId: scope.agentId });
         expect(await fx.store.get(scope, input.id)).toEqual(doc);
       });
@@ -102,12 +102,12 @@ export function documentStoreSuite(h: StoreHarness<DocumentStore>): void {
         expect(await fx.store.list(scope)).toEqual(docs);
       });
 
-      it('get of a missing id is null; remove is true once, then false', async () => {
+      it('get of a missing id is null; delete is true once, then false', async () => {
         const scope = randomScope();
         const [first, second] = await addFixture(scope);
         expect(await fx.store.get(scope, randomId('missing'))).toBeNull();
-        expect(await fx.store.remove(scope, first!.id)).toBe(true);
-        expect(await fx.store.remove(scope, first!.id)).toBe(false);
+        expect(await fx.store.delete(scope, first!.id)).toBe(true);
+        expect(await fx.store.delete(scope, first!.id)).toBe(false);
         expect(await fx.store.get(scope, first!.id)).toBeNull();
         expect((await fx.store.list(scope)).map((d) => d.id)).not.toContain(first!.id);
         expect(await fx.store.get(scope, second!.id)).toEqual(second);
@@ -118,8 +118,8 @@ export function documentStoreSuite(h: StoreHarness<DocumentStore>): void {
       it('a duplicate explicit id is a CONFLICT and keeps the original', async () => {
         const scope = randomScope();
         const id = randomId('doc');
-        const original = await fx.store.add(scope, { id, title: 'Original', text: 'first text' });
-        await expectKiokuError(fx.store.add(scope, { id, title: 'Impostor', text: 'other' }), 'CONFLICT');
+        const original = await fx.store.create(scope, { id, title: 'Original', text: 'first text' });
+        await expectKiokuError(fx.store.create(scope, { id, title: 'Impostor', text: 'other' }), 'CONFLICT');
         expect(await fx.store.list(scope)).toEqual([original]);
       });
 
@@ -127,8 +127,8 @@ export function documentStoreSuite(h: StoreHarness<DocumentStore>): void {
         const id = randomId('doc');
         const a = randomScope();
         const b = randomScope();
-        await fx.store.add(a, { id, title: 'A', text: 'of A' });
-        await fx.store.add(b, { id, title: 'B', text: 'of B' });
+        await fx.store.create(a, { id, title: 'A', text: 'of A' });
+        await fx.store.create(b, { id, title: 'B', text: 'of B' });
         expect((await fx.store.get(a, id))?.text).toBe('of A');
         expect((await fx.store.get(b, id))?.text).toBe('of B');
       });
@@ -213,7 +213,7 @@ export function documentStoreSuite(h: StoreHarness<DocumentStore>): void {
         const a = randomScope();
         const b = randomScope();
         const docs = await addFixture(a);
-        const own = await fx.store.add(b, { title: 'B notes', text: 'Notes that belong to B only.' });
+        const own = await fx.store.create(b, { title: 'B notes', text: 'Notes that belong to B only.' });
         expect(await fx.store.get(b, docs[0]!.id)).toBeNull();
         expect(await fx.store.list(b)).toEqual([own]);
         const found = await fx.store.search(b, { query: 'refund shipping parental leave', limit: 100 });
@@ -221,15 +221,15 @@ export function documentStoreSuite(h: StoreHarness<DocumentStore>): void {
         const combined = await fx.store.combinedText(b, 100_000);
         expect(combined.documentIds).toEqual([own.id]);
         expect(combined.text).not.toContain('Refund');
-        expect(await fx.store.remove(b, docs[0]!.id)).toBe(false);
+        expect(await fx.store.delete(b, docs[0]!.id)).toBe(false);
         expect(await fx.store.list(a)).toEqual(docs);
       });
 
       it('the same user with another agent is another partition', async () => {
         const user = randomScope();
         const agent = { ...user, agentId: randomId('agent') };
-        const shared = await fx.store.add(user, { title: 'Plain', text: 'Knowledge without an agent.' });
-        const mine = await fx.store.add(agent, { title: 'Agent', text: 'Knowledge of the agent.' });
+        const shared = await fx.store.create(user, { title: 'Plain', text: 'Knowledge without an agent.' });
+        const mine = await fx.store.create(agent, { title: 'Agent', text: 'Knowledge of the agent.' });
         expect(await fx.store.list(user)).toEqual([shared]);
         expect(await fx.store.list(agent)).toEqual([mine]);
         expect(await fx.store.get(agent, shared.id)).toBeNull();
@@ -243,16 +243,16 @@ export function documentStoreSuite(h: StoreHarness<DocumentStore>): void {
       for (const bad of HOSTILE_IDS) {
         it(label(bad), async () => {
           const scope = randomScope({ agent: true });
-          const kept = await fx.store.add(scope, { title: 'Keep', text: 'keep me' });
+          const kept = await fx.store.create(scope, { title: 'Keep', text: 'keep me' });
           const s = fx.store;
           await expectKiokuError(s.get(scope, bad), 'VALIDATION');
-          await expectKiokuError(s.remove(scope, bad), 'VALIDATION');
-          await expectKiokuError(s.add(scope, { id: bad, title: 'x', text: 'x' }), 'VALIDATION');
+          await expectKiokuError(s.delete(scope, bad), 'VALIDATION');
+          await expectKiokuError(s.create(scope, { id: bad, title: 'x', text: 'x' }), 'VALIDATION');
           for (const hostile of [{ userId: bad }, { userId: scope.userId, agentId: bad }]) {
-            await expectKiokuError(s.add(hostile, { title: 'x', text: 'x' }), 'VALIDATION');
+            await expectKiokuError(s.create(hostile, { title: 'x', text: 'x' }), 'VALIDATION');
             await expectKiokuError(s.get(hostile, kept.id), 'VALIDATION');
             await expectKiokuError(s.list(hostile), 'VALIDATION');
-            await expectKiokuError(s.remove(hostile, kept.id), 'VALIDATION');
+            await expectKiokuError(s.delete(hostile, kept.id), 'VALIDATION');
             await expectKiokuError(s.search(hostile, { query: 'keep' }), 'VALIDATION');
             await expectKiokuError(s.combinedText(hostile, 100), 'VALIDATION');
           }
@@ -275,17 +275,17 @@ export function documentStoreSuite(h: StoreHarness<DocumentStore>): void {
         ['unknown source type', { title: 't', text: 'x', source: { type: 'carrier-pigeon' } }],
       ];
       for (const [name, input] of badInputs) {
-        it(`add: ${name}`, async () => {
+        it(`create: ${name}`, async () => {
           const scope = randomScope();
-          const kept = await fx.store.add(scope, { title: 'Keep', text: 'keep me' });
-          await expectKiokuError(fx.store.add(scope, input as DocumentInput), 'VALIDATION');
+          const kept = await fx.store.create(scope, { title: 'Keep', text: 'keep me' });
+          await expectKiokuError(fx.store.create(scope, input as DocumentInput), 'VALIDATION');
           expect(await fx.store.list(scope)).toEqual([kept]);
         });
       }
 
       it('bad queries and budgets', async () => {
         const scope = randomScope();
-        await fx.store.add(scope, { title: 'Keep', text: 'keep me' });
+        await fx.store.create(scope, { title: 'Keep', text: 'keep me' });
         await expectKiokuError(fx.store.search(scope, { query: '' }), 'VALIDATION');
         await expectKiokuError(fx.store.search(scope, { query: sized(LIMITS.queryChars + 1) }), 'VALIDATION');
         await expectKiokuError(fx.store.search(scope, { query: 'x', limit: 0 }), 'VALIDATION');
@@ -295,10 +295,10 @@ export function documentStoreSuite(h: StoreHarness<DocumentStore>): void {
     });
 
     describe('concurrent writes lose nothing', () => {
-      it('50 concurrent adds are all listed', async () => {
+      it('50 concurrent creates are all listed', async () => {
         const scope = randomScope();
         const added = await times(50, (i) =>
-          fx.store.add(scope, { title: `Doc ${i}`, text: `Text number ${i}.` }),
+          fx.store.create(scope, { title: `Doc ${i}`, text: `Text number ${i}.` }),
         );
         const listed = await fx.store.list(scope);
         expect(listed).toHaveLength(50);
@@ -309,7 +309,9 @@ export function documentStoreSuite(h: StoreHarness<DocumentStore>): void {
         const scope = randomScope();
         const twin = await fx.twin();
         const stores = [fx.store, twin];
-        await times(50, (i) => stores[i % 2]!.add(scope, { title: `Doc ${i}`, text: `Text number ${i}.` }));
+        await times(50, (i) =>
+          stores[i % 2]!.create(scope, { title: `Doc ${i}`, text: `Text number ${i}.` }),
+        );
         expect(await fx.store.list(scope)).toHaveLength(50);
         expect(await twin.list(scope)).toHaveLength(50);
       });
@@ -321,27 +323,27 @@ export function documentStoreSuite(h: StoreHarness<DocumentStore>): void {
       reference: (ctx) => new InMemoryDocumentStore({ clock: ctx.clock }),
       async seed(store, scope, f) {
         const user = { userId: scope.userId };
-        await store.add(user, {
+        await store.create(user, {
           title: HANDBOOK.title,
           text: HANDBOOK_TEXT,
           tags: ['hr'],
           metadata: { v: 2 },
         });
         await f.tick();
-        await store.add(user, {
+        await store.create(user, {
           title: 'Spec',
           text: 'The widget must be blue.',
           description: 'Product spec',
           source: { type: 'url', uri: 'https://example.com/spec' },
         });
         await f.tick();
-        await store.add(scope, { title: 'Agent notes', text: 'Only for this agent.' });
+        await store.create(scope, { title: 'Agent notes', text: 'Only for this agent.' });
       },
       async mutate(store, scope) {
         const user = { userId: scope.userId };
         const [first] = await store.list(user);
-        await store.remove(user, first!.id);
-        await store.add(user, { title: 'Added later', text: 'Not in the snapshot.' });
+        await store.delete(user, first!.id);
+        await store.create(user, { title: 'Added later', text: 'Not in the snapshot.' });
       },
       view: async (store, scope) => ({
         user: await store.list({ userId: scope.userId }),

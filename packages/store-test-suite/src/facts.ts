@@ -21,11 +21,14 @@ import {
 } from './helpers.js';
 import { snapshotTests } from './snapshot.js';
 import { textDomainTests } from './text-domain.js';
+import { factVersionTests } from './versions.js';
 
 /** Conformance tests for a FactStore. */
 export function factStoreSuite(h: StoreHarness<FactStore>): void {
   describe(`FactStore conformance: ${h.name}`, () => {
     const fx = useHarness(h);
+
+    factVersionTests(fx, h);
 
     describe('one text domain on every backend', () => {
       textDomainTests(fx, [
@@ -77,6 +80,20 @@ export function factStoreSuite(h: StoreHarness<FactStore>): void {
         expect(await fx.store.get(scope, fact.id)).toEqual(fact);
         const env = await fx.store.snapshot({ userId: scope.userId });
         expect(env.records).toEqual([fact]);
+      });
+
+      it('keeps a given createdAt (merges and reverts), in UTC, and orders by it', async () => {
+        const scope = randomScope();
+        const later = await fx.store.create(scope, { content: 'Learned now' });
+        const old = await fx.store.create(scope, {
+          content: 'Learned long ago',
+          createdAt: '2020-03-04T10:00:00.000+02:00',
+        });
+        expect(old.createdAt).toBe('2020-03-04T08:00:00.000Z');
+        expect(old.version).toBe(1);
+        expect(await fx.store.get(scope, old.id)).toEqual(old);
+        const listed = await fx.store.list(scope, { order: 'oldest' });
+        expect(listed.map((f) => f.id)).toEqual([old.id, later.id]);
       });
 
       it('stores every given field', async () => {

@@ -1,4 +1,4 @@
-import { ManualClock } from '@kioku/core';
+import { ManualClock } from '@kioku/core/testing';
 import { afterEach, beforeEach } from 'vitest';
 
 /** What every test gets, fresh: a clock the harness hands to the store it creates. */

@@ -1,3 +1,4 @@
+export { type BundleHarness, storesBundleSuite } from './bundle.js';
 export { detailStoreSuite } from './details.js';
 export { documentStoreSuite } from './documents.js';
 export { factStoreSuite } from './facts.js';
@@ -11,6 +12,8 @@ export {
   type SuiteContext,
 } from './harness.js';
 export { expectKiokuError, HOSTILE_IDS, randomId, randomScope, randomThreadScope } from './helpers.js';
+export { lifecycleTests } from './lifecycle.js';
+export { memoryPassesSuite } from './passes.js';
 export { planStoreSuite } from './plans.js';
 export { sessionStoreSuite } from './sessions.js';
 export {

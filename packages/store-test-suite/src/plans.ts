@@ -14,6 +14,7 @@ import {
 } from './helpers.js';
 import { snapshotTests } from './snapshot.js';
 import { textDomainTests } from './text-domain.js';
+import { planVersionTests } from './versions.js';
 
 const secondThread = (scope: Scope): ThreadScope => ({ ...scope, threadId: `${scope.threadId}-2` });
 
@@ -21,6 +22,8 @@ const secondThread = (scope: Scope): ThreadScope => ({ ...scope, threadId: `${sc
 export function planStoreSuite(h: StoreHarness<PlanStore>): void {
   describe(`PlanStore conformance: ${h.name}`, () => {
     const fx = useHarness(h);
+
+    planVersionTests(fx, h);
 
     describe('one text domain on every backend', () => {
       textDomainTests(fx, [
@@ -40,7 +43,7 @@ export function planStoreSuite(h: StoreHarness<PlanStore>): void {
     });
     const at = () => isoNow(fx.ctx.clock);
 
-    describe('create, get, has, clear', () => {
+    describe('create, get, has, delete', () => {
       it('creates a plan with pending steps numbered "1".."n"', async () => {
         const scope = randomThreadScope({ agent: true });
         const plan = await fx.store.create(scope, { goal: 'Ship v1', steps: ['Design', 'Build', 'Test'] });
@@ -81,18 +84,18 @@ export function planStoreSuite(h: StoreHarness<PlanStore>): void {
         expect((await fx.store.snapshot({ userId: scope.userId })).records).toEqual([next]);
       });
 
-      it('a thread without a plan: get null, has false, clear false', async () => {
+      it('a thread without a plan: get null, has false, delete false', async () => {
         const scope = randomThreadScope();
         expect(await fx.store.get(scope)).toBeNull();
         expect(await fx.store.has(scope)).toBe(false);
-        expect(await fx.store.clear(scope)).toBe(false);
+        expect(await fx.store.delete(scope)).toBe(false);
       });
 
-      it('clear removes the plan: true once, then false', async () => {
+      it('delete removes the plan: true once, then false', async () => {
         const scope = randomThreadScope();
         await fx.store.create(scope, { goal: 'Temporary', steps: ['one'] });
-        expect(await fx.store.clear(scope)).toBe(true);
-        expect(await fx.store.clear(scope)).toBe(false);
+        expect(await fx.store.delete(scope)).toBe(true);
+        expect(await fx.store.delete(scope)).toBe(false);
         expect(await fx.store.get(scope)).toBeNull();
         expect(await fx.store.has(scope)).toBe(false);
         await expectKiokuError(fx.store.complete(scope), 'NOT_FOUND');
@@ -203,7 +206,7 @@ export function planStoreSuite(h: StoreHarness<PlanStore>): void {
         await expectKiokuError(s.addStep(noThread, { description: 'x' }), 'VALIDATION');
         await expectKiokuError(s.addContextNote(noThread, 'x'), 'VALIDATION');
         await expectKiokuError(s.complete(noThread), 'VALIDATION');
-        await expectKiokuError(s.clear(noThread), 'VALIDATION');
+        await expectKiokuError(s.delete(noThread), 'VALIDATION');
         expect((await s.get(scope))?.steps[0]?.status).toBe('pending');
       });
     });
@@ -218,7 +221,7 @@ export function planStoreSuite(h: StoreHarness<PlanStore>): void {
         await expectKiokuError(fx.store.updateStep(b, '1', { status: 'completed' }), 'NOT_FOUND');
         await expectKiokuError(fx.store.addStep(b, { description: 'x' }), 'NOT_FOUND');
         await expectKiokuError(fx.store.complete(b), 'NOT_FOUND');
-        expect(await fx.store.clear(b)).toBe(false);
+        expect(await fx.store.delete(b)).toBe(false);
         expect(await fx.store.get(a)).toEqual(plan);
         expect((await fx.store.snapshot({ userId: b.userId })).records).toEqual([]);
       });
@@ -235,7 +238,7 @@ export function planStoreSuite(h: StoreHarness<PlanStore>): void {
         expect(await fx.store.get(scope)).toEqual(p0);
         expect(await fx.store.get(agent)).toEqual(p1);
         expect(await fx.store.get(other)).toEqual(p2);
-        await fx.store.clear(agent);
+        await fx.store.delete(agent);
         expect(await fx.store.get(scope)).toEqual(p0);
       });
     });
@@ -255,7 +258,7 @@ export function planStoreSuite(h: StoreHarness<PlanStore>): void {
             await expectKiokuError(fx.store.get(hostile), 'VALIDATION');
             await expectKiokuError(fx.store.updateStep(hostile, '1', { status: 'completed' }), 'VALIDATION');
             await expectKiokuError(fx.store.addContextNote(hostile, 'x'), 'VALIDATION');
-            await expectKiokuError(fx.store.clear(hostile), 'VALIDATION');
+            await expectKiokuError(fx.store.delete(hostile), 'VALIDATION');
           }
           expect(await fx.store.get(scope)).toEqual(plan);
         });
@@ -361,7 +364,7 @@ export function planStoreSuite(h: StoreHarness<PlanStore>): void {
         const thread = scope as ThreadScope;
         await store.updateStep(thread, '2', { status: 'blocked' });
         await store.addContextNote(thread, 'added later');
-        await store.clear(secondThread(scope));
+        await store.delete(secondThread(scope));
       },
       view: async (store, scope) => [
         await store.get(scope as ThreadScope),

@@ -21,6 +21,7 @@ import {
 } from './helpers.js';
 import { snapshotTests } from './snapshot.js';
 import { textDomainTests } from './text-domain.js';
+import { sessionKvVersionTests } from './versions.js';
 
 const UUID_V7 = /^[0-9a-f]{8}-[0-9a-f]{4}-7[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/i;
 const KV_CAP = SESSION_DEFAULTS.kvCap;
@@ -31,12 +32,17 @@ const OPAQUE_KV_KEYS = ['../../etc/passwd', '..', '*', 'a:b', 'a/b', '%', 'user:
 /** Keys the contract refuses (empty, over 256 characters, control characters). */
 const BAD_KV_KEYS = ['', 'k'.repeat(257), 'x'.repeat(1000), '\u0000', 'a\nb', 'tab\tkey'];
 
+/** A key's value, or null when the session has no entry for it. */
+const kvValue = async (s: SessionStore, scope: Scope, id: string, key: string) =>
+  (await s.kvGet(scope, id, key))?.value ?? null;
+
 const msg = (i: number): TranscriptInput => ({ role: i % 2 ? 'assistant' : 'user', content: `message ${i}` });
 
 /** Conformance tests for a SessionStore. */
 export function sessionStoreSuite(h: StoreHarness<SessionStore>): void {
   describe(`SessionStore conformance: ${h.name}`, () => {
     const fx = useHarness(h);
+    sessionKvVersionTests(fx, h);
 
     describe('one text domain on every backend', () => {
       // The session each test user wrote into (created by `write`, read back by `read`).
@@ -52,7 +58,7 @@ export function sessionStoreSuite(h: StoreHarness<SessionStore>): void {
           write: async (s, scope, text) => s.kvSet(scope, await session(s, scope), 'k', text),
           read: async (s, scope) =>
             sessionOf.has(scope.userId)
-              ? ((await s.kvGet(scope, sessionOf.get(scope.userId)!, 'k')) ?? undefined)
+              ? (await s.kvGet(scope, sessionOf.get(scope.userId)!, 'k'))?.value
               : undefined,
         },
         {
@@ -71,7 +77,7 @@ export function sessionStoreSuite(h: StoreHarness<SessionStore>): void {
       (await fx.store.transcriptReadLast(scope, id, 100_000)).map((e) => e.content);
 
     describe('sessions', () => {
-      it('creates a UUIDv7 session with defaults and loads it', async () => {
+      it('creates a UUIDv7 session with defaults and gets it', async () => {
         const scope = randomScope();
         const session = await fx.store.create(scope);
         expect(session.id).toMatch(UUID_V7);
@@ -81,7 +87,7 @@ export function sessionStoreSuite(h: StoreHarness<SessionStore>): void {
           expect(session.createdAt).toBe(isoNow(fx.ctx.clock));
           expect(Number.parseInt(session.id.replace(/-/g, '').slice(0, 12), 16)).toBe(fx.ctx.clock.now());
         }
-        expect(await fx.store.load(scope, session.id)).toEqual(session);
+        expect(await fx.store.get(scope, session.id)).toEqual(session);
         expect(await fx.store.list(scope)).toEqual([session]);
         expect((await fx.store.snapshot({ userId: scope.userId })).records).toEqual([
           { session, kv: [], transcript: [] },
@@ -97,7 +103,7 @@ export function sessionStoreSuite(h: StoreHarness<SessionStore>): void {
         };
         const session = await fx.store.create(scope, options);
         expect(session).toMatchObject({ ...options, agentId: scope.agentId });
-        expect(await fx.store.load(scope, session.id)).toEqual(session);
+        expect(await fx.store.get(scope, session.id)).toEqual(session);
       });
 
       it('lists sessions oldest first, with distinct ids', async () => {
@@ -112,11 +118,11 @@ export function sessionStoreSuite(h: StoreHarness<SessionStore>): void {
         expect([...ids].sort()).toEqual(ids);
       });
 
-      it('an unknown session is NOT_FOUND for every operation', async () => {
+      it('an unknown session is null for get and NOT_FOUND for every other operation', async () => {
         const scope = randomScope();
         await fx.store.create(scope);
         const unknown = randomUUID();
-        await expectKiokuError(fx.store.load(scope, unknown), 'NOT_FOUND');
+        expect(await fx.store.get(scope, unknown)).toBeNull();
         await expectKiokuError(fx.store.kvGet(scope, unknown, 'k'), 'NOT_FOUND');
         await expectKiokuError(fx.store.kvSet(scope, unknown, 'k', 'v'), 'NOT_FOUND');
         await expectKiokuError(fx.store.kvDelete(scope, unknown, 'k'), 'NOT_FOUND');
@@ -136,10 +142,10 @@ export function sessionStoreSuite(h: StoreHarness<SessionStore>): void {
         await fx.store.kvSet(scope, keep.id, 'k', 'kept');
         expect(await fx.store.delete(scope, gone.id)).toBe(true);
         expect(await fx.store.delete(scope, gone.id)).toBe(false);
-        await expectKiokuError(fx.store.load(scope, gone.id), 'NOT_FOUND');
+        expect(await fx.store.get(scope, gone.id)).toBeNull();
         await expectKiokuError(fx.store.kvGet(scope, gone.id, 'k'), 'NOT_FOUND');
         expect(await fx.store.list(scope)).toEqual([keep]);
-        expect(await fx.store.kvGet(scope, keep.id, 'k')).toBe('kept');
+        expect(await kvValue(fx.store, scope, keep.id, 'k')).toBe('kept');
         const records = (await fx.store.snapshot({ userId: scope.userId })).records;
         expect(records.map((r) => r.session.id)).toEqual([keep.id]);
       });
@@ -149,11 +155,11 @@ export function sessionStoreSuite(h: StoreHarness<SessionStore>): void {
       it('sets, gets, updates, lists oldest first and deletes', async () => {
         const scope = randomScope();
         const { id } = await fx.store.create(scope);
-        expect(await fx.store.kvGet(scope, id, 'missing')).toBeNull();
+        expect(await kvValue(fx.store, scope, id, 'missing')).toBeNull();
         await fx.store.kvSet(scope, id, 'city', 'Chicago');
         await fx.tick(1000);
         await fx.store.kvSet(scope, id, 'lang', 'en');
-        expect(await fx.store.kvGet(scope, id, 'city')).toBe('Chicago');
+        expect(await kvValue(fx.store, scope, id, 'city')).toBe('Chicago');
         const list = await fx.store.kvList(scope, id);
         expect(list.map((e) => [e.key, e.value])).toEqual([
           ['city', 'Chicago'],
@@ -162,28 +168,28 @@ export function sessionStoreSuite(h: StoreHarness<SessionStore>): void {
         if (fx.caps.controllableClock) expect(list[1]?.ts).toBe(isoNow(fx.ctx.clock));
         await fx.tick(1000);
         await fx.store.kvSet(scope, id, 'city', 'Lisbon');
-        expect(await fx.store.kvGet(scope, id, 'city')).toBe('Lisbon');
+        expect(await kvValue(fx.store, scope, id, 'city')).toBe('Lisbon');
         expect(await kvKeys(scope, id)).toEqual(['lang', 'city']);
         expect(await fx.store.kvDelete(scope, id, 'lang')).toBe(true);
         expect(await fx.store.kvDelete(scope, id, 'lang')).toBe(false);
-        expect(await fx.store.kvGet(scope, id, 'lang')).toBeNull();
+        expect(await kvValue(fx.store, scope, id, 'lang')).toBeNull();
         expect(await kvKeys(scope, id)).toEqual(['city']);
         await fx.store.kvSet(scope, id, 'empty', '');
-        expect(await fx.store.kvGet(scope, id, 'empty')).toBe('');
+        expect(await kvValue(fx.store, scope, id, 'empty')).toBe('');
       });
 
       it('keeps keys verbatim: path-like and glob-like keys are plain strings', async () => {
         const scope = randomScope();
         const { id } = await fx.store.create(scope);
         await fx.store.kvSet(scope, id, 'a', 'plain');
-        expect(await fx.store.kvGet(scope, id, '*')).toBeNull();
-        expect(await fx.store.kvGet(scope, id, 'user:*')).toBeNull();
+        expect(await kvValue(fx.store, scope, id, '*')).toBeNull();
+        expect(await kvValue(fx.store, scope, id, 'user:*')).toBeNull();
         for (const key of OPAQUE_KV_KEYS) await fx.store.kvSet(scope, id, key, `value of ${key}`);
         for (const key of OPAQUE_KV_KEYS)
-          expect(await fx.store.kvGet(scope, id, key)).toBe(`value of ${key}`);
+          expect(await kvValue(fx.store, scope, id, key)).toBe(`value of ${key}`);
         expect(await kvKeys(scope, id)).toEqual(['a', ...OPAQUE_KV_KEYS]);
         expect(await fx.store.kvDelete(scope, id, '*')).toBe(true);
-        expect(await fx.store.kvGet(scope, id, 'a')).toBe('plain');
+        expect(await kvValue(fx.store, scope, id, 'a')).toBe('plain');
         expect(await kvKeys(scope, id)).toHaveLength(OPAQUE_KV_KEYS.length);
       });
 
@@ -195,8 +201,8 @@ export function sessionStoreSuite(h: StoreHarness<SessionStore>): void {
         expect(keys).toHaveLength(KV_CAP);
         expect(keys[0]).toBe('k1');
         expect(keys.at(-1)).toBe(`k${KV_CAP}`);
-        expect(await fx.store.kvGet(scope, id, 'k0')).toBeNull();
-        expect(await fx.store.kvGet(scope, id, 'k1')).toBe('v1');
+        expect(await kvValue(fx.store, scope, id, 'k0')).toBeNull();
+        expect(await kvValue(fx.store, scope, id, 'k1')).toBe('v1');
       });
 
       it('an updated key moves to the end and is evicted last', async () => {
@@ -210,7 +216,7 @@ export function sessionStoreSuite(h: StoreHarness<SessionStore>): void {
         expect(keys).toHaveLength(KV_CAP);
         expect(keys).not.toContain('k1');
         expect(keys.slice(-2)).toEqual(['k0', 'new']);
-        expect(await fx.store.kvGet(scope, id, 'k0')).toBe('updated');
+        expect(await kvValue(fx.store, scope, id, 'k0')).toBe('updated');
       });
     });
 
@@ -271,7 +277,7 @@ export function sessionStoreSuite(h: StoreHarness<SessionStore>): void {
     });
 
     describe('scope isolation', () => {
-      it('user B can neither list nor load nor touch user A’s session', async () => {
+      it('user B can neither list nor get nor touch user A’s session', async () => {
         const a = randomScope();
         const b = randomScope();
         const session = await fx.store.create(a);
@@ -279,7 +285,7 @@ export function sessionStoreSuite(h: StoreHarness<SessionStore>): void {
         await fx.store.transcriptAppend(a, session.id, msg(0));
         await fx.store.create(b);
         expect((await fx.store.list(b)).map((s) => s.id)).not.toContain(session.id);
-        await expectKiokuError(fx.store.load(b, session.id), 'NOT_FOUND');
+        expect(await fx.store.get(b, session.id)).toBeNull();
         await expectKiokuError(fx.store.kvGet(b, session.id, 'secret'), 'NOT_FOUND');
         await expectKiokuError(fx.store.kvSet(b, session.id, 'secret', 'overwritten'), 'NOT_FOUND');
         await expectKiokuError(fx.store.kvDelete(b, session.id, 'secret'), 'NOT_FOUND');
@@ -287,8 +293,8 @@ export function sessionStoreSuite(h: StoreHarness<SessionStore>): void {
         await expectKiokuError(fx.store.transcriptAppend(b, session.id, msg(1)), 'NOT_FOUND');
         await expectKiokuError(fx.store.transcriptReadLast(b, session.id, 10), 'NOT_FOUND');
         expect(await fx.store.delete(b, session.id)).toBe(false);
-        expect(await fx.store.load(a, session.id)).toEqual(session);
-        expect(await fx.store.kvGet(a, session.id, 'secret')).toBe('A only');
+        expect(await fx.store.get(a, session.id)).toEqual(session);
+        expect(await kvValue(fx.store, a, session.id, 'secret')).toBe('A only');
         expect(await transcript(a, session.id)).toEqual(['message 0']);
       });
 
@@ -299,7 +305,7 @@ export function sessionStoreSuite(h: StoreHarness<SessionStore>): void {
         const s1 = await fx.store.create(agent);
         expect(await fx.store.list(user)).toEqual([s0]);
         expect(await fx.store.list(agent)).toEqual([s1]);
-        await expectKiokuError(fx.store.load(agent, s0.id), 'NOT_FOUND');
+        expect(await fx.store.get(agent, s0.id)).toBeNull();
         await expectKiokuError(fx.store.kvGet(user, s1.id, 'k'), 'NOT_FOUND');
       });
     });
@@ -311,7 +317,7 @@ export function sessionStoreSuite(h: StoreHarness<SessionStore>): void {
           const session = await fx.store.create(scope);
           await fx.store.kvSet(scope, session.id, 'k', 'v');
           const s = fx.store;
-          await expectKiokuError(s.load(scope, bad), 'VALIDATION');
+          await expectKiokuError(s.get(scope, bad), 'VALIDATION');
           await expectKiokuError(s.delete(scope, bad), 'VALIDATION');
           await expectKiokuError(s.kvGet(scope, bad, 'k'), 'VALIDATION');
           await expectKiokuError(s.kvSet(scope, bad, 'k', 'x'), 'VALIDATION');
@@ -322,13 +328,13 @@ export function sessionStoreSuite(h: StoreHarness<SessionStore>): void {
             for (const hostile of [{ userId: bad }, { userId: scope.userId, agentId: bad }]) {
               await expectKiokuError(s.create(hostile), 'VALIDATION');
               await expectKiokuError(s.list(hostile), 'VALIDATION');
-              await expectKiokuError(s.load(hostile, session.id), 'VALIDATION');
+              await expectKiokuError(s.get(hostile, session.id), 'VALIDATION');
               await expectKiokuError(s.kvSet(hostile, session.id, 'k', 'x'), 'VALIDATION');
               await expectKiokuError(s.delete(hostile, session.id), 'VALIDATION');
             }
           }
           expect(await s.list(scope)).toEqual([session]);
-          expect(await s.kvGet(scope, session.id, 'k')).toBe('v');
+          expect(await kvValue(s, scope, session.id, 'k')).toBe('v');
         });
       }
 
@@ -400,7 +406,7 @@ export function sessionStoreSuite(h: StoreHarness<SessionStore>): void {
         await times(50, (i) => fx.store.kvSet(scope, id, `k${i}`, `v${i}`));
         const entries = await fx.store.kvList(scope, id);
         expect(entries).toHaveLength(50);
-        for (let i = 0; i < 50; i++) expect(await fx.store.kvGet(scope, id, `k${i}`)).toBe(`v${i}`);
+        for (let i = 0; i < 50; i++) expect(await kvValue(fx.store, scope, id, `k${i}`)).toBe(`v${i}`);
       });
 
       it('50 concurrent transcript appends are all kept, batches unsplit', async () => {
@@ -429,7 +435,7 @@ export function sessionStoreSuite(h: StoreHarness<SessionStore>): void {
         const twin = await fx.twin();
         const stores = [fx.store, twin];
         const { id } = await fx.store.create(scope);
-        expect(await twin.load(scope, id)).toBeDefined();
+        expect(await twin.get(scope, id)).not.toBeNull();
         await Promise.all([
           ...Array.from({ length: 50 }, (_, i) => stores[i % 2]!.kvSet(scope, id, `k${i}`, `v${i}`)),
           ...Array.from({ length: 50 }, (_, i) => stores[i % 2]!.transcriptAppend(scope, id, msg(i))),

@@ -1,5 +1,4 @@
 import {
-  type PartitionKind,
   type RestoreOptions,
   type RestoreReport,
   type Scope,
@@ -8,6 +7,7 @@ import {
   type SnapshotEnvelope,
   type SnapshotSelector,
 } from '@kioku/core';
+import type { PartitionKind } from '@kioku/core/adapter';
 import { describe, expect, it } from 'vitest';
 import type { Fixture, SuiteContext } from './harness.js';
 import { canonicalRecords, expectKiokuError, randomId } from './helpers.js';

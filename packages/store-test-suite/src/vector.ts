@@ -25,7 +25,7 @@ export function vectorIndexSuite(h: StoreHarness<VectorIndex>): void {
       scope: Scope,
       vector: number[],
       options: { kind?: string; limit?: number; minScore?: number } = {},
-    ) => (await fx.store.query(scope, { vector, limit: 100, ...options })).map((hit) => hit.id);
+    ) => (await fx.store.search(scope, { vector, limit: 100, ...options })).map((hit) => hit.id);
 
     const POINTS = (): VectorPointInput[] => [
       { id: 'x', kind: 'facts', vector: vec(1, 0, 0), payload: { text: 'along x' } },
@@ -42,11 +42,11 @@ export function vectorIndexSuite(h: StoreHarness<VectorIndex>): void {
       ).toBeGreaterThanOrEqual(3);
     });
 
-    describe('upsert, query, delete, count', () => {
+    describe('upsert, search, delete, count', () => {
       it('ranks by cosine similarity, best first, with payloads', async () => {
         const scope = randomScope();
         await fx.store.upsert(scope, POINTS());
-        const hits = await fx.store.query(scope, { vector: vec(5, 0, 0), limit: 10 });
+        const hits = await fx.store.search(scope, { vector: vec(5, 0, 0), limit: 10 });
         expect(hits.map((hit) => hit.id).slice(0, 2)).toEqual(['x', 'xy']);
         expect(hits.at(-1)?.id).toBe('neg');
         expect(hits).toHaveLength(5);
@@ -74,7 +74,7 @@ export function vectorIndexSuite(h: StoreHarness<VectorIndex>): void {
         await fx.store.upsert(scope, POINTS());
         await fx.store.upsert(scope, [{ id: 'x', kind: 'details', vector: vec(0, 0, 1), payload: { v: 2 } }]);
         expect(await fx.store.count(scope)).toBe(5);
-        const hits = await fx.store.query(scope, { vector: vec(0, 0, 1), kind: 'details' });
+        const hits = await fx.store.search(scope, { vector: vec(0, 0, 1), kind: 'details' });
         expect(hits).toHaveLength(1);
         expect(hits[0]).toMatchObject({ id: 'x', kind: 'details', payload: { v: 2 } });
         expect(hits[0]!.score).toBeCloseTo(1, 5);
@@ -95,7 +95,7 @@ export function vectorIndexSuite(h: StoreHarness<VectorIndex>): void {
       it('an empty scope has nothing', async () => {
         const scope = randomScope();
         expect(await fx.store.count(scope)).toBe(0);
-        expect(await fx.store.query(scope, { vector: vec(1, 0, 0) })).toEqual([]);
+        expect(await fx.store.search(scope, { vector: vec(1, 0, 0) })).toEqual([]);
       });
     });
 
@@ -110,7 +110,7 @@ export function vectorIndexSuite(h: StoreHarness<VectorIndex>): void {
         expect(await fx.store.delete(b, ['x', 'xy'])).toBe(0);
         expect(await fx.store.count(a)).toBe(5);
         await fx.store.upsert(b, [{ id: 'x', kind: 'facts', vector: vec(0, 1, 0) }]);
-        expect((await fx.store.query(a, { vector: vec(1, 0, 0), limit: 1 }))[0]?.score).toBeCloseTo(1, 5);
+        expect((await fx.store.search(a, { vector: vec(1, 0, 0), limit: 1 }))[0]?.score).toBeCloseTo(1, 5);
       });
 
       it('the same user with another agent (or none) is another partition', async () => {
@@ -140,8 +140,8 @@ export function vectorIndexSuite(h: StoreHarness<VectorIndex>): void {
           fx.store.upsert(scope, [{ id: 'short', kind: 'facts', vector: short }]),
           'VALIDATION',
         );
-        await expectKiokuError(fx.store.query(scope, { vector: long }), 'VALIDATION');
-        await expectKiokuError(fx.store.query(scope, { vector: short }), 'VALIDATION');
+        await expectKiokuError(fx.store.search(scope, { vector: long }), 'VALIDATION');
+        await expectKiokuError(fx.store.search(scope, { vector: short }), 'VALIDATION');
         expect(await fx.store.count(scope)).toBe(5);
       });
 
@@ -180,9 +180,9 @@ export function vectorIndexSuite(h: StoreHarness<VectorIndex>): void {
 
       it('bad queries', async () => {
         const scope = randomScope();
-        await expectKiokuError(fx.store.query(scope, { vector: vec(1), limit: 0 }), 'VALIDATION');
-        await expectKiokuError(fx.store.query(scope, { vector: [] }), 'VALIDATION');
-        await expectKiokuError(fx.store.query(scope, { vector: vec(1), minScore: 2 }), 'VALIDATION');
+        await expectKiokuError(fx.store.search(scope, { vector: vec(1), limit: 0 }), 'VALIDATION');
+        await expectKiokuError(fx.store.search(scope, { vector: [] }), 'VALIDATION');
+        await expectKiokuError(fx.store.search(scope, { vector: vec(1), minScore: 2 }), 'VALIDATION');
       });
     });
 
@@ -202,7 +202,7 @@ export function vectorIndexSuite(h: StoreHarness<VectorIndex>): void {
               fx.store.upsert(hostile, [{ id: 'p', kind: 'facts', vector: vec(1) }]),
               'VALIDATION',
             );
-            await expectKiokuError(fx.store.query(hostile, { vector: vec(1) }), 'VALIDATION');
+            await expectKiokuError(fx.store.search(hostile, { vector: vec(1) }), 'VALIDATION');
             await expectKiokuError(fx.store.delete(hostile, ['x']), 'VALIDATION');
             await expectKiokuError(fx.store.count(hostile), 'VALIDATION');
           }
@@ -245,7 +245,7 @@ export function vectorIndexSuite(h: StoreHarness<VectorIndex>): void {
       it('returns the model with each hit', async () => {
         const scope = randomScope();
         await fx.store.upsert(scope, LABELLED());
-        const hits = await fx.store.query(scope, { vector: vec(0, 0, 1), limit: 100 });
+        const hits = await fx.store.search(scope, { vector: vec(0, 0, 1), limit: 100 });
         const byId = new Map(hits.map((hit) => [hit.id, hit]));
         expect(byId.get('b1')?.model).toBe('model-b');
         expect(byId.get('a1')?.model).toBe('model-a');
@@ -297,7 +297,7 @@ export function vectorIndexSuite(h: StoreHarness<VectorIndex>): void {
           { k: null },
         ];
         for (const filter of bad) {
-          await expectKiokuError(fx.store.query(scope, { vector: vec(1), filter } as never), 'VALIDATION');
+          await expectKiokuError(fx.store.search(scope, { vector: vec(1), filter } as never), 'VALIDATION');
         }
         await expectKiokuError(fx.store.count(scope, { kind: '' }), 'VALIDATION');
         await expectKiokuError(fx.store.models(scope, { kind: 'k'.repeat(33) }), 'VALIDATION');
@@ -357,8 +357,8 @@ export function vectorIndexSuite(h: StoreHarness<VectorIndex>): void {
         expect(await target.count(user)).toBe(5);
         expect(await target.count(withAgent)).toBe(1);
         expect(await target.count(stranger)).toBe(0);
-        const before = await fx.store.query(user, { vector: vec(5, 1, 0), limit: 10 });
-        const after = await target.query(user, { vector: vec(5, 1, 0), limit: 10 });
+        const before = await fx.store.search(user, { vector: vec(5, 1, 0), limit: 10 });
+        const after = await target.search(user, { vector: vec(5, 1, 0), limit: 10 });
         expect(after.map((h) => h.id)).toEqual(before.map((h) => h.id));
         expect(after.find((h) => h.id === 'x')?.payload).toEqual({ text: 'along x' });
         expect(comparable((await target.snapshot({ userId: user.userId })).records)).toEqual(
@@ -427,7 +427,7 @@ export function vectorIndexSuite(h: StoreHarness<VectorIndex>): void {
         const scope = randomScope();
         await times(50, (i) => fx.store.upsert(scope, [{ id: `p${i}`, kind: 'facts', vector: vec(1, i) }]));
         expect(await fx.store.count(scope)).toBe(50);
-        expect(await fx.store.query(scope, { vector: vec(1, 0), limit: 1000 })).toHaveLength(50);
+        expect(await fx.store.search(scope, { vector: vec(1, 0), limit: 1000 })).toHaveLength(50);
       });
 
       it('concurrent upserts and deletes of different ids all apply', async () => {
@@ -443,7 +443,7 @@ export function vectorIndexSuite(h: StoreHarness<VectorIndex>): void {
           ),
         ]);
         expect(await fx.store.count(scope)).toBe(20);
-        const hits = await fx.store.query(scope, { vector: vec(1, 1), limit: 1000 });
+        const hits = await fx.store.search(scope, { vector: vec(1, 1), limit: 1000 });
         expect(hits.every((hit) => hit.id.startsWith('new'))).toBe(true);
       });
 

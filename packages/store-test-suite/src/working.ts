@@ -18,8 +18,10 @@ import {
   sized,
   times,
 } from './helpers.js';
+import { leaseTests } from './lease.js';
 import { snapshotTests } from './snapshot.js';
 import { textDomainTests } from './text-domain.js';
+import { workingVersionTests } from './versions.js';
 
 const CAP = WORKING_DEFAULTS.maxEntriesPerNamespace;
 const TTL = WORKING_DEFAULTS.defaultTtlMs;
@@ -46,6 +48,8 @@ const VALID_PREFIXES = new Set(['a/b']);
 export function workingMemoryStoreSuite(h: StoreHarness<WorkingMemoryStore>): void {
   describe(`WorkingMemoryStore conformance: ${h.name}`, () => {
     const fx = useHarness(h);
+    workingVersionTests(fx, h);
+    leaseTests(fx, h);
 
     describe('one text domain on every backend', () => {
       textDomainTests(fx, [

@@ -1,5 +1,7 @@
 import {
   type Clock,
+  createInMemoryStores,
+  HashingEmbedder,
   InMemoryDetailStore,
   InMemoryDocumentStore,
   InMemoryFactStore,
@@ -7,6 +9,10 @@ import {
   InMemorySessionStore,
   InMemoryVectorIndex,
   InMemoryWorkingMemoryStore,
+  withFactEmbeddings,
+} from '@kioku/core';
+import {
+  InMemoryRecordBackend,
   MemoryPartitionBackend,
   type PartitionBackend,
   PartitionedDetailStore,
@@ -15,15 +21,20 @@ import {
   PartitionedPlanStore,
   PartitionedSessionStore,
   PartitionedWorkingMemoryStore,
-} from '@kioku/core';
+  RecordBackedPartitions,
+} from '@kioku/core/adapter';
 import {
+  type BundleHarness,
   detailStoreSuite,
   documentStoreSuite,
   factStoreSuite,
+  lifecycleTests,
+  memoryPassesSuite,
   planStoreSuite,
   type StoreHarness,
   SUITE_VECTOR_DIMENSIONS,
   sessionStoreSuite,
+  storesBundleSuite,
   vectorIndexSuite,
   workingMemoryStoreSuite,
 } from '../src/index.js';
@@ -74,3 +85,58 @@ planStoreSuite(sharedBackend('plans', (o) => new PartitionedPlanStore(o)));
 workingMemoryStoreSuite(sharedBackend('working', (o) => new PartitionedWorkingMemoryStore(o)));
 sessionStoreSuite(sharedBackend('sessions', (o) => new PartitionedSessionStore(o)));
 detailStoreSuite(sharedBackend('details', (o) => new PartitionedDetailStore(o)));
+
+/**
+ * Hybrid recall wraps a store; the wrapper must keep every promise of the contract (versions, errors,
+ * isolation) — only search ranking is its own, and the suite's search tests hold for it too.
+ */
+factStoreSuite({
+  name: 'in-memory with embeddings (HybridFactStore)',
+  create: (ctx) =>
+    withFactEmbeddings(new InMemoryFactStore({ clock: ctx.clock }), {
+      embedder: new HashingEmbedder({ dimensions: 64 }),
+    }),
+});
+
+// One bundle object stands for one process here: "reopening" in-memory storage is the same bundle.
+const memoryBundle = createInMemoryStores();
+const memoryBundleHarness: BundleHarness = {
+  name: 'createInMemoryStores',
+  create: () => memoryBundle,
+  reopen: () => ({ ...memoryBundle, close: async () => {} }),
+};
+storesBundleSuite(memoryBundleHarness);
+lifecycleTests(memoryBundleHarness);
+memoryPassesSuite(memoryBundleHarness);
+
+/**
+ * The record-level seam: every store kind over a record backend (each record stored on its own, a
+ * version per partition, atomic apply). Twins are second store instances over the same records.
+ */
+function recordBackend<S extends object>(
+  name: string,
+  make: (options: { backend: PartitionBackend; clock: Clock }) => S,
+): StoreHarness<S> {
+  const records = new WeakMap<S, InMemoryRecordBackend>();
+  return {
+    name: `${name} over a record-level backend`,
+    create(ctx) {
+      const backend = new InMemoryRecordBackend();
+      const store = make({ backend: new RecordBackedPartitions(backend), clock: ctx.clock });
+      records.set(store, backend);
+      return store;
+    },
+    createTwin(store, ctx) {
+      const backend = records.get(store);
+      if (!backend) throw new Error('not a store of this harness');
+      return make({ backend: new RecordBackedPartitions(backend), clock: ctx.clock });
+    },
+  };
+}
+
+factStoreSuite(recordBackend('facts', (o) => new PartitionedFactStore(o)));
+documentStoreSuite(recordBackend('documents', (o) => new PartitionedDocumentStore(o)));
+planStoreSuite(recordBackend('plans', (o) => new PartitionedPlanStore(o)));
+workingMemoryStoreSuite(recordBackend('working', (o) => new PartitionedWorkingMemoryStore(o)));
+sessionStoreSuite(recordBackend('sessions', (o) => new PartitionedSessionStore(o)));
+detailStoreSuite(recordBackend('details', (o) => new PartitionedDetailStore(o)));

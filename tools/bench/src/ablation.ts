@@ -1,4 +1,4 @@
-import type { Analyzer, LexicalIndexOptions } from '@kioku/core';
+import type { Analyzer, LexicalIndexOptions } from '@kioku/core/adapter';
 import { stopwords as snowball } from '@orama/stopwords/english';
 import { stemmer } from 'stemmer';
 import { eng } from 'stopword';

@@ -1,4 +1,4 @@
-import { LexicalIndex, type LexicalIndexOptions } from '@kioku/core';
+import { LexicalIndex, type LexicalIndexOptions } from '@kioku/core/adapter';
 import MiniSearch from 'minisearch';
 import winkBm25 from 'wink-bm25-text-search';
 import nlp from 'wink-nlp-utils';

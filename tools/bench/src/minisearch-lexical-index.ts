@@ -7,7 +7,7 @@ import {
   type LexicalHit,
   type LexicalIndexOptions,
   type LexicalSearchOptions,
-} from '@kioku/core';
+} from '@kioku/core/adapter';
 import MiniSearch, { type Query, type SearchResult } from 'minisearch';
 
 interface IndexedTerms {

@@ -8,7 +8,8 @@ import { randomBytes } from 'node:crypto';
 import { mkdtemp, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
-import { type Fact, type FactStore, InMemoryFactStore, makeEnvelope, systemClock } from '@kioku/core';
+import { type Fact, type FactStore, InMemoryFactStore, systemClock } from '@kioku/core';
+import { makeEnvelope } from '@kioku/core/adapter';
 import type { Engine } from './engines.js';
 import type { Unit } from './locomo.js';
 import { redisUrl } from './store-redis.js';
@@ -117,6 +118,7 @@ export async function storeEngine(
         provenance: { source: 'import' },
         createdAt: now,
         updatedAt: now,
+        version: 1,
       }));
       await store.restore(makeEnvelope('facts', { userId: scope.userId }, records, systemClock));
       return async (query: string, limit: number) =>

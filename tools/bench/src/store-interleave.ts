@@ -5,7 +5,7 @@
  */
 import { performance } from 'node:perf_hooks';
 import type { Figures, SqlRow } from './store-sql.js';
-import { percentile, round } from './util.js';
+import { percentile, randomPicks, round } from './util.js';
 
 /** A row of an adapter measured beside its raw client, in the SQL rows' shape. */
 export type AdapterRow<A extends string> = Omit<SqlRow, 'adapter'> & {
@@ -85,8 +85,5 @@ export function figures(w: number[], r: number[], s: number[], a: number[]): Fig
 
 /** A pseudo-random walk over `items` (the reads of one side). */
 export function walk<T>(items: readonly T[], seed: number): () => T {
-  return () => {
-    seed = (seed * 1103515245 + 12345) % 2147483648;
-    return items[seed % items.length]!;
-  };
+  return randomPicks(items, seed);
 }

@@ -293,7 +293,7 @@ async function run(
   const queries = QUERIES.map((q) => embedder.embedOne(q));
 
   const t1 = performance.now();
-  await index.query(SCOPE, { vector: queries[0]!, limit: LIMIT, kind: 'facts' });
+  await index.search(SCOPE, { vector: queries[0]!, limit: LIMIT, kind: 'facts' });
   const firstSearchMs = performance.now() - t1;
 
   // One-point upserts: seeds prefill.. alternate between the adapter (even) and raw (odd).
@@ -323,14 +323,14 @@ async function run(
 
   const query = (i: number) => queries[i % queries.length]!;
   for (const [i, text] of QUERIES.entries()) {
-    const a = (await index.query(SCOPE, { vector: query(i), limit: LIMIT, kind: 'facts' })).map((h) => h.id);
+    const a = (await index.search(SCOPE, { vector: query(i), limit: LIMIT, kind: 'facts' })).map((h) => h.id);
     const b = (await raw.query(query(i))).map((h) => h.id);
     if (a.join() !== b.join())
       console.error(`  qdrant ${size}: raw query differs for "${text}": ${a} vs ${b}`);
   }
   const s = await interleaved(
     options.searches,
-    (i) => index.query(SCOPE, { vector: query(i), limit: LIMIT, kind: 'facts' }),
+    (i) => index.search(SCOPE, { vector: query(i), limit: LIMIT, kind: 'facts' }),
     (i) => raw.query(query(i)),
   );
   const a = await interleaved(
@@ -338,7 +338,7 @@ async function run(
     async (i, restart) => {
       await index.upsert(SCOPE, [input({ id: `a${i}`, vector: query(i + 1) })]);
       restart();
-      await index.query(SCOPE, { vector: query(i), limit: LIMIT, kind: 'facts' });
+      await index.search(SCOPE, { vector: query(i), limit: LIMIT, kind: 'facts' });
     },
     async (i, restart) => {
       await raw.upsert([{ id: `r${i}`, vector: query(i + 2) }]);

@@ -17,7 +17,7 @@
  * PostgreSQL search is the adapter's two queries (the query's lexemes, then coverage + `ts_rank` over the
  * GIN matches), written as one would by hand: the score is computed once and ordered by its alias.
  */
-import { DEFAULT_BM25, DEFAULT_FEEDBACK, englishAnalyzer, factSearchText } from '@kioku/core';
+import { DEFAULT_BM25, DEFAULT_FEEDBACK, englishAnalyzer, factSearchText } from '@kioku/core/adapter';
 import type Database from 'better-sqlite3';
 import type { Sql } from 'postgres';
 import type { FactSeed } from './facts.js';

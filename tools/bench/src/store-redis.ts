@@ -22,7 +22,8 @@ import { readFile } from 'node:fs/promises';
 import { createRequire } from 'node:module';
 import path from 'node:path';
 import { performance } from 'node:perf_hooks';
-import { type Fact, factSearchText, LexicalIndex, type Scope } from '@kioku/core';
+import type { Fact, Scope } from '@kioku/core';
+import { factSearchText, LexicalIndex } from '@kioku/core/adapter';
 import type { Redis as RedisClient } from 'ioredis';
 import { type FactSeed, QUERIES } from './facts.js';
 import { type AdapterRow, figures, type Interleaved, interleaved, meanUs, walk } from './store-interleave.js';
@@ -118,6 +119,7 @@ class RawRedisFacts {
       provenance: { source: 'user' },
       createdAt: now,
       updatedAt: now,
+      version: 1,
     };
     this.#token += 1;
     const inserted = await this.#client.evalsha(
@@ -209,6 +211,7 @@ function factOf(seed: FactSeed, i: number, now: string): Fact {
     provenance: { source: 'import' },
     createdAt: now,
     updatedAt: now,
+    version: 1,
   };
 }
 

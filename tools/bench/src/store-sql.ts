@@ -23,7 +23,7 @@ import type { Fact, FactStore, Scope } from '@kioku/core';
 import type PostgresClient from 'postgres';
 import { type FactSeed, QUERIES } from './facts.js';
 import { RawPostgresFacts, RawSqliteFacts } from './store-raw.js';
-import { percentile, round } from './util.js';
+import { percentile, randomPicks, round } from './util.js';
 
 export type SqlAdapter = 'sqlite' | 'postgres';
 
@@ -103,6 +103,7 @@ function factOf(seed: FactSeed, i: number, now: string): Fact {
     provenance: { source: 'import' },
     createdAt: now,
     updatedAt: now,
+    version: 1,
   };
 }
 
@@ -204,12 +205,8 @@ async function run(
   for (let k = prefill; k < prefill + 2 * writes; k++) ids.push(`f${k}`);
 
   // Reads: each side its own pseudo-random sequence of ids over the whole store.
-  const lcg = (seed: number) => () => {
-    seed = (seed * 1103515245 + 12345) % 2147483648;
-    return ids[seed % ids.length]!;
-  };
-  const nextA = lcg(7);
-  const nextB = lcg(11);
+  const nextA = randomPicks(ids, 7);
+  const nextB = randomPicks(ids, 11);
   const r = await interleaved(
     options.reads,
     async () => {

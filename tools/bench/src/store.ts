@@ -22,13 +22,14 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { performance } from 'node:perf_hooks';
-import { type Fact, type FactStore, InMemoryFactStore, LexicalIndex, type Scope } from '@kioku/core';
+import { type Fact, type FactStore, InMemoryFactStore, type Scope } from '@kioku/core';
+import { LexicalIndex } from '@kioku/core/adapter';
 import { type FactSeed, factSeeds, QUERIES } from './facts.js';
 import { MiniSearchLexicalIndex } from './minisearch-lexical-index.js';
 import { benchQdrant, type QdrantRow } from './store-qdrant.js';
 import { benchRedis, type RedisRow } from './store-redis.js';
 import { benchPostgres, benchSqlite, type SqlAdapter, type SqlRow } from './store-sql.js';
-import { cliArgs, percentile, round, table } from './util.js';
+import { cliArgs, percentile, randomPicks, round, table } from './util.js';
 
 type Adapter = 'memory' | 'json' | SqlAdapter | 'redis' | 'qdrant';
 const ADAPTERS: readonly Adapter[] = ['memory', 'json', 'sqlite', 'postgres', 'redis', 'qdrant'];
@@ -126,6 +127,7 @@ function factOf(seed: FactSeed, i: number, now: string): Fact {
     provenance: { source: 'import' },
     createdAt: now,
     updatedAt: now,
+    version: 1,
   };
 }
 
@@ -142,11 +144,10 @@ async function timeSearches(store: FactStore, searches: number): Promise<{ p50: 
 }
 
 async function timeReads(store: FactStore, ids: readonly string[]): Promise<number> {
-  let seed = 7;
+  const next = randomPicks(ids, 7);
   const start = performance.now();
   for (let i = 0; i < READS; i++) {
-    seed = (seed * 1103515245 + 12345) % 2147483648;
-    const fact = await store.get(SCOPE, ids[seed % ids.length]!);
+    const fact = await store.get(SCOPE, next());
     if (!fact) throw new Error('read missed');
   }
   return round(READS / ((performance.now() - start) / 1000), 0);

@@ -14,108 +14,19 @@
  * last dialog session. Budget: `maxTokens` = the question's own tokens + `--budget`, so the memory
  * blocks get exactly the budget.
  */
-import { createHash } from 'node:crypto';
 import { performance } from 'node:perf_hooks';
+import { defaultTokenizer } from '@kioku/core';
+import { CATEGORY_NAMES, loadLocomo } from './locomo.js';
 import {
-  type Clock,
-  Conversation,
-  conversationHistory,
-  countMessagesTokens,
-  defaultTokenizer,
-  dynamicMemory,
-  type FactStore,
-  InMemoryFactStore,
-  InMemorySessionStore,
-  KiokuBuilder,
-  longTermMemory,
-  type MemoryFeature,
-  memoryManager,
-  type SessionStore,
-} from '@kioku/core';
-import { CATEGORY_NAMES, type Conversation as LocomoConversation, loadLocomo } from './locomo.js';
+  askQuestions,
+  fullText,
+  ingest,
+  type QuestionResult,
+  SETUPS,
+  type Summary,
+  summarise,
+} from './locomo-prompts.js';
 import { cliArgs, flagValue, mean, percentile, round, table } from './util.js';
-
-interface Stores {
-  facts: FactStore;
-  sessions: SessionStore;
-}
-
-interface Setup {
-  key: string;
-  name: string;
-  features(stores: Stores): MemoryFeature[];
-  /** Ask in a new session, or continue the last dialog session (conversation replay). */
-  thread: 'new' | 'dialog';
-}
-
-const SETUPS: Setup[] = [
-  {
-    key: 'replay',
-    name: 'conversation replay only (last turns)',
-    thread: 'dialog',
-    features: (s) => [conversationHistory({ sessions: s.sessions })],
-  },
-  {
-    key: 'dynamic',
-    name: 'dynamic memory (newest first)',
-    thread: 'new',
-    features: (s) => [dynamicMemory({ store: s.facts, tools: false })],
-  },
-  {
-    key: 'long-term',
-    name: 'long-term recall, default (maxResults 8)',
-    thread: 'new',
-    features: (s) => [longTermMemory({ store: s.facts, sessions: s.sessions })],
-  },
-  {
-    key: 'long-term-fill',
-    name: 'long-term recall, maxResults 100 (fills the budget)',
-    thread: 'new',
-    features: (s) => [longTermMemory({ store: s.facts, sessions: s.sessions, maxResults: 100 })],
-  },
-  {
-    key: 'memory-manager',
-    name: 'memory manager, default (5, relevance ≥ 0.7)',
-    thread: 'new',
-    features: (s) => [memoryManager({ facts: s.facts, autoStore: false })],
-  },
-  {
-    key: 'memory-manager-fill',
-    name: 'memory manager, max 100, threshold 0',
-    thread: 'new',
-    features: (s) => [
-      memoryManager({ facts: s.facts, autoStore: false, maxMemories: 100, relevanceThreshold: 0 }),
-    ],
-  },
-];
-
-interface QuestionResult {
-  sampleId: string;
-  question: string;
-  category: number;
-  injected: number;
-  /** Items the middlewares included (facts, memories, turns). */
-  items: number;
-  full: number;
-  evidence: number;
-  present: number;
-  /** |evidence present| / |evidence|, 1 when the question has no evidence (the recall protocol's rule). */
-  score: number;
-  prepareMs: number;
-}
-
-interface Summary {
-  n: number;
-  meanInjected: number;
-  meanItems: number;
-  compression: number;
-  /** Mean per-question score, %. */
-  evidencePct: number;
-  /** Evidence turns present over all evidence turns, %. */
-  turnsPct: number;
-  /** Questions with every evidence turn present, %. */
-  allPct: number;
-}
 
 function parseArgs() {
   const args = cliArgs();
@@ -137,99 +48,6 @@ function parseArgs() {
   };
 }
 
-const MONTHS = [
-  'january',
-  'february',
-  'march',
-  'april',
-  'may',
-  'june',
-  'july',
-  'august',
-  'september',
-  'october',
-  'november',
-  'december',
-];
-
-/** `1:56 pm on 8 May, 2023` → epoch ms (UTC); undefined when the text has another shape. */
-export function parseLocomoDate(text: string): number | undefined {
-  const m = /(\d{1,2}):(\d{2})\s*(am|pm)\s+on\s+(\d{1,2})\s+([A-Za-z]+),?\s+(\d{4})/i.exec(text);
-  if (!m) return undefined;
-  const month = MONTHS.indexOf(m[5]!.toLowerCase());
-  if (month < 0) return undefined;
-  const hour = (Number(m[1]) % 12) + (m[3]!.toLowerCase() === 'pm' ? 12 : 0);
-  return Date.UTC(Number(m[6]), month, Number(m[4]), hour, Number(m[2]));
-}
-
-const sessionOf = (diaId: string) => Number(/^D(\d+):/.exec(diaId)?.[1] ?? 0);
-
-/** The whole conversation as a full-context prompt would hold it: dated session headers, then the turns. */
-function fullText(conv: LocomoConversation): string {
-  const parts: string[] = [];
-  let current = -1;
-  for (const unit of conv.units) {
-    const session = sessionOf(unit.id);
-    if (session !== current) {
-      current = session;
-      parts.push(`${parts.length ? '\n' : ''}Session ${session} (${conv.sessionDates[session] ?? '?'}):`);
-    }
-    parts.push(unit.text);
-  }
-  return parts.join('\n');
-}
-
-/** Replays one conversation into fresh stores; returns them and the last dialog session's id. */
-async function ingest(conv: LocomoConversation): Promise<{ stores: Stores; lastSession: string }> {
-  let now = 0;
-  const clock: Clock = { now: () => now };
-  const stores: Stores = {
-    facts: new InMemoryFactStore({ clock }),
-    sessions: new InMemorySessionStore({ clock }),
-  };
-  const kioku = new KiokuBuilder({ sessions: stores.sessions, clock }).build();
-  const scope = { userId: conv.sampleId.replace(/[^A-Za-z0-9_.@+-]/g, '_') };
-  let conversation: Conversation | undefined;
-  let current = -1;
-  let base = Date.UTC(2023, 0, 1);
-  for (const unit of conv.units) {
-    const session = sessionOf(unit.id);
-    if (session !== current) {
-      current = session;
-      base = parseLocomoDate(conv.sessionDates[session] ?? '') ?? base + 86_400_000;
-      now = base;
-      conversation = await kioku.startConversation(scope);
-    }
-    now += 30_000; // half a minute per turn
-    await conversation!.record([{ role: 'user', content: unit.text }]);
-    await stores.facts.create(scope, {
-      // A 12-hex-digit id like the store's random ones (same prompt cost), derived from the turn so
-      // that runs are reproducible to the token.
-      id: createHash('sha256').update(`${conv.sampleId}/${unit.id}`).digest('hex').slice(0, 12),
-      content: unit.text,
-      category: 'conversation',
-      metadata: { dia_id: unit.id, session, date: conv.sessionDates[session] ?? null },
-      provenance: { source: 'user', sessionId: conversation!.sessionId },
-    });
-  }
-  return { stores, lastSession: conversation!.sessionId };
-}
-
-function summarise(results: readonly QuestionResult[]): Summary {
-  const evidence = results.reduce((n, r) => n + r.evidence, 0);
-  const present = results.reduce((n, r) => n + r.present, 0);
-  const meanInjected = mean(results.map((r) => r.injected));
-  return {
-    n: results.length,
-    meanInjected: round(meanInjected, 0),
-    meanItems: round(mean(results.map((r) => r.items)), 1),
-    compression: round(mean(results.map((r) => r.full)) / meanInjected, 1),
-    evidencePct: round(100 * mean(results.map((r) => r.score)), 1),
-    turnsPct: round((100 * present) / Math.max(1, evidence), 1),
-    allPct: round((100 * results.filter((r) => r.present === r.evidence).length) / results.length, 1),
-  };
-}
-
 async function main(): Promise<void> {
   const options = parseArgs();
   const conversations = loadLocomo().slice(0, options.conversations);
@@ -242,8 +60,7 @@ async function main(): Promise<void> {
     const full = defaultTokenizer.count(fullText(conv));
     fullTokens.push(full);
     const textOf = new Map(conv.units.map((u) => [u.id, u.text]));
-    const { stores, lastSession } = await ingest(conv);
-    const scope = { userId: conv.sampleId.replace(/[^A-Za-z0-9_.@+-]/g, '_') };
+    const ingested = await ingest(conv);
 
     for (const q of conv.questions) {
       const known = q.evidence.filter((id) => textOf.has(id)).length;
@@ -262,41 +79,7 @@ async function main(): Promise<void> {
     }
 
     for (const setup of options.setups) {
-      const features = setup.features(stores);
-      const threadId = setup.thread === 'dialog' ? lastSession : (await stores.sessions.create(scope)).id;
-      const results = bySetup.get(setup.key)!;
-      for (const q of conv.questions) {
-        const base = countMessagesTokens(defaultTokenizer, [{ role: 'user', content: q.question }]);
-        const conversation = new Conversation({
-          scope: { ...scope, threadId },
-          sessions: stores.sessions,
-          features,
-          budget: { maxTokens: base + options.budget },
-        });
-        const start = performance.now();
-        const prepared = await conversation.prepare(q.question);
-        const prepareMs = performance.now() - start;
-        const prompt = prepared.messages
-          .slice(0, -1)
-          .map((m) => m.content)
-          .join('\n');
-        const present = q.evidence.filter((id) => {
-          const text = textOf.get(id);
-          return text !== undefined && prompt.includes(text);
-        }).length;
-        results.push({
-          sampleId: conv.sampleId,
-          question: q.question,
-          category: q.category,
-          injected: prepared.ledger.totalTokens - prepared.ledger.baseTokens,
-          items: prepared.ledger.entries.reduce((n, e) => n + e.included, 0),
-          full,
-          evidence: q.evidence.length,
-          present,
-          score: q.evidence.length === 0 ? 1 : present / q.evidence.length,
-          prepareMs,
-        });
-      }
+      bySetup.get(setup.key)!.push(...(await askQuestions(conv, ingested, setup, options)));
     }
     if (!options.json) console.error(`  ${conv.sampleId} done`);
   }

@@ -26,6 +26,7 @@ import {
   type ChatMessage,
   conversationHistory,
   countMessagesTokens,
+  createInMemoryStores,
   type DetailStore,
   type DocumentStore,
   dynamicMemory,
@@ -189,6 +190,7 @@ function factSnapshot(seeds: readonly FactSeed[], size: number) {
       provenance: { source: 'import' },
       createdAt: at,
       updatedAt: at,
+      version: 1,
     });
   }
   return {
@@ -252,7 +254,7 @@ async function benchConfig(
   for (let d = 0; d < DOCUMENTS; d++) {
     const from = (d * SENTENCES_PER_DOCUMENT) % Math.max(1, seeds.length - SENTENCES_PER_DOCUMENT);
     const body = seeds.slice(from, from + SENTENCES_PER_DOCUMENT).map((s) => s.content);
-    await stores.documents.add(SCOPE, {
+    await stores.documents.create(SCOPE, {
       title: `Handbook ${d + 1}: ${seeds[from]!.category}`,
       text: [body.slice(0, 10).join(' '), body.slice(10, 20).join(' '), body.slice(20).join(' ')].join(
         '\n\n',
@@ -273,7 +275,7 @@ async function benchConfig(
     toolOutputOffload({ details: stores.details }),
   ];
   const builder = new KiokuBuilder({
-    sessions: stores.sessions,
+    stores: { ...createInMemoryStores(), sessions: stores.sessions },
     systemPrompt: 'You are a helpful assistant.',
     ...(options.tokenizer ? { tokenizer: options.tokenizer } : {}),
   });

@@ -45,3 +45,25 @@ export function sizesArg(args: readonly string[], fallback: string): number[] {
 export function mean(values: readonly number[]): number {
   return values.length === 0 ? Number.NaN : values.reduce((a, b) => a + b, 0) / values.length;
 }
+
+/**
+ * A seeded pseudo-random number in [0, 1) (mulberry32: 32-bit integer arithmetic, period 2^32). Not the
+ * textbook LCG in doubles: `state * 1103515245` exceeds 2^53, loses its low bits and cycles after about
+ * 10,500 draws, which made "random" inputs repeat (and caches answer them).
+ */
+export function seededRandom(seed: number): () => number {
+  let state = seed >>> 0;
+  return () => {
+    state = (state + 0x6d2b79f5) >>> 0;
+    let t = state;
+    t = Math.imul(t ^ (t >>> 15), t | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 2 ** 32;
+  };
+}
+
+/** A seeded pseudo-random pick from `items`, for read sequences. */
+export function randomPicks<T>(items: readonly T[], seed: number): () => T {
+  const random = seededRandom(seed);
+  return () => items[Math.floor(random() * items.length)]!;
+}

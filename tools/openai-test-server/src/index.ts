@@ -52,7 +52,8 @@ export function json(
   res.end(JSON.stringify(body));
 }
 
-export function completion(message: Record<string, unknown>): Reply {
+/** A completion with one choice; `extra` goes at the top level of the body (e.g. `usage(…)`). */
+export function completion(message: Record<string, unknown>, extra: Record<string, unknown> = {}): Reply {
   return (res) =>
     json(res, 200, {
       id: 'chatcmpl-test',
@@ -60,10 +61,21 @@ export function completion(message: Record<string, unknown>): Reply {
       created: 0,
       model: 'test-model',
       choices: [{ index: 0, finish_reason: 'stop', message: { role: 'assistant', ...message } }],
+      ...extra,
     });
 }
 
-export const text = (content: string): Reply => completion({ content });
+/** The `usage` field of a completion, as `extra` of `completion` or `text`. */
+export const usage = (promptTokens: number, completionTokens: number) => ({
+  usage: {
+    prompt_tokens: promptTokens,
+    completion_tokens: completionTokens,
+    total_tokens: promptTokens + completionTokens,
+  },
+});
+
+export const text = (content: string, extra: Record<string, unknown> = {}): Reply =>
+  completion({ content }, extra);
 
 export function toolCalls(...calls: { id: string; name: string; arguments: unknown }[]): Reply {
   return completion({
@@ -76,17 +88,22 @@ export function toolCalls(...calls: { id: string; name: string; arguments: unkno
   });
 }
 
-/** An SSE reply made of chunk deltas, as the streaming API sends them. */
-export function sse(deltas: Record<string, unknown>[]): Reply {
+/**
+ * An SSE reply made of chunk deltas, as the streaming API sends them; with `finishReason`, a last chunk
+ * carries it (as OpenAI's final chunk does).
+ */
+export function sse(deltas: Record<string, unknown>[], options: { finishReason?: string } = {}): Reply {
   return (res) => {
     res.writeHead(200, { 'content-type': 'text/event-stream' });
-    for (const delta of deltas) {
+    const chunks = deltas.map((delta) => ({ delta, finish_reason: null as string | null }));
+    if (options.finishReason) chunks.push({ delta: {}, finish_reason: options.finishReason });
+    for (const { delta, finish_reason } of chunks) {
       const chunk = {
         id: 'chatcmpl-test',
         object: 'chat.completion.chunk',
         created: 0,
         model: 'test-model',
-        choices: [{ index: 0, delta, finish_reason: null }],
+        choices: [{ index: 0, delta, finish_reason }],
       };
       res.write(`data: ${JSON.stringify(chunk)}\n\n`);
     }
@@ -97,10 +114,11 @@ export function sse(deltas: Record<string, unknown>[]): Reply {
 
 export const streamText = (...parts: string[]): Reply => sse(parts.map((content) => ({ content })));
 
+/** An error response; `message` is the error's message (default `scripted <code>`). */
 export const status =
-  (code: number, headers: Record<string, string> = {}): Reply =>
+  (code: number, headers: Record<string, string> = {}, message = `scripted ${code}`): Reply =>
   (res) =>
-    json(res, code, { error: { message: `scripted ${code}`, type: 'test' } }, headers);
+    json(res, code, { error: { message, type: 'test' } }, headers);
 
 /** Never answers (until the client gives up or the server closes). */
 export const hang: Reply = () => {};

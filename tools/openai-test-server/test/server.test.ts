@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { startScriptedServer, status, text } from '../src/index.js';
+import { sse, startScriptedServer, status, text, usage } from '../src/index.js';
 
 async function post(url: string, body: unknown) {
   const res = await fetch(url, { method: 'POST', body: JSON.stringify(body) });
@@ -37,6 +37,45 @@ describe('startScriptedServer', () => {
         codes.push((await fetch(`${server.baseURL}${path}`, { method: 'POST' })).status);
       expect(codes).toEqual([201, 202, 201]);
       expect(server.received).toHaveLength(3);
+    } finally {
+      await server.close();
+    }
+  });
+  it('ends a stream with a finish chunk when asked', async () => {
+    const server = await startScriptedServer([sse([{ content: 'Hi' }], { finishReason: 'stop' })]);
+    try {
+      const res = await fetch(`${server.baseURL}/chat/completions`, { method: 'POST' });
+      const chunks = (await res.text())
+        .split('\n\n')
+        .filter((line) => line.startsWith('data: {'))
+        .map(
+          (line) => JSON.parse(line.slice(6)) as { choices: { delta: unknown; finish_reason: unknown }[] },
+        );
+      expect(chunks.map((c) => c.choices[0])).toEqual([
+        { index: 0, delta: { content: 'Hi' }, finish_reason: null },
+        { index: 0, delta: {}, finish_reason: 'stop' },
+      ]);
+    } finally {
+      await server.close();
+    }
+  });
+  it('scripts error messages and usage', async () => {
+    const server = await startScriptedServer([
+      status(400, {}, "'response_format' of type 'json_schema' is not supported"),
+      text('{}', usage(12, 3)),
+    ]);
+    try {
+      const url = `${server.baseURL}/chat/completions`;
+      expect(await post(url, {})).toEqual({
+        status: 400,
+        body: {
+          error: { message: "'response_format' of type 'json_schema' is not supported", type: 'test' },
+        },
+      });
+      expect((await post(url, {})).body).toMatchObject({
+        choices: [{ message: { content: '{}' } }],
+        usage: { prompt_tokens: 12, completion_tokens: 3, total_tokens: 15 },
+      });
     } finally {
       await server.close();
     }

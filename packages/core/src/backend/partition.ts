@@ -26,6 +26,19 @@ export interface PartitionCodec<S> {
   encode(state: S): unknown;
   /** True when the partition holds nothing and may be deleted rather than saved. */
   isEmpty(state: S): boolean;
+  /**
+   * The partition as keyed records, in order, for backends that store each record on its own (see
+   * `RecordBackend`). Without it such a backend stores the whole partition as one record.
+   */
+  toRecords?(state: S): KeyedRecord[];
+  /** State from the records `toRecords` gave, in the same order. Throws when they are invalid. */
+  fromRecords?(records: readonly KeyedRecord[]): S;
+}
+
+/** One record of a partition, as a record-level backend stores it: its key and its JSON value. */
+export interface KeyedRecord {
+  readonly key: string;
+  readonly value: unknown;
 }
 
 export interface PartitionBackend {

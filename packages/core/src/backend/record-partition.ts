@@ -195,5 +195,9 @@ export function recordPartitionCodec<T>(
       return { kind, schemaVersion: 1, records: [...state.records.values()] };
     },
     isEmpty: (state) => state.size === 0,
+    toRecords: (state) => [...state.records].map(([key, value]) => ({ key, value })),
+    fromRecords(records) {
+      return this.decode({ kind, schemaVersion: 1, records: records.map((r) => r.value) });
+    },
   };
 }

@@ -1,14 +1,13 @@
 import type { z } from 'zod';
 import type { Clock } from '../clock.js';
-import { ScopeError, ValidationError } from '../errors.js';
 import { type SnapshotSelector, SnapshotSelectorSchema } from '../scope.js';
 import {
   makeEnvelope,
-  parseEnvelope,
   type RestoreOptions,
   type RestoreReport,
   type SnapshotEnvelope,
 } from '../snapshot/envelope.js';
+import { groupRecords, parseSnapshotRecords } from '../snapshot/restore.js';
 import { parseOrThrow } from '../validation.js';
 import type { PartitionBackend, PartitionCodec, PartitionKind, PartitionRef } from './partition.js';
 import { partitionLabel } from './partition.js';
@@ -60,18 +59,10 @@ export async function restorePartitions<R, S>(
   input: unknown,
   options: RestoreOptions = {},
 ): Promise<RestoreReport> {
-  const envelope = parseEnvelope(mapping.kind, mapping.recordSchema, input);
-  if (options.userId !== undefined) {
-    const foreign = envelope.records.find((r) => mapping.userIdOf(r) !== options.userId);
-    if (foreign) {
-      throw new ScopeError(
-        `Snapshot contains records of another user; restoring into user "${options.userId}" is refused.`,
-      );
-    }
-  }
-  const partitions = mapping.toPartitions(envelope.records);
+  const records = parseSnapshotRecords(mapping.kind, mapping.recordSchema, input, options, mapping.userIdOf);
+  const partitions = mapping.toPartitions(records);
   for (const { ref, state, codec } of partitions) await backend.replace(ref, codec ?? mapping.codec, state);
-  return { records: envelope.records.length, partitions: partitions.length };
+  return { records: records.length, partitions: partitions.length };
 }
 
 /** Group records by partition label, rejecting duplicate ids within a partition. */
@@ -80,20 +71,8 @@ export function groupByPartition<R>(
   refOf: (record: R) => PartitionRef,
   idOf: (record: R) => string,
 ): Array<{ ref: PartitionRef; records: R[] }> {
-  const groups = new Map<string, { ref: PartitionRef; records: R[]; ids: Set<string> }>();
-  for (const record of records) {
-    const ref = refOf(record);
-    const label = partitionLabel(ref);
-    let group = groups.get(label);
-    if (!group) {
-      group = { ref, records: [], ids: new Set() };
-      groups.set(label, group);
-    }
-    const id = idOf(record);
-    if (group.ids.has(id))
-      throw new ValidationError(`Snapshot has two records with id "${id}" in one partition.`);
-    group.ids.add(id);
-    group.records.push(record);
-  }
-  return [...groups.values()].map(({ ref, records: rs }) => ({ ref, records: rs }));
+  return groupRecords(records, (r) => partitionLabel(refOf(r)), idOf).map((group) => ({
+    ref: refOf(group[0]!),
+    records: group,
+  }));
 }

@@ -1,4 +1,5 @@
 import type { DroppedItem } from '../turn/middleware.js';
+import type { RecallDecision } from '../turn/recall.js';
 
 /** What one middleware put into the prompt this turn. */
 export interface LedgerEntry {
@@ -8,7 +9,11 @@ export interface LedgerEntry {
   /** Tokens its messages took. */
   tokens: number;
   included: number;
+  /** The included items' ids, when the middleware names them. */
+  includedIds?: string[];
   dropped: DroppedItem[];
+  /** What the middleware noted (a fallback taken, why it was skipped). */
+  notes?: string[];
 }
 
 /**
@@ -21,6 +26,8 @@ export interface TurnLedger {
   baseTokens: number;
   /** The tool definitions sent with the request (see `countToolsTokens`). */
   tools: { definitions: number; tokens: number };
+  /** Whether the recall middlewares searched memory this turn, who decided and why. */
+  recall: RecallDecision;
   entries: LedgerEntry[];
   totalTokens: number;
   tokenizer: string;

@@ -20,10 +20,14 @@ export function parseBudget(options: TokenBudgetOptions = {}): TokenBudget {
   return { ...budget, shares: { ...DEFAULT_SHARES, ...budget.shares } };
 }
 
-/** HPD-Agent's 16K breakdown: dynamic memory 4000, static memory 6000, plan 500, history 3000. */
+/**
+ * HPD-Agent's 16K breakdown: dynamic memory 4000, static memory 6000, plan 500, history 3000; and 1500 for
+ * the parts of offloaded outputs that MemoryRef expansion injects.
+ */
 export const DEFAULT_SHARES: Readonly<Record<string, number>> = Object.freeze({
   'dynamic-memory': 4_000,
   'static-memory': 6_000,
   plan: 500,
   conversation: 3_000,
+  'memory-ref-expansion': 1_500,
 });

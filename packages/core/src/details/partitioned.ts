@@ -72,7 +72,7 @@ export class PartitionedDetailStore implements DetailStore {
     this.#tokenizer = options.tokenizer ?? defaultTokenizer;
   }
 
-  async put(scope: Scope, input: DetailInput): Promise<DetailRecord> {
+  async create(scope: Scope, input: DetailInput): Promise<DetailRecord> {
     const s = parseScope(scope);
     const record = newDetail(s, input, this.#tokenizer, isoAt(this.#clock));
     return this.#backend.write(refFor(s.userId), detailCodec, (state) => {

@@ -16,11 +16,11 @@ import {
 
 /*
  * What every DetailStore decides the same way — core's partitioned store and the adapters alike: what
- * `put` stores, what a record is found by, which records a filter keeps and, for stores that search
+ * `create` stores, what a record is found by, which records a filter keeps and, for stores that search
  * with core's LexicalIndex and filter in memory, how list and search apply it.
  */
 
-/** The record `put` stores (input checked here): active, its content's tokens counted, agent and thread recorded. */
+/** The record `create` stores (input checked here): active, its content's tokens counted, agent and thread recorded. */
 export function newDetail(scope: Scope, input: DetailInput, tokenizer: Tokenizer, now: string): DetailRecord {
   const data = parseOrThrow(DetailInputSchema, input, 'detail');
   return parseOrThrow(
@@ -39,7 +39,7 @@ export function newDetail(scope: Scope, input: DetailInput, tokenizer: Tokenizer
   );
 }
 
-/** What `put` throws when the user already has a detail with the id. */
+/** What `create` throws when the user already has a detail with the id. */
 export function detailExistsError(id: string): ConflictError {
   return new ConflictError(`A detail with id "${id}" already exists.`);
 }

@@ -4,11 +4,11 @@ import type { DetailHit, DetailInput, DetailListOptions, DetailQuery, DetailReco
 
 /**
  * The detail store behind MemoryRefs. Records belong to the scope's user; `agentId` and `threadId` of the
- * scope are recorded on `put` and can filter `list`/`search`. Reads never cross users.
+ * scope are recorded on `create` and can filter `list`/`search`. Reads never cross users.
  */
 export interface DetailStore {
   /** Store full content; the token count is measured by the store's tokenizer. */
-  put(scope: Scope, input: DetailInput): Promise<DetailRecord>;
+  create(scope: Scope, input: DetailInput): Promise<DetailRecord>;
   /** The record, or null when absent (or deactivated, unless `includeInactive`). */
   get(scope: Scope, id: string, options?: { includeInactive?: boolean }): Promise<DetailRecord | null>;
   /** Newest first. */

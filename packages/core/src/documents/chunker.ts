@@ -76,3 +76,45 @@ function hardSplit(text: string, tokenizer: Tokenizer, maxTokens: number): strin
   }
   return out.map((piece) => piece.trim()).filter(Boolean);
 }
+
+/**
+ * Split text into chunks of whole lines, each of at most `maxTokens` tokens, keeping the text exactly as it
+ * is (a chunk is a run of consecutive lines joined by their newlines): the unit for tool outputs such as
+ * logs, listings, CSV and pretty-printed JSON, where a line is a record. A line longer than the limit is
+ * cut on token boundaries into chunks of its own. Empty lines are kept inside chunks, never alone.
+ */
+export function chunkLines(text: string, tokenizer: Tokenizer, maxTokens: number): TextChunk[] {
+  const chunks: TextChunk[] = [];
+  let lines: string[] = [];
+  let tokens = 0;
+  const flush = () => {
+    const body = lines.join('\n');
+    if (body.trim()) chunks.push({ index: chunks.length, text: body, tokenCount: tokenizer.count(body) });
+    lines = [];
+    tokens = 0;
+  };
+  for (const line of text.split('\n')) {
+    // A huge line is not worth counting whole (see COUNT_WINDOW_CHARS_PER_TOKEN): it is cut anyway.
+    const lineTokens =
+      line.length <= maxTokens * COUNT_WINDOW_CHARS_PER_TOKEN
+        ? tokenizer.count(line)
+        : Number.POSITIVE_INFINITY;
+    const cost = lineTokens + (lines.length > 0 ? 1 : 0);
+    if (tokens + cost <= maxTokens) {
+      lines.push(line);
+      tokens += cost;
+      continue;
+    }
+    flush();
+    if (lineTokens <= maxTokens) {
+      lines.push(line);
+      tokens = lineTokens;
+    } else {
+      for (const piece of hardSplit(line, tokenizer, maxTokens)) {
+        chunks.push({ index: chunks.length, text: piece, tokenCount: tokenizer.count(piece) });
+      }
+    }
+  }
+  flush();
+  return chunks;
+}

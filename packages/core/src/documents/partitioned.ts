@@ -76,7 +76,7 @@ export class PartitionedDocumentStore implements DocumentStore {
     this.#chunking = documentChunking(options);
   }
 
-  async add(scope: Scope, input: DocumentInput): Promise<KnowledgeDocument> {
+  async create(scope: Scope, input: DocumentInput): Promise<KnowledgeDocument> {
     const parsedScope = parseScope(scope);
     const doc = newDocument(parsedScope, input, this.#chunking, isoAt(this.#clock));
     return this.#backend.write(refFor(parsedScope), documentCodec, (state) => {
@@ -97,7 +97,7 @@ export class PartitionedDocumentStore implements DocumentStore {
     return [...state.records.values()];
   }
 
-  async remove(scope: Scope, id: string): Promise<boolean> {
+  async delete(scope: Scope, id: string): Promise<boolean> {
     const ref = refFor(parseScope(scope));
     parseOrThrow(IdSchema, id, 'document id');
     return this.#backend.write(ref, documentCodec, (state) => state.delete(id) !== undefined);

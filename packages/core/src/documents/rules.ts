@@ -16,7 +16,7 @@ import {
 
 /*
  * What every DocumentStore decides the same way — core's partitioned store and the adapters alike: what
- * `add` stores (its token count and chunks), what a chunk is found by, and, for stores that search with
+ * `create` stores (its token count and chunks), what a chunk is found by, and, for stores that search with
  * core's LexicalIndex, how a hit maps back to its chunk.
  */
 
@@ -40,7 +40,7 @@ export function documentChunking(options: DocumentChunkingOptions): DocumentChun
   return { tokenizer: options.tokenizer ?? defaultTokenizer, chunkTokens: options.chunkTokens ?? 300 };
 }
 
-/** The document `add` stores (input checked here), its text counted and split into chunks. */
+/** The document `create` stores (input checked here), its text counted and split into chunks. */
 export function newDocument(
   scope: Scope,
   input: DocumentInput,
@@ -63,7 +63,7 @@ export function newDocument(
   );
 }
 
-/** What `add` throws when the partition already holds the id. */
+/** What `create` throws when the partition already holds the id. */
 export function documentExistsError(id: string): ConflictError {
   return new ConflictError(`A document with id "${id}" already exists.`);
 }

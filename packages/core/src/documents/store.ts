@@ -14,11 +14,12 @@ import type {
  */
 export interface DocumentStore {
   /** Stores the text and splits it into chunks. Throws ConflictError on an existing `input.id`. */
-  add(scope: Scope, input: DocumentInput): Promise<KnowledgeDocument>;
+  create(scope: Scope, input: DocumentInput): Promise<KnowledgeDocument>;
   get(scope: Scope, id: string): Promise<KnowledgeDocument | null>;
   /** All documents, oldest first. */
   list(scope: Scope): Promise<KnowledgeDocument[]>;
-  remove(scope: Scope, id: string): Promise<boolean>;
+  /** True when a document was deleted, false when there was none. */
+  delete(scope: Scope, id: string): Promise<boolean>;
   /** Chunks most relevant to the query (IndexedRetrieval). */
   search(scope: Scope, query: DocumentQuery): Promise<DocumentChunkHit[]>;
   /** Every document's text, oldest first, within `maxTokens` (FullTextInjection). */

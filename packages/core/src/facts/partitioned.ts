@@ -7,12 +7,12 @@ import {
   snapshotPartitions,
 } from '../backend/snapshot-io.js';
 import { type Clock, isoAt, systemClock } from '../clock.js';
-import { ConflictError, NotFoundError } from '../errors.js';
-import { IdSchema, shortId } from '../ids.js';
+import { ConflictError } from '../errors.js';
+import { IdSchema } from '../ids.js';
 import { categoryMatches, hasAllTags } from '../records/common.js';
+import { parseWriteOptions, type WriteOptions } from '../records/version.js';
 import { parseScope, type Scope, type SnapshotSelector } from '../scope.js';
 import type { RestoreOptions, RestoreReport, SnapshotEnvelope } from '../snapshot/envelope.js';
-import { withoutUndefined } from '../util/objects.js';
 import { parseOrThrow } from '../validation.js';
 import {
   type CategoryCount,
@@ -32,6 +32,7 @@ import {
   factSearchText,
   newestUpdatedFirst,
 } from './record.js';
+import { checkFactVersion, missingFactError, newFact, patchFact } from './rules.js';
 import type { FactStore } from './store.js';
 
 export interface PartitionedStoreOptions {
@@ -125,20 +126,7 @@ export class PartitionedFactStore implements FactStore {
 
   async create(scope: Scope, input: FactInput): Promise<Fact> {
     const parsedScope = parseScope(scope);
-    const data = parseOrThrow(FactInputSchema, input, 'fact');
-    const now = isoAt(this.#clock);
-    const fact = parseOrThrow(
-      FactSchema,
-      {
-        ...data,
-        id: data.id ?? shortId(),
-        userId: parsedScope.userId,
-        agentId: parsedScope.agentId,
-        createdAt: now,
-        updatedAt: now,
-      },
-      'fact',
-    );
+    const fact = newFact(parsedScope, parseOrThrow(FactInputSchema, input, 'fact'), isoAt(this.#clock));
     return this.#backend.write(refFor(parsedScope), factCodec, (state) => {
       if (state.get(fact.id)) throw new ConflictError(`A fact with id "${fact.id}" already exists.`);
       state.put(fact);
@@ -146,27 +134,31 @@ export class PartitionedFactStore implements FactStore {
     });
   }
 
-  async update(scope: Scope, id: string, patch: FactPatch): Promise<Fact> {
+  async update(scope: Scope, id: string, patch: FactPatch, options?: WriteOptions): Promise<Fact> {
     const ref = refFor(parseScope(scope));
     parseOrThrow(IdSchema, id, 'fact id');
     const changes = parseOrThrow(FactPatchSchema, patch, 'fact update');
+    const { expectedVersion } = parseWriteOptions(options);
     const updatedAt = isoAt(this.#clock);
     return this.#backend.write(ref, factCodec, (state) => {
       const current = state.get(id);
-      if (!current) throw new NotFoundError(`No fact "${id}" in this scope.`);
-      const { title, ...rest } = changes;
-      const next: Fact = { ...current, ...withoutUndefined(rest), updatedAt };
-      if (title === null) delete next.title;
-      else if (title !== undefined) next.title = title;
+      if (!current) throw missingFactError(id);
+      const next = patchFact(current, changes, updatedAt, expectedVersion);
       state.put(next);
       return next;
     });
   }
 
-  async delete(scope: Scope, id: string): Promise<boolean> {
+  async delete(scope: Scope, id: string, options?: WriteOptions): Promise<boolean> {
     const ref = refFor(parseScope(scope));
     parseOrThrow(IdSchema, id, 'fact id');
-    return this.#backend.write(ref, factCodec, (state) => state.delete(id) !== undefined);
+    const { expectedVersion } = parseWriteOptions(options);
+    return this.#backend.write(ref, factCodec, (state) => {
+      const current = state.get(id);
+      if (!current) return false;
+      checkFactVersion(current, expectedVersion);
+      return state.delete(id) !== undefined;
+    });
   }
 
   async search(scope: Scope, query: FactQuery): Promise<FactHit[]> {

@@ -10,11 +10,32 @@ import {
   TagsSchema,
   textSchema,
 } from '../records/common.js';
+import { RecordVersionSchema } from '../records/version.js';
+
+/**
+ * Who wrote a fact: the user or the app (`user`), the model through a memory tool (`assistant`, with
+ * `toolName`), another tool (`tool`), a model pass over a conversation (`extraction`, with `sessionId` and
+ * `turn`), the expansion of a saved memory (`enrichment`, `sourceIds` = the saved original), the dream
+ * (`consolidation`, `sourceIds` = the merged facts) or an import.
+ */
+export const ProvenanceSourceSchema = z.enum([
+  'user',
+  'assistant',
+  'tool',
+  'extraction',
+  'enrichment',
+  'consolidation',
+  'import',
+]);
+
+export type ProvenanceSource = z.infer<typeof ProvenanceSourceSchema>;
 
 /** Where a fact came from. Consolidation lists the facts it merged in `sourceIds`. */
 export const ProvenanceSchema = z.object({
-  source: z.enum(['user', 'assistant', 'tool', 'consolidation', 'import']),
+  source: ProvenanceSourceSchema,
   sessionId: z.string().max(LIMITS.idChars).optional(),
+  /** The turn of `sessionId` it came from (0 = the session's first user message). */
+  turn: z.number().int().min(0).max(1_000_000).optional(),
   toolName: z.string().max(LIMITS.idChars).optional(),
   sourceIds: z.array(IdSchema).max(1000).optional(),
   note: z.string().max(1000).optional(),
@@ -38,6 +59,8 @@ export const FactSchema = z.object({
   provenance: ProvenanceSchema,
   createdAt: IsoDateSchema,
   updatedAt: IsoDateSchema,
+  /** 1 when created, one more on every update (see `records/version.ts`). */
+  version: RecordVersionSchema,
 });
 
 export type Fact = z.infer<typeof FactSchema>;
@@ -51,6 +74,11 @@ export const FactInputSchema = z.object({
   tags: TagsSchema.default([]),
   metadata: MetadataSchema.default({}),
   provenance: ProvenanceSchema.default({ source: 'user' }),
+  /**
+   * When the fact was first learned, for imports, merges (which carry the earliest `createdAt` of their
+   * sources) and reverts (which restore a deleted fact exactly). Default: now. Stored in UTC.
+   */
+  createdAt: IsoDateSchema.optional(),
 });
 
 export type FactInput = z.input<typeof FactInputSchema>;

@@ -1,3 +1,4 @@
+import type { WriteOptions } from '../records/version.js';
 import type { Scope, SnapshotSelector } from '../scope.js';
 import type { RestoreOptions, RestoreReport, SnapshotEnvelope } from '../snapshot/envelope.js';
 import type {
@@ -23,10 +24,16 @@ export interface FactStore {
   count(scope: Scope, filter?: FactFilter): Promise<number>;
   /** Throws ConflictError when `input.id` is given and already exists. */
   create(scope: Scope, input: FactInput): Promise<Fact>;
-  /** Throws NotFoundError when the fact does not exist in this scope. */
-  update(scope: Scope, id: string, patch: FactPatch): Promise<Fact>;
-  /** True when a fact was deleted. */
-  delete(scope: Scope, id: string): Promise<boolean>;
+  /**
+   * Throws NotFoundError when the fact does not exist in this scope, ConflictError when
+   * `options.expectedVersion` is given and the fact is at another version. The version goes up by one.
+   */
+  update(scope: Scope, id: string, patch: FactPatch, options?: WriteOptions): Promise<Fact>;
+  /**
+   * True when a fact was deleted, false when there was none. ConflictError when `options.expectedVersion`
+   * is given and the fact is at another version (nothing is deleted).
+   */
+  delete(scope: Scope, id: string, options?: WriteOptions): Promise<boolean>;
   search(scope: Scope, query: FactQuery): Promise<FactHit[]>;
   /** Distinct categories with the number of facts in each, sorted by name. */
   categories(scope: Scope): Promise<CategoryCount[]>;

@@ -19,7 +19,7 @@ import { filterOf, type HybridOptions, VectorSide } from './vector-side.js';
 const indexScope = (scope: Scope): Scope => ({ userId: scope.userId });
 
 /**
- * A DetailStore with a vector per active record (written on put, removed on deactivate, rebuilt on
+ * A DetailStore with a vector per active record (written on create, removed on deactivate, rebuilt on
  * restore) whose `search` fuses lexical and vector hits (reciprocal rank fusion). The type, agent and
  * thread filters apply to both sides (the vector side filters on payload fields). Deactivated records
  * have no vector: a search with `includeInactive` finds them lexically only.
@@ -48,10 +48,10 @@ export class HybridDetailStore implements DetailStore {
     return this.store.snapshot(selector);
   }
 
-  async put(scope: Scope, input: DetailInput): Promise<DetailRecord> {
+  async create(scope: Scope, input: DetailInput): Promise<DetailRecord> {
     const s = indexScope(parseScope(scope));
     await this.vectors.ensureModel(s);
-    const record = await this.store.put(scope, input);
+    const record = await this.store.create(scope, input);
     await this.vectors.write(s, detailMapping.entriesOf(record));
     return record;
   }

@@ -22,7 +22,7 @@ const indexScope = (scope: Scope): Scope =>
 const chunkKey = (documentId: string, chunk: number) => `${documentId}#${chunk}`;
 
 /**
- * A DocumentStore with a vector per chunk, kept in sync on add, remove and restore, whose `search`
+ * A DocumentStore with a vector per chunk, kept in sync on create, delete and restore, whose `search`
  * fuses the store's lexical chunk hits with the nearest chunk vectors (reciprocal rank fusion). The
  * same guarantees as {@link HybridFactStore}: the store is the source of truth, hits are read back from
  * it, stale vectors are dropped when found.
@@ -55,18 +55,18 @@ export class HybridDocumentStore implements DocumentStore {
     return this.store.snapshot(selector);
   }
 
-  async add(scope: Scope, input: DocumentInput): Promise<KnowledgeDocument> {
+  async create(scope: Scope, input: DocumentInput): Promise<KnowledgeDocument> {
     const s = indexScope(parseScope(scope));
     await this.vectors.ensureModel(s);
-    const doc = await this.store.add(scope, input);
+    const doc = await this.store.create(scope, input);
     await this.vectors.write(s, documentMapping.entriesOf(doc));
     return doc;
   }
 
-  async remove(scope: Scope, id: string): Promise<boolean> {
+  async delete(scope: Scope, id: string): Promise<boolean> {
     const s = indexScope(parseScope(scope));
     const doc = await this.store.get(scope, id);
-    const removed = await this.store.remove(scope, id);
+    const removed = await this.store.delete(scope, id);
     if (doc) {
       await this.vectors.remove(
         s,

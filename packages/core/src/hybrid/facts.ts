@@ -11,6 +11,7 @@ import type {
 import { FactQuerySchema } from '../facts/record.js';
 import type { FactStore } from '../facts/store.js';
 import { categoryMatches, hasAllTags } from '../records/common.js';
+import type { WriteOptions } from '../records/version.js';
 import { parseScope, type Scope, type SnapshotSelector } from '../scope.js';
 import type { RestoreOptions, RestoreReport, SnapshotEnvelope } from '../snapshot/envelope.js';
 import { parseOrThrow } from '../validation.js';
@@ -73,16 +74,16 @@ export class HybridFactStore implements FactStore {
     return fact;
   }
 
-  async update(scope: Scope, id: string, patch: FactPatch): Promise<Fact> {
+  async update(scope: Scope, id: string, patch: FactPatch, options?: WriteOptions): Promise<Fact> {
     const s = indexScope(parseScope(scope));
     await this.vectors.ensureModel(s);
-    const fact = await this.store.update(scope, id, patch);
+    const fact = await this.store.update(scope, id, patch, options);
     await this.vectors.write(s, factMapping.entriesOf(fact));
     return fact;
   }
 
-  async delete(scope: Scope, id: string): Promise<boolean> {
-    const deleted = await this.store.delete(scope, id);
+  async delete(scope: Scope, id: string, options?: WriteOptions): Promise<boolean> {
+    const deleted = await this.store.delete(scope, id, options);
     // Also when nothing was deleted: a vector left behind by an earlier failure goes too.
     await this.vectors.remove(indexScope(parseScope(scope)), [factVectorId(id)]);
     return deleted;

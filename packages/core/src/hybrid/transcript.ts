@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { UuidSchema } from '../ids.js';
 import { LIMITS } from '../limits.js';
+import type { UpsertOptions, WriteOptions } from '../records/version.js';
 import { parseScope, type Scope, type SnapshotSelector } from '../scope.js';
 import { LexicalIndex } from '../search/lexical-index.js';
 import type {
@@ -12,6 +13,7 @@ import type {
   TranscriptInput,
 } from '../sessions/record.js';
 import { TranscriptRoleSchema } from '../sessions/record.js';
+import { sessionNotFoundError } from '../sessions/rules.js';
 import type { SessionStore } from '../sessions/store.js';
 import type { RestoreOptions, RestoreReport, SnapshotEnvelope } from '../snapshot/envelope.js';
 import { parseOrThrow } from '../validation.js';
@@ -80,20 +82,26 @@ export class HybridSessionStore implements SessionStore {
   create(scope: Scope, options?: SessionCreateOptions): Promise<SessionInfo> {
     return this.store.create(scope, options);
   }
-  load(scope: Scope, sessionId: string): Promise<SessionInfo> {
-    return this.store.load(scope, sessionId);
+  get(scope: Scope, sessionId: string): Promise<SessionInfo | null> {
+    return this.store.get(scope, sessionId);
   }
   list(scope: Scope): Promise<SessionInfo[]> {
     return this.store.list(scope);
   }
-  kvGet(scope: Scope, sessionId: string, key: string): Promise<string | null> {
+  kvGet(scope: Scope, sessionId: string, key: string): Promise<KvEntry | null> {
     return this.store.kvGet(scope, sessionId, key);
   }
-  kvSet(scope: Scope, sessionId: string, key: string, value: string): Promise<void> {
-    return this.store.kvSet(scope, sessionId, key, value);
+  kvSet(
+    scope: Scope,
+    sessionId: string,
+    key: string,
+    value: string,
+    options?: UpsertOptions,
+  ): Promise<KvEntry> {
+    return this.store.kvSet(scope, sessionId, key, value, options);
   }
-  kvDelete(scope: Scope, sessionId: string, key: string): Promise<boolean> {
-    return this.store.kvDelete(scope, sessionId, key);
+  kvDelete(scope: Scope, sessionId: string, key: string, options?: WriteOptions): Promise<boolean> {
+    return this.store.kvDelete(scope, sessionId, key, options);
   }
   kvList(scope: Scope, sessionId: string): Promise<KvEntry[]> {
     return this.store.kvList(scope, sessionId);
@@ -135,7 +143,7 @@ export class HybridSessionStore implements SessionStore {
     const s = parseScope(scope);
     const q = parseOrThrow(TranscriptQuerySchema, query, 'transcript query');
     const sessionIds = q.sessionId
-      ? [(await this.store.load(scope, q.sessionId)).id]
+      ? [await this.#sessionId(scope, q.sessionId)]
       : (await this.store.list(scope)).map((info) => info.id);
     const byId = new Map<string, TranscriptHit>();
     const lexical = new LexicalIndex();
@@ -186,6 +194,13 @@ export class HybridSessionStore implements SessionStore {
     if (!this.vectors)
       return Promise.resolve({ partitions: 0, records: records.length, vectors: 0, removed: 0 });
     return reindexRecords(this.vectors, this.#mapping, records, options);
+  }
+
+  /** The caller's session id as stored; NotFoundError when the session is not the caller's. */
+  async #sessionId(scope: Scope, sessionId: string): Promise<string> {
+    const session = await this.store.get(scope, sessionId);
+    if (!session) throw sessionNotFoundError(sessionId);
+    return session.id;
   }
 
   async #readAll(scope: Scope, sessionId: string): Promise<TranscriptEntry[]> {

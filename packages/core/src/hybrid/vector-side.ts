@@ -170,7 +170,7 @@ export class VectorSide {
     await this.ensureModel(scope);
     const [vector] = await this.embed([text]);
     if (!vector?.some((x) => x !== 0)) return [];
-    return this.index.query(scope, {
+    return this.index.search(scope, {
       vector,
       limit,
       kind: this.kind,

@@ -1,5 +1,6 @@
 import { CapacityError, NotFoundError } from '../errors.js';
 import { shortId } from '../ids.js';
+import { checkVersion, parseWriteOptions, type WriteOptions } from '../records/version.js';
 import type { ThreadScope } from '../scope.js';
 import { withoutUndefined } from '../util/objects.js';
 import { parseOrThrow } from '../validation.js';
@@ -44,6 +45,21 @@ export function newPlan(scope: ThreadScope, input: PlanInput, now: string): Plan
     isComplete: false,
     createdAt: now,
     updatedAt: now,
+    version: 1,
+  };
+}
+
+/** CONFLICT when `expectedVersion` is given and differs from the plan's version. */
+export function checkPlanVersion(plan: Pick<Plan, 'version'>, expectedVersion: number | undefined): void {
+  checkVersion('plan', plan.version, expectedVersion);
+}
+
+/** The edit, checked against `options.expectedVersion` first and counted as one more version. */
+function versioned(options: WriteOptions | undefined, edit: PlanEdit): PlanEdit {
+  const { expectedVersion } = parseWriteOptions(options);
+  return (plan) => {
+    checkPlanVersion(plan, expectedVersion);
+    return { ...edit(plan), version: plan.version + 1 };
   };
 }
 
@@ -54,25 +70,26 @@ export function missingPlanError(): NotFoundError {
 
 /**
  * The edits behind PlanStore's `updateStep`, `addStep`, `addContextNote` and `complete`. Each checks its
- * input when it is made — before the store reads or locks anything — and returns the pure change.
+ * input when it is made — before the store reads or locks anything — and returns the pure change, which
+ * refuses a plan at another version than `options.expectedVersion` (CONFLICT) and bumps the version.
  */
 export const planEdits = {
   /** Sets the step's status and/or notes (what is not given stays); NotFoundError for an unknown step. */
-  updateStep(stepId: string, update: StepUpdate, now: string): PlanEdit {
+  updateStep(stepId: string, update: StepUpdate, now: string, options?: WriteOptions): PlanEdit {
     const changes = withoutUndefined(parseOrThrow(StepUpdateSchema, update, 'step update'));
-    return (plan) => {
+    return versioned(options, (plan) => {
       const index = plan.steps.findIndex((step) => step.id === stepId);
       if (index < 0) throw new NotFoundError(`Plan has no step "${stepId}".`, { details: { stepId } });
       const steps = [...plan.steps];
       steps[index] = { ...steps[index]!, ...changes, updatedAt: now };
       return { ...plan, steps, updatedAt: now };
-    };
+    });
   },
 
   /** A `pending` step at the end or after `afterStepId`; its id is one more than the highest so far (never reused). */
-  addStep(step: NewStep, now: string): PlanEdit {
+  addStep(step: NewStep, now: string, options?: WriteOptions): PlanEdit {
     const data = parseOrThrow(NewStepSchema, step, 'step');
-    return (plan) => {
+    return versioned(options, (plan) => {
       if (plan.steps.length >= PLAN_LIMITS.steps) {
         throw new CapacityError(
           `The plan is full: it holds at most ${PLAN_LIMITS.steps} steps. Complete or remove steps, or start a new plan.`,
@@ -94,20 +111,20 @@ export const planEdits = {
         steps.splice(at + 1, 0, newStep);
       }
       return { ...plan, steps, updatedAt: now };
-    };
-  },
-
-  /** A timestamped note; past PLAN_LIMITS.contextNotes the oldest go. */
-  addContextNote(text: string, now: string): PlanEdit {
-    const note = parseOrThrow(ContextNoteSchema, { at: now, text }, 'context note');
-    return (plan) => ({
-      ...plan,
-      contextNotes: [...plan.contextNotes, note].slice(-PLAN_LIMITS.contextNotes),
-      updatedAt: now,
     });
   },
 
-  complete(now: string): PlanEdit {
-    return (plan) => ({ ...plan, isComplete: true, completedAt: now, updatedAt: now });
+  /** A timestamped note; past PLAN_LIMITS.contextNotes the oldest go. */
+  addContextNote(text: string, now: string, options?: WriteOptions): PlanEdit {
+    const note = parseOrThrow(ContextNoteSchema, { at: now, text }, 'context note');
+    return versioned(options, (plan) => ({
+      ...plan,
+      contextNotes: [...plan.contextNotes, note].slice(-PLAN_LIMITS.contextNotes),
+      updatedAt: now,
+    }));
+  },
+
+  complete(now: string, options?: WriteOptions): PlanEdit {
+    return versioned(options, (plan) => ({ ...plan, isComplete: true, completedAt: now, updatedAt: now }));
   },
 };

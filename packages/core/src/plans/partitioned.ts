@@ -7,10 +7,12 @@ import {
   snapshotPartitions,
 } from '../backend/snapshot-io.js';
 import { type Clock, isoAt, systemClock } from '../clock.js';
+import { parseWriteOptions, type WriteOptions } from '../records/version.js';
 import { parseThreadScope, type SnapshotSelector, type ThreadScope } from '../scope.js';
 import type { RestoreOptions, RestoreReport, SnapshotEnvelope } from '../snapshot/envelope.js';
-import { missingPlanError, newPlan, type PlanEdit, planEdits } from './edits.js';
-import { type NewStep, type Plan, type PlanInput, PlanSchema, type StepUpdate } from './record.js';
+import { withPlanEdits } from './derived.js';
+import { checkPlanVersion, missingPlanError, newPlan, type PlanEdit } from './edits.js';
+import { type Plan, type PlanInput, PlanSchema } from './record.js';
 import type { PlanStore } from './store.js';
 
 /** A thread's partition holds at most one plan. */
@@ -56,11 +58,12 @@ const planMapping: SnapshotMapping<Plan, PlanSlot> = {
 };
 
 /** PlanStore over any PartitionBackend: one partition per user + agent + thread. */
-export class PartitionedPlanStore implements PlanStore {
+export class PartitionedPlanStore extends withPlanEdits(Object) implements PlanStore {
   readonly #backend: PartitionBackend;
   readonly #clock: Clock;
 
   constructor(options: { backend: PartitionBackend; clock?: Clock }) {
+    super();
     this.#backend = options.backend;
     this.#clock = options.clock ?? systemClock;
   }
@@ -74,35 +77,18 @@ export class PartitionedPlanStore implements PlanStore {
     });
   }
 
-  async get(scope: ThreadScope): Promise<Plan | null> {
+  override async get(scope: ThreadScope): Promise<Plan | null> {
     return (await this.#backend.read(refFor(parseThreadScope(scope)), planCodec)).plan;
   }
 
-  async has(scope: ThreadScope): Promise<boolean> {
-    return (await this.get(scope)) !== null;
-  }
-
-  async updateStep(scope: ThreadScope, stepId: string, update: StepUpdate): Promise<Plan> {
-    return this.#modify(parseThreadScope(scope), planEdits.updateStep(stepId, update, isoAt(this.#clock)));
-  }
-
-  async addStep(scope: ThreadScope, step: NewStep): Promise<Plan> {
-    return this.#modify(parseThreadScope(scope), planEdits.addStep(step, isoAt(this.#clock)));
-  }
-
-  async addContextNote(scope: ThreadScope, text: string): Promise<Plan> {
-    return this.#modify(parseThreadScope(scope), planEdits.addContextNote(text, isoAt(this.#clock)));
-  }
-
-  async complete(scope: ThreadScope): Promise<Plan> {
-    return this.#modify(parseThreadScope(scope), planEdits.complete(isoAt(this.#clock)));
-  }
-
-  async clear(scope: ThreadScope): Promise<boolean> {
-    return this.#backend.write(refFor(parseThreadScope(scope)), planCodec, (slot) => {
-      const had = slot.plan !== null;
+  async delete(scope: ThreadScope, options?: WriteOptions): Promise<boolean> {
+    const s = parseThreadScope(scope);
+    const { expectedVersion } = parseWriteOptions(options);
+    return this.#backend.write(refFor(s), planCodec, (slot) => {
+      if (slot.plan === null) return false;
+      checkPlanVersion(slot.plan, expectedVersion);
       slot.plan = null;
-      return had;
+      return true;
     });
   }
 
@@ -114,7 +100,8 @@ export class PartitionedPlanStore implements PlanStore {
     return restorePartitions(this.#backend, planMapping, snapshot, options);
   }
 
-  #modify(scope: ThreadScope, edit: PlanEdit): Promise<Plan> {
+  override modify(scope: ThreadScope, make: (now: string) => PlanEdit): Promise<Plan> {
+    const edit = make(isoAt(this.#clock));
     return this.#backend.write(refFor(scope), planCodec, (slot) => {
       if (!slot.plan) throw missingPlanError();
       slot.plan = deepFreeze(edit(slot.plan));

@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { IdSchema } from '../ids.js';
 import { IsoDateSchema, OptionalAgentIdSchema } from '../records/common.js';
+import { RecordVersionSchema } from '../records/version.js';
 
 export const PLAN_LIMITS = Object.freeze({
   steps: 100,
@@ -46,6 +47,8 @@ export const PlanSchema = z.object({
   createdAt: IsoDateSchema,
   updatedAt: IsoDateSchema,
   completedAt: IsoDateSchema.optional(),
+  /** 1 when created, one more on every edit (see `records/version.ts`). */
+  version: RecordVersionSchema,
 });
 
 export type Plan = z.infer<typeof PlanSchema>;

@@ -9,6 +9,7 @@ import {
   snapshotPartitions,
 } from '../backend/snapshot-io.js';
 import { type Clock, isoAt, systemClock } from '../clock.js';
+import { parseWriteOptions, type UpsertOptions, type WriteOptions } from '../records/version.js';
 import { parseScope, type Scope, type SnapshotSelector } from '../scope.js';
 import type { RestoreOptions, RestoreReport, SnapshotEnvelope } from '../snapshot/envelope.js';
 import { parseOrThrow } from '../validation.js';
@@ -26,12 +27,14 @@ import {
   type TranscriptInput,
 } from './record.js';
 import {
-  newKvEntry,
+  checkKvVersion,
+  newKvSet,
   newSession,
   newTranscriptEntries,
   sessionKey,
   sessionNotFoundError,
   transcriptReadCount,
+  versionedKvEntry,
 } from './rules.js';
 import type { SessionStore } from './store.js';
 
@@ -129,9 +132,9 @@ export class PartitionedSessionStore implements SessionStore {
     });
   }
 
-  async load(scope: Scope, sessionId: string): Promise<SessionInfo> {
+  async get(scope: Scope, sessionId: string): Promise<SessionInfo | null> {
     const s = parseScope(scope);
-    return this.#requireSession(s, sessionId);
+    return this.#session(s, sessionId);
   }
 
   async list(scope: Scope): Promise<SessionInfo[]> {
@@ -151,33 +154,45 @@ export class PartitionedSessionStore implements SessionStore {
     return existed;
   }
 
-  async kvGet(scope: Scope, sessionId: string, key: string): Promise<string | null> {
+  async kvGet(scope: Scope, sessionId: string, key: string): Promise<KvEntry | null> {
     const s = parseScope(scope);
     parseOrThrow(KvKeySchema, key, 'key');
     const session = await this.#requireSession(s, sessionId);
     const data = await this.#backend.read(dataRef(s, session.id), dataCodec);
-    return data.kv.get(key)?.value ?? null;
+    return data.kv.get(key) ?? null;
   }
 
-  async kvSet(scope: Scope, sessionId: string, key: string, value: string): Promise<void> {
+  async kvSet(
+    scope: Scope,
+    sessionId: string,
+    key: string,
+    value: string,
+    options?: UpsertOptions,
+  ): Promise<KvEntry> {
     const s = parseScope(scope);
-    const entry = newKvEntry(key, value, isoAt(this.#clock));
+    const set = newKvSet(key, value, isoAt(this.#clock), options);
     const session = await this.#requireSession(s, sessionId);
-    await this.#backend.write(dataRef(s, session.id), dataCodec, (data) => {
+    return this.#backend.write(dataRef(s, session.id), dataCodec, (data) => {
+      const entry = deepFreeze(versionedKvEntry(set, data.kv.get(key)));
       data.kv.delete(key); // an update moves the key to the end
-      data.kv.set(key, deepFreeze(entry));
+      data.kv.set(key, entry);
       for (const oldest of data.kv.keys()) {
         if (data.kv.size <= this.#caps.kvCap) break;
         data.kv.delete(oldest);
       }
+      return entry;
     });
   }
 
-  async kvDelete(scope: Scope, sessionId: string, key: string): Promise<boolean> {
+  async kvDelete(scope: Scope, sessionId: string, key: string, options?: WriteOptions): Promise<boolean> {
     const s = parseScope(scope);
     parseOrThrow(KvKeySchema, key, 'key');
+    const { expectedVersion } = parseWriteOptions(options);
     const session = await this.#requireSession(s, sessionId);
-    return this.#backend.write(dataRef(s, session.id), dataCodec, (data) => data.kv.delete(key));
+    return this.#backend.write(dataRef(s, session.id), dataCodec, (data) => {
+      checkKvVersion(key, data.kv.get(key)?.version ?? 0, expectedVersion);
+      return data.kv.delete(key);
+    });
   }
 
   async kvList(scope: Scope, sessionId: string): Promise<KvEntry[]> {
@@ -219,9 +234,13 @@ export class PartitionedSessionStore implements SessionStore {
     return restorePartitions(this.#backend, this.#mapping, snapshot, options);
   }
 
-  async #requireSession(scope: Scope, sessionId: string): Promise<SessionInfo> {
+  async #session(scope: Scope, sessionId: string): Promise<SessionInfo | null> {
     const id = sessionKey(sessionId);
-    const session = (await this.#backend.read(indexRef(scope), indexCodec)).get(id);
+    return (await this.#backend.read(indexRef(scope), indexCodec)).get(id) ?? null;
+  }
+
+  async #requireSession(scope: Scope, sessionId: string): Promise<SessionInfo> {
+    const session = await this.#session(scope, sessionId);
     if (!session) throw sessionNotFoundError(sessionId);
     return session;
   }

@@ -2,6 +2,7 @@ import { z } from 'zod';
 import { IdSchema, UuidSchema } from '../ids.js';
 import { LIMITS } from '../limits.js';
 import { IsoDateSchema, MetadataSchema, OptionalAgentIdSchema } from '../records/common.js';
+import { RecordVersionSchema } from '../records/version.js';
 
 /** An entry in the user's session index (the Rust bot's `sessions.json`). */
 export const SessionInfoSchema = z.object({
@@ -35,7 +36,16 @@ const SessionValueSchema = z
   .string()
   .max(LIMITS.sessionValueChars, `value is larger than the ${LIMITS.sessionValueChars}-character limit`);
 
-export const KvEntrySchema = z.object({ key: KvKeySchema, value: SessionValueSchema, ts: IsoDateSchema });
+export const KvEntrySchema = z.object({
+  key: KvKeySchema,
+  value: SessionValueSchema,
+  ts: IsoDateSchema,
+  /**
+   * 1 when the key is set while the session has no entry for it (first set, or set again after a delete
+   * or an eviction), one more on every `kvSet` of the entry.
+   */
+  version: RecordVersionSchema,
+});
 export type KvEntry = z.infer<typeof KvEntrySchema>;
 
 export const ToolCallSchema = z.object({

@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { NotFoundError } from '../errors.js';
 import { timeOrderedId, UuidSchema } from '../ids.js';
+import { checkVersion, type UpsertOptions, UpsertOptionsSchema } from '../records/version.js';
 import type { Scope } from '../scope.js';
 import { parseOrThrow } from '../validation.js';
 import {
@@ -51,9 +52,35 @@ export function sessionNotFoundError(sessionId: string): NotFoundError {
   return new NotFoundError(`No session "${sessionId}" for this user.`, { details: { sessionId } });
 }
 
-/** The k-v entry `kvSet` stores (key and value checked), stamped `ts`. */
-export function newKvEntry(key: string, value: string, ts: string): KvEntry {
-  return parseOrThrow(KvEntrySchema, { key, value, ts }, 'key-value entry');
+/** What a `kvSet` writes, before it knows the key's current entry: see `versionedKvEntry`. */
+export interface KvSet {
+  /** The entry as it is stored when the session has no entry for the key (version 1). */
+  entry: KvEntry;
+  /** The caller's `expectedVersion` (validated): 0 for "only if the key has no entry". */
+  expectedVersion: number | undefined;
+}
+
+/** What `kvSet` stores (key, value and options checked here), stamped `ts`, at version 1 until placed. */
+export function newKvSet(key: string, value: string, ts: string, options: UpsertOptions = {}): KvSet {
+  const entry = parseOrThrow(KvEntrySchema, { key, value, ts, version: 1 }, 'key-value entry');
+  const { expectedVersion } = parseOrThrow(UpsertOptionsSchema, options, 'key-value options');
+  return { entry, expectedVersion };
+}
+
+/**
+ * The entry a `kvSet` stores over the key's `current` entry (undefined when there is none): version 1
+ * when there is none, one more than the current one's otherwise. CONFLICT when the caller's
+ * `expectedVersion` differs from the current version (0 when there is none). Call it inside the store's
+ * atomic step, with the entry read in that step, before anything is evicted.
+ */
+export function versionedKvEntry(set: KvSet, current: Pick<KvEntry, 'version'> | undefined): KvEntry {
+  checkKvVersion(set.entry.key, current?.version ?? 0, set.expectedVersion);
+  return current === undefined ? set.entry : { ...set.entry, version: current.version + 1 };
+}
+
+/** CONFLICT when `expectedVersion` is given and differs from `actual` (0: the session has no such key). */
+export function checkKvVersion(key: string, actual: number, expectedVersion: number | undefined): void {
+  checkVersion(`session value "${key}"`, actual, expectedVersion);
 }
 
 /** What `transcriptAppend` stores: the entry or entries, each checked, in order, all stamped `ts`. */

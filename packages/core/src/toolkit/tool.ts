@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import type { Scope } from '../scope.js';
+import type { SeenVersions } from './seen-versions.js';
 
 export const TOOL_NAME_PATTERN = /^[a-zA-Z0-9_-]{1,64}$/;
 
@@ -8,6 +9,11 @@ export interface ToolContext {
   scope: Readonly<Scope>;
   toolCallId: string;
   signal?: AbortSignal;
+  /**
+   * Versions of the records the model has been shown in this conversation; tools that edit a record pass
+   * the shown version as `expectedVersion`. Absent outside a Conversation (then edits are unchecked).
+   */
+  seen?: SeenVersions;
 }
 
 /**
@@ -18,6 +24,11 @@ export interface Tool<P extends z.ZodObject = z.ZodObject> {
   readonly name: string;
   readonly description: string;
   readonly parameters: P;
+  /**
+   * True for a tool that reads memory (a search, a retrieve by id). When a turn skipped recall and the
+   * model calls it, the turn's ledger notes it (`RecallDecision.forcedBy`).
+   */
+  readonly recall?: boolean;
   execute(args: z.output<P>, context: ToolContext): unknown;
 }
 

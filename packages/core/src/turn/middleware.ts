@@ -1,7 +1,9 @@
 import type { Clock } from '../clock.js';
 import type { Scope } from '../scope.js';
 import type { Tokenizer } from '../tokenizer.js';
+import type { SeenRecord } from '../toolkit/seen-versions.js';
 import type { ChatMessage } from './messages.js';
+import type { RecallDecision } from './recall.js';
 
 /** Why an item a middleware could have injected was left out. */
 export type DropReason =
@@ -16,7 +18,9 @@ export type DropReason =
   /** Expired before it could be shown. */
   | 'expired'
   /** Kept in a shorter form to fit (an old tool result cut to its MemoryRef or first lines); `tokens` saved. */
-  | 'shrunk';
+  | 'shrunk'
+  /** Recall did not run: the turn's recall decision (`TurnLedger.recall`) found memory not needed. */
+  | 'not-needed';
 
 export interface DroppedItem {
   /** Record id, key or turn index — whatever names the item. */
@@ -45,10 +49,17 @@ export interface MiddlewareContext {
   clock: Clock;
   signal?: AbortSignal;
   /**
-   * Facts the middlewares before this one put into this turn's prompt (`MiddlewareResult.injectedFactIds`),
+   * Facts the middlewares before this one put into this turn's prompt (`MiddlewareResult.injectedFacts`),
    * so a later feature over the same fact store does not inject the same fact twice.
    */
   injectedFactIds: ReadonlySet<string>;
+  /** The turn's recall decision, made once before the first middleware (see `RecallDecision`). */
+  recall: Readonly<RecallDecision>;
+  /**
+   * The messages the middlewares before this one put into the prompt (memory blocks and replayed
+   * history), in the order they ran: what a later middleware can read the context from.
+   */
+  injected: readonly ChatMessage[];
 }
 
 /** Where injected messages go: memory blocks after the system prompt, replayed turns before the user message. */
@@ -58,9 +69,22 @@ export interface MiddlewareResult {
   messages: ChatMessage[];
   /** Items included (facts, chunks, turns, keys …). */
   included: number;
+  /** The ids of the included items, when the middleware names them (e.g. the MemoryRefs it expanded). */
+  includedIds?: string[];
   dropped: DroppedItem[];
-  /** Ids of the facts among the included items (see `MiddlewareContext.injectedFactIds`). */
-  injectedFactIds?: readonly string[];
+  /**
+   * The facts among the included items with the version shown (see `MiddlewareContext.injectedFactIds`;
+   * the versions let the model's edits of these facts be checked, see `SeenVersions`).
+   */
+  injectedFacts?: readonly SeenRecord[];
+  /**
+   * Other records the messages showed the model, with the version shown (a thread's plan), so the tools'
+   * edits of them are checked against it too (see `SeenVersions`). Unlike `injectedFacts`, they are not
+   * fact ids.
+   */
+  shown?: readonly SeenRecord[];
+  /** What a reader of the ledger should know besides items (a fallback taken, a step skipped). */
+  notes?: string[];
 }
 
 /**
@@ -72,6 +96,12 @@ export interface PromptMiddleware {
   /** Names the feature in the ledger, e.g. `dynamic-memory`. */
   readonly name: string;
   readonly placement: Placement;
+  /**
+   * True for a middleware that searches memory by the user message (long-term recall, the memory
+   * manager). It runs only when the turn's recall decision says so; otherwise the turn records it as
+   * skipped (0 tokens, one item dropped as `not-needed`) without calling `inject`.
+   */
+  readonly recall?: boolean;
   inject(context: MiddlewareContext): Promise<MiddlewareResult>;
   /** Called after a turn was recorded, e.g. to mark recalled entries as injected or store the exchange. */
   afterTurn?(context: AfterTurnContext): Promise<void>;
@@ -83,6 +113,8 @@ export interface AfterTurnContext {
   turnIndex: number;
   /** Everything the turn added to the transcript: user message, assistant and tool messages. */
   messages: readonly ChatMessage[];
+  /** The facts the model was shown this turn, in memory blocks and tool results (and those it wrote). */
+  recalledFactIds: readonly string[];
 }
 
 export const EMPTY_RESULT: MiddlewareResult = Object.freeze({ messages: [], included: 0, dropped: [] });

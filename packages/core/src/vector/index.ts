@@ -97,7 +97,7 @@ export interface VectorIndex {
   /** Insert or replace points. Validates every point first: one bad point stores none. */
   upsert(scope: Scope, points: VectorPointInput[]): Promise<void>;
   /** The scope's points most similar (cosine) to `query.vector`, best first. */
-  query(scope: Scope, query: VectorQuery): Promise<VectorHit[]>;
+  search(scope: Scope, query: VectorQuery): Promise<VectorHit[]>;
   /** Remove these ids; returns how many existed. */
   delete(scope: Scope, ids: string[]): Promise<number>;
   count(scope: Scope, selection?: Pick<VectorSelection, 'kind'>): Promise<number>;

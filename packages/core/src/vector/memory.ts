@@ -90,7 +90,7 @@ export class InMemoryVectorIndex implements VectorIndex {
     for (const point of parsed) partition.points.set(point.id, point);
   }
 
-  async query(scope: Scope, query: VectorQuery): Promise<VectorHit[]> {
+  async search(scope: Scope, query: VectorQuery): Promise<VectorHit[]> {
     const key = partitionKey(parseScope(scope));
     const q = parseOrThrow(VectorQuerySchema, query, 'vector query');
     assertDimensions(q.vector, this.dimensions);

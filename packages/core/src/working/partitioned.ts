@@ -7,6 +7,7 @@ import {
   snapshotPartitions,
 } from '../backend/snapshot-io.js';
 import { type Clock, systemClock } from '../clock.js';
+import { parseWriteOptions, type WriteOptions } from '../records/version.js';
 import { parseScope, type Scope, type SnapshotSelector } from '../scope.js';
 import type { RestoreOptions, RestoreReport, SnapshotEnvelope } from '../snapshot/envelope.js';
 import { parseOrThrow } from '../validation.js';
@@ -25,9 +26,11 @@ import {
   type WorkingSetOptions,
 } from './record.js';
 import {
+  checkWorkingVersion,
   isWorkingEntryLive,
   namespaceEvictions,
-  newWorkingEntry,
+  newWorkingSet,
+  versionedWorkingEntry,
   workingEntryInfo,
   workingQueryMatches,
   workingSearchText,
@@ -118,9 +121,11 @@ export class PartitionedWorkingMemoryStore implements WorkingMemoryStore {
     options: WorkingSetOptions = {},
   ): Promise<WorkingEntry> {
     const s = parseScope(scope);
-    const entry = newWorkingEntry(s, key, value, options, this.#clock.now(), this.#limits.defaultTtlMs);
+    const set = newWorkingSet(s, key, value, options, this.#clock.now(), this.#limits.defaultTtlMs);
     const namespace = namespaceOf(key);
     return this.#backend.write(refFor(s, key), this.#codec, (state) => {
+      const current = state.get(key);
+      const entry = versionedWorkingEntry(set, current && this.#isLive(current) ? current : undefined);
       const inNamespace = [...state.records.values()].filter(
         (e) => e.key !== key && this.#isLive(e) && namespaceOf(e.key) === namespace,
       );
@@ -167,12 +172,16 @@ export class PartitionedWorkingMemoryStore implements WorkingMemoryStore {
     return hits.slice(0, q.limit);
   }
 
-  async delete(scope: Scope, key: string): Promise<boolean> {
+  async delete(scope: Scope, key: string, options?: WriteOptions): Promise<boolean> {
     const s = parseScope(scope);
     parseOrThrow(WorkingKeySchema, key, 'working-memory key');
+    const { expectedVersion } = parseWriteOptions(options);
     return this.#backend.write(refFor(s, key), this.#codec, (state) => {
-      const removed = state.delete(key);
-      return removed !== undefined && this.#isLive(removed);
+      const current = state.get(key);
+      const live = current !== undefined && this.#isLive(current);
+      checkWorkingVersion(key, live ? current.version : 0, expectedVersion);
+      state.delete(key);
+      return live;
     });
   }
 

@@ -2,6 +2,7 @@ import { z } from 'zod';
 import { IdSchema } from '../ids.js';
 import { LIMITS } from '../limits.js';
 import { CategorySchema, IsoDateSchema, OptionalAgentIdSchema, TagsSchema } from '../records/common.js';
+import { RecordVersionSchema, UpsertOptionsSchema } from '../records/version.js';
 
 const KEY_SEGMENT = /^[A-Za-z0-9_][A-Za-z0-9_.@+-]*$/;
 
@@ -42,6 +43,11 @@ export const WorkingEntrySchema = z.object({
   expiresAt: IsoDateSchema,
   category: CategorySchema.optional(),
   tags: TagsSchema,
+  /**
+   * 1 when the key is set while it has no live entry (first set, or after expiry or delete), one more on
+   * every `set` of the live entry.
+   */
+  version: RecordVersionSchema,
 });
 
 export type WorkingEntry = z.infer<typeof WorkingEntrySchema>;
@@ -56,6 +62,11 @@ export const WorkingSetOptionsSchema = z.object({
   ttlMs: z.number().int().min(1).max(MAX_TTL_MS).optional(),
   category: CategorySchema.optional(),
   tags: TagsSchema.default([]),
+  /**
+   * Write only if the key's live entry is at this version; 0: only if the key has no live entry (an
+   * expired one counts as none). Otherwise ConflictError, and nothing is written.
+   */
+  expectedVersion: UpsertOptionsSchema.shape.expectedVersion,
 });
 
 export type WorkingSetOptions = z.input<typeof WorkingSetOptionsSchema>;

@@ -1,5 +1,6 @@
 import { CapacityError } from '../errors.js';
 import { categoryMatches, hasAllTags } from '../records/common.js';
+import { checkVersion } from '../records/version.js';
 import type { Scope } from '../scope.js';
 import { parseOrThrow } from '../validation.js';
 import {
@@ -19,18 +20,29 @@ import {
  * searched. The adapters only count, evict and write (in SQL, or in one Lua script).
  */
 
-/** The entry `set` stores (key and options checked here): stored at `nowMs`, expiring `ttlMs` (or `defaultTtlMs`) later. */
-export function newWorkingEntry(
+/** What a `set` writes, before it knows the key's live entry: see `versionedWorkingEntry`. */
+export interface WorkingSet {
+  /** The entry as it is stored when the key has no live entry (version 1). */
+  entry: WorkingEntry;
+  /** The caller's `expectedVersion` (validated): 0 for "only if there is no live entry". */
+  expectedVersion: number | undefined;
+}
+
+/**
+ * What `set` stores (key and options checked here): stored at `nowMs`, expiring `ttlMs` (or
+ * `defaultTtlMs`) later, at version 1 until `versionedWorkingEntry` places it after the live entry.
+ */
+export function newWorkingSet(
   scope: Scope,
   key: string,
   value: string,
   options: WorkingSetOptions,
   nowMs: number,
   defaultTtlMs: number,
-): WorkingEntry {
+): WorkingSet {
   parseOrThrow(WorkingKeySchema, key, 'working-memory key');
   const opts = parseOrThrow(WorkingSetOptionsSchema, options, 'working-memory options');
-  return parseOrThrow(
+  const entry = parseOrThrow(
     WorkingEntrySchema,
     {
       key,
@@ -41,9 +53,30 @@ export function newWorkingEntry(
       expiresAt: new Date(nowMs + (opts.ttlMs ?? defaultTtlMs)).toISOString(),
       category: opts.category,
       tags: opts.tags,
+      version: 1,
     },
     'working-memory entry',
   );
+  return { entry, expectedVersion: opts.expectedVersion };
+}
+
+/**
+ * The entry a `set` stores over the key's live entry (`live`, undefined when there is none — an expired
+ * entry is none): version 1 when there is none, one more than the live entry's otherwise. CONFLICT when
+ * the caller's `expectedVersion` differs from the live entry's version (0 when there is none). Call it
+ * inside the store's atomic step, with the live entry read in that step.
+ */
+export function versionedWorkingEntry(
+  set: WorkingSet,
+  live: Pick<WorkingEntry, 'version'> | undefined,
+): WorkingEntry {
+  checkWorkingVersion(set.entry.key, live?.version ?? 0, set.expectedVersion);
+  return live === undefined ? set.entry : { ...set.entry, version: live.version + 1 };
+}
+
+/** CONFLICT when `expectedVersion` is given and differs from `actual` (0: the key has no live entry). */
+export function checkWorkingVersion(key: string, actual: number, expectedVersion: number | undefined): void {
+  checkVersion(`working-memory entry "${key}"`, actual, expectedVersion);
 }
 
 /** True while the entry's expiry is after `nowMs`: stores never return an entry that is not. */

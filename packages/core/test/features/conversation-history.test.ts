@@ -13,6 +13,7 @@ import {
   type MemoryFeature,
   type TurnLedger,
 } from '../../src/index.js';
+import { bundleWith } from '../bundle.js';
 import { toolTokensOf } from './memory-features.harness.js';
 
 const tok = defaultTokenizer;
@@ -57,7 +58,7 @@ async function setup(
     options.sessions ??
     new InMemorySessionStore(options.transcriptCap ? { transcriptCap: options.transcriptCap } : {});
   const kioku = new KiokuBuilder({
-    sessions,
+    stores: bundleWith({ sessions }),
     systemPrompt: 'You are helpful.',
     budget: { maxTokens: options.maxTokens ?? 16_000 },
   })
@@ -349,7 +350,7 @@ describe('conversationHistory', () => {
       { role: 'user', content: 'Next' },
     ]);
     const kioku = new KiokuBuilder({
-      sessions,
+      stores: bundleWith({ sessions }),
       systemPrompt: 'You are helpful.',
       budget: { maxTokens: base0 + countMessagesTokens(tok, turn0) + 5 },
     })

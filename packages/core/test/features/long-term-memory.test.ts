@@ -7,9 +7,10 @@ import {
   KiokuBuilder,
   type LongTermMemoryOptions,
   longTermMemory,
-  ManualClock,
   RECALL_INJECTED_KEY,
 } from '../../src/index.js';
+import { ManualClock } from '../../src/testing.js';
+import { bundleWith } from '../bundle.js';
 import {
   answer,
   callTools,
@@ -33,10 +34,28 @@ function setup(
   const sessions = new InMemorySessionStore({ clock });
   const { budget = 16_000, ...feature } = options;
   const build = () =>
-    new KiokuBuilder({ sessions, systemPrompt: 'You are helpful.', budget: { maxTokens: budget }, clock })
+    new KiokuBuilder({
+      stores: bundleWith({ sessions }),
+      systemPrompt: 'You are helpful.',
+      budget: { maxTokens: budget },
+      clock,
+    })
       .use(longTermMemory({ store: facts, sessions, ...feature }))
       .build();
   return { clock, facts, sessions, kioku: build(), build, budget };
+}
+
+/** Resolves each caller once `n` callers are waiting (later callers pass straight through). */
+function barrier(n: number): () => Promise<void> {
+  let waiting = 0;
+  let release!: () => void;
+  const all = new Promise<void>((resolve) => {
+    release = resolve;
+  });
+  return () => {
+    if (++waiting >= n) release();
+    return all;
+  };
 }
 
 const recalledIds = (block: string | undefined) =>
@@ -72,7 +91,9 @@ describe('longTermMemory — recall', () => {
 
     const first = await convo.run('What is my timezone?', scriptedModel([answer('Paris time.')]));
     expect(entryOf(first, 'long-term-memory').included).toBe(1);
-    expect(JSON.parse((await sessions.kvGet(alice, convo.sessionId, RECALL_INJECTED_KEY))!)).toEqual([tz.id]);
+    expect(JSON.parse((await sessions.kvGet(alice, convo.sessionId, RECALL_INJECTED_KEY))!.value)).toEqual([
+      tz.id,
+    ]);
 
     const model = scriptedModel([answer()]);
     const second = await convo.run('And my timezone again?', model);
@@ -160,7 +181,9 @@ describe('longTermMemory — recall', () => {
     const model = scriptedModel([answer('Tokyo.')]);
     await convo.run('Timezone, please?', model);
     expect(recalledIds(model.prompts[0]![1]!.content)).toEqual([tz.id]);
-    expect(JSON.parse((await sessions.kvGet(alice, convo.sessionId, RECALL_INJECTED_KEY))!)).toEqual([tz.id]);
+    expect(JSON.parse((await sessions.kvGet(alice, convo.sessionId, RECALL_INJECTED_KEY))!.value)).toEqual([
+      tz.id,
+    ]);
   });
 
   it('treats an unreadable injected-ids value as empty and rewrites it', async () => {
@@ -169,7 +192,9 @@ describe('longTermMemory — recall', () => {
     const convo = await kioku.startConversation(alice);
     await sessions.kvSet(alice, convo.sessionId, RECALL_INJECTED_KEY, '{not json');
     await convo.run('What is my timezone?', scriptedModel([answer()]));
-    expect(JSON.parse((await sessions.kvGet(alice, convo.sessionId, RECALL_INJECTED_KEY))!)).toEqual([tz.id]);
+    expect(JSON.parse((await sessions.kvGet(alice, convo.sessionId, RECALL_INJECTED_KEY))!.value)).toEqual([
+      tz.id,
+    ]);
   });
 
   it('reads the injected ids again when another process changed them', async () => {
@@ -191,6 +216,40 @@ describe('longTermMemory — recall', () => {
     });
   });
 
+  it('two app instances running turns of one session at once both keep what they recalled', async () => {
+    const { facts, sessions, build } = setup();
+    const tz = await facts.create(alice, { content: 'Timezone: Europe/Paris' });
+    const cat = await facts.create(alice, { content: 'Cat named Miso' });
+    // Both instances mark their recalls at the same moment: each has read the list before either writes.
+    const bothWriting = barrier(2);
+    const gated = new Proxy(sessions, {
+      get(target, name) {
+        const member = Reflect.get(target, name, target);
+        if (name !== 'kvSet') return typeof member === 'function' ? member.bind(target) : member;
+        return async (...args: Parameters<typeof sessions.kvSet>) => {
+          if (args[2] === RECALL_INJECTED_KEY) await bothWriting();
+          return target.kvSet(...args);
+        };
+      },
+    });
+    const instance = () =>
+      new KiokuBuilder({ stores: bundleWith({ sessions }), systemPrompt: 'You are helpful.' })
+        .use(longTermMemory({ store: facts, sessions: gated, maxResults: 1 }))
+        .build();
+    const convo = await build().startConversation(alice);
+    const other = await instance().resumeConversation(alice, convo.sessionId);
+    const mine = await instance().resumeConversation(alice, convo.sessionId);
+    const models = [scriptedModel([answer()]), scriptedModel([answer()])];
+    await Promise.all([mine.run('timezone?', models[0]!), other.run('Miso?', models[1]!)]);
+    expect(recalledIds(models[0]!.prompts[0]![1]!.content)).toEqual([tz.id]);
+    expect(recalledIds(models[1]!.prompts[0]![1]!.content)).toEqual([cat.id]);
+    const kept = (await sessions.kvList(alice, convo.sessionId)).find((e) => e.key === RECALL_INJECTED_KEY);
+    expect(JSON.parse(kept!.value).sort()).toEqual([tz.id, cat.id].sort());
+    // So neither fact is shown again in this session, whichever instance serves the next turn.
+    expect(entryOf(await mine.prepare('Miso?'), 'long-term-memory').included).toBe(0);
+    expect(entryOf(await other.prepare('timezone?'), 'long-term-memory').included).toBe(0);
+  });
+
   it('fits the block in the tokens it is given and marks only what went in', async () => {
     const { facts, sessions, kioku } = setup({ maxTokens: 60 });
     for (let i = 0; i < 8; i++)
@@ -204,7 +263,9 @@ describe('longTermMemory — recall', () => {
     expect(entry.included + entry.dropped.length).toBe(8);
     expect(entry.dropped.every((d) => d.reason === 'budget' && (d.tokens ?? 0) > 5)).toBe(true);
     const shown = recalledIds(model.prompts[0]![1]!.content);
-    expect(JSON.parse((await sessions.kvGet(alice, convo.sessionId, RECALL_INJECTED_KEY))!)).toEqual(shown);
+    expect(JSON.parse((await sessions.kvGet(alice, convo.sessionId, RECALL_INJECTED_KEY))!.value)).toEqual(
+      shown,
+    );
 
     // Next turn: what was dropped for budget is still new; what was shown is not repeated.
     const second = await convo.prepare('How do invoices get approved?');
@@ -428,7 +489,7 @@ describe('longTermMemory — tools', () => {
     expect(del(dynamic)).toBeDefined();
     expect(del(dynamic)).toBe(del(longTerm));
 
-    const kioku = new KiokuBuilder({ sessions }).use(dynamic).use(longTerm).build();
+    const kioku = new KiokuBuilder({ stores: bundleWith({ sessions }) }).use(dynamic).use(longTerm).build();
     const convo = await kioku.startConversation(alice);
     expect(convo.tools.filter((t) => t.function.name === 'delete_memory')).toHaveLength(1);
     const fact = await facts.create(alice, { title: 'Drink', content: 'Prefers tea' });
@@ -443,7 +504,7 @@ describe('longTermMemory — tools', () => {
 
     // Over different stores the two delete_memory tools would be ambiguous: refused up front.
     const otherStore: FactStore = new InMemoryFactStore();
-    const mixed = new KiokuBuilder({ sessions })
+    const mixed = new KiokuBuilder({ stores: bundleWith({ sessions }) })
       .use(dynamicMemory({ store: facts }))
       .use(longTermMemory({ store: otherStore, sessions }))
       .build();
@@ -457,9 +518,9 @@ describe('longTermMemory beside dynamic memory on one fact store', () => {
     const sessions = new InMemorySessionStore();
     const tea = await facts.create(alice, { content: 'Alice drinks green tea every morning' });
     // The root README's set-up: dynamic memory, then recall, over the same store.
-    const kioku = new KiokuBuilder({ sessions, budget: { maxTokens: 16_000 } })
-      .withDynamicMemory({ store: facts })
-      .withLongTermMemory({ store: facts })
+    const kioku = new KiokuBuilder({ stores: bundleWith({ sessions, facts }), budget: { maxTokens: 16_000 } })
+      .withDynamicMemory()
+      .withLongTermMemory()
       .build();
     const turn = await (await kioku.startConversation(alice)).prepare('What tea does Alice drink?');
     const prompt = turn.messages.map((m) => m.content).join('\n');

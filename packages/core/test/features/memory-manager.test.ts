@@ -8,13 +8,14 @@ import {
   InMemoryFactStore,
   InMemorySessionStore,
   KiokuBuilder,
-  ManualClock,
   MEMORIES_HEADER,
   MemoryManager,
   type MemoryManagerOptions,
   memoryManager,
   type TurnLedger,
 } from '../../src/index.js';
+import { ManualClock } from '../../src/testing.js';
+import { bundleWith } from '../bundle.js';
 
 const tok = defaultTokenizer;
 const alice = { userId: 'alice' };
@@ -147,7 +148,7 @@ describe('MemoryManager (standalone)', () => {
   it('searches offloaded details too, returning their MemoryRef rather than their content', async () => {
     const facts = new InMemoryFactStore();
     const details = new InMemoryDetailStore();
-    const detail = await details.put(
+    const detail = await details.create(
       { userId: 'alice', threadId: 't1' },
       {
         description: 'psql output (cmd: \\dt)',
@@ -201,7 +202,7 @@ describe('memoryManager feature', () => {
     const sessions = new InMemorySessionStore();
     const manager = new MemoryManager({ facts, ...options });
     const kioku = new KiokuBuilder({
-      sessions,
+      stores: bundleWith({ sessions }),
       systemPrompt: 'You are helpful.',
       budget: {
         maxTokens: budget?.maxTokens ?? 16_000,
@@ -339,7 +340,7 @@ describe('memoryManager feature', () => {
     const manager = new MemoryManager({ facts, maxMemories: 100, relevanceThreshold: 0 });
     for (const share of [30, 45, 120, 333, 800, 1500, 4000]) {
       const kioku = new KiokuBuilder({
-        sessions: new InMemorySessionStore(),
+        stores: bundleWith({}),
         budget: { maxTokens: 8000, shares: { 'memory-manager': share } },
         tokenizer: counting,
       })

@@ -1,15 +1,17 @@
 import { describe, expect, it } from 'vitest';
 import {
+  type ChatModel,
   countMessageTokens,
   defaultTokenizer,
   InMemoryPlanStore,
   InMemorySessionStore,
   KiokuBuilder,
-  ManualClock,
   type Plan,
   planMode,
   renderPlan,
 } from '../../src/index.js';
+import { ManualClock } from '../../src/testing.js';
+import { bundleWith } from '../bundle.js';
 import {
   answer,
   callTools,
@@ -30,7 +32,7 @@ function setup(options: { share?: number; maxTokens?: number } = {}) {
   const sessions = new InMemorySessionStore({ clock });
   const maxTokens = options.maxTokens ?? 16_000;
   const kioku = new KiokuBuilder({
-    sessions,
+    stores: bundleWith({ sessions }),
     systemPrompt: 'You are helpful.',
     budget: { maxTokens, ...(options.share === undefined ? {} : { shares: { plan: options.share } }) },
     clock,
@@ -259,7 +261,7 @@ describe('planMode — token budget', () => {
     for (let share = full; share >= 10; share--) {
       // Same plan and session, in a stack whose budget gives the plan `share` tokens.
       const stack = new KiokuBuilder({
-        sessions,
+        stores: bundleWith({ sessions }),
         systemPrompt: 'You are helpful.',
         budget: { maxTokens: 16_000, shares: { plan: share } },
       })
@@ -378,6 +380,42 @@ describe('planMode — tools', () => {
       { error: 'INVALID_JSON' },
     ]);
     expect(await plans.get(scope)).toEqual(before);
+  });
+
+  it('checks each edit against the plan the model was shown: a change made since is CONFLICT, shown as it is now, and a retry applies', async () => {
+    const { plans, kioku } = setup();
+    const convo = await kioku.startConversation(alice);
+    const scope = { ...alice, threadId: convo.sessionId };
+    await plans.create(scope, { goal: 'Ship', steps: ['Build', 'Test'] });
+    const script = scriptedModel([
+      callTools(['update_plan_step', { step_id: '1', status: 'completed' }]),
+      callTools(['update_plan_step', { step_id: '1', status: 'completed', notes: 'CI is green now' }]),
+      callTools(['add_context_note', { note: 'Released on Friday' }]),
+      answer(),
+    ]);
+    const model: ChatModel = {
+      async complete(request) {
+        // Another app instance blocks step 1 while the model thinks about the plan it was shown.
+        if (script.prompts.length === 0)
+          await plans.updateStep(scope, '1', { status: 'blocked', notes: 'CI red' });
+        return script.complete(request);
+      },
+    };
+    const result = await convo.run('Step 1 is done', model);
+    const tools = result.messages.filter((m) => m.role === 'tool').map((m) => m.content);
+    const conflict = JSON.parse(tools[0]!).error;
+    expect(conflict.code).toBe('CONFLICT');
+    expect(conflict.message).toContain('⊘ [1] Build (Blocked)');
+    expect(conflict.message).toContain('Notes: CI red');
+    expect(tools.slice(1)).toEqual([
+      'Step 1 (Build) is now Completed.',
+      expect.stringMatching(/^Added context note/),
+    ]);
+    expect(await plans.get(scope)).toMatchObject({
+      version: 4,
+      steps: [{ status: 'completed', notes: 'CI is green now' }, { status: 'pending' }],
+      contextNotes: [{ text: 'Released on Friday' }],
+    });
   });
 
   it('offers the five HPD-Agent tools', async () => {

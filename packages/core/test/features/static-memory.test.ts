@@ -6,7 +6,6 @@ import {
   countMessageTokens,
   defaultTokenizer,
   InMemoryDocumentStore,
-  InMemorySessionStore,
   KiokuBuilder,
   type PreparedTurn,
   STATIC_KNOWLEDGE_END,
@@ -14,6 +13,7 @@ import {
   type StaticMemoryOptions,
   staticMemory,
 } from '../../src/index.js';
+import { bundleWith } from '../bundle.js';
 
 const tok = defaultTokenizer;
 const SYSTEM_PROMPT = 'You are a Python expert.';
@@ -34,7 +34,7 @@ function scriptedModel(replies: ChatMessage[]): ChatModel & { prompts: ChatMessa
 
 function build(options: StaticMemoryOptions, maxTokens = 16_000, shares?: Record<string, number>) {
   return new KiokuBuilder({
-    sessions: new InMemorySessionStore(),
+    stores: bundleWith({}),
     systemPrompt: SYSTEM_PROMPT,
     budget: { maxTokens, ...(shares ? { shares } : {}) },
   })
@@ -63,8 +63,8 @@ describe('staticMemory: full text', () => {
   it('injects every document as a [STATIC_KNOWLEDGE] block after the system prompt, with no tools', async () => {
     const store = new InMemoryDocumentStore();
     const alice = { userId: 'alice' };
-    await store.add(alice, { title: 'Style', text: 'Use four spaces.' });
-    await store.add(alice, { title: 'Testing', text: 'Use pytest.\n\nName tests test_*.' });
+    await store.create(alice, { title: 'Style', text: 'Use four spaces.' });
+    await store.create(alice, { title: 'Testing', text: 'Use pytest.\n\nName tests test_*.' });
     const kioku = build({ store });
     const convo = await kioku.startConversation(alice);
     const turn = await convo.prepare('How should I indent?');
@@ -98,7 +98,7 @@ describe('staticMemory: full text', () => {
     const docs = [];
     for (const topic of ['naming', 'imports', 'typing', 'logging', 'errors'])
       docs.push(
-        await store.add(alice, {
+        await store.create(alice, {
           title: `Guide to ${topic}`,
           text: Array.from({ length: 20 }, (_, i) => sentence(topic, i)).join(' '),
         }),
@@ -135,13 +135,13 @@ describe('staticMemory: full text', () => {
   it('counts the knowledge again when the documents change between turns of one conversation', async () => {
     const store = new InMemoryDocumentStore();
     const alice = { userId: 'alice' };
-    const first = await store.add(alice, { title: 'Guide to naming', text: sentence('naming', 1) });
+    const first = await store.create(alice, { title: 'Guide to naming', text: sentence('naming', 1) });
     const convo = await build({ store, maxTokens: 120 }).startConversation(alice);
     const one = await convo.prepare('naming?');
     expectAccounted(one);
     expect(one.ledger.entries[0]).toMatchObject({ included: 1, dropped: [] });
     expect(await convo.prepare('naming?')).toEqual(one); // same text, same count
-    const big = await store.add(alice, {
+    const big = await store.create(alice, {
       title: 'Guide to typing',
       text: Array.from({ length: 30 }, (_, i) => sentence('typing', i)).join(' '),
     });
@@ -150,7 +150,7 @@ describe('staticMemory: full text', () => {
     expect(two.ledger.entries[0]!.tokens).toBeLessThanOrEqual(120);
     expect(two.ledger.entries[0]!.tokens).toBeGreaterThan(110);
     expect(two.ledger.entries[0]).toMatchObject({ included: 2, dropped: [] });
-    await store.remove(alice, first.id);
+    await store.delete(alice, first.id);
     const three = await convo.prepare('naming?');
     expectAccounted(three);
     expect(knowledge(three)[0]?.content.startsWith(`${STATIC_KNOWLEDGE_START}\n## Guide to typing`)).toBe(
@@ -162,7 +162,7 @@ describe('staticMemory: full text', () => {
 
   it('stays within a small whole-prompt budget, where what is left is less than the share', async () => {
     const store = new InMemoryDocumentStore();
-    await store.add({ userId: 'alice' }, { title: 'Big', text: sentence('naming', 1).repeat(200) });
+    await store.create({ userId: 'alice' }, { title: 'Big', text: sentence('naming', 1).repeat(200) });
     const convo = await build({ store }, 120).startConversation({ userId: 'alice' });
     const turn = await convo.prepare('naming?');
     expectAccounted(turn);
@@ -177,7 +177,7 @@ describe('staticMemory: full text', () => {
     expect(empty.messages).toHaveLength(2);
     expect(empty.ledger.entries[0]).toMatchObject({ tokens: 0, included: 0, dropped: [] });
 
-    const doc = await store.add({ userId: 'alice' }, { title: 'T', text: 'Some text' });
+    const doc = await store.create({ userId: 'alice' }, { title: 'T', text: 'Some text' });
     const tiny = await (await build({ store, maxTokens: 8 }).startConversation({ userId: 'alice' })).prepare(
       'hi',
     );
@@ -194,13 +194,13 @@ describe('staticMemory: full text', () => {
 describe('staticMemory: indexed retrieval', () => {
   async function library() {
     const store = new InMemoryDocumentStore({ chunkTokens: 40 });
-    const packaging = await store.add(shared, {
+    const packaging = await store.create(shared, {
       title: 'Packaging',
       text: Array.from({ length: 8 }, (_, i) => `Pin dependency versions in a lock file, step ${i}.`).join(
         '\n\n',
       ),
     });
-    const cooking = await store.add(shared, {
+    const cooking = await store.create(shared, {
       title: 'Cooking',
       text: 'Simmer the tomato sauce for twenty minutes.\n\nSalt the pasta water generously.',
     });
@@ -282,12 +282,15 @@ describe('staticMemory: indexed retrieval', () => {
 describe('staticMemory: whose documents', () => {
   it('reads the turn’s own user + agent by default, so users never see each other’s documents', async () => {
     const store = new InMemoryDocumentStore();
-    await store.add(
+    await store.create(
       { userId: 'alice', agentId: 'tutor' },
       { title: 'Alice notes', text: 'Alice private notes' },
     );
-    await store.add({ userId: 'bob', agentId: 'tutor' }, { title: 'Bob notes', text: 'Bob private notes' });
-    await store.add(
+    await store.create(
+      { userId: 'bob', agentId: 'tutor' },
+      { title: 'Bob notes', text: 'Bob private notes' },
+    );
+    await store.create(
       { userId: 'alice', agentId: 'other' },
       { title: 'Other agent', text: 'Other agent notes' },
     );
@@ -303,8 +306,8 @@ describe('staticMemory: whose documents', () => {
 
   it('reads the owner scope instead when given: every user shares one agent’s knowledge', async () => {
     const store = new InMemoryDocumentStore();
-    await store.add(shared, { title: 'PEP 8', text: 'Limit lines to 79 characters.' });
-    await store.add({ userId: 'alice', agentId: 'python-expert' }, { title: 'Mine', text: 'alice only' });
+    await store.create(shared, { title: 'PEP 8', text: 'Limit lines to 79 characters.' });
+    await store.create({ userId: 'alice', agentId: 'python-expert' }, { title: 'Mine', text: 'alice only' });
     const kioku = build({ store, owner: shared });
     for (const userId of ['alice', 'bob']) {
       const turn = await (await kioku.startConversation({ userId, agentId: 'python-expert' })).prepare(
@@ -318,7 +321,7 @@ describe('staticMemory: whose documents', () => {
 
   it('puts the knowledge in front of the model on run', async () => {
     const store = new InMemoryDocumentStore();
-    await store.add(shared, { title: 'PEP 8', text: 'Limit lines to 79 characters.' });
+    await store.create(shared, { title: 'PEP 8', text: 'Limit lines to 79 characters.' });
     const convo = await build({ store, owner: shared }).startConversation({ userId: 'carol' });
     const model = scriptedModel([{ role: 'assistant', content: '79.' }]);
     const result = await convo.run('How long may a line be?', model);

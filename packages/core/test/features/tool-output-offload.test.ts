@@ -12,12 +12,13 @@ import {
   InMemoryDetailStore,
   InMemorySessionStore,
   KiokuBuilder,
-  ManualClock,
   type MemoryFeature,
   parseMemoryRef,
   type Summarize,
   toolOutputOffload,
 } from '../../src/index.js';
+import { ManualClock } from '../../src/testing.js';
+import { bundleWith } from '../bundle.js';
 
 const tok = defaultTokenizer;
 
@@ -76,7 +77,11 @@ function setup(options: { details?: DetailStore; summarize?: Summarize; maxToken
   const clock = new ManualClock(Date.UTC(2025, 5, 1, 12));
   const sessions = new InMemorySessionStore({ clock });
   const details = options.details ?? new InMemoryDetailStore({ clock });
-  const kioku = new KiokuBuilder({ sessions, clock, budget: { maxTokens: options.maxTokens ?? 16_000 } })
+  const kioku = new KiokuBuilder({
+    stores: bundleWith({ sessions }),
+    clock,
+    budget: { maxTokens: options.maxTokens ?? 16_000 },
+  })
     .use(conversationHistory({ sessions }))
     .use(shell)
     .use(toolOutputOffload({ details, ...(options.summarize ? { summarize: options.summarize } : {}) }))
@@ -312,17 +317,24 @@ describe('toolOutputOffload', () => {
       arguments: '{"cmd":"big"}',
       tokens: tok.count(outputs.big),
       maxTokens: 100,
+      tokenizer: tok,
+      signal: expect.any(AbortSignal),
     });
+    expect((await details.list({ userId: 'alice' }))[0]!.metadata).toMatchObject({ summarizer: 'custom' });
     fail = true;
     await convo.run('two', model());
     const [newest] = await details.list({ userId: 'alice' });
     expect(newest!.summary).toBe(extractiveSummary(outputs.big, 100, tok));
+    expect(newest!.metadata).toMatchObject({
+      summarizer: 'extractive',
+      summaryFallback: 'FAILED: summary model down',
+    });
   });
 
   it('cuts the output rather than flooding the context when it cannot be stored', async () => {
     outputs.huge = npmLog(100);
     const broken = new InMemoryDetailStore();
-    broken.put = async () => {
+    broken.create = async () => {
       throw new Error('disk full');
     };
     const { kioku } = setup({ details: broken });
@@ -342,7 +354,7 @@ describe('toolOutputOffload', () => {
     outputs.medium = npmLog(3);
     const details = new InMemoryDetailStore();
     const sessions = new InMemorySessionStore();
-    const kioku = new KiokuBuilder({ sessions })
+    const kioku = new KiokuBuilder({ stores: bundleWith({ sessions }) })
       .use(shell)
       .use(toolOutputOffload({ details, thresholdTokens: 10, summaryTokens: 200 }))
       .build();

@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import {
+  acquireLease,
   type ChatMessage,
   type ChatModel,
   type Conversation,
@@ -9,7 +10,7 @@ import {
   InMemorySessionStore,
   InMemoryWorkingMemoryStore,
   KiokuBuilder,
-  ManualClock,
+  leaseKey,
   OWN_INVENTORY_HEADER,
   PATROL_FINDINGS_HEADER,
   type PreparedTurn,
@@ -18,6 +19,8 @@ import {
   type WorkingMemoryFeatureOptions,
   workingMemory,
 } from '../../src/index.js';
+import { ManualClock } from '../../src/testing.js';
+import { bundleWith } from '../bundle.js';
 
 const tok = defaultTokenizer;
 const MIN = 60_000;
@@ -58,7 +61,7 @@ function setup(
   const clock = new ManualClock();
   const store = options.store ?? new InMemoryWorkingMemoryStore({ clock });
   const kioku = new KiokuBuilder({
-    sessions: new InMemorySessionStore(),
+    stores: bundleWith({}),
     systemPrompt: 'You are an assistant.',
     budget,
     clock,
@@ -222,7 +225,12 @@ describe('workingMemory: inventory', () => {
     const store = new InMemoryWorkingMemoryStore({ clock });
     const sessions = new InMemorySessionStore();
     const kiokuWith = (shares: Record<string, number>) =>
-      new KiokuBuilder({ sessions, clock, systemPrompt: 'You are an assistant.', budget: { shares } })
+      new KiokuBuilder({
+        stores: bundleWith({ sessions }),
+        clock,
+        systemPrompt: 'You are an assistant.',
+        budget: { shares },
+      })
         .use(workingMemory({ store, clock }))
         .build();
     const measure = await kiokuWith({}).startConversation({ userId: 'alice' });
@@ -468,10 +476,18 @@ describe('workingMemory: tools', () => {
     const clock = new ManualClock();
     const store = new InMemoryWorkingMemoryStore({ clock });
     const sessions = new InMemorySessionStore();
-    const sub = new KiokuBuilder({ sessions, clock, systemPrompt: 'You are a research subagent.' })
+    const sub = new KiokuBuilder({
+      stores: bundleWith({ sessions }),
+      clock,
+      systemPrompt: 'You are a research subagent.',
+    })
       .use(workingMemory({ store, clock, namespace: () => subagentNamespace('t1') }))
       .build();
-    const main = new KiokuBuilder({ sessions, clock, systemPrompt: 'You are an assistant.' })
+    const main = new KiokuBuilder({
+      stores: bundleWith({ sessions }),
+      clock,
+      systemPrompt: 'You are an assistant.',
+    })
       .use(workingMemory({ store, clock }))
       .build();
     const subConvo = await sub.startConversation({ userId: 'alice' });
@@ -491,6 +507,71 @@ describe('workingMemory: tools', () => {
       { name: 'get_from_working_memory', args: { key: 'subagent/t1/research_results' } },
     ]);
     expect(value).toBe('found it');
+  });
+
+  it('a save of a key the model read is checked against what it read: a change made since is CONFLICT, shown, and kept', async () => {
+    const { convo, store, ns } = await started();
+    const key = `${ns}/todo`;
+    await store.set(convo.scope, key, 'milk');
+    const script = callsThenAnswer([{ name: 'get_from_working_memory', args: { key: 'todo' } }]);
+    const first = await convo.run('what is on the list?', script);
+    expect(toolResults(first.messages)).toEqual(['milk']);
+    // Another app instance adds to the list while the model works on what it read.
+    const edit = callsThenAnswer([
+      { name: 'save_to_working_memory', args: { key: 'todo', data: 'milk, eggs' } },
+      { name: 'save_to_working_memory', args: { key: 'todo', data: 'milk, bread, eggs' } },
+    ]);
+    const model: ChatModel = {
+      async complete(request) {
+        if (edit.prompts.length === 0) await store.set(convo.scope, key, 'milk, bread');
+        return edit.complete(request);
+      },
+    };
+    const second = await convo.run('add eggs', model);
+    const [conflict, retried] = toolResults(second.messages);
+    expect(errorCode(conflict!)).toBe('CONFLICT');
+    expect(JSON.parse(conflict!).error.message).toContain('"milk, bread"');
+    expect(JSON.parse(retried!)).toMatchObject({ saved: key });
+    expect(await store.get(convo.scope, key)).toMatchObject({ value: 'milk, bread, eggs', version: 3 });
+    // A key the model never read is simply written.
+    const blind = await run(convo, [{ name: 'save_to_working_memory', args: { key: 'fresh', data: 'x' } }]);
+    expect(JSON.parse(blind[0]!)).toMatchObject({ saved: `${ns}/fresh` });
+  });
+
+  it('refuses every key and prefix under kioku/ with VALIDATION and changes nothing: a model cannot take or break a lease', async () => {
+    const { convo, store, clock } = await started();
+    const lease = await acquireLease(store, convo.scope, 'dream', {
+      ttlMs: 10 * MIN,
+      holder: 'instance-1',
+      clock,
+    });
+    const before = await store.get(convo.scope, leaseKey('dream'));
+    const results = await run(convo, [
+      { name: 'save_to_working_memory', args: { key: 'kioku/dream/lease', data: '{"holder":"model"}' } },
+      { name: 'save_to_working_memory', args: { key: 'kioku/extract/lease', data: 'x' } },
+      { name: 'save_to_working_memory', args: { key: 'kioku', data: 'x' } },
+      { name: 'get_from_working_memory', args: { key: 'kioku/dream/lease' } },
+      { name: 'list_working_memory', args: { namespace: 'kioku' } },
+      { name: 'list_working_memory', args: { namespace: 'kioku/dream' } },
+      { name: 'search_working_memory', args: { query: 'holder', namespace: 'kioku' } },
+    ]);
+    expect(results.map(errorCode)).toEqual(Array(7).fill('VALIDATION'));
+    expect(JSON.parse(results[3]!).error.message).toContain('reserved');
+    expect(results.join('\n')).not.toContain('instance-1');
+    expect(await store.get(convo.scope, leaseKey('dream'))).toEqual(before);
+    expect((await store.list(convo.scope)).map((e) => e.key)).toEqual([leaseKey('dream')]);
+    const turn = await convo.prepare('next');
+    expect(turn.messages.map((m) => m.content).join('\n')).not.toContain('kioku/');
+    expect(await lease!.renew()).toBe(true);
+  });
+
+  it('refuses an own namespace or a patrol prefix under kioku/', async () => {
+    const { kioku } = setup({ namespace: () => 'kioku/dream' });
+    const convo = await kioku.startConversation({ userId: 'alice' });
+    await expect(convo.prepare('hi')).rejects.toMatchObject({ code: 'VALIDATION' });
+    expect(() => workingMemory({ store: new InMemoryWorkingMemoryStore(), patrolPrefix: 'kioku' })).toThrow(
+      expect.objectContaining({ code: 'VALIDATION' }),
+    );
   });
 
   it('rejects a namespace function that does not return two segments', async () => {

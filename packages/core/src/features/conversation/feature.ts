@@ -6,9 +6,9 @@ import type { Tokenizer } from '../../tokenizer.js';
 import type { MemoryFeature } from '../../turn/feature.js';
 import { type ChatMessage, countMessagesTokens, countMessageTokens } from '../../turn/messages.js';
 import type { PromptMiddleware } from '../../turn/middleware.js';
+import { splitTurns } from '../../turn/transcript-turns.js';
 import { parseOrThrow } from '../../validation.js';
 import { fitTurns } from './replay.js';
-import { splitTurns } from './turns.js';
 
 export const CONVERSATION_DEFAULTS = Object.freeze({
   /** RockBot's `MaxLlmContextTurns` and the Rust bot's "last 20 entries". */

@@ -1,2 +1,2 @@
+export { pairToolCalls } from '../../turn/transcript-turns.js';
 export { CONVERSATION_DEFAULTS, type ConversationHistoryOptions, conversationHistory } from './feature.js';
-export { pairToolCalls } from './turns.js';

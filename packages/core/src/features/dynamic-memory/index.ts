@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { type DedupOption, DedupOptionSchema, resolveDedup } from '../../facts/near-duplicate.js';
 import type { FactStore } from '../../facts/store.js';
 import type { MemoryFeature } from '../../turn/feature.js';
 import { parseOrThrow } from '../../validation.js';
@@ -23,12 +24,18 @@ export interface DynamicMemoryOptions {
   showIds?: boolean;
   /** Offer create_memory / update_memory / delete_memory (default true). */
   tools?: boolean;
+  /**
+   * Dedup before create_memory stores (default on, threshold `DEDUP_THRESHOLD`): `{ threshold }` tunes
+   * it, `false` turns it off.
+   */
+  dedup?: DedupOption;
 }
 
 const OptionsSchema = z.object({
   maxTokens: z.number().int().min(1).optional(),
   showIds: z.boolean().default(true),
   tools: z.boolean().default(true),
+  dedup: DedupOptionSchema,
 });
 
 /**
@@ -36,7 +43,7 @@ const OptionsSchema = z.object({
  * system message every turn, plus tools for the model to create, update and delete them.
  */
 export function dynamicMemory(options: DynamicMemoryOptions): MemoryFeature {
-  const { maxTokens, showIds, tools } = parseOrThrow(OptionsSchema, options, 'dynamic memory options');
+  const { maxTokens, showIds, tools, dedup } = parseOrThrow(OptionsSchema, options, 'dynamic memory options');
   const middleware = dynamicMemoryMiddleware({
     store: options.store,
     showIds,
@@ -45,6 +52,6 @@ export function dynamicMemory(options: DynamicMemoryOptions): MemoryFeature {
   return {
     name: DYNAMIC_MEMORY_MIDDLEWARE,
     middleware,
-    ...(tools ? { toolkit: dynamicMemoryToolkit(options.store) } : {}),
+    ...(tools ? { toolkit: dynamicMemoryToolkit(options.store, { dedup: resolveDedup(dedup) }) } : {}),
   };
 }

@@ -70,6 +70,7 @@ export function dynamicMemoryMiddleware(options: DynamicMemoryMiddlewareOptions)
       // The scan stops at the end of the facts, when not one more line could fit, or after a page that
       // added nothing (the block is full for the lines this user has).
       const seen = new Set<string>();
+      const versions = new Map<string, number>();
       let examined = 0;
       let more = true;
       while (more && !fitter.full) {
@@ -81,6 +82,7 @@ export function dynamicMemoryMiddleware(options: DynamicMemoryMiddlewareOptions)
           // An update between two pages moves a fact to the front: never show it twice.
           if (seen.has(fact.id)) continue;
           seen.add(fact.id);
+          versions.set(fact.id, fact.version);
           added = fitter.offer(itemOf(ctx.tokenizer, fact)) || added;
         }
         if (!added) break;
@@ -95,7 +97,7 @@ export function dynamicMemoryMiddleware(options: DynamicMemoryMiddlewareOptions)
         messages: block.message ? [block.message] : [],
         included: block.included.length,
         dropped,
-        injectedFactIds: block.included.map((item) => item.id),
+        injectedFacts: block.included.map((item) => ({ id: item.id, version: versions.get(item.id)! })),
       };
     },
   };

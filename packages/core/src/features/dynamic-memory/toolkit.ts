@@ -1,16 +1,24 @@
 import { z } from 'zod';
+import { type DedupSettings, resolveDedup } from '../../facts/near-duplicate.js';
 import type { FactStore } from '../../facts/store.js';
 import { CategorySchema } from '../../records/common.js';
 import { defineTool, type Toolkit } from '../../toolkit/tool.js';
+import { createWithDedup } from '../shared/dedup-write.js';
 import { deleteMemoryTool } from '../shared/delete-memory.js';
 import { assistantProvenance } from '../shared/provenance.js';
+import { updateSeenFact } from '../shared/seen-fact-edits.js';
 
 /**
  * HPD-Agent's DynamicMemoryToolkit: create_memory, update_memory, delete_memory over the user's facts.
  * Handlers write in the turn's scope (the ToolContext's); unknown ids throw NotFoundError, which the
- * executor returns to the model as a `NOT_FOUND` tool error.
+ * executor returns to the model as a `NOT_FOUND` tool error. create_memory dedups before it stores
+ * (unless `dedup` is null): its result says whether it created, skipped or updated, with the fact's id.
  */
-export function dynamicMemoryToolkit(store: FactStore): Toolkit {
+export function dynamicMemoryToolkit(
+  store: FactStore,
+  options: { dedup?: DedupSettings | null } = {},
+): Toolkit {
+  const dedup = options.dedup === undefined ? resolveDedup(undefined) : options.dedup;
   const createMemory = defineTool({
     name: 'create_memory',
     description:
@@ -24,14 +32,25 @@ export function dynamicMemoryToolkit(store: FactStore): Toolkit {
       ),
       tags: z.array(z.string()).optional().describe('Optional labels to find it by.'),
     }),
-    async execute({ title, content, category, tags }, { scope }) {
-      const fact = await store.create(scope, {
-        title,
-        content,
-        ...(category === undefined ? {} : { category }),
-        ...(tags === undefined ? {} : { tags }),
-        provenance: assistantProvenance(scope, 'create_memory'),
-      });
+    async execute({ title, content, category, tags }, context) {
+      const { decision, fact } = await createWithDedup(
+        store,
+        context,
+        {
+          title,
+          content,
+          ...(category === undefined ? {} : { category }),
+          ...(tags === undefined ? {} : { tags }),
+          provenance: assistantProvenance(context.scope, 'create_memory'),
+        },
+        dedup,
+      );
+      if (decision === 'skipped') {
+        return `Skipped: memory ${fact.id} already says this (${JSON.stringify(fact.content)}); nothing was created.`;
+      }
+      if (decision === 'updated') {
+        return `Updated memory ${fact.id}: it said part of this and now says all of it, instead of a near-duplicate.`;
+      }
       return `Created memory ${fact.id}: ${title}`;
     },
   });
@@ -50,11 +69,12 @@ export function dynamicMemoryToolkit(store: FactStore): Toolkit {
       .refine((a) => a.title !== undefined || a.content !== undefined, {
         message: 'give a title, content or both',
       }),
-    async execute({ id, title, content }, { scope }) {
-      await store.update(scope, id, {
+    async execute({ id, title, content }, context) {
+      const patch = {
         ...(title === undefined ? {} : { title }),
         ...(content === undefined ? {} : { content }),
-      });
+      };
+      await updateSeenFact(store, context, id, patch, 'update_memory');
       return `Updated memory ${id}.`;
     },
   });

@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import type { Scope } from '../../scope.js';
 import type { SessionStore } from '../../sessions/store.js';
+import { updateKvValue } from '../../sessions/update-value.js';
 
 /** Session k-v key holding the ids already recalled into the session (a JSON array). */
 export const RECALL_INJECTED_KEY = 'kioku.recall.injected';
@@ -12,7 +13,8 @@ const IdsSchema = z.array(z.string());
 
 /**
  * RockBot's InjectedMemoryTracker, persisted in the session's k-v store so that delta injection survives
- * a process restart and a resumed Conversation.
+ * a process restart and a resumed Conversation. `add` writes with the version it read (and reads again on
+ * CONFLICT), so turns of one session served at once by two app instances both keep what they recalled.
  */
 export class InjectedMemoryTracker {
   readonly #sessions: SessionStore;
@@ -28,10 +30,26 @@ export class InjectedMemoryTracker {
   }
 
   async load(scope: Readonly<Scope>, sessionId: string): Promise<Set<string>> {
-    const raw = await this.#sessions.kvGet(scope, sessionId, RECALL_INJECTED_KEY);
-    if (raw === null) return new Set();
-    if (this.#last?.raw === raw) return new Set(this.#last.ids);
-    // An unreadable value only costs re-injecting entries; the next add() rewrites it.
+    const entry = await this.#sessions.kvGet(scope, sessionId, RECALL_INJECTED_KEY);
+    return new Set(this.#parse(entry?.value));
+  }
+
+  async add(scope: Readonly<Scope>, sessionId: string, ids: readonly string[]): Promise<void> {
+    if (ids.length === 0) return;
+    const written = await updateKvValue(this.#sessions, scope, sessionId, RECALL_INJECTED_KEY, (current) => {
+      const all = new Set(this.#parse(current?.value));
+      const known = all.size;
+      for (const id of ids) all.add(id);
+      if (all.size === known) return null; // the stored list has every id already
+      return JSON.stringify([...all].slice(-MAX_TRACKED_IDS));
+    });
+    if (written) this.#parse(written.value);
+  }
+
+  /** The ids of a stored value; an unreadable one is none (it only costs re-injecting; `add` rewrites it). */
+  #parse(raw: string | undefined): readonly string[] {
+    if (raw === undefined) return [];
+    if (this.#last?.raw === raw) return this.#last.ids;
     let ids: string[] = [];
     try {
       const parsed = IdsSchema.safeParse(JSON.parse(raw));
@@ -40,16 +58,6 @@ export class InjectedMemoryTracker {
       // ids stays empty
     }
     this.#last = { raw, ids };
-    return new Set(ids);
-  }
-
-  async add(scope: Readonly<Scope>, sessionId: string, ids: readonly string[]): Promise<void> {
-    if (ids.length === 0) return;
-    const all = await this.load(scope, sessionId);
-    for (const id of ids) all.add(id);
-    const kept = [...all].slice(-MAX_TRACKED_IDS);
-    const raw = JSON.stringify(kept);
-    await this.#sessions.kvSet(scope, sessionId, RECALL_INJECTED_KEY, raw);
-    this.#last = { raw, ids: kept };
+    return ids;
   }
 }

@@ -45,6 +45,7 @@ export function longTermMemoryMiddleware(options: LongTermMemoryMiddlewareOption
   return {
     name: LONG_TERM_MEMORY_MIDDLEWARE,
     placement: 'system',
+    recall: true,
     async inject(ctx) {
       const key = sessionKey(ctx.scope, ctx.sessionId);
       pending.delete(key);
@@ -66,6 +67,7 @@ export function longTermMemoryMiddleware(options: LongTermMemoryMiddlewareOption
           dropped.push({ id: fact.id, reason: 'already-injected' });
         } else fresh.push(fact);
       }
+      const versionOf = new Map(fresh.map((fact) => [fact.id, fact.version]));
       const limit = Math.min(ctx.maxTokens, options.maxTokens ?? Number.POSITIVE_INFINITY);
       const items = fresh.map((fact) => ({ id: fact.id, line: recallLine(fact) }));
       const block = fitLines(ctx.tokenizer, items, limit, renderRecall);
@@ -80,7 +82,7 @@ export function longTermMemoryMiddleware(options: LongTermMemoryMiddlewareOption
         messages: block.message ? [block.message] : [],
         included: block.included.length,
         dropped: [...dropped, ...block.dropped],
-        injectedFactIds: block.included.map((item) => item.id),
+        injectedFacts: block.included.map((item) => ({ id: item.id, version: versionOf.get(item.id)! })),
       };
     },
 

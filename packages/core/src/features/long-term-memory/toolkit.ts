@@ -1,8 +1,12 @@
 import { z } from 'zod';
+import type { DedupSettings } from '../../facts/near-duplicate.js';
+import type { Fact } from '../../facts/record.js';
 import type { FactStore } from '../../facts/store.js';
 import { LIMITS } from '../../limits.js';
 import { CategorySchema } from '../../records/common.js';
+import type { Scope } from '../../scope.js';
 import { defineTool, type Toolkit } from '../../toolkit/tool.js';
+import { createWithDedup } from '../shared/dedup-write.js';
 import { deleteMemoryTool } from '../shared/delete-memory.js';
 import { assistantProvenance } from '../shared/provenance.js';
 import { renderCategoryTree } from './format.js';
@@ -12,11 +16,20 @@ const ANTI_PATTERN_HINT =
   '"anti-patterns/file-operations"), content "Don\'t [X] for [Y] — instead [Z]" and the tag "anti-pattern"; ' +
   'anti-patterns are recalled like any other memory.';
 
+export interface LongTermMemoryToolkitOptions {
+  searchResults: number;
+  /** Dedup before save_memory stores; null saves every text. */
+  dedup: DedupSettings | null;
+  /** Called with each memory save_memory created (not for a skip or an update), e.g. to enrich it. */
+  onSaved?: (scope: Scope, fact: Fact) => void;
+}
+
 /**
  * RockBot's memory tools over the user's facts: save_memory, search_memory, delete_memory (the same
- * Tool object dynamic memory offers) and list_memory_categories.
+ * Tool object dynamic memory offers) and list_memory_categories. save_memory saves at once; its result
+ * says whether it created, skipped (a memory already says it) or updated a memory, with the id.
  */
-export function longTermMemoryToolkit(store: FactStore, options: { searchResults: number }): Toolkit {
+export function longTermMemoryToolkit(store: FactStore, options: LongTermMemoryToolkitOptions): Toolkit {
   const saveMemory = defineTool({
     name: 'save_memory',
     description:
@@ -28,21 +41,34 @@ export function longTermMemoryToolkit(store: FactStore, options: { searchResults
       category: CategorySchema.optional(),
       tags: z.array(z.string()).optional(),
     }),
-    // RockBot also queues a background LLM pass that expands the raw content into well-formed entries;
-    // that enrichment is out of scope here: the content is saved as given, immediately.
-    async execute({ content, category, tags }, { scope }) {
-      const fact = await store.create(scope, {
-        content,
-        ...(category === undefined ? {} : { category }),
-        ...(tags === undefined ? {} : { tags }),
-        provenance: assistantProvenance(scope, 'save_memory'),
-      });
+    // The content is saved as given, at once; the feature may then expand it in the background.
+    async execute({ content, category, tags }, context) {
+      const { scope } = context;
+      const { decision, fact } = await createWithDedup(
+        store,
+        context,
+        {
+          content,
+          ...(category === undefined ? {} : { category }),
+          ...(tags === undefined ? {} : { tags }),
+          provenance: assistantProvenance(scope, 'save_memory'),
+        },
+        options.dedup,
+      );
+      if (decision === 'skipped') {
+        return `Skipped: memory ${fact.id} already says this (${JSON.stringify(fact.content)}); nothing was saved.`;
+      }
+      if (decision === 'updated') {
+        return `Updated memory ${fact.id} (${fact.category}): it said part of this and now says all of it, instead of a near-duplicate.`;
+      }
+      options.onSaved?.(scope, fact);
       return `Saved memory ${fact.id} (${fact.category}).`;
     },
   });
 
   const searchMemory = defineTool({
     name: 'search_memory',
+    recall: true,
     description:
       'Search long-term memory by keywords, optionally within a category (a prefix such as ' +
       '"anti-patterns" includes its subcategories) or requiring tags. Returns the best matches with id, ' +
@@ -52,13 +78,14 @@ export function longTermMemoryToolkit(store: FactStore, options: { searchResults
       category: CategorySchema.optional(),
       tags: z.array(z.string()).optional().describe('Every one of these tags must be present.'),
     }),
-    async execute({ query, category, tags }, { scope }) {
+    async execute({ query, category, tags }, { scope, seen }) {
       const hits = await store.search(scope, {
         query,
         limit: options.searchResults,
         ...(category === undefined ? {} : { category }),
         ...(tags === undefined ? {} : { tags }),
       });
+      for (const { fact } of hits) seen?.note(fact);
       return hits.map(({ fact, score }) => ({
         id: fact.id,
         category: fact.category,

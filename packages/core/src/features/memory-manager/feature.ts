@@ -29,6 +29,7 @@ export function memoryManager(manager: MemoryManager | MemoryManagerOptions): Me
   const middleware: PromptMiddleware = {
     name: 'memory-manager',
     placement: 'system',
+    recall: true,
     async inject(ctx) {
       if (!m.autoRetrieve) return EMPTY_RESULT;
       const ranked = await m.rank(ctx.scope, ctx.userMessage);

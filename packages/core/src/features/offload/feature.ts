@@ -1,9 +1,12 @@
 import { z } from 'zod';
 import type { DetailStore } from '../../details/store.js';
+import { ValidationError } from '../../errors.js';
 import { defaultTokenizer, type Tokenizer } from '../../tokenizer.js';
 import type { MemoryFeature } from '../../turn/feature.js';
+import type { ChatModel } from '../../turn/model.js';
 import { parseOrThrow } from '../../validation.js';
 import { offloadProcessor, type Summarize } from './processor.js';
+import { modelSummarizer } from './summarizer.js';
 import { offloadToolkit, RETRIEVE_MEMORY_TOOL, SEARCH_MEMORY_DETAILS_TOOL } from './tools.js';
 
 export const OFFLOAD_DEFAULTS = Object.freeze({
@@ -11,11 +14,14 @@ export const OFFLOAD_DEFAULTS = Object.freeze({
   thresholdTokens: 500,
   /** Tokens of the summary kept beside the placeholder. */
   summaryTokens: 100,
+  /** How long a summarizer may take before the extractive summary is used. */
+  summaryTimeoutMs: 5_000,
 });
 
 const OffloadOptionsSchema = z.object({
   thresholdTokens: z.number().int().min(1).default(OFFLOAD_DEFAULTS.thresholdTokens),
   summaryTokens: z.number().int().min(1).max(2_000).default(OFFLOAD_DEFAULTS.summaryTokens),
+  summaryTimeoutMs: z.number().int().min(1).max(600_000).default(OFFLOAD_DEFAULTS.summaryTimeoutMs),
 });
 
 export interface ToolOutputOffloadOptions {
@@ -26,10 +32,15 @@ export interface ToolOutputOffloadOptions {
   /** Summary size in tokens (default 100). */
   summaryTokens?: number;
   /**
-   * A model summary instead of the extractive one (first lines, JSON shape). If it throws or returns
-   * nothing, the extractive summary is used; the tool call never fails because of it.
+   * A summary function instead of the extractive one (first lines, JSON shape). If it throws, returns
+   * nothing or exceeds `summaryTimeoutMs`, the extractive summary is used; the tool call never fails
+   * because of it. See `modelSummarizer`.
    */
   summarize?: Summarize;
+  /** Shorthand for `summarize: modelSummarizer({ model: summaryModel })`: a cheaper model writes the summaries. */
+  summaryModel?: ChatModel;
+  /** How long a summary may take, in ms (default 5000); then the extractive summary is used. */
+  summaryTimeoutMs?: number;
   /** Counts the threshold and the placeholder's token figure (default o200k_base). */
   tokenizer?: Tokenizer;
 }
@@ -39,11 +50,21 @@ export interface ToolOutputOffloadOptions {
  * back on demand. Tools: `retrieve_memory(id)` and `search_memory_details(query, limit?)`.
  */
 export function toolOutputOffload(options: ToolOutputOffloadOptions): MemoryFeature {
-  const { thresholdTokens, summaryTokens } = parseOrThrow(
+  const { thresholdTokens, summaryTokens, summaryTimeoutMs } = parseOrThrow(
     OffloadOptionsSchema,
-    { thresholdTokens: options.thresholdTokens, summaryTokens: options.summaryTokens },
+    {
+      thresholdTokens: options.thresholdTokens,
+      summaryTokens: options.summaryTokens,
+      summaryTimeoutMs: options.summaryTimeoutMs,
+    },
     'tool output offload options',
   );
+  if (options.summarize && options.summaryModel) {
+    throw new ValidationError('Give either `summarize` or `summaryModel`, not both.');
+  }
+  const summarize =
+    options.summarize ??
+    (options.summaryModel ? modelSummarizer({ model: options.summaryModel }) : undefined);
   return {
     name: 'tool-output-offload',
     toolkit: offloadToolkit(options.details),
@@ -52,7 +73,8 @@ export function toolOutputOffload(options: ToolOutputOffloadOptions): MemoryFeat
       thresholdTokens,
       summaryTokens,
       tokenizer: options.tokenizer ?? defaultTokenizer,
-      summarize: options.summarize,
+      summarize,
+      summaryTimeoutMs,
       // Re-offloading what retrieve_memory just fetched would loop; search results are small summaries.
       exempt: new Set([RETRIEVE_MEMORY_TOOL, SEARCH_MEMORY_DETAILS_TOOL]),
     }),

@@ -5,6 +5,7 @@ import type { Scope } from '../../scope.js';
 import type { Tokenizer } from '../../tokenizer.js';
 import type { ToolResult } from '../../toolkit/execute.js';
 import type { ToolOutputProcessor } from '../../turn/feature.js';
+import { withDeadline } from '../../util/deadline.js';
 import { describeToolOutput } from './describe.js';
 import { formatMemoryRef } from './ref.js';
 import { extractiveSummary } from './summary.js';
@@ -20,9 +21,19 @@ export interface SummarizeContext {
   tokens: number;
   /** The most tokens the summary may take (longer summaries are cut). */
   maxTokens: number;
+  /** The tokenizer the offload counts with. */
+  tokenizer: Tokenizer;
+  /** Aborts when the summary's time limit (`summaryTimeoutMs`) is up: the extractive summary is used then. */
+  signal: AbortSignal;
 }
 
-export type Summarize = (content: string, context: SummarizeContext) => Promise<string>;
+/**
+ * Summarizes an output for its placeholder. `label` names it in the detail's metadata (`summarizer`);
+ * `modelSummarizer` sets `model`, other functions count as `custom`.
+ */
+export type Summarize = ((content: string, context: SummarizeContext) => Promise<string>) & {
+  readonly label?: string;
+};
 
 export interface OffloadSettings {
   details: DetailStore;
@@ -30,6 +41,8 @@ export interface OffloadSettings {
   summaryTokens: number;
   tokenizer: Tokenizer;
   summarize: Summarize | undefined;
+  /** The summarizer's time limit in ms. */
+  summaryTimeoutMs: number;
   /** Tools whose output is never offloaded (the offload tools themselves). */
   exempt: ReadonlySet<string>;
 }
@@ -48,16 +61,52 @@ function argumentsMetadata(args: string): Metadata {
   }
 }
 
-async function summaryOf(content: string, context: SummarizeContext, s: OffloadSettings): Promise<string> {
+/** The summary, who wrote it, and why the summarizer's was not used when it failed. */
+interface Summary {
+  text: string;
+  by: string;
+  fallback?: string;
+}
+
+async function summaryOf(
+  content: string,
+  context: Omit<SummarizeContext, 'signal'>,
+  s: OffloadSettings,
+): Promise<Summary> {
+  let fallback: string | undefined;
   if (s.summarize) {
+    const summarize = s.summarize;
     try {
-      const summary = (await s.summarize(content, context)).trim();
-      if (summary) return s.tokenizer.truncate(summary, s.summaryTokens).slice(0, 8_000);
-    } catch {
-      // A failing summary model must not fail the tool call: fall back to the extractive summary.
+      const summary = (
+        await withDeadline(
+          s.summaryTimeoutMs,
+          undefined,
+          (signal) => summarize(content, { ...context, signal }),
+          'The summarizer',
+        )
+      ).trim();
+      if (summary) {
+        return {
+          text: s.tokenizer.truncate(summary, s.summaryTokens).slice(0, 8_000),
+          by: summarize.label ?? 'custom',
+        };
+      }
+      fallback = 'EMPTY: the summarizer returned nothing';
+    } catch (error) {
+      // A failing or slow summary model must not fail the tool call: the extractive summary is used.
+      const code = (error as { code?: unknown } | null)?.code;
+      fallback =
+        `${typeof code === 'string' ? code : 'FAILED'}: ${(error as Error)?.message ?? String(error)}`.slice(
+          0,
+          300,
+        );
     }
   }
-  return extractiveSummary(content, s.summaryTokens, s.tokenizer).slice(0, 8_000);
+  return {
+    text: extractiveSummary(content, s.summaryTokens, s.tokenizer).slice(0, 8_000),
+    by: 'extractive',
+    ...(fallback ? { fallback } : {}),
+  };
 }
 
 /** The tool message that replaces an offloaded output. */
@@ -81,21 +130,22 @@ export function offloadProcessor(s: OffloadSettings): ToolOutputProcessor {
       const tokens = s.tokenizer.count(result.content);
       if (tokens <= s.thresholdTokens) return result;
       const description = describeToolOutput(result.name, args);
-      const context: SummarizeContext = {
+      const context: Omit<SummarizeContext, 'signal'> = {
         scope,
         toolName: result.name,
         toolCallId: result.toolCallId,
         arguments: args,
         tokens,
         maxTokens: s.summaryTokens,
+        tokenizer: s.tokenizer,
       };
-      const summary = await summaryOf(result.content, context, s);
+      const { text: summary, by, fallback } = await summaryOf(result.content, context, s);
       const id = shortId();
       const content = placeholderContent(id, description, tokens, summary);
       // A tiny threshold with a long summary could make the placeholder the bigger of the two.
       if (s.tokenizer.count(content) >= tokens) return result;
       try {
-        await s.details.put(scope, {
+        await s.details.create(scope, {
           id,
           type: 'tool_output',
           description,
@@ -106,6 +156,8 @@ export function offloadProcessor(s: OffloadSettings): ToolOutputProcessor {
             tool: result.name,
             toolCallId: result.toolCallId,
             tokens,
+            summarizer: by,
+            ...(fallback ? { summaryFallback: fallback } : {}),
             ...argumentsMetadata(args),
           },
         });

@@ -19,3 +19,14 @@ export function parseMemoryRef(text: string): MemoryRef | null {
   if (!match) return null;
   return { id: match[1]!, description: match[2]!, tokens: Number(match[3]) };
 }
+
+const MEMORY_REFS = /\[MemoryRef: ([^\s\]]+) - ([^\]\n]+) - (\d+) tokens\]/g;
+
+/** Every placeholder in `text`, in order (the same id may appear more than once). */
+export function findMemoryRefs(text: string): MemoryRef[] {
+  return [...text.matchAll(MEMORY_REFS)].map((m) => ({
+    id: m[1]!,
+    description: m[2]!,
+    tokens: Number(m[3]),
+  }));
+}

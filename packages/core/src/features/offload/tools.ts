@@ -14,6 +14,7 @@ export const SEARCH_MEMORY_DETAILS_TOOL = 'search_memory_details';
 export function offloadToolkit(details: DetailStore): Toolkit {
   const retrieve = defineTool({
     name: RETRIEVE_MEMORY_TOOL,
+    recall: true,
     description:
       'Read the full content behind a [MemoryRef: <id> - …] placeholder (e.g. a large tool output stored earlier). Pass the id.',
     parameters: z.object({
@@ -29,6 +30,7 @@ export function offloadToolkit(details: DetailStore): Toolkit {
   });
   const search = defineTool({
     name: SEARCH_MEMORY_DETAILS_TOOL,
+    recall: true,
     description:
       'Search stored details (large tool outputs kept out of the conversation) by keywords. Returns their MemoryRefs and summaries; read one with retrieve_memory.',
     parameters: z.object({

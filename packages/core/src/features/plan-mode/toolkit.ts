@@ -5,6 +5,7 @@ import type { PlanStore } from '../../plans/store.js';
 import type { Scope, ThreadScope } from '../../scope.js';
 import { defineTool, type Toolkit } from '../../toolkit/tool.js';
 import { formatTime, STEP_STATUS_DISPLAY } from './format.js';
+import { editSeenPlan, seenPlanId } from './seen.js';
 
 /** Plans belong to a conversation: the tool context's scope must name the thread. */
 function threadScope(scope: Readonly<Scope>): ThreadScope {
@@ -22,7 +23,9 @@ const StepIdSchema = z
 /**
  * HPD-Agent's AgentPlanToolkit: create_plan, update_plan_step, add_plan_step, add_context_note,
  * complete_plan on the current thread's plan, answering with short confirmations. Step or plan
- * operations without a plan, or on an unknown step, fail with NOT_FOUND.
+ * operations without a plan, or on an unknown step, fail with NOT_FOUND. In a Conversation, each edit is
+ * checked against the plan version the model was shown (CONFLICT, with the plan as it is now, when it
+ * changed since).
  */
 export function planToolkit(store: PlanStore): Toolkit {
   const createPlan = defineTool({
@@ -34,8 +37,10 @@ export function planToolkit(store: PlanStore): Toolkit {
       goal: z.string().trim().min(1).describe('What the plan achieves.'),
       steps: z.array(z.string().trim().min(1)).describe('Step descriptions, in order.'),
     }),
-    async execute({ goal, steps }, { scope }) {
-      const plan = await store.create(threadScope(scope), { goal, steps });
+    async execute({ goal, steps }, { scope, seen }) {
+      const thread = threadScope(scope);
+      const plan = await store.create(thread, { goal, steps });
+      seen?.note({ id: seenPlanId(thread.threadId), version: plan.version });
       const list = plan.steps.map((s) => `\n  [${s.id}] ${s.description}`).join('');
       const count = plan.steps.length;
       return `Created plan ${plan.id} with ${count} ${count === 1 ? 'step' : 'steps'}.${list}`;
@@ -52,11 +57,11 @@ export function planToolkit(store: PlanStore): Toolkit {
       status: PlanStepStatusSchema,
       notes: z.string().optional().describe('Optional notes; replaces the step’s notes.'),
     }),
-    async execute({ step_id, status, notes }, { scope }) {
-      const plan = await store.updateStep(threadScope(scope), step_id, {
-        status,
-        ...(notes === undefined ? {} : { notes }),
-      });
+    async execute({ step_id, status, notes }, context) {
+      const thread = threadScope(context.scope);
+      const plan = await editSeenPlan(store, context, thread, 'update_plan_step', (options) =>
+        store.updateStep(thread, step_id, { status, ...(notes === undefined ? {} : { notes }) }, options),
+      );
       const step = plan.steps.find((s) => s.id === step_id)!;
       return `Step ${step.id} (${step.description}) is now ${STEP_STATUS_DISPLAY[step.status].label}.`;
     },
@@ -69,11 +74,12 @@ export function planToolkit(store: PlanStore): Toolkit {
       description: z.string().trim().min(1),
       after_step_id: StepIdSchema.optional().describe('Insert after this step; at the end when omitted.'),
     }),
-    async execute({ description, after_step_id }, { scope }) {
-      const plan = await store.addStep(threadScope(scope), {
-        description,
-        ...(after_step_id === undefined ? {} : { afterStepId: after_step_id }),
-      });
+    async execute({ description, after_step_id }, context) {
+      const thread = threadScope(context.scope);
+      const step = { description, ...(after_step_id === undefined ? {} : { afterStepId: after_step_id }) };
+      const plan = await editSeenPlan(store, context, thread, 'add_plan_step', (options) =>
+        store.addStep(thread, step, options),
+      );
       // New steps get the next number, so the highest id is the one just added.
       const id = String(Math.max(...plan.steps.map((s) => Number(s.id))));
       return `Added step ${id}: ${description}`;
@@ -86,8 +92,11 @@ export function planToolkit(store: PlanStore): Toolkit {
       'Record a discovery or decision that matters for the rest of the plan (e.g. "User wants a mobile-' +
       'first design"). Notes are timestamped and shown under Context Notes.',
     parameters: z.object({ note: z.string().trim().min(1) }),
-    async execute({ note }, { scope }) {
-      const plan = await store.addContextNote(threadScope(scope), note);
+    async execute({ note }, context) {
+      const thread = threadScope(context.scope);
+      const plan = await editSeenPlan(store, context, thread, 'add_context_note', (options) =>
+        store.addContextNote(thread, note, options),
+      );
       return `Added context note [${formatTime(plan.contextNotes.at(-1)!.at)}].`;
     },
   });
@@ -96,8 +105,11 @@ export function planToolkit(store: PlanStore): Toolkit {
     name: 'complete_plan',
     description: 'Mark the plan as completed once its goal is reached.',
     parameters: z.object({}),
-    async execute(_args, { scope }) {
-      const plan = await store.complete(threadScope(scope));
+    async execute(_args, context) {
+      const thread = threadScope(context.scope);
+      const plan = await editSeenPlan(store, context, thread, 'complete_plan', (options) =>
+        store.complete(thread, options),
+      );
       const open = plan.steps.filter((s) => s.status !== 'completed' && s.status !== 'skipped').length;
       const rest = open === 0 ? '' : ` (${open} ${open === 1 ? 'step was' : 'steps were'} not completed)`;
       return `Completed plan ${plan.id}: ${plan.goal}${rest}`;

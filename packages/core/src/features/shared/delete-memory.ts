@@ -1,7 +1,7 @@
 import { z } from 'zod';
-import { NotFoundError } from '../../errors.js';
 import type { FactStore } from '../../facts/store.js';
 import { defineTool, type Tool } from '../../toolkit/tool.js';
+import { deleteSeenFact } from './seen-fact-edits.js';
 
 const byStore = new WeakMap<FactStore, Tool>();
 
@@ -20,8 +20,8 @@ export function deleteMemoryTool(store: FactStore): Tool {
         'Delete a memory by its id (the [id] shown in the memory block or returned by search_memory). ' +
         'Use it when the user asks to forget something or an entry is wrong or outdated.',
       parameters: z.object({ id: z.string().min(1).describe('The memory id, e.g. "a1b2c3d4e5f6".') }),
-      async execute({ id }, { scope }) {
-        if (!(await store.delete(scope, id))) throw new NotFoundError(`No memory "${id}".`);
+      async execute({ id }, context) {
+        await deleteSeenFact(store, context, id, 'delete_memory');
         return `Deleted memory ${id}.`;
       },
     });

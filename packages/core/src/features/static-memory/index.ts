@@ -15,7 +15,7 @@ export { STATIC_MEMORY_MIDDLEWARE, type StaticMemoryStrategy, staticMemoryMiddle
 
 export interface StaticMemoryOptions {
   /**
-   * Where the knowledge documents live (add them with `store.add`, or from files and URLs with
+   * Where the knowledge documents live (add them with `store.create`, or from files and URLs with
    * `addDocumentFromSource` from `@kioku/extract`).
    */
   store: DocumentStore;

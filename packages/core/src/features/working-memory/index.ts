@@ -4,6 +4,7 @@ import type { Scope } from '../../scope.js';
 import type { MemoryFeature } from '../../turn/feature.js';
 import { parseOrThrow } from '../../validation.js';
 import { WorkingPrefixSchema } from '../../working/record.js';
+import { isReservedKey, RESERVED_KEY_ROOT } from '../../working/reserved.js';
 import type { WorkingMemoryStore } from '../../working/store.js';
 import { WORKING_MEMORY_MIDDLEWARE, workingMemoryMiddleware } from './middleware.js';
 import { checkNamespace, defaultNamespace } from './namespace.js';
@@ -59,7 +60,9 @@ export interface WorkingMemoryFeatureOptions {
 
 const OptionsSchema = z.object({
   isUserSession: z.boolean().optional(),
-  patrolPrefix: WorkingPrefixSchema.default('patrol'),
+  patrolPrefix: WorkingPrefixSchema.refine((p) => !isReservedKey(p), {
+    message: `must not be under "${RESERVED_KEY_ROOT}/", which Kioku keeps for itself`,
+  }).default('patrol'),
   maxListed: z.number().int().min(1).max(10_000).default(50),
   searchLimit: z.number().int().min(1).max(1000).default(10),
   previewChars: z.number().int().min(0).max(100_000).default(200),

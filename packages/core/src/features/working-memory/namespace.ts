@@ -1,6 +1,7 @@
 import { ScopeError, ValidationError } from '../../errors.js';
 import type { Scope } from '../../scope.js';
 import { keyHasPrefix, namespaceOf } from '../../working/record.js';
+import { isReservedKey, RESERVED_KEY_ROOT, reservedKeyError } from '../../working/reserved.js';
 
 const SEGMENT = /^[A-Za-z0-9_][A-Za-z0-9_.@+-]*$/;
 
@@ -26,7 +27,7 @@ export function subagentNamespace(taskId: string): string {
   return checkNamespace(`subagent/${taskId}`);
 }
 
-/** A namespace is exactly two key segments (`session/abc123`). */
+/** A namespace is exactly two key segments (`session/abc123`), never under Kioku's reserved root. */
 export function checkNamespace(namespace: string): string {
   const segments = namespace.split('/');
   if (segments.length !== 2 || !segments.every((s) => s.length <= 128 && SEGMENT.test(s))) {
@@ -34,7 +35,18 @@ export function checkNamespace(namespace: string): string {
       `"${namespace}" is not a working-memory namespace: it must be two segments such as "session/abc123".`,
     );
   }
+  if (isReservedKey(namespace)) {
+    throw new ValidationError(
+      `"${namespace}" is under "${RESERVED_KEY_ROOT}/", which Kioku keeps for itself.`,
+    );
+  }
   return namespace;
+}
+
+/** A prefix a tool or prompt block may list or search under: never Kioku's reserved root. */
+export function checkReadablePrefix(prefix: string): string {
+  if (isReservedKey(prefix)) throw reservedKeyError(prefix);
+  return prefix;
 }
 
 /** The default own namespace: the turn's thread (session). */
@@ -51,9 +63,14 @@ export function isFullPath(key: string, ownNamespace: string): boolean {
   return key.includes('/') && (NAMESPACE_ROOTS.includes(root) || root === ownNamespace.split('/', 1)[0]);
 }
 
-/** The stored key for what the model passed: a full path as is, a plain key under the own namespace. */
+/**
+ * The stored key for what the model passed: a full path as is, a plain key under the own namespace. A key
+ * naming Kioku's reserved root (`kioku/…`, even meant as a plain key) is refused with VALIDATION.
+ */
 export function resolveKey(key: string, ownNamespace: string): string {
-  return isFullPath(key, ownNamespace) ? key : `${ownNamespace}/${key}`;
+  if (isReservedKey(key)) throw reservedKeyError(key);
+  const resolved = isFullPath(key, ownNamespace) ? key : `${ownNamespace}/${key}`;
+  return checkReadablePrefix(resolved);
 }
 
 /**

@@ -7,7 +7,8 @@ import { defineTool, type Toolkit } from '../../toolkit/tool.js';
 import { MAX_TTL_MS, WorkingPrefixSchema } from '../../working/record.js';
 import type { WorkingMemoryStore } from '../../working/store.js';
 import { formatRemaining, inventoryLine } from './format.js';
-import { resolveKey, resolveWriteKey } from './namespace.js';
+import { checkReadablePrefix, resolveKey, resolveWriteKey } from './namespace.js';
+import { noteSeenEntry, saveSeenEntry } from './seen.js';
 
 export interface WorkingMemoryToolkitOptions {
   store: WorkingMemoryStore;
@@ -28,7 +29,9 @@ const NamespaceParam = WorkingPrefixSchema.describe(
 
 /**
  * RockBot's working-memory tools. Every call runs in the turn's scope (user + agent) and its own
- * namespace; writes never leave it, reads may name any key of the same user + agent by its full path.
+ * namespace; writes never leave it, reads may name any key of the same user + agent by its full path,
+ * except under Kioku's reserved root (`kioku/…`, leases): naming one is VALIDATION. A save of a key the
+ * model read in this conversation is checked against the version it read (CONFLICT when it changed since).
  */
 export function workingMemoryToolkit(options: WorkingMemoryToolkitOptions): Toolkit {
   const { store } = options;
@@ -40,7 +43,8 @@ export function workingMemoryToolkit(options: WorkingMemoryToolkitOptions): Tool
     description:
       'Save data to your working memory (scratch space with expiry) for later turns or other tools: large ' +
       'results, partial work, hand-offs. A plain key such as "inbox_summary" is stored in your own ' +
-      'namespace; you cannot write to other namespaces. Saving an existing key replaces it.',
+      'namespace; you cannot write to other namespaces. Saving an existing key replaces it (if you read it ' +
+      'and it changed since, the save is refused and you are shown what it holds now).',
     parameters: z.object({
       key: KeySchema.describe('A short name such as "emails_inbox" (letters, digits, _ . @ + -; "/" nests).'),
       data: z.string().min(1).describe('The content to store.'),
@@ -53,9 +57,9 @@ export function workingMemoryToolkit(options: WorkingMemoryToolkitOptions): Tool
       category: CategorySchema.optional().describe('Optional category such as "email" or "research/web".'),
       tags: z.array(TagSchema).max(32).optional().describe('Optional tags.'),
     }),
-    async execute(args, { scope }) {
-      const key = resolveWriteKey(args.key, own(scope));
-      const entry = await store.set(scope, key, args.data, {
+    async execute(args, context) {
+      const key = resolveWriteKey(args.key, own(context.scope));
+      const entry = await saveSeenEntry(store, context, key, args.data, {
         ...(args.ttl_minutes === undefined
           ? {}
           : { ttlMs: Math.max(1, Math.round(args.ttl_minutes * 60_000)) }),
@@ -72,18 +76,20 @@ export function workingMemoryToolkit(options: WorkingMemoryToolkitOptions): Tool
 
   const get = defineTool({
     name: 'get_from_working_memory',
+    recall: true,
     description:
       'Read an entry from working memory: a plain key from your own namespace, or a full key such as ' +
       '"patrol/heartbeat/latest-briefing" or "subagent/t1/research_results" from another. Returns the data.',
     parameters: z.object({ key: KeySchema.describe('Plain key (own namespace) or full path.') }),
-    async execute(args, { scope }) {
-      const key = resolveKey(args.key, own(scope));
-      const entry = await store.get(scope, key);
+    async execute(args, context) {
+      const key = resolveKey(args.key, own(context.scope));
+      const entry = await store.get(context.scope, key);
       if (!entry) {
         throw new NotFoundError(
           `No entry "${key}" in working memory (it may have expired). Use list_working_memory to see the keys.`,
         );
       }
+      noteSeenEntry(context, entry);
       return entry.value;
     },
   });
@@ -95,7 +101,7 @@ export function workingMemoryToolkit(options: WorkingMemoryToolkitOptions): Tool
       'or under another prefix such as "patrol" or "subagent/t1".',
     parameters: z.object({ namespace: NamespaceParam.optional() }),
     async execute(args, { scope }) {
-      const prefix = args.namespace ?? own(scope);
+      const prefix = checkReadablePrefix(args.namespace ?? own(scope));
       const entries = await store.list(scope, prefix);
       if (entries.length === 0) return `No entries in working memory under "${prefix}".`;
       const now = clock.now();
@@ -105,6 +111,7 @@ export function workingMemoryToolkit(options: WorkingMemoryToolkitOptions): Tool
 
   const search = defineTool({
     name: 'search_working_memory',
+    recall: true,
     description:
       'Search working memory by words (BM25), category and/or tags, in your own namespace or under another ' +
       'prefix. Returns the best matches with a short preview of their data.',
@@ -114,8 +121,9 @@ export function workingMemoryToolkit(options: WorkingMemoryToolkitOptions): Tool
       tags: z.array(TagSchema).max(32).optional().describe('Only entries with all of these tags.'),
       namespace: NamespaceParam.optional(),
     }),
-    async execute(args, { scope }) {
-      const prefix = args.namespace ?? own(scope);
+    async execute(args, context) {
+      const { scope } = context;
+      const prefix = checkReadablePrefix(args.namespace ?? own(scope));
       const hits = await store.search(scope, {
         prefix,
         limit: options.searchLimit,
@@ -124,6 +132,7 @@ export function workingMemoryToolkit(options: WorkingMemoryToolkitOptions): Tool
         ...(args.tags === undefined ? {} : { tags: args.tags }),
       });
       if (hits.length === 0) return `No matching entries in working memory under "${prefix}".`;
+      for (const { entry } of hits) noteSeenEntry(context, entry);
       const now = clock.now();
       return hits
         .map(({ entry }) => `${inventoryLine(entry, now)}\n  ${preview(entry.value, options.previewChars)}`)

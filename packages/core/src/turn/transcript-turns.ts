@@ -1,5 +1,5 @@
-import type { TranscriptEntry } from '../../sessions/record.js';
-import type { ChatMessage } from '../../turn/messages.js';
+import type { TranscriptEntry } from '../sessions/record.js';
+import type { ChatMessage } from './messages.js';
 
 /** The transcript read back as turns; each turn starts at a `user` entry. */
 export interface SplitTranscript {

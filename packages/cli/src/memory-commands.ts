@@ -1,0 +1,231 @@
+import {
+  ChangesetLog,
+  countOperations,
+  type DreamProgress,
+  extractSession,
+  formatChangeset,
+  type KeptChangeset,
+  KiokuBuilder,
+  type KiokuStores,
+  MEMORY_WORK_LEASE,
+  type PassResult,
+  type Scope,
+  waitForLease,
+} from '@kioku/core';
+import { idOption, type OptionTable, parseCommandOptions, plural, required, userId, write } from './args.js';
+import { UsageError } from './errors.js';
+import type { CliIo } from './main.js';
+import { loadChatModel } from './models.js';
+import { openStores } from './stores.js';
+
+/*
+ * The memory life cycle from the command line: `kioku dream` (review, apply, revert the dream's
+ * changesets) and `kioku extract` (facts from a stored session). Both open the stores from a backend spec,
+ * run in the user's scope only, and show every change as a readable changeset before or after writing it.
+ */
+
+const string = { type: 'string' } as const;
+const flag = { type: 'boolean' } as const;
+const help = { type: 'boolean', short: 'h' } as const;
+
+export const DREAM_OPTIONS = {
+  store: string,
+  user: string,
+  agent: string,
+  model: string,
+  directives: string,
+  'dry-run': flag,
+  apply: string,
+  revert: string,
+  list: flag,
+  json: flag,
+  help,
+} as const satisfies OptionTable;
+
+export const EXTRACT_OPTIONS = {
+  store: string,
+  user: string,
+  agent: string,
+  session: string,
+  model: string,
+  'dry-run': flag,
+  json: flag,
+  help,
+} as const satisfies OptionTable;
+
+function scopeOf(values: { user?: string; agent?: string }): Scope {
+  const user = userId(required(values.user, '--user', 'alice'));
+  return values.agent === undefined
+    ? { userId: user }
+    : { userId: user, agentId: idOption(values.agent, '--agent', 'agent') };
+}
+
+async function withStores<T>(spec: string, io: CliIo, fn: (stores: KiokuStores) => Promise<T>): Promise<T> {
+  const stores = await openStores(spec, io.clock ? { clock: io.clock } : {});
+  try {
+    return await fn(stores);
+  } finally {
+    await stores.close().catch(() => {});
+  }
+}
+
+function keptLine(kept: KeptChangeset): string {
+  const counts = countOperations(kept.changeset);
+  const documents = counts.create_document > 0 ? ` +${counts.create_document} documents` : '';
+  return `  ${kept.changeset.id}  ${kept.changeset.pass.padEnd(13)} ${kept.changeset.status.padEnd(17)} ${kept.changeset.createdAt}  +${counts.create} ~${counts.update} -${counts.delete}${documents}`;
+}
+
+function progressLine(io: CliIo, event: DreamProgress): void {
+  const detail =
+    event.stage === 'model'
+      ? ` (${Object.entries(event)
+          .filter(([k, v]) => !['pass', 'stage'].includes(k) && typeof v === 'number')
+          .map(([k, v]) => `${v} ${k}`)
+          .join(', ')})`
+      : '';
+  io.stderr.write(`  ${event.pass}: ${event.stage}${detail}\n`);
+}
+
+/** `kioku dream`: run the dream (or only review it), list, apply or revert kept changesets. */
+export async function dreamCommand(args: string[], io: CliIo, usage: () => Promise<number>): Promise<number> {
+  const values = parseCommandOptions('dream', DREAM_OPTIONS, args);
+  if (values.help) return usage();
+  const store = required(values.store, '--store', 'sqlite:./kioku.db');
+  const scope = scopeOf(values);
+  const actions = [values.apply !== undefined, values.revert !== undefined, Boolean(values.list)];
+  if (actions.filter(Boolean).length > 1 || (values['dry-run'] && actions.some(Boolean))) {
+    throw new UsageError('Give one of --dry-run, --apply <id>, --revert <id> or --list.');
+  }
+  const who = `user "${scope.userId}"${scope.agentId ? ` (agent "${scope.agentId}")` : ''}`;
+  return withStores(store, io, async (stores) => {
+    if (values.list) {
+      const kept = await new ChangesetLog(stores.sessions).list(scope);
+      if (values.json) await write(io.stdout, `${JSON.stringify(kept)}\n`);
+      else if (kept.length === 0) await write(io.stdout, `No kept changesets for ${who}.\n`);
+      else await write(io.stdout, `Changesets of ${who}, oldest first:\n${kept.map(keptLine).join('\n')}\n`);
+      return 0;
+    }
+    const kioku = new KiokuBuilder({
+      stores,
+      ...(io.clock ? { clock: io.clock } : {}),
+      ...(values.directives ? { directives: { directory: values.directives } } : {}),
+    }).build();
+    if (values.apply !== undefined || values.revert !== undefined) {
+      const id = values.apply ?? values.revert!;
+      const result =
+        values.apply !== undefined ? await kioku.applyKept(scope, id) : await kioku.revert(scope, id);
+      const done = 'applied' in result ? result.applied.length : result.reverted.length;
+      if (values.json) await write(io.stdout, `${JSON.stringify(result)}\n`);
+      else {
+        const verb = values.apply !== undefined ? 'Applied' : 'Reverted';
+        await write(
+          io.stdout,
+          `${verb} ${plural(done, 'operation')} of changeset ${id}` +
+            (result.conflicts.length > 0
+              ? `; ${plural(result.conflicts.length, 'conflict')} left as they are:\n${result.conflicts.map((c) => `  ! ${c.message}`).join('\n')}\n`
+              : '.\n'),
+        );
+      }
+      return result.conflicts.length > 0 ? 1 : 0;
+    }
+    const model = await loadChatModel(values.model, 'kioku dream');
+    const dryRun = Boolean(values['dry-run']);
+    io.stderr.write(`Dreaming over the memory of ${who}${dryRun ? ' (dry run: nothing is written)' : ''}…\n`);
+    const result = await kioku.dream({
+      scope,
+      model,
+      ...(dryRun ? { dryRun: true, keep: true } : {}),
+      onProgress: (event) => progressLine(io, event),
+    });
+    if (values.json) {
+      await write(io.stdout, `${JSON.stringify({ ...result, usage: result.usage.total })}\n`);
+      return result.busy ? 1 : 0;
+    }
+    if (result.busy) {
+      await write(
+        io.stderr,
+        `Another dream of ${who} is running (${result.busy.holder ?? 'another instance'}, until ${result.busy.expiresAt ?? '?'}); nothing was done.\n`,
+      );
+      return 1;
+    }
+    const out: string[] = [];
+    for (const pass of result.passes) {
+      if (pass.error)
+        out.push(`${pass.pass}: failed, nothing written — ${pass.error.code}: ${pass.error.message}`);
+      else if (pass.changeset) out.push(formatChangeset(pass.changeset));
+    }
+    const proposed = result.passes.filter((p) => p.changeset && p.changeset.operations.length > 0);
+    if (dryRun && proposed.length > 0) {
+      out.push(
+        '',
+        'Nothing was written. To apply a changeset after review:',
+        ...proposed.map(
+          (p) => `  kioku dream --store ${store} --user ${scope.userId} --apply ${p.changeset!.id}`,
+        ),
+      );
+    } else if (!dryRun && proposed.length > 0) {
+      out.push('', 'To undo a changeset: kioku dream --store … --user … --revert <id>');
+    }
+    await write(io.stdout, `${out.join('\n')}\n`);
+    return result.passes.some((p) => p.error) ? 1 : 0;
+  });
+}
+
+/** `kioku extract`: the durable facts of a stored session, turn by turn, as changesets. */
+export async function extractCommand(
+  args: string[],
+  io: CliIo,
+  usage: () => Promise<number>,
+): Promise<number> {
+  const values = parseCommandOptions('extract', EXTRACT_OPTIONS, args);
+  if (values.help) return usage();
+  const store = required(values.store, '--store', 'sqlite:./kioku.db');
+  const scope = scopeOf(values);
+  const sessionId = required(values.session, '--session', '<session id>');
+  const model = await loadChatModel(values.model, 'kioku extract');
+  const dryRun = Boolean(values['dry-run']);
+  return withStores(store, io, async (stores) => {
+    const changesets = new ChangesetLog(stores.sessions);
+    const clock = io.clock ? { clock: io.clock } : {};
+    // Held like any background job of this user, so an app instance's extraction never runs alongside.
+    const results: PassResult[] = await waitForLease(
+      stores.working,
+      scope,
+      MEMORY_WORK_LEASE,
+      (signal) =>
+        extractSession({
+          stores,
+          model,
+          scope,
+          sessionId,
+          changesets,
+          apply: !dryRun,
+          signal,
+          ...clock,
+          onProgress: (done, total) => io.stderr.write(`  turn ${done} of ${total}\n`),
+        }),
+      clock,
+    );
+    if (dryRun) for (const r of results) await changesets.propose(scope, r.changeset);
+    if (values.json) {
+      await write(io.stdout, `${JSON.stringify(results)}\n`);
+      return 0;
+    }
+    if (results.length === 0) {
+      await write(io.stdout, `Nothing to remember in session ${sessionId}.\n`);
+      return 0;
+    }
+    const out = results.map((r) => formatChangeset(r.changeset));
+    if (dryRun) {
+      out.push(
+        '',
+        'Nothing was written. To apply a changeset after review:',
+        ...results.map(
+          (r) => `  kioku dream --store ${store} --user ${scope.userId} --apply ${r.changeset.id}`,
+        ),
+      );
+    }
+    await write(io.stdout, `${out.join('\n')}\n`);
+    return results.some((r) => (r.result?.conflicts.length ?? 0) > 0) ? 1 : 0;
+  });
+}

@@ -1,0 +1,190 @@
+import path from 'node:path';
+import { ChangesetLog } from '@kioku/core';
+import { type Reply, startScriptedServer, text } from '@kioku/openai-test-server';
+import { afterEach, describe, expect, it } from 'vitest';
+import { openStores } from '../src/index.js';
+import { ALICE, type CliResult, kioku, tempDir } from './helpers.js';
+
+/**
+ * A scripted OpenAI-compatible model that answers each memory pass by the schema it asks for
+ * (`response_format.json_schema.name`), so the tests do not depend on the order of the passes' calls.
+ */
+async function passModel(answers: Record<string, unknown[]>) {
+  const asked: string[] = [];
+  const route: Reply = (res, body, req) => {
+    const format = body.response_format as { json_schema?: { name?: string } } | undefined;
+    const name = format?.json_schema?.name ?? '(none)';
+    asked.push(name);
+    const queue = answers[name];
+    const answer = queue && queue.length > 1 ? queue.shift() : queue?.[0];
+    text(JSON.stringify(answer ?? {}))(res, body, req);
+  };
+  const server = await startScriptedServer(route);
+  return { server, asked, env: { OPENAI_BASE_URL: server.baseURL, OPENAI_API_KEY: 'sk-test' } };
+}
+
+function ok(result: CliResult): CliResult {
+  if (result.code !== 0) throw new Error(`exit ${result.code}\n${result.stdout}\n${result.stderr}`);
+  return result;
+}
+
+const cleanups: (() => Promise<void>)[] = [];
+afterEach(async () => {
+  while (cleanups.length) await cleanups.pop()!();
+});
+
+async function sqliteStore() {
+  const { dir, cleanup } = await tempDir();
+  cleanups.push(cleanup);
+  return `sqlite:${path.join(dir, 'kioku.db')}`;
+}
+
+describe('kioku dream', () => {
+  it('reviews (dry run), applies by id and reverts exactly, in the one user’s memory only', async () => {
+    const store = await sqliteStore();
+    const stores = await openStores(store);
+    await stores.facts.create(ALICE, {
+      id: 'tea1',
+      content: 'Likes tea',
+      category: 'user-preferences/drinks',
+    });
+    await stores.facts.create(ALICE, {
+      id: 'tea2',
+      content: 'Likes green tea',
+      category: 'user-preferences',
+    });
+    await stores.facts.create({ userId: 'bob' }, { id: 'tea1', content: 'Bob likes coffee' });
+    await stores.close();
+    const model = await passModel({
+      memory_consolidation: [
+        {
+          merges: [
+            {
+              sourceIds: ['tea1', 'tea2'],
+              content: 'Likes green tea',
+              category: 'user-preferences/drinks',
+              tags: ['tea'],
+              reason: 'the same preference twice',
+            },
+          ],
+        },
+      ],
+      preference_inference: [{ preferences: [] }],
+    });
+    cleanups.push(() => model.server.close());
+
+    const dry = ok(
+      await kioku(['dream', '--store', store, '--user', 'alice', '--dry-run'], { env: model.env }),
+    );
+    expect(dry.stdout).toMatch(
+      /Changeset \w+ \(consolidation\) for alice, proposed: 1 to create, 0 to update, 2 to delete/,
+    );
+    expect(dry.stdout).toContain('reason: the same preference twice');
+    expect(dry.stdout).toContain('Nothing was written.');
+    expect(dry.stderr).toMatch(/consolidation: (reading|model)/); // progress
+    const id = /--apply (\w+)/.exec(dry.stdout)![1]!;
+
+    const listed = ok(await kioku(['dream', '--store', store, '--user', 'alice', '--list']));
+    expect(listed.stdout).toMatch(new RegExp(`${id}\\s+consolidation\\s+proposed`));
+
+    const applied = ok(await kioku(['dream', '--store', store, '--user', 'alice', '--apply', id]));
+    expect(applied.stdout).toContain(`Applied 3 operations of changeset ${id}.`);
+    let check = await openStores(store);
+    expect((await check.facts.list(ALICE)).map((f) => f.content)).toEqual(['Likes green tea']);
+    expect((await check.facts.list({ userId: 'bob' })).map((f) => f.content)).toEqual(['Bob likes coffee']);
+    await check.close();
+
+    ok(await kioku(['dream', '--store', store, '--user', 'alice', '--revert', id]));
+    check = await openStores(store);
+    expect((await check.facts.list(ALICE)).map((f) => f.id).sort()).toEqual(['tea1', 'tea2']);
+    await check.close();
+    // A dry run asks the model; list, apply and revert do not.
+    expect(model.asked.filter((n) => n === 'memory_consolidation')).toHaveLength(1);
+  });
+
+  it('says what to set when no model endpoint is configured, and refuses two actions at once', async () => {
+    const store = await sqliteStore();
+    const noModel = await kioku(['dream', '--store', store, '--user', 'alice'], {
+      env: { OPENAI_API_KEY: '', OPENAI_BASE_URL: '' },
+    });
+    expect(noModel.code).toBe(2);
+    expect(noModel.stderr).toMatch(/kioku dream needs OPENAI_API_KEY .*OPENAI_BASE_URL/);
+    const both = await kioku(['dream', '--store', store, '--user', 'alice', '--apply', 'x', '--list']);
+    expect(both.code).toBe(2);
+    expect(both.stderr).toContain('Give one of --dry-run, --apply <id>, --revert <id> or --list.');
+    const badUser = await kioku(['dream', '--store', store, '--user', '../bob', '--list']);
+    expect(badUser.code).toBe(2);
+    expect(badUser.stderr).toMatch(/--user "\.\.\/bob" is not a valid user id/);
+  });
+});
+
+describe('kioku extract', () => {
+  it("extracts a stored session's facts turn by turn, each fact naming its session and turn", async () => {
+    const store = await sqliteStore();
+    const stores = await openStores(store);
+    const session = await stores.sessions.create(ALICE);
+    await stores.sessions.transcriptAppend(ALICE, session.id, [
+      { role: 'user', content: 'I moved to Lisbon last month.' },
+      { role: 'assistant', content: 'Welcome to Lisbon!' },
+      { role: 'user', content: 'I am allergic to peanuts.' },
+      { role: 'assistant', content: 'Noted, no peanuts.' },
+    ]);
+    await stores.close();
+    const lisbon = {
+      facts: [{ content: 'Lives in Lisbon', category: 'user-profile/location', tags: ['city'] }],
+    };
+    const peanuts = {
+      facts: [{ content: 'Is allergic to peanuts', category: 'user-profile/health', tags: ['allergy'] }],
+    };
+    // Two runs (the dry run, then the real one), two turns each.
+    const model = await passModel({ memory_extraction: [lisbon, peanuts, lisbon, peanuts] });
+    cleanups.push(() => model.server.close());
+
+    const dry = ok(
+      await kioku(['extract', '--store', store, '--user', 'alice', '--session', session.id, '--dry-run'], {
+        env: model.env,
+      }),
+    );
+    expect(dry.stdout).toContain('Lives in Lisbon');
+    expect(dry.stdout).toContain('Nothing was written.');
+    expect(dry.stderr).toContain('turn 2 of 2');
+    let check = await openStores(store);
+    expect(await check.facts.count(ALICE)).toBe(0);
+    const proposed = await new ChangesetLog(check.sessions).list(ALICE);
+    expect(proposed.map((k) => [k.changeset.pass, k.changeset.status])).toEqual([
+      ['extraction', 'proposed'],
+      ['extraction', 'proposed'],
+    ]);
+    await check.close();
+
+    ok(
+      await kioku(['extract', '--store', store, '--user', 'alice', '--session', session.id], {
+        env: model.env,
+      }),
+    );
+    check = await openStores(store);
+    const facts = await check.facts.list(ALICE);
+    expect(
+      facts.map((f) => [f.content, f.provenance.source, f.provenance.sessionId, f.provenance.turn]),
+    ).toEqual([
+      ['Lives in Lisbon', 'extraction', session.id, 0],
+      ['Is allergic to peanuts', 'extraction', session.id, 1],
+    ]);
+    await check.close();
+  });
+
+  it("refuses another user's session", async () => {
+    const store = await sqliteStore();
+    const stores = await openStores(store);
+    const bobs = await stores.sessions.create({ userId: 'bob' });
+    await stores.close();
+    const model = await passModel({});
+    cleanups.push(() => model.server.close());
+    const result = await kioku(['extract', '--store', store, '--user', 'alice', '--session', bobs.id], {
+      env: model.env,
+    });
+    expect(result.code).toBe(1);
+    expect(result.stderr).toMatch(/NOT_FOUND: Session "[^"]+" is not one of user "alice"'s sessions/);
+    expect(model.asked).toEqual([]);
+  });
+});

@@ -1,0 +1,56 @@
+import { isKiokuError } from '../../errors.js';
+import { type DedupDecision, type DedupSettings, findNearDuplicate } from '../../facts/near-duplicate.js';
+import type { Fact, FactInput } from '../../facts/record.js';
+import type { FactStore } from '../../facts/store.js';
+import { LIMITS } from '../../limits.js';
+import type { ToolContext } from '../../toolkit/tool.js';
+
+/** What a memory tool did with a new text: the fact it created, or the similar fact it skipped for or updated. */
+export interface DedupWrite {
+  decision: DedupDecision;
+  fact: Fact;
+}
+
+/**
+ * Create a fact unless one of the user's facts already says it (`skipped`: that fact is returned) or says
+ * part of it (`updated`: that fact gets the new content, title and the union of tags, checked against
+ * the version the search read; its category and provenance stay). A fact that changed since it was read
+ * is not overwritten: the new text is created instead. `dedup: null` always creates.
+ */
+export async function createWithDedup(
+  store: FactStore,
+  context: ToolContext,
+  input: FactInput,
+  dedup: DedupSettings | null,
+): Promise<DedupWrite> {
+  const { scope, seen } = context;
+  if (dedup) {
+    const near = await findNearDuplicate(store, scope, input.content, dedup);
+    const similar = near.similar;
+    if (near.decision === 'skipped' && similar) {
+      seen?.note(similar);
+      return { decision: 'skipped', fact: similar };
+    }
+    if (near.decision === 'updated' && similar) {
+      try {
+        const fact = await store.update(
+          scope,
+          similar.id,
+          {
+            content: input.content,
+            ...(input.title !== undefined ? { title: input.title } : {}),
+            tags: [...new Set([...similar.tags, ...(input.tags ?? [])])].slice(0, LIMITS.tagCount),
+          },
+          { expectedVersion: similar.version },
+        );
+        seen?.note(fact);
+        return { decision: 'updated', fact };
+      } catch (error) {
+        if (!isKiokuError(error, 'CONFLICT') && !isKiokuError(error, 'NOT_FOUND')) throw error;
+      }
+    }
+  }
+  const fact = await store.create(scope, input);
+  seen?.note(fact);
+  return { decision: 'created', fact };
+}

@@ -1,0 +1,3 @@
+/* `@kioku/core/testing`: fakes for tests. */
+
+export { ManualClock } from './clock.js';

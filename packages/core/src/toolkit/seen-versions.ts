@@ -1,0 +1,58 @@
+/** A record as the model was shown it: its id and the version it had then. */
+export interface SeenRecord {
+  readonly id: string;
+  readonly version: number;
+}
+
+/**
+ * The version of each record the model has been shown in one conversation (memory blocks, search
+ * results). A tool that changes a record the model saw passes that version as `expectedVersion`, so an
+ * edit based on what the model read never overwrites a change made since (by another app instance, a
+ * background pass or the user) — the store answers CONFLICT instead, and the tool tells the model what
+ * the record says now.
+ */
+export class SeenVersions {
+  readonly #versions = new Map<string, number>();
+  /** Ids noted since `takeNotedFacts` was last called: what the model was shown in the current turn. */
+  readonly #noted = new Set<string>();
+
+  /** Record what the model was shown last; a later sighting replaces an earlier one. */
+  note(record: SeenRecord): void {
+    if (this.#noted.size < MAX_SEEN) this.#noted.add(record.id);
+    // Bounded: a long conversation must not grow this without end (oldest sightings go first).
+    if (!this.#versions.has(record.id) && this.#versions.size >= MAX_SEEN) {
+      const oldest = this.#versions.keys().next().value;
+      if (oldest !== undefined) this.#versions.delete(oldest);
+    }
+    this.#versions.delete(record.id);
+    this.#versions.set(record.id, record.version);
+  }
+
+  /** The version the model was last shown, or undefined when it has not seen the record. */
+  versionOf(id: string): number | undefined {
+    return this.#versions.get(id);
+  }
+
+  /** Forget a record (deleted). */
+  forget(id: string): void {
+    this.#versions.delete(id);
+    this.#noted.delete(id);
+  }
+
+  /** The facts noted since the last call (those the model was shown this turn), oldest first. */
+  takeNotedFacts(): string[] {
+    const ids = [...this.#noted].filter(isFactId);
+    this.#noted.clear();
+    return ids;
+  }
+}
+
+const MAX_SEEN = 10_000;
+
+/**
+ * Facts are noted under their id; other records under a kind prefix (`plan/<thread>`, `working/<key>`).
+ * Record ids never contain `/` (`IdSchema`), so the two cannot collide.
+ */
+function isFactId(id: string): boolean {
+  return !id.includes('/');
+}

@@ -1,0 +1,14 @@
+export * from './address.js';
+export * from './describe.js';
+export * from './http.js';
+export * from './identity.js';
+export * from './limits.js';
+export { OUTPUT_TOO_LARGE } from './output.js';
+export { FACTS_URI, LISTED_DETAILS, LISTED_FACTS, PLAN_URI, RESOURCE_NOT_FOUND } from './resources.js';
+export * from './server.js';
+export * from './stdio.js';
+export * from './tokens.js';
+export { GET_PLAN_TOOL } from './tools/get-plan.js';
+export { SEARCH_DEFAULT_LIMIT, SEARCH_MAX_LIMIT, SEARCH_MEMORY_TOOL } from './tools/search-memory.js';
+export { DEFAULT_DETAIL_TYPE, STORE_MEMORY_TOOL } from './tools/store-memory.js';
+export * from './toolsets.js';

@@ -1,0 +1,110 @@
+import {
+  dynamicMemory,
+  type KiokuStores,
+  longTermMemory,
+  type MemoryFeature,
+  planMode,
+  RETRIEVE_MEMORY_TOOL,
+  SEARCH_MEMORY_DETAILS_TOOL,
+  type Tool,
+  toolOutputOffload,
+  ValidationError,
+  workingMemory,
+} from '@kioku/core';
+import { GET_PLAN_TOOL, getPlanTool } from './tools/get-plan.js';
+import { SEARCH_MAX_LIMIT, SEARCH_MEMORY_TOOL, searchMemoryTool } from './tools/search-memory.js';
+import { storeMemoryTool } from './tools/store-memory.js';
+
+/**
+ * The groups of tools a server offers (`--tools`): `details` is the PRD's store / retrieve / search; the
+ * others are the fact, plan and working-memory toolkits a conversation offers, with the same schemas,
+ * limits and errors.
+ */
+export const TOOLSETS = ['details', 'facts', 'plans', 'working'] as const;
+export type Toolset = (typeof TOOLSETS)[number];
+
+export const DEFAULT_TOOLSETS: readonly Toolset[] = ['details'];
+
+/** `details,facts` → the toolsets, in TOOLSETS order; a ValidationError names an unknown one. */
+export function parseToolsets(text: string): Toolset[] {
+  const names = text
+    .split(',')
+    .map((name) => name.trim())
+    .filter((name) => name !== '');
+  const unknown = names.filter((name) => !(TOOLSETS as readonly string[]).includes(name));
+  if (unknown.length > 0 || names.length === 0) {
+    throw new ValidationError(
+      `${unknown.length > 0 ? `Unknown toolset "${unknown[0]}"` : 'No toolset given'}; choose from ${TOOLSETS.join(', ')}.`,
+    );
+  }
+  return TOOLSETS.filter((set) => names.includes(set));
+}
+
+function toolOf(feature: MemoryFeature, name: string): Tool {
+  const tool = feature.toolkit?.tools.find((t) => t.name === name);
+  if (!tool) throw new Error(`${feature.name} has no tool ${name}`);
+  return tool;
+}
+
+/** The tools each toolset adds, by name (each name once). */
+export const TOOLSET_TOOLS: Readonly<Record<Toolset, readonly string[]>> = Object.freeze({
+  details: ['store_memory', RETRIEVE_MEMORY_TOOL, SEARCH_MEMORY_TOOL],
+  facts: ['save_memory', 'update_memory', 'delete_memory', 'list_memory_categories', SEARCH_MEMORY_TOOL],
+  plans: [
+    GET_PLAN_TOOL,
+    'create_plan',
+    'update_plan_step',
+    'add_plan_step',
+    'add_context_note',
+    'complete_plan',
+  ],
+  working: [
+    'save_to_working_memory',
+    'get_from_working_memory',
+    'list_working_memory',
+    'search_working_memory',
+  ],
+});
+
+/**
+ * Kioku's tools over a stores bundle, for the given toolsets, by name. Built once per server: the tools
+ * hold no scope; each call gets its scope from the connection (the `ToolContext`), never from arguments.
+ * The fact tools are long-term memory's (`save_memory`, `delete_memory`, `list_memory_categories`) and
+ * dynamic memory's `update_memory`; `search_memory` searches details and facts together.
+ */
+export function memoryTools(stores: KiokuStores, toolsets: readonly Toolset[] = DEFAULT_TOOLSETS) {
+  const offload = toolOutputOffload({ details: stores.details });
+  const longTerm = longTermMemory({
+    store: stores.facts,
+    sessions: stores.sessions,
+    maxResults: SEARCH_MAX_LIMIT,
+  });
+  const dynamic = dynamicMemory({ store: stores.facts });
+  const plans = planMode({ store: stores.plans });
+  const working = workingMemory({ store: stores.working });
+
+  const available: Record<string, () => Tool> = {
+    store_memory: () => storeMemoryTool(stores.details),
+    [RETRIEVE_MEMORY_TOOL]: () => toolOf(offload, RETRIEVE_MEMORY_TOOL),
+    [SEARCH_MEMORY_TOOL]: () =>
+      searchMemoryTool(toolOf(offload, SEARCH_MEMORY_DETAILS_TOOL), toolOf(longTerm, 'search_memory')),
+    save_memory: () => toolOf(longTerm, 'save_memory'),
+    update_memory: () => toolOf(dynamic, 'update_memory'),
+    delete_memory: () => toolOf(longTerm, 'delete_memory'),
+    list_memory_categories: () => toolOf(longTerm, 'list_memory_categories'),
+    [GET_PLAN_TOOL]: () => getPlanTool(stores.plans),
+  };
+  for (const feature of [plans, working]) {
+    for (const tool of feature.toolkit?.tools ?? []) available[tool.name] = () => tool;
+  }
+
+  const tools = new Map<string, Tool>();
+  for (const set of toolsets) {
+    for (const name of TOOLSET_TOOLS[set]) {
+      const make = available[name];
+      if (!make) throw new Error(`No tool ${name}`);
+      if (!tools.has(name)) tools.set(name, make());
+    }
+  }
+  return tools as ReadonlyMap<string, Tool>;
+}

@@ -1,0 +1,1 @@
+ALTER TABLE "session_kv" ADD COLUMN "version" integer DEFAULT 1 NOT NULL;

@@ -1,0 +1,1 @@
+ALTER TABLE `kioku_working` ADD `version` integer DEFAULT 1 NOT NULL;

@@ -1,0 +1,1 @@
+ALTER TABLE `kioku_session_kv` ADD `version` integer DEFAULT 1 NOT NULL;

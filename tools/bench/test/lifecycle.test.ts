@@ -1,0 +1,94 @@
+import { OpenAIChatModel } from '@kioku/openai';
+import { type Reply, startScriptedServer, text } from '@kioku/openai-test-server';
+import { afterEach, describe, expect, it } from 'vitest';
+import { runLifecycleBench } from '../src/lifecycle.js';
+import type { Conversation } from '../src/locomo.js';
+
+/** A LoCoMo-shaped conversation of six turns in two sessions, with two questions. */
+const CONVERSATION: Conversation = {
+  sampleId: 'conv-test',
+  units: [
+    { id: 'D1:1', text: 'Caroline said, "I moved to Lisbon last spring."' },
+    { id: 'D1:2', text: 'Melanie said, "How do you like it there?"' },
+    { id: 'D1:3', text: 'Caroline said, "I adopted a dog named Pixel."' },
+    { id: 'D2:1', text: 'Caroline said, "Pixel loves the beach."' },
+    { id: 'D2:2', text: 'Melanie said, "I started pottery classes."' },
+    { id: 'D2:3', text: 'Caroline said, "I live in Lisbon, by the way."' },
+  ],
+  sessionDates: { 1: '1:56 pm on 8 May, 2023', 2: '3:00 pm on 9 May, 2023' },
+  questions: [
+    { question: 'Where does Caroline live?', category: 4, evidence: ['D1:1'] },
+    { question: 'What is the name of Caroline’s dog?', category: 4, evidence: ['D1:3'] },
+  ],
+  observations: [],
+};
+
+/**
+ * Extraction turns each Caroline turn into one fact (reconciliation adds each), and the dream merges the
+ * two Lisbon facts.
+ */
+const route: Reply = (res, body, req) => {
+  const name = (body.response_format as { json_schema?: { name?: string } } | undefined)?.json_schema?.name;
+  const messages = body.messages as { role: string; content: string }[];
+  const prompt = messages.at(-1)!.content;
+  let answer: unknown = {};
+  if (name === 'memory_extraction') {
+    const said = /Caroline said, "([^"]+)"/.exec(prompt)?.[1];
+    answer = said
+      ? { facts: [{ content: `Caroline: ${said}`, category: 'people/caroline' }] }
+      : { facts: [] };
+  } else if (name === 'memory_reconciliation') {
+    // Every new fact is new information here.
+    answer = { decisions: [{ fact: 1, event: 'ADD', reason: 'not known yet' }] };
+  } else if (name === 'memory_consolidation') {
+    const lisbon = [...prompt.matchAll(/^\d+\. \[([^\]]+)\][^\n]*Lisbon/gm)].map((m) => m[1]);
+    answer = {
+      merges: [
+        {
+          sourceIds: lisbon,
+          content: 'Caroline lives in Lisbon (moved last spring)',
+          category: 'people/caroline',
+          tags: ['lisbon'],
+        },
+      ],
+    };
+  }
+  text(JSON.stringify(answer), { usage: { prompt_tokens: 100, completion_tokens: 20, total_tokens: 120 } })(
+    res,
+    body,
+    req,
+  );
+};
+
+const closers: (() => Promise<void>)[] = [];
+afterEach(async () => {
+  while (closers.length) await closers.pop()!();
+});
+
+describe('bench:lifecycle plumbing (scripted OpenAI-compatible server)', () => {
+  it('extracts, dreams and scores evidence through the facts and their merges', async () => {
+    const server = await startScriptedServer(route);
+    closers.push(server.close);
+    const model = new OpenAIChatModel({ baseURL: server.baseURL, apiKey: 'sk-test', model: 'scripted' });
+    const result = await runLifecycleBench({
+      model,
+      modelName: 'scripted',
+      conversations: [CONVERSATION],
+      budget: 2000,
+    });
+    expect(result.dialogTurns).toBe(6);
+    expect(result.questions).toBe(2);
+    // Four Caroline turns → four facts; the dream folds the two about Lisbon into one.
+    expect(result.factsAfterExtraction).toBe(4);
+    expect(result.factsAfterDream).toBe(3);
+    expect(result.duplicatesFound.merged).toBe(1);
+    expect(result.extraction.operations.create).toBe(4);
+    expect(result.dream.operations).toEqual({ create: 1, update: 0, delete: 2 });
+    // Usage is counted from the endpoint's figures (six extraction calls, at least one dream call).
+    expect(result.extraction.inputTokens).toBeGreaterThanOrEqual(600);
+    expect(result.dream.inputTokens).toBeGreaterThanOrEqual(100);
+    // Both questions find their evidence: the merged fact stands for D1:1 (and D2:3), the dog fact for D1:3.
+    expect(result.evidencePct.extracted).toBe(100);
+    expect(result.evidencePct.rawTurns).toBe(100);
+  });
+});
