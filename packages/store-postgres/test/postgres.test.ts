@@ -502,12 +502,12 @@ describe.skipIf(noServer)('PostgreSQL specifics', () => {
       const [a, b] = await twins({ cap: 50, clock });
       const scope = { userId: 'u1' };
       let swept = 0;
-      for (let round = 0; round < 4; round++) {
+      for (let round = 0; round < 3; round++) {
         // Many entries about to expire in eight namespaces of one key root…
         await Promise.all(
           Array.from({ length: 8 }, (_, n) =>
             Promise.all(
-              Array.from({ length: 30 }, (_, i) =>
+              Array.from({ length: 12 }, (_, i) =>
                 a.working.set(scope, `session/n${n}/r${round}-old${i}`, 'v', { ttlMs: 5 }),
               ),
             ),
@@ -534,7 +534,9 @@ describe.skipIf(noServer)('PostgreSQL specifics', () => {
       );
       expect(row?.n).toBe(0);
       expect(swept).toBeGreaterThan(0);
-    });
+      // ~500 locked transactions: under a loaded CI machine this takes well over the default 30 s, and a
+      // timeout would drop the schema under in-flight writes (reported by PostgreSQL as a deadlock).
+    }, 120_000);
 
     it('working-memory restore and sets from another client never leave a namespace over its cap', async () => {
       const [a, b] = await twins({ cap: 5 });
