@@ -3,7 +3,11 @@
  * several store sizes in one user's scope.
  *
  *   pnpm bench:store [--sizes 1000,10000,100000] [--adapter memory|json|sqlite|postgres|redis|qdrant|all[,…]]
- *                    [--searches 300] [--no-index] [--json]
+ *                    [--corpus short|long] [--users N] [--searches 300] [--no-index] [--json]
+ *
+ * --corpus long: paragraph-long records (50–300 words of LoCoMo dialogue) asked LoCoMo questions
+ * (`src/corpus.ts`); --users N (sqlite, postgres): each size's records spread over N users in one database,
+ * searches in one user's scope (`src/layout.ts`).
  *
  * memory: every fact is written with `create` (timed: writes/s), with the search index live from
  * the start (one fact and one search come first), as in an application.
@@ -24,7 +28,9 @@ import path from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { type Fact, type FactStore, InMemoryFactStore, type Scope } from '@kioku/core';
 import { LexicalIndex } from '@kioku/core/adapter';
-import { type FactSeed, factSeeds, QUERIES } from './facts.js';
+import { CORPORA, type CorpusName, corpus } from './corpus.js';
+import type { FactSeed } from './facts.js';
+import { parseLayout } from './layout.js';
 import { MiniSearchLexicalIndex } from './minisearch-lexical-index.js';
 import { benchQdrant, type QdrantRow } from './store-qdrant.js';
 import { benchRedis, type RedisRow } from './store-redis.js';
@@ -95,7 +101,15 @@ function parseArgs() {
   const unknown = adapters.filter((a) => !ADAPTERS.includes(a));
   if (unknown.length)
     throw new Error(`--adapter is ${ADAPTERS.join(' | ')} | all (got ${unknown.join(', ')})`);
+  const corpusName = (value('--corpus') ?? 'short') as CorpusName;
+  if (!CORPORA.includes(corpusName)) throw new Error(`--corpus is ${CORPORA.join(' | ')}`);
+  const layout = parseLayout(value('--users'));
+  const oneUser = adapters.filter((a) => a !== 'sqlite' && a !== 'postgres');
+  if (layout.users > 1 && oneUser.length)
+    throw new Error(`--users is for sqlite and postgres (not ${oneUser.join(', ')})`);
   return {
+    corpus: corpus(corpusName),
+    layout,
     json: args.includes('--json'),
     sizesOf,
     adapters: ADAPTERS.filter((a) => adapters.includes(a)),
@@ -131,8 +145,10 @@ function factOf(seed: FactSeed, i: number, now: string): Fact {
   };
 }
 
+let QUERIES: readonly string[] = [];
+
 async function timeSearches(store: FactStore, searches: number): Promise<{ p50: number; p95: number }> {
-  for (const query of QUERIES) await store.search(SCOPE, { query }); // warm-up
+  for (const query of QUERIES.slice(0, 30)) await store.search(SCOPE, { query }); // warm-up
   const times: number[] = [];
   for (let i = 0; i < searches; i++) {
     const start = performance.now();
@@ -296,7 +312,8 @@ function sqlRow(r: RawRow): Row {
 async function main(): Promise<void> {
   const options = parseArgs();
   const allSizes = options.adapters.flatMap((a) => options.sizesOf(a));
-  const seeds = factSeeds(Math.max(2000, ...allSizes));
+  QUERIES = options.corpus.queries;
+  const seeds = options.corpus.seeds(Math.max(2000, ...allSizes));
   await benchMemory(2000, seeds); // JIT warm-up, not reported
   const rows: Row[] = [];
   const unavailable: Record<string, string> = {};
@@ -314,6 +331,8 @@ async function main(): Promise<void> {
         writes: SQL_WRITES,
         afterWrites: SQL_AFTER_WRITES,
         log: progress,
+        queries: options.corpus.queries,
+        layout: options.layout,
       };
       const result =
         adapter === 'sqlite'
@@ -349,7 +368,7 @@ async function main(): Promise<void> {
 
   console.log(
     [
-      `Fact store bench: one user's scope, ${QUERIES.length} fixed queries (limit 8), ${options.searches} timed searches, ${READS} reads per size`,
+      `Fact store bench: ${options.corpus.name} corpus, ${options.layout.users > 1 ? `records spread over ${options.layout.users} users, searches in one user's scope` : "one user's scope"}, ${QUERIES.length} queries (limit 8), ${options.searches} timed searches, ${READS} reads per size`,
       `node ${process.version}, ${os.cpus().length} × ${os.cpus()[0]?.model ?? 'cpu'}, load average ${os
         .loadavg()
         .map((l) => l.toFixed(1))
