@@ -34,7 +34,9 @@ const CATEGORIES = ['conversation', 'events', 'family', 'hobbies', 'work/project
 export function corpus(name: CorpusName): Corpus {
   if (name === 'short') return { name, seeds: factSeeds, queries: QUERIES };
   if (!existsSync(locomoPath()))
-    throw new Error(`--corpus long is built from LoCoMo, not found at ${locomoPath()} (see KIOKU_BENCH_DATA)`);
+    throw new Error(
+      `--corpus long is built from LoCoMo, not found at ${locomoPath()} (see KIOKU_BENCH_DATA)`,
+    );
   const conversations = loadLocomo();
   // Each session's turns as `Speaker: text`, the unit text's `X said, "…"` undone.
   const sessions: string[][] = [];

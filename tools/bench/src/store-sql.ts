@@ -203,8 +203,13 @@ async function run(
     seeds.slice(0, prefill).map((seed, i) => factOf(seed, i, now)),
   );
   const prefillMs = performance.now() - t0;
-  const spread = options.layout.users > 1 ? ` (bench-user's ${prefill} of ${size - 2 * writes}, over ${options.layout.users} users)` : '';
-  options.log(`  ${adapter} ${size}: prefilled ${size - 2 * writes} facts${spread} in ${(prefillMs / 1000).toFixed(1)} s`);
+  const spread =
+    options.layout.users > 1
+      ? ` (bench-user's ${prefill} of ${size - 2 * writes}, over ${options.layout.users} users)`
+      : '';
+  options.log(
+    `  ${adapter} ${size}: prefilled ${size - 2 * writes} facts${spread} in ${(prefillMs / 1000).toFixed(1)} s`,
+  );
 
   const t1 = performance.now();
   await store.search(SCOPE, { query: queries[0]! });
