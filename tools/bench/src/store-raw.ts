@@ -120,7 +120,7 @@ export class RawSqliteFacts {
   readonly #updatedPage: Database.Statement;
   readonly #maxSeq: Database.Statement;
   readonly #inserted: Database.Statement;
-  readonly #partitionTerms: Database.Statement;
+  readonly #partitionRows: Database.Statement;
   readonly #scopeMatch: string;
   readonly #vocab: Database.Statement;
   readonly #count: Database.Statement;
@@ -132,7 +132,7 @@ export class RawSqliteFacts {
   readonly #matchingJoined: Database.Statement;
   readonly #bySeq: Database.Statement;
   /** Document frequencies of the partition, kept across inserts as the adapter keeps them. */
-  #df: { changes: number; maxSeq: number; complete: boolean; df: Map<string, number> } | undefined;
+  #df: { changes: number; maxSeq: number; df: Map<string, number>; kept?: Kept } | undefined;
 
   constructor(db: Database.Database, userId: string) {
     this.#db = db;
@@ -160,15 +160,15 @@ export class RawSqliteFacts {
     this.#scopeMatch = `search_scope : ${quote(this.#scope)}`;
     this.#inserted = db
       .prepare(
-        `SELECT f.seq, f.search_terms FROM kioku_facts_fts JOIN kioku_facts f ON f.seq = kioku_facts_fts.rowid
+        `SELECT f.seq, f.search_terms, f.search_length FROM kioku_facts_fts JOIN kioku_facts f ON f.seq = kioku_facts_fts.rowid
          WHERE kioku_facts_fts MATCH ? AND kioku_facts_fts.rowid > ? ORDER BY kioku_facts_fts.rowid LIMIT ?`,
       )
       .raw();
-    this.#partitionTerms = db
+    this.#partitionRows = db
       .prepare(
-        'SELECT f.search_terms FROM kioku_facts_fts JOIN kioku_facts f ON f.seq = kioku_facts_fts.rowid WHERE kioku_facts_fts MATCH ?',
+        'SELECT f.seq, f.search_terms, f.search_length FROM kioku_facts_fts JOIN kioku_facts f ON f.seq = kioku_facts_fts.rowid WHERE kioku_facts_fts MATCH ?',
       )
-      .pluck();
+      .raw();
     this.#vocab = db
       .prepare("SELECT doc FROM kioku_facts_fts_vocab WHERE term = ? AND col = 'search_terms'")
       .pluck();
@@ -279,6 +279,19 @@ export class RawSqliteFacts {
       .filter((term) => df(term) > 0 && !(feedback && original.has(term)))
       .sort((a, b) => df(a) - df(b) || (a < b ? -1 : a > b ? 1 : 0));
     if (present.length === 0) return;
+    const kept = this.#df?.kept;
+    if (kept) {
+      // A small partition kept in memory: every row holding a present word.
+      for (const term of present) {
+        for (const seq of kept.postings.get(term) ?? []) {
+          if (pool.has(seq)) continue;
+          const row = kept.rows.get(seq)!;
+          row.tf ??= termCounts(row.terms);
+          pool.set(seq, { seq, tf: row.tf, length: row.length });
+        }
+      }
+      return;
+    }
     // As the adapter: a partition holding at least half of the table is kept by a join, not in the MATCH.
     const joined = !place.whole && place.dominant;
     const scoped = (expression: string) =>
@@ -332,8 +345,9 @@ export class RawSqliteFacts {
   }
 
   /**
-   * The adapter's document-frequency cache: a small partition (SCAN_TERMS) counted whole in one pass over
-   * its rows, a larger one term by term; exact, caught up over the partition's inserts, else started afresh.
+   * The adapter's cache of the partition's terms: a small partition (SCAN_TERMS) read whole in one pass and
+   * kept (rows, term counts once pooled, each term's rows), a larger one counted term by term; exact, caught
+   * up over the partition's inserts, else started afresh.
    */
   #documentFrequencies(whole: boolean, stats: Stats): (term: string) => number {
     let cache = this.#df;
@@ -341,14 +355,16 @@ export class RawSqliteFacts {
       const delta = stats.changes - cache.changes;
       const rows =
         delta > 0 && delta <= MAX_REPLAYED
-          ? (this.#inserted.all(this.#scopeMatch, cache.maxSeq, delta + 1) as Array<[number, string]>)
+          ? (this.#inserted.all(this.#scopeMatch, cache.maxSeq, delta + 1) as Array<[number, string, number]>)
           : [];
       if (rows.length === delta) {
-        for (const [, terms] of rows) {
-          for (const term of new Set(terms ? terms.split(' ') : [])) {
-            const value = cache.df.get(term);
-            if (value !== undefined) cache.df.set(term, value + 1);
-            else if (cache.complete) cache.df.set(term, 1);
+        for (const row of rows) {
+          if (cache.kept) keepRow(cache.kept, row);
+          else {
+            for (const term of new Set(row[1] ? row[1].split(' ') : [])) {
+              const value = cache.df.get(term);
+              if (value !== undefined) cache.df.set(term, value + 1);
+            }
           }
         }
         cache.changes = stats.changes;
@@ -359,19 +375,19 @@ export class RawSqliteFacts {
       cache = {
         changes: stats.changes,
         maxSeq: (this.#maxSeq.get() as number | null) ?? 0,
-        complete: stats.terms <= SCAN_TERMS,
         df: new Map(),
       };
-      if (cache.complete) {
-        for (const terms of this.#partitionTerms.all(this.#scopeMatch) as string[]) {
-          for (const term of new Set(terms ? terms.split(' ') : []))
-            cache.df.set(term, (cache.df.get(term) ?? 0) + 1);
-        }
+      if (stats.terms <= SCAN_TERMS) {
+        const kept: Kept = { rows: new Map(), postings: new Map() };
+        for (const row of this.#partitionRows.all(this.#scopeMatch) as Array<[number, string, number]>)
+          keepRow(kept, row);
+        cache.kept = kept;
       }
       this.#df = cache;
     }
+    const kept = cache.kept;
+    if (kept) return (term) => kept.postings.get(term)?.length ?? 0;
     const memo = cache.df;
-    if (cache.complete) return (term) => memo.get(term) ?? 0;
     return (term) => {
       let value = memo.get(term);
       if (value === undefined) {
@@ -384,6 +400,20 @@ export class RawSqliteFacts {
       }
       return value;
     };
+  }
+}
+
+interface Kept {
+  rows: Map<number, { terms: string; length: number; tf?: Map<string, number> }>;
+  postings: Map<string, number[]>;
+}
+
+function keepRow(kept: Kept, [seq, terms, length]: [number, string, number]): void {
+  kept.rows.set(seq, { terms, length });
+  for (const term of new Set(terms ? terms.split(' ') : [])) {
+    const rows = kept.postings.get(term);
+    if (rows) rows.push(seq);
+    else kept.postings.set(term, [seq]);
   }
 }
 
