@@ -157,16 +157,20 @@ export class LexicalSearch {
     const table = this.#stats(request.table, TABLE_TOTALS);
     const target = { ...request, whole: table.rows === stats.rows, dominant: stats.rows * 2 >= table.rows };
     const original = new Set(weights.keys());
-    const df = this.#documentFrequencies(target, stats, table);
+    const counts = this.#counts(target, stats);
+    const df = this.#documentFrequencies(target, counts, table.rows === stats.rows);
+    // A small partition's rows are in memory: its candidates are every row holding a query word, found
+    // there (core's exact ranking); with filters (category, tags), SQL finds them.
+    const memory = counts.rows && !target.where ? counts : undefined;
     const depth = Math.max(this.#settings.candidates, limit * 4);
     // Every row gathered for the query is scored; the feedback round adds its own rows to the same pool,
     // so the first round's best rows are scored again with the expanded query (core scores every row).
     const pool = new Map<number, Pooled>();
-    this.#gather(target, weights, original, depth, df, pool, stats.rows);
+    this.#gather(target, weights, original, depth, df, pool, stats.rows, memory);
     let ranked = score(pool, weights, original, stats, df);
     const expanded = expand(ranked.slice(0, Math.max(limit, DEFAULT_FEEDBACK.docs)), weights, stats.rows, df);
     if (expanded) {
-      this.#gather(target, expanded, original, depth, df, pool, stats.rows);
+      this.#gather(target, expanded, original, depth, df, pool, stats.rows, memory);
       ranked = score(pool, expanded, original, stats, df);
     }
     return ranked.slice(0, limit).map(({ seq, score }) => ({ seq, score }));
@@ -198,12 +202,17 @@ export class LexicalSearch {
     df: (term: string) => number,
     pool: Map<number, Pooled>,
     rows: number,
+    memory?: DfCache,
   ): void {
     const feedback = [...weights.keys()].some((term) => !original.has(term));
     const present = [...weights.keys()]
       .filter((term) => df(term) > 0 && !(feedback && original.has(term)))
       .sort((a, b) => df(a) - df(b) || (a < b ? -1 : a > b ? 1 : 0));
     if (present.length === 0) return;
+    if (memory) {
+      addKept(pool, memory, present);
+      return;
+    }
     if (present.reduce((sum, term) => sum + df(term), 0) <= EXACT_BUDGET) {
       add(pool, this.#matching(target, present));
       return;
@@ -314,25 +323,44 @@ export class LexicalSearch {
   }
 
   /**
-   * Document frequency within the partition. When the partition is the whole table, FTS5's vocabulary
-   * answers directly; otherwise the partition's matches are counted. Either walks the term's postings, so
-   * counts are cached per partition and kept exact across writes, whoever makes them: the partition's
-   * `changes` counter tells how many row changes happened since the cache was filled. When every one of
-   * them is a row inserted since (a row above the table's highest `seq` of then), their terms are added to
-   * the cached counts; after anything else (an update, a delete, too many rows) the cache starts afresh.
+   * What a search knows of the partition's terms, kept per partition and exact across writes, whoever makes
+   * them: the partition's `changes` counter tells how many row changes happened since. When every one of
+   * them is a row inserted since (above the highest `seq` then), those rows are added; after anything else
+   * (an update, a delete, too many rows) it starts afresh.
+   *
+   * A partition of at most SCAN_TERMS terms is read whole, in one pass (its FTS5 postings, then its analyzed
+   * texts), and kept in memory: every term's rows, so its document frequencies and candidates need no query.
+   * A larger one is counted term by term as searches need them (FTS5's vocabulary when the partition is the
+   * whole table, else a `count(*)` of the partition's matches). Each such count walks the term's postings
+   * in the whole table, and the feedback round over paragraph-long texts needs ~160 of them (~20 ms), while
+   * 200 such paragraphs are read whole in about a millisecond. (fts5vocab cannot count one partition: it
+   * counts the table.)
    */
-  #documentFrequencies(target: SearchTarget, stats: Stats, table: Stats): (term: string) => number {
+  #counts(target: SearchTarget, stats: Stats): DfCache {
     const name = tableName(target.table);
-    const fts = `${name}_fts`;
     const key = `${name}/${target.scope}`;
     let cache = this.#dfCache.get(key);
-    if (cache && !this.#catchUp(cache, target, stats, table)) cache = undefined;
-    if (!cache || cache.df.size > MAX_CACHED_TERMS) {
-      const maxSeq = this.#prepare(`SELECT max(seq) FROM "${name}"`).pluck().get() as number | null;
-      cache = { changes: stats.changes, tableChanges: table.changes, maxSeq: maxSeq ?? 0, df: new Map() };
-      this.#dfCache.set(key, cache);
+    if (cache && !this.#catchUp(cache, target, stats)) cache = undefined;
+    if (!cache || cache.df.size > MAX_CACHED_TERMS) cache = this.#fresh(target, stats);
+    // Most recently used last: the partitions searched longest ago are dropped first.
+    this.#dfCache.delete(key);
+    this.#dfCache.set(key, cache);
+    let kept = 0;
+    for (const entry of this.#dfCache.values()) kept += entry.rows ? entry.terms : 0;
+    for (const [oldest, entry] of this.#dfCache) {
+      if (this.#dfCache.size <= MAX_CACHED_PARTITIONS && kept <= MAX_KEPT_TERMS) break;
+      if (entry === cache) break;
+      this.#dfCache.delete(oldest);
+      kept -= entry.rows ? entry.terms : 0;
     }
-    const whole = target.whole === true;
+    return cache;
+  }
+
+  /** Document frequency within the partition: from memory, or counted term by term and remembered. */
+  #documentFrequencies(target: SearchTarget, cache: DfCache, whole: boolean): (term: string) => number {
+    const postings = cache.postings;
+    if (postings) return (term) => postings.get(term)?.length ?? 0;
+    const fts = `${tableName(target.table)}_fts`;
     const vocab = this.#prepare(
       `SELECT doc FROM "${fts}_vocab" WHERE term = ? AND col = 'search_terms'`,
     ).pluck();
@@ -352,29 +380,55 @@ export class LexicalSearch {
     };
   }
 
-  /** Brings `cache` up to the partition's current state; false when it cannot (start afresh). */
-  #catchUp(cache: DfCache, target: SearchTarget, stats: Stats, table: Stats): boolean {
-    const delta = stats.changes - cache.changes;
-    if (delta === 0) return true;
-    // Rows inserted anywhere in the table since are scanned: not when there are too many of them.
-    if (delta < 0 || table.changes - cache.tableChanges > MAX_REPLAYED) return false;
+  /** Taken now: the whole partition when it is small (SCAN_TERMS), else nothing yet (term by term). */
+  #fresh(target: SearchTarget, stats: Stats): DfCache {
     const name = tableName(target.table);
+    const maxSeq = (this.#prepare(`SELECT max(seq) FROM "${name}"`).pluck().get() as number | null) ?? 0;
+    const cache: DfCache = { changes: stats.changes, maxSeq, terms: 0, df: new Map() };
+    if (stats.terms > SCAN_TERMS) return cache;
+    const fts = `${name}_fts`;
     const rows = this.#prepare(
-      `SELECT seq, search_terms FROM "${name}" WHERE seq > ? AND search_scope = ? ORDER BY seq LIMIT ?`,
+      `SELECT t.seq, t.search_terms, t.search_length FROM "${fts}" JOIN "${name}" t ON t.seq = "${fts}".rowid
+       WHERE "${fts}" MATCH ?`,
     )
       .raw()
-      .all(cache.maxSeq, target.scope, delta + 1) as Array<[number, string]>;
+      .all(`search_scope : ${quoteFts(target.scope)}`) as Array<[number, string, number]>;
+    cache.rows = new Map();
+    cache.postings = new Map();
+    for (const row of rows) keep(cache, row);
+    return cache;
+  }
+
+  /** Brings `cache` up to the partition's current state; false when it cannot (start afresh). */
+  #catchUp(cache: DfCache, target: SearchTarget, stats: Stats): boolean {
+    const delta = stats.changes - cache.changes;
+    if (delta === 0) return true;
+    if (delta < 0 || delta > MAX_REPLAYED) return false;
+    // The partition's rows above `maxSeq`, found through its own FTS5 postings: other partitions' writes
+    // cost nothing here.
+    const name = tableName(target.table);
+    const fts = `${name}_fts`;
+    const rows = this.#prepare(
+      `SELECT t.seq, t.search_terms, t.search_length FROM "${fts}" JOIN "${name}" t ON t.seq = "${fts}".rowid
+       WHERE "${fts}" MATCH ? AND "${fts}".rowid > ? ORDER BY "${fts}".rowid LIMIT ?`,
+    )
+      .raw()
+      .all(`search_scope : ${quoteFts(target.scope)}`, cache.maxSeq, delta + 1) as Array<
+      [number, string, number]
+    >;
     // Every change must be one of these inserts; a delete or update since (or a reused rowid) means not.
     if (rows.length !== delta) return false;
-    for (const [, terms] of rows) {
-      for (const term of new Set(terms ? terms.split(' ') : [])) {
-        const value = cache.df.get(term);
-        if (value !== undefined) cache.df.set(term, value + 1);
+    for (const row of rows) {
+      if (cache.rows) keep(cache, row);
+      else {
+        for (const term of new Set(row[1] ? row[1].split(' ') : [])) {
+          const value = cache.df.get(term);
+          if (value !== undefined) cache.df.set(term, value + 1);
+        }
       }
     }
     cache.changes = stats.changes;
-    cache.tableChanges = table.changes;
-    cache.maxSeq = (this.#prepare(`SELECT max(seq) FROM "${name}"`).pluck().get() as number | null) ?? 0;
+    cache.maxSeq = rows[rows.length - 1]![0];
     return true;
   }
 
@@ -400,7 +454,16 @@ const dialect = new SQLiteSyncDialect();
 
 const MAX_CACHED_TERMS = 50_000;
 
-/** Inserts (anywhere in the table) a search replays into its document-frequency cache, at most. */
+/** Partitions whose document frequencies are kept (the least recently searched are dropped). */
+const MAX_CACHED_PARTITIONS = 256;
+
+/** A partition of at most this many terms (`kioku_search_stats.terms`) is read whole and kept in memory. */
+const SCAN_TERMS = 100_000;
+
+/** Terms of the partitions kept in memory, in all (at most about 60 MB with their counts). */
+const MAX_KEPT_TERMS = 1_000_000;
+
+/** Inserts into the partition a search replays into its document-frequency cache, at most. */
 const MAX_REPLAYED = 1_000;
 
 /** The `kioku_search_stats` scope that holds a table's totals. */
@@ -413,11 +476,43 @@ interface Stats {
 }
 
 interface DfCache {
-  /** The partition's and the table's `changes`, and the table's highest `seq`, when `df` was last exact. */
+  /** The partition's `changes` when this was last exact, and the highest `seq` it has seen of the table. */
   changes: number;
-  tableChanges: number;
   maxSeq: number;
+  /** Document frequencies counted term by term (a large partition). */
   df: Map<string, number>;
+  /**
+   * A small partition, whole: each row's analyzed text and length by `seq` (its term counts once a search
+   * has pooled it: counting them is most of a search's time), each term's rows.
+   */
+  rows?: Map<number, { terms: string; length: number; tf?: Map<string, number> }>;
+  postings?: Map<string, number[]>;
+  /** Terms of the rows kept. */
+  terms: number;
+}
+
+/** Adds a row of a small partition to what is kept of it. */
+function keep(cache: DfCache, [seq, terms, length]: [number, string, number]): void {
+  cache.rows!.set(seq, { terms, length });
+  cache.terms += length;
+  if (!terms) return;
+  for (const term of new Set(terms.split(' '))) {
+    const rows = cache.postings!.get(term);
+    if (rows) rows.push(seq);
+    else cache.postings!.set(term, [seq]);
+  }
+}
+
+/** Pools the kept rows holding any of `terms`. */
+function addKept(pool: Map<number, Pooled>, cache: DfCache, terms: readonly string[]): void {
+  for (const term of terms) {
+    for (const seq of cache.postings!.get(term) ?? []) {
+      if (pool.has(seq)) continue;
+      const row = cache.rows!.get(seq)!;
+      row.tf ??= termCounts(row.terms);
+      pool.set(seq, { seq, tf: row.tf, length: row.length });
+    }
+  }
 }
 
 /** Rows (summed document frequencies) the first stage of the `kioku` ranking lets FTS5 rank at most. */

@@ -526,50 +526,65 @@ describe('search statistics and caches', () => {
     }
   });
 
-  it('a search sees every write of another connection, with the scores a fresh connection computes', async () => {
-    const s = stores();
-    await s.setup();
-    const scope = { userId: 'u1' };
-    const words = ['chess', 'cello', 'tennis', 'garden', 'painting', 'hiking', 'baking', 'poetry'];
-    const text = (i: number) =>
-      `User enjoys ${words[i % 8]} and ${words[(i * 3 + 1) % 8]} with friend number ${i % 13}`;
-    await s.facts.createMany(
-      scope,
-      Array.from({ length: 200 }, (_, i) => ({ id: `f${i}`, content: text(i) })),
-    );
-    const queries = ['chess with a friend', 'cello and tennis', 'baking poetry garden', 'friend number 7'];
-    const results = async (store: SqliteFactStore) => {
-      const out: Array<Array<[string, number]>> = [];
-      for (const query of queries) {
-        out.push((await store.search(scope, { query, limit: 20 })).map((h) => [h.fact.id, h.score]));
+  // Document frequencies of a small partition are counted whole; of a large one (over 100,000 terms),
+  // term by term: both must follow every write made elsewhere.
+  it.each([
+    ['a small partition', 200],
+    ['a large partition', 17_000],
+  ])(
+    'a search in %s sees every write of another connection, with the scores a fresh connection computes',
+    async (_, size) => {
+      const s = stores();
+      await s.setup();
+      const scope = { userId: 'u1' };
+      const words = ['chess', 'cello', 'tennis', 'garden', 'painting', 'hiking', 'baking', 'poetry'];
+      const text = (i: number) =>
+        `User enjoys ${words[i % 8]} and ${words[(i * 3 + 1) % 8]} with friend number ${i % 13}`;
+      await s.facts.createMany(
+        scope,
+        Array.from({ length: size }, (_, i) => ({ id: `f${i}`, content: text(i) })),
+      );
+      const db = new Database(file, { readonly: true });
+      const terms = db
+        .prepare("SELECT terms FROM kioku_search_stats WHERE table_name = 'kioku_facts' AND scope != ''")
+        .pluck()
+        .get() as number;
+      db.close();
+      expect(terms > 100_000).toBe(size > 1000);
+      const queries = ['chess with a friend', 'cello and tennis', 'baking poetry garden', 'friend number 7'];
+      const results = async (store: SqliteFactStore) => {
+        const out: Array<Array<[string, number]>> = [];
+        for (const query of queries) {
+          out.push((await store.search(scope, { query, limit: 20 })).map((h) => [h.fact.id, h.score]));
+        }
+        return out;
+      };
+      await results(s.facts); // fills the caches
+      const other = new SqliteFactStore({ file });
+      open.push(other);
+      const writes: Array<() => Promise<unknown>> = [
+        () => other.create(scope, { id: 'n1', content: 'User enjoys chess with friend number 7' }),
+        () => other.createMany(scope, [{ content: 'cello tennis cello' }, { content: 'baking' }]),
+        () => other.create({ userId: 'u2' }, { content: 'chess chess chess' }),
+        () => other.update(scope, 'f3', { content: 'User gave up poetry for chess' }),
+        () => other.delete(scope, 'f4'),
+        () => other.delete(scope, 'n1'),
+        () => other.create(scope, { id: 'n1', content: 'User enjoys cello' }),
+        () =>
+          other.createMany(
+            { userId: 'u3' },
+            Array.from({ length: 1100 }, (_, i) => ({ content: text(i) })),
+          ),
+        () => s.facts.create(scope, { content: 'garden poetry friend' }),
+      ];
+      for (const write of writes) {
+        await write();
+        const fresh = new SqliteFactStore({ file });
+        open.push(fresh);
+        expect(await results(s.facts)).toEqual(await results(fresh));
       }
-      return out;
-    };
-    await results(s.facts); // fills the caches
-    const other = new SqliteFactStore({ file });
-    open.push(other);
-    const writes: Array<() => Promise<unknown>> = [
-      () => other.create(scope, { id: 'n1', content: 'User enjoys chess with friend number 7' }),
-      () => other.createMany(scope, [{ content: 'cello tennis cello' }, { content: 'baking' }]),
-      () => other.create({ userId: 'u2' }, { content: 'chess chess chess' }),
-      () => other.update(scope, 'f3', { content: 'User gave up poetry for chess' }),
-      () => other.delete(scope, 'f4'),
-      () => other.delete(scope, 'n1'),
-      () => other.create(scope, { id: 'n1', content: 'User enjoys cello' }),
-      () =>
-        other.createMany(
-          { userId: 'u3' },
-          Array.from({ length: 1100 }, (_, i) => ({ content: text(i) })),
-        ),
-      () => s.facts.create(scope, { content: 'garden poetry friend' }),
-    ];
-    for (const write of writes) {
-      await write();
-      const fresh = new SqliteFactStore({ file });
-      open.push(fresh);
-      expect(await results(s.facts)).toEqual(await results(fresh));
-    }
-  });
+    },
+  );
 
   it("with few matching rows, the ranking is core's LexicalIndex exactly (ids and scores)", async () => {
     const s = stores();

@@ -8,8 +8,8 @@
  *
  * SQLite search follows `packages/store-sqlite/src/search.ts` step by step (the `kioku` ranking), in one
  * read transaction: the partition's and the table's statistics (`kioku_search_stats`), document frequencies
- * from the FTS5 vocabulary (cached, and caught up over inserts by the `changes` counters as the adapter
- * does), the candidate rows (all matches when they are few; else the rare words' FTS5 `bm25()` best, the
+ * (a small partition's counted whole in one pass over its rows, a larger one's term by term from FTS5;
+ * cached, and caught up over the partition's inserts by the `changes` counters as the adapter does), the candidate rows (all matches when they are few; else the rare words' FTS5 `bm25()` best, the
  * newest rows holding every telling word or a rare word and another, the newest with a common word when
  * short), core's BM25+ with coverage over every candidate, one round of pseudo-relevance feedback (the
  * feedback words' rows added to the same pool), then the winners' rows by `seq`. A partition holding at
@@ -104,6 +104,7 @@ const EXACT_BUDGET = 1_000;
 const FEEDBACK_BUDGET = 1_000;
 const MAX_REPLAYED = 1_000;
 const MAX_CACHED_TERMS = 50_000;
+const SCAN_TERMS = 100_000;
 const CANDIDATES = 100;
 const quote = (term: string) => `"${term.replaceAll('"', '""')}"`;
 const anyOf = (terms: readonly string[]) => `(${terms.map(quote).join(' OR ')})`;
@@ -119,6 +120,8 @@ export class RawSqliteFacts {
   readonly #updatedPage: Database.Statement;
   readonly #maxSeq: Database.Statement;
   readonly #inserted: Database.Statement;
+  readonly #partitionRows: Database.Statement;
+  readonly #scopeMatch: string;
   readonly #vocab: Database.Statement;
   readonly #count: Database.Statement;
   readonly #ranked: Database.Statement;
@@ -129,7 +132,7 @@ export class RawSqliteFacts {
   readonly #matchingJoined: Database.Statement;
   readonly #bySeq: Database.Statement;
   /** Document frequencies of the partition, kept across inserts as the adapter keeps them. */
-  #df: { changes: number; tableChanges: number; maxSeq: number; df: Map<string, number> } | undefined;
+  #df: { changes: number; maxSeq: number; df: Map<string, number>; kept?: Kept } | undefined;
 
   constructor(db: Database.Database, userId: string) {
     this.#db = db;
@@ -154,9 +157,16 @@ export class RawSqliteFacts {
        ORDER BY updated_at DESC, created_at DESC, id LIMIT ? OFFSET ?`,
     );
     this.#maxSeq = db.prepare('SELECT max(seq) FROM kioku_facts').pluck();
+    this.#scopeMatch = `search_scope : ${quote(this.#scope)}`;
     this.#inserted = db
       .prepare(
-        'SELECT seq, search_terms FROM kioku_facts WHERE seq > ? AND search_scope = ? ORDER BY seq LIMIT ?',
+        `SELECT f.seq, f.search_terms, f.search_length FROM kioku_facts_fts JOIN kioku_facts f ON f.seq = kioku_facts_fts.rowid
+         WHERE kioku_facts_fts MATCH ? AND kioku_facts_fts.rowid > ? ORDER BY kioku_facts_fts.rowid LIMIT ?`,
+      )
+      .raw();
+    this.#partitionRows = db
+      .prepare(
+        'SELECT f.seq, f.search_terms, f.search_length FROM kioku_facts_fts JOIN kioku_facts f ON f.seq = kioku_facts_fts.rowid WHERE kioku_facts_fts MATCH ?',
       )
       .raw();
     this.#vocab = db
@@ -231,7 +241,7 @@ export class RawSqliteFacts {
     if (!stats || stats.rows === 0) return [];
     const table = this.#stats.get('') as Stats;
     const place = { whole: table.rows === stats.rows, dominant: stats.rows * 2 >= table.rows };
-    const df = this.#documentFrequencies(place.whole, stats, table);
+    const df = this.#documentFrequencies(place.whole, stats);
     const original = new Set(weights.keys());
     const depth = Math.max(CANDIDATES, limit * 4);
     const pool = new Map<number, Pooled>();
@@ -269,6 +279,19 @@ export class RawSqliteFacts {
       .filter((term) => df(term) > 0 && !(feedback && original.has(term)))
       .sort((a, b) => df(a) - df(b) || (a < b ? -1 : a > b ? 1 : 0));
     if (present.length === 0) return;
+    const kept = this.#df?.kept;
+    if (kept) {
+      // A small partition kept in memory: every row holding a present word.
+      for (const term of present) {
+        for (const seq of kept.postings.get(term) ?? []) {
+          if (pool.has(seq)) continue;
+          const row = kept.rows.get(seq)!;
+          row.tf ??= termCounts(row.terms);
+          pool.set(seq, { seq, tf: row.tf, length: row.length });
+        }
+      }
+      return;
+    }
     // As the adapter: a partition holding at least half of the table is kept by a join, not in the MATCH.
     const joined = !place.whole && place.dominant;
     const scoped = (expression: string) =>
@@ -321,36 +344,49 @@ export class RawSqliteFacts {
     if (pool.size - before < depth) newest([common]);
   }
 
-  /** The adapter's document-frequency cache: exact, caught up over inserts, else started afresh. */
-  #documentFrequencies(whole: boolean, stats: Stats, table: Stats): (term: string) => number {
+  /**
+   * The adapter's cache of the partition's terms: a small partition (SCAN_TERMS) read whole in one pass and
+   * kept (rows, term counts once pooled, each term's rows), a larger one counted term by term; exact, caught
+   * up over the partition's inserts, else started afresh.
+   */
+  #documentFrequencies(whole: boolean, stats: Stats): (term: string) => number {
     let cache = this.#df;
     if (cache && cache.changes !== stats.changes) {
       const delta = stats.changes - cache.changes;
       const rows =
-        delta > 0 && table.changes - cache.tableChanges <= MAX_REPLAYED
-          ? (this.#inserted.all(cache.maxSeq, this.#scope, delta + 1) as Array<[number, string]>)
+        delta > 0 && delta <= MAX_REPLAYED
+          ? (this.#inserted.all(this.#scopeMatch, cache.maxSeq, delta + 1) as Array<[number, string, number]>)
           : [];
       if (rows.length === delta) {
-        for (const [, terms] of rows) {
-          for (const term of new Set(terms ? terms.split(' ') : [])) {
-            const value = cache.df.get(term);
-            if (value !== undefined) cache.df.set(term, value + 1);
+        for (const row of rows) {
+          if (cache.kept) keepRow(cache.kept, row);
+          else {
+            for (const term of new Set(row[1] ? row[1].split(' ') : [])) {
+              const value = cache.df.get(term);
+              if (value !== undefined) cache.df.set(term, value + 1);
+            }
           }
         }
         cache.changes = stats.changes;
-        cache.tableChanges = table.changes;
-        cache.maxSeq = (this.#maxSeq.get() as number | null) ?? 0;
+        cache.maxSeq = rows[rows.length - 1]![0];
       } else cache = undefined;
     }
     if (!cache || cache.df.size > MAX_CACHED_TERMS) {
       cache = {
         changes: stats.changes,
-        tableChanges: table.changes,
         maxSeq: (this.#maxSeq.get() as number | null) ?? 0,
         df: new Map(),
       };
+      if (stats.terms <= SCAN_TERMS) {
+        const kept: Kept = { rows: new Map(), postings: new Map() };
+        for (const row of this.#partitionRows.all(this.#scopeMatch) as Array<[number, string, number]>)
+          keepRow(kept, row);
+        cache.kept = kept;
+      }
       this.#df = cache;
     }
+    const kept = cache.kept;
+    if (kept) return (term) => kept.postings.get(term)?.length ?? 0;
     const memo = cache.df;
     return (term) => {
       let value = memo.get(term);
@@ -364,6 +400,20 @@ export class RawSqliteFacts {
       }
       return value;
     };
+  }
+}
+
+interface Kept {
+  rows: Map<number, { terms: string; length: number; tf?: Map<string, number> }>;
+  postings: Map<string, number[]>;
+}
+
+function keepRow(kept: Kept, [seq, terms, length]: [number, string, number]): void {
+  kept.rows.set(seq, { terms, length });
+  for (const term of new Set(terms ? terms.split(' ') : [])) {
+    const rows = kept.postings.get(term);
+    if (rows) rows.push(seq);
+    else kept.postings.set(term, [seq]);
   }
 }
 

@@ -21,7 +21,8 @@ import path from 'node:path';
 import { performance } from 'node:perf_hooks';
 import type { Fact, FactStore, Scope } from '@kioku/core';
 import type PostgresClient from 'postgres';
-import { type FactSeed, QUERIES } from './facts.js';
+import type { FactSeed } from './facts.js';
+import { type Layout, otherUsers, SEARCHED_USER, searchedShare } from './layout.js';
 import { RawPostgresFacts, RawSqliteFacts } from './store-raw.js';
 import { percentile, randomPicks, round } from './util.js';
 
@@ -73,9 +74,13 @@ export interface SqlOptions {
   afterWrites: number;
   /** Progress lines (stderr). */
   log: (line: string) => void;
+  /** What the searches cycle through (the corpus's queries, `src/corpus.ts`). */
+  queries: readonly string[];
+  /** How a size's records are spread over users (`src/layout.ts`); searches are in bench-user's scope. */
+  layout: Layout;
 }
 
-const SCOPE: Scope = { userId: 'bench-user' };
+const SCOPE: Scope = { userId: SEARCHED_USER };
 const SQLITE_CHUNK = 10_000;
 /** Timed dynamic-memory reads per side. */
 const DYNAMIC_READS = 300;
@@ -88,14 +93,15 @@ interface Subject {
     get(id: string): unknown;
     search(query: string): unknown;
   };
-  prefill(facts: readonly Fact[]): Promise<void>;
+  /** Writes one user's facts through the store's bulk path. */
+  prefill(userId: string, facts: readonly Fact[]): Promise<void>;
   diskMb(): Promise<number>;
 }
 
-function factOf(seed: FactSeed, i: number, now: string): Fact {
+function factOf(seed: FactSeed, i: number, now: string, userId = SCOPE.userId): Fact {
   return {
     id: `f${i}`,
-    userId: SCOPE.userId,
+    userId,
     content: seed.content,
     category: seed.category,
     tags: seed.tags,
@@ -177,16 +183,36 @@ async function run(
   options: SqlOptions,
 ): Promise<SqlRow> {
   const { store, raw } = subject;
-  const writes = Math.min(options.writes, Math.floor(size / 4));
-  const prefill = size - 2 * writes;
+  const { queries } = options;
+  const share = searchedShare(options.layout, size);
+  const writes = Math.min(options.writes, Math.floor(share / 4));
+  const prefill = share - 2 * writes;
   const now = new Date().toISOString();
   const t0 = performance.now();
-  await subject.prefill(seeds.slice(0, prefill).map((seed, i) => factOf(seed, i, now)));
+  // The other users first (their records from the seeds after bench-user's), so bench-user's rows are newest.
+  let next = share;
+  for (const other of otherUsers(options.layout, size)) {
+    const facts = Array.from({ length: other.records }, (_, i) =>
+      factOf(seeds[(next + i) % seeds.length]!, i, now, other.userId),
+    );
+    next += other.records;
+    await subject.prefill(other.userId, facts);
+  }
+  await subject.prefill(
+    SCOPE.userId,
+    seeds.slice(0, prefill).map((seed, i) => factOf(seed, i, now)),
+  );
   const prefillMs = performance.now() - t0;
-  options.log(`  ${adapter} ${size}: prefilled ${prefill} facts in ${(prefillMs / 1000).toFixed(1)} s`);
+  const spread =
+    options.layout.users > 1
+      ? ` (bench-user's ${prefill} of ${size - 2 * writes}, over ${options.layout.users} users)`
+      : '';
+  options.log(
+    `  ${adapter} ${size}: prefilled ${size - 2 * writes} facts${spread} in ${(prefillMs / 1000).toFixed(1)} s`,
+  );
 
   const t1 = performance.now();
-  await store.search(SCOPE, { query: QUERIES[0]! });
+  await store.search(SCOPE, { query: queries[0]! });
   const firstSearchMs = performance.now() - t1;
 
   // Writes: seeds prefill.. alternate between the adapter (even) and raw (odd), so together they fill to N.
@@ -218,15 +244,15 @@ async function run(
   );
 
   // Searches: warm-up, same results check, then timed.
-  for (const query of QUERIES) {
+  for (const query of queries.slice(0, 30)) {
     const a = idsOf(await store.search(SCOPE, { query }));
     const b = idsOf(await raw.search(query));
     if (a !== b) console.error(`  ${adapter} ${size}: raw search differs for "${query}": ${a} vs ${b}`);
   }
   const s = await interleaved(
     options.searches,
-    (i) => store.search(SCOPE, { query: QUERIES[i % QUERIES.length]! }),
-    (i) => raw.search(QUERIES[i % QUERIES.length]!),
+    (i) => store.search(SCOPE, { query: queries[i % queries.length]! }),
+    (i) => raw.search(queries[i % queries.length]!),
   );
   // Last, a search right after each write: writes change what the stores cache (SQLite's document
   // frequencies, PostgreSQL's pages), as they do in an application that stores facts between searches.
@@ -236,12 +262,12 @@ async function run(
     async (i, restart) => {
       await store.create(SCOPE, { id: `a${i}`, ...seeds[i % seeds.length]! });
       restart();
-      await store.search(SCOPE, { query: QUERIES[i % QUERIES.length]! });
+      await store.search(SCOPE, { query: queries[i % queries.length]! });
     },
     async (i, restart) => {
       await raw.create(`r${i}`, seeds[(i + 1) % seeds.length]!, now2);
       restart();
-      await raw.search(QUERIES[i % QUERIES.length]!);
+      await raw.search(queries[i % queries.length]!);
     },
   );
   const diskMb = round(await subject.diskMb(), 1);
@@ -294,10 +320,10 @@ export async function benchSqlite(
       const subject: Subject = {
         store,
         raw,
-        async prefill(facts) {
+        async prefill(userId, facts) {
           for (let i = 0; i < facts.length; i += SQLITE_CHUNK) {
             await store.createMany(
-              SCOPE,
+              { userId },
               facts.slice(i, i + SQLITE_CHUNK).map(({ id, content, category, tags, provenance }) => ({
                 id,
                 content,
@@ -427,16 +453,16 @@ export async function benchPostgres(
         const subject: Subject = {
           store,
           raw,
-          async prefill(facts) {
+          async prefill(userId, facts) {
             await store.restore({
               format: 'kioku.snapshot',
               schemaVersion: 1,
               kind: 'facts',
               createdAt: new Date().toISOString(),
-              selector: { userId: SCOPE.userId },
+              selector: { userId },
               records: facts,
             });
-            await client.unsafe(`vacuum analyze ${table}`);
+            if (userId === SCOPE.userId) await client.unsafe(`vacuum analyze ${table}`);
           },
           async diskMb() {
             const [row] = await client.unsafe(`select pg_total_relation_size('${table}') as bytes`);

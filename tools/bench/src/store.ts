@@ -3,7 +3,11 @@
  * several store sizes in one user's scope.
  *
  *   pnpm bench:store [--sizes 1000,10000,100000] [--adapter memory|json|sqlite|postgres|redis|qdrant|all[,…]]
- *                    [--searches 300] [--no-index] [--json]
+ *                    [--corpus short|long] [--users N] [--searches 300] [--no-index] [--json]
+ *
+ * --corpus long: paragraph-long records (50–300 words of LoCoMo dialogue) asked LoCoMo questions
+ * (`src/corpus.ts`); --users N (sqlite, postgres): each size's records spread over N users in one database,
+ * searches in one user's scope (`src/layout.ts`).
  *
  * memory: every fact is written with `create` (timed: writes/s), with the search index live from
  * the start (one fact and one search come first), as in an application.
@@ -24,7 +28,9 @@ import path from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { type Fact, type FactStore, InMemoryFactStore, type Scope } from '@kioku/core';
 import { LexicalIndex } from '@kioku/core/adapter';
-import { type FactSeed, factSeeds, QUERIES } from './facts.js';
+import { CORPORA, type CorpusName, corpus } from './corpus.js';
+import type { FactSeed } from './facts.js';
+import { parseLayout } from './layout.js';
 import { MiniSearchLexicalIndex } from './minisearch-lexical-index.js';
 import { benchQdrant, type QdrantRow } from './store-qdrant.js';
 import { benchRedis, type RedisRow } from './store-redis.js';
@@ -95,7 +101,15 @@ function parseArgs() {
   const unknown = adapters.filter((a) => !ADAPTERS.includes(a));
   if (unknown.length)
     throw new Error(`--adapter is ${ADAPTERS.join(' | ')} | all (got ${unknown.join(', ')})`);
+  const corpusName = (value('--corpus') ?? 'short') as CorpusName;
+  if (!CORPORA.includes(corpusName)) throw new Error(`--corpus is ${CORPORA.join(' | ')}`);
+  const layout = parseLayout(value('--users'));
+  const oneUser = adapters.filter((a) => a !== 'sqlite' && a !== 'postgres');
+  if (layout.users > 1 && oneUser.length)
+    throw new Error(`--users is for sqlite and postgres (not ${oneUser.join(', ')})`);
   return {
+    corpus: corpus(corpusName),
+    layout,
     json: args.includes('--json'),
     sizesOf,
     adapters: ADAPTERS.filter((a) => adapters.includes(a)),
@@ -131,12 +145,16 @@ function factOf(seed: FactSeed, i: number, now: string): Fact {
   };
 }
 
-async function timeSearches(store: FactStore, searches: number): Promise<{ p50: number; p95: number }> {
-  for (const query of QUERIES) await store.search(SCOPE, { query }); // warm-up
+async function timeSearches(
+  store: FactStore,
+  queries: readonly string[],
+  searches: number,
+): Promise<{ p50: number; p95: number }> {
+  for (const query of queries.slice(0, 30)) await store.search(SCOPE, { query }); // warm-up
   const times: number[] = [];
   for (let i = 0; i < searches; i++) {
     const start = performance.now();
-    await store.search(SCOPE, { query: QUERIES[i % QUERIES.length]! });
+    await store.search(SCOPE, { query: queries[i % queries.length]! });
     times.push(performance.now() - start);
   }
   times.sort((a, b) => a - b);
@@ -153,7 +171,12 @@ async function timeReads(store: FactStore, ids: readonly string[]): Promise<numb
   return round(READS / ((performance.now() - start) / 1000), 0);
 }
 
-async function benchMemory(size: number, seeds: readonly FactSeed[], searches = SEARCHES): Promise<Row> {
+async function benchMemory(
+  size: number,
+  seeds: readonly FactSeed[],
+  queries: readonly string[],
+  searches = SEARCHES,
+): Promise<Row> {
   const store = new InMemoryFactStore();
   // One fact and one search first, so the partition's index exists and every timed write updates it.
   const ids: string[] = [(await store.create(SCOPE, seeds[0]!)).id];
@@ -162,10 +185,10 @@ async function benchMemory(size: number, seeds: readonly FactSeed[], searches = 
   for (let i = 1; i < size; i++) ids.push((await store.create(SCOPE, seeds[i]!)).id);
   const writeMs = performance.now() - start;
   const t0 = performance.now();
-  await store.search(SCOPE, { query: QUERIES[0]! });
+  await store.search(SCOPE, { query: queries[0]! });
   const firstSearchMs = performance.now() - t0;
   const readsPerS = await timeReads(store, ids);
-  const search = await timeSearches(store, searches);
+  const search = await timeSearches(store, queries, searches);
   return {
     adapter: 'memory',
     size,
@@ -183,6 +206,7 @@ async function benchJson(
   JsonFactStore: JsonStoreClass,
   size: number,
   seeds: readonly FactSeed[],
+  queries: readonly string[],
   searches = SEARCHES,
 ): Promise<Row> {
   const directory = await mkdtemp(path.join(os.tmpdir(), 'kioku-bench-'));
@@ -206,14 +230,14 @@ async function benchJson(
     // A fresh instance, as a new process would see the directory: the first access loads the file.
     const store = new JsonFactStore({ directory });
     const t1 = performance.now();
-    await store.search(SCOPE, { query: QUERIES[0]! });
+    await store.search(SCOPE, { query: queries[0]! });
     const firstSearchMs = performance.now() - t1;
     const ids = Array.from({ length: prefill }, (_, i) => `f${i}`);
     const start = performance.now();
     for (let i = prefill; i < size; i++) ids.push((await store.create(SCOPE, seeds[i]!)).id);
     const writeMs = performance.now() - start;
     const readsPerS = await timeReads(store, ids);
-    const search = await timeSearches(store, searches);
+    const search = await timeSearches(store, queries, searches);
     return {
       adapter: 'json',
       size,
@@ -242,7 +266,12 @@ interface IndexRow {
  * The lexical index alone (no store around it), core's own inverted index against the same ranking
  * written on MiniSearch (what core used before): why core has its own index.
  */
-function benchIndexes(sizes: readonly number[], seeds: readonly FactSeed[], searches: number): IndexRow[] {
+function benchIndexes(
+  sizes: readonly number[],
+  seeds: readonly FactSeed[],
+  queries: readonly string[],
+  searches: number,
+): IndexRow[] {
   const kinds = [
     ['core LexicalIndex', () => new LexicalIndex()],
     ['same ranking on MiniSearch', () => new MiniSearchLexicalIndex()],
@@ -255,11 +284,11 @@ function benchIndexes(sizes: readonly number[], seeds: readonly FactSeed[], sear
       const t0 = performance.now();
       for (let i = 0; i < size; i++) index.set(`f${i}`, seeds[i]!.content);
       const buildMs = performance.now() - t0;
-      for (const query of QUERIES) index.search(query, { limit: 8 });
+      for (const query of queries.slice(0, 30)) index.search(query, { limit: 8 });
       const times: number[] = [];
       for (let i = 0; i < searches; i++) {
         const start = performance.now();
-        index.search(QUERIES[i % QUERIES.length]!, { limit: 8 });
+        index.search(queries[i % queries.length]!, { limit: 8 });
         times.push(performance.now() - start);
       }
       times.sort((a, b) => a - b);
@@ -296,8 +325,9 @@ function sqlRow(r: RawRow): Row {
 async function main(): Promise<void> {
   const options = parseArgs();
   const allSizes = options.adapters.flatMap((a) => options.sizesOf(a));
-  const seeds = factSeeds(Math.max(2000, ...allSizes));
-  await benchMemory(2000, seeds); // JIT warm-up, not reported
+  const { queries } = options.corpus;
+  const seeds = options.corpus.seeds(Math.max(2000, ...allSizes));
+  await benchMemory(2000, seeds, queries); // JIT warm-up, not reported
   const rows: Row[] = [];
   const unavailable: Record<string, string> = {};
   const log = (line: string) => {
@@ -314,6 +344,8 @@ async function main(): Promise<void> {
         writes: SQL_WRITES,
         afterWrites: SQL_AFTER_WRITES,
         log: progress,
+        queries: options.corpus.queries,
+        layout: options.layout,
       };
       const result =
         adapter === 'sqlite'
@@ -334,8 +366,8 @@ async function main(): Promise<void> {
     }
     for (const size of sizes) {
       const row = JsonFactStore
-        ? await benchJson(JsonFactStore, size, seeds, options.searches)
-        : await benchMemory(size, seeds, options.searches);
+        ? await benchJson(JsonFactStore, size, seeds, queries, options.searches)
+        : await benchMemory(size, seeds, queries, options.searches);
       rows.push(row);
       log(`  ${adapter} ${size} done`);
     }
@@ -344,12 +376,12 @@ async function main(): Promise<void> {
   const inProcess = options.adapters.filter((a) => a === 'memory' || a === 'json');
   const indexSizes = [...new Set(inProcess.flatMap((a) => options.sizesOf(a)))].sort((a, b) => a - b);
   const indexRows =
-    options.index && inProcess.length ? benchIndexes(indexSizes, seeds, options.searches) : [];
+    options.index && inProcess.length ? benchIndexes(indexSizes, seeds, queries, options.searches) : [];
   const sqlRows = rows.flatMap((r) => (r.sql ? [r.sql] : []));
 
   console.log(
     [
-      `Fact store bench: one user's scope, ${QUERIES.length} fixed queries (limit 8), ${options.searches} timed searches, ${READS} reads per size`,
+      `Fact store bench: ${options.corpus.name} corpus, ${options.layout.users > 1 ? `records spread over ${options.layout.users} users, searches in one user's scope` : "one user's scope"}, ${queries.length} queries (limit 8), ${options.searches} timed searches, ${READS} reads per size`,
       `node ${process.version}, ${os.cpus().length} × ${os.cpus()[0]?.model ?? 'cpu'}, load average ${os
         .loadavg()
         .map((l) => l.toFixed(1))
