@@ -21,7 +21,7 @@ describe('PGlite with pgvector over the wire protocol', () => {
         { id: number }[]
       >`select id from items order by embedding <=> ${'[1,0.1,0]'}::vector limit 2`;
       expect(rows.map((r) => r.id)).toEqual([1, 3]);
-      const [{ v }] = await b<
+      const [row] = await b<
         { v: string }[]
       >`select extversion as v from pg_extension where extname = 'vector'`;
       expect(row?.v).toMatch(/^0\.(8|9)|^[1-9]/);
