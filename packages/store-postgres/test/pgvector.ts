@@ -13,6 +13,8 @@ export interface Pgvector {
   readonly url: string;
   readonly name: string;
   readonly real: boolean;
+  /** postgres.js options for a client of this server. */
+  clientOptions(): { max: number; onnotice: () => void };
   /** The file's shared client. */
   client(): Sql;
   /** An index of `dimensions` 8 (unless told) in a schema of its own, after `setup()`. */
@@ -28,6 +30,9 @@ export interface Pgvector {
  * pgvector extension started in this worker and served over the wire protocol
  * (`@kioku/pgvector-test-server`), so postgres.js talks to it as to any server. This machine's
  * PostgreSQL has no pgvector, so the stock server cannot be used.
+ *
+ * On PGlite, each client gets one connection (`clientOptions()`): the socket server interleaves the
+ * extended-protocol messages of concurrent connections, which can lose a pipelined query's unnamed portal.
  */
 export function usePgvector(): Pgvector {
   let server: PgvectorTestServer | undefined;
@@ -46,8 +51,9 @@ export function usePgvector(): Pgvector {
     await server?.stop();
   });
 
+  const clientOptions = () => ({ max: realUrl ? 4 : 1, onnotice: () => {} });
   const client = () => {
-    shared ??= postgres(url, { max: 4, onnotice: () => {} });
+    shared ??= postgres(url, clientOptions());
     return shared;
   };
 
@@ -58,6 +64,7 @@ export function usePgvector(): Pgvector {
     name: realUrl ? 'PostgreSQL at KIOKU_PGVECTOR_URL' : 'PGlite + pgvector over the wire protocol',
     real: realUrl !== undefined,
     client,
+    clientOptions,
     async index(options = {}) {
       const index = new PostgresVectorIndex({
         client: client(),
@@ -80,7 +87,7 @@ export function usePgvector(): Pgvector {
         async createTwin(index, ctx) {
           const twin = new PostgresVectorIndex({
             url,
-            clientOptions: { max: 2, onnotice: () => {} },
+            clientOptions: clientOptions(),
             schema: index.schema,
             dimensions,
             clock: ctx.clock,
