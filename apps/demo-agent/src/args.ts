@@ -52,7 +52,8 @@ export const USAGE = `Usage: pnpm demo [options]
   --embeddings on|off  hybrid recall with the endpoint's embeddings (KIOKU_EMBEDDINGS, default on)
   --embedding-model <name>       (OPENAI_EMBEDDING_MODEL, default text-embedding-3-small)
   --embedding-dimensions <n>     vector size of a non-OpenAI model (OPENAI_EMBEDDING_DIMENSIONS)
-  --vectors memory|qdrant        vector index (KIOKU_VECTORS, default memory: rebuilt at every start)
+  --vectors memory|qdrant|postgres  vector index (KIOKU_VECTORS, default memory: rebuilt at every start;
+                       postgres: pgvector at --postgres-url / DATABASE_URL)
   --qdrant-url <u>     (QDRANT_URL; key: QDRANT_API_KEY)   --qdrant-collection <name> (QDRANT_COLLECTION)
   --resume             continue the user's latest session instead of starting one
   --tour               run the offline tour even when an endpoint is configured

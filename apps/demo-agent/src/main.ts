@@ -34,9 +34,10 @@ async function main(): Promise<void> {
     backends: args.backends,
     ...connection,
   });
+  let vectors: Vectors | undefined;
   try {
     const scope = { userId: args.userId, agentId: 'demo-agent' };
-    const vectors = args.embeddings ? await openEmbeddings(args) : undefined;
+    vectors = args.embeddings ? await openEmbeddings(args) : undefined;
     const stores = withVectors(opened.stores, vectors);
     if (vectors?.backend === 'memory') {
       console.log(
@@ -76,6 +77,7 @@ async function main(): Promise<void> {
       vectors,
     });
   } finally {
+    await vectors?.close?.();
     await opened.close();
   }
 }
@@ -97,6 +99,7 @@ function openEmbeddings(args: DemoArgs): Promise<Vectors> {
     ...(args.qdrantUrl ? { qdrantUrl: args.qdrantUrl } : {}),
     ...(args.qdrantApiKey ? { qdrantApiKey: args.qdrantApiKey } : {}),
     ...(args.qdrantCollection ? { qdrantCollection: args.qdrantCollection } : {}),
+    ...(args.postgresUrl ? { postgresUrl: args.postgresUrl } : {}),
   });
 }
 

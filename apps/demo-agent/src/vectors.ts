@@ -9,7 +9,7 @@ import {
 } from '@kioku/core';
 import type { DemoStores } from './stack.js';
 
-export const VECTOR_BACKENDS = ['memory', 'qdrant'] as const;
+export const VECTOR_BACKENDS = ['memory', 'qdrant', 'postgres'] as const;
 export type VectorBackend = (typeof VECTOR_BACKENDS)[number];
 
 /** The embedder and the index every hybrid store of the demo shares. */
@@ -17,6 +17,8 @@ export interface Vectors {
   embedder: Embedder;
   index: VectorIndex;
   backend: VectorBackend;
+  /** Release the index's connections (PostgreSQL's pool); the others hold none. */
+  close?: () => Promise<void>;
 }
 
 export interface VectorConfig {
@@ -24,11 +26,13 @@ export interface VectorConfig {
   qdrantUrl?: string;
   qdrantApiKey?: string;
   qdrantCollection?: string;
+  postgresUrl?: string;
 }
 
 /**
  * The vector index: core's in-memory one (empty at every start: the caller rebuilds it with
- * `rebuildVectors`), or Qdrant, imported only when chosen, whose vectors outlive the process.
+ * `rebuildVectors`), or Qdrant or PostgreSQL with pgvector, imported only when chosen, whose vectors
+ * outlive the process.
  */
 export async function openVectors(embedder: Embedder, config: VectorConfig): Promise<Vectors> {
   if (config.backend === 'memory') {
@@ -38,6 +42,7 @@ export async function openVectors(embedder: Embedder, config: VectorConfig): Pro
       backend: 'memory',
     };
   }
+  if (config.backend === 'postgres') return openPostgresVectors(embedder, config.postgresUrl);
   if (!config.qdrantUrl) throw new Error('--vectors qdrant needs QDRANT_URL (or --qdrant-url).');
   const { QdrantVectorIndex } = await import('@kioku/store-qdrant');
   const index = new QdrantVectorIndex({
@@ -59,6 +64,28 @@ export async function openVectors(embedder: Embedder, config: VectorConfig): Pro
     throw error;
   }
   return { embedder, index, backend: 'qdrant' };
+}
+
+/** `@kioku/store-postgres`'s pgvector index, table `kioku.vectors`; setup() says when pgvector is missing. */
+async function openPostgresVectors(embedder: Embedder, url: string | undefined): Promise<Vectors> {
+  if (!url)
+    throw new Error('--vectors postgres needs DATABASE_URL (or --postgres-url, or --store postgres://…).');
+  const { PostgresVectorIndex } = await import('@kioku/store-postgres');
+  const index = new PostgresVectorIndex({ url, dimensions: embedder.dimensions });
+  try {
+    await index.setup();
+  } catch (error) {
+    await index.close();
+    // The table was made for a model of another size: its vectors cannot be mixed with these.
+    if (isKiokuError(error) && error.code === 'VALIDATION') {
+      throw new Error(
+        `${error.message} Drop table kioku.vectors (its vectors are rebuilt with /reembed) or use a model of that size.`,
+        { cause: error },
+      );
+    }
+    throw error;
+  }
+  return { embedder, index, backend: 'postgres', close: () => index.close() };
 }
 
 /** Facts, documents and details with hybrid search (lexical + vectors, fused by rank); no vectors: as is. */
@@ -90,7 +117,11 @@ export async function rebuildVectors(stores: DemoStores, vectors: Vectors, userI
 /** One line for the chat's header. */
 export function describeVectors(vectors: Vectors | undefined): string {
   if (!vectors) return 'Embeddings off: recall and knowledge search are lexical.';
-  const where = vectors.backend === 'memory' ? 'in-memory index (rebuilt at start)' : 'Qdrant';
+  const where = {
+    memory: 'in-memory index (rebuilt at start)',
+    qdrant: 'Qdrant',
+    postgres: 'PostgreSQL (pgvector)',
+  }[vectors.backend];
   return `Embeddings: ${vectors.embedder.modelId} (${vectors.embedder.dimensions} dimensions), ${where}; hybrid recall.`;
 }
 

@@ -99,7 +99,7 @@ describe('parseDemoArgs', () => {
 
   it('refuses unknown backends, values and flags', () => {
     expect(() => parseDemoArgs(['--store', 'mongo'], {})).toThrow(/--store: unknown value "mongo"/);
-    expect(() => parseDemoArgs(['--vectors', 'pinecone'], {})).toThrow(/use memory, qdrant/);
+    expect(() => parseDemoArgs(['--vectors', 'pinecone'], {})).toThrow(/use memory, qdrant, postgres/);
     expect(() => parseDemoArgs(['--embeddings', 'maybe'], {})).toThrow(/use on, off/);
     expect(() => parseDemoArgs(['--embedding-dimensions', '1.5'], {})).toThrow(/not a positive integer/);
     expect(() => parseDemoArgs(['--nope'], {})).toThrow();

@@ -1,5 +1,6 @@
 import path from 'node:path';
 import { sse, streamText } from '@kioku/openai-test-server';
+import { type PgvectorTestServer, startPgvectorTestServer } from '@kioku/pgvector-test-server';
 import { type QdrantTestServer, startQdrantTestServer } from '@kioku/qdrant-test-server';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { EMBEDDING_FLAGS, startEndpoint } from './endpoint.js';
@@ -17,11 +18,14 @@ const MISSPELT = 'Do we use kuberntes?';
 
 const temp = useDataDir('kioku-demo-vectors-');
 let qdrant: QdrantTestServer;
+let pgvector: PgvectorTestServer;
 beforeAll(async () => {
   qdrant = await startQdrantTestServer();
-});
+  pgvector = await startPgvectorTestServer();
+}, 60_000);
 afterAll(async () => {
   await qdrant.stop();
+  await pgvector.stop();
 });
 afterEach(() => {
   expect(qdrant.violations, qdrant.report()).toEqual([]);
@@ -109,4 +113,22 @@ describe('hybrid recall in the chat', () => {
     expect(third.stdout).toContain('kioku › Yes, still.');
     expect(third.stdout).toMatch(RECALLED_BUT_SHOWN);
   });
+
+  it('--vectors postgres: vectors in pgvector (PGlite here) persist across runs', async () => {
+    const server = await startEndpoint([...saveTwoFacts(), streamText('Metric.'), streamText('Yes.')]);
+    temp.closeAfter(server.close);
+    const env = { OPENAI_BASE_URL: server.baseURL, KIOKU_DATA_DIR: temp.dataDir, DATABASE_URL: pgvector.url };
+    const flags = [...EMBEDDING_FLAGS, '--vectors', 'postgres'];
+
+    const first = await runCli(flags, { env, input: 'I like metric units and use Kubernetes.\n' });
+    expect(first.code).toBe(0);
+    expect(first.stdout).toContain('Embeddings: kioku-hashing (256 dimensions), PostgreSQL (pgvector)');
+    const counted = await pgvector.db.query<{ n: number }>('select count(*)::int as n from kioku.vectors');
+    expect(counted.rows[0]?.n).toBe(2);
+
+    const second = await runCli(flags, { env, input: `Which units do I prefer?\n${MISSPELT}\n/ledger\n` });
+    expect(second.code).toBe(0);
+    expect(second.stdout).not.toContain('Vectors rebuilt');
+    expect(second.stdout).toMatch(RECALLED_BUT_SHOWN);
+  }, 90_000);
 });

@@ -7,4 +7,5 @@ export { type KiokuTables, kiokuTables, SEARCH_TEXT_CHARS } from './schema.js';
 export * from './sessions.js';
 export * from './store.js';
 export * from './stores.js';
+export * from './vectors.js';
 export * from './working.js';

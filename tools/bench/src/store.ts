@@ -2,7 +2,7 @@
  * Fact-store throughput and search latency, in memory, in JSON files, in SQLite and in PostgreSQL, at
  * several store sizes in one user's scope.
  *
- *   pnpm bench:store [--sizes 1000,10000,100000] [--adapter memory|json|sqlite|postgres|redis|qdrant|all[,…]]
+ *   pnpm bench:store [--sizes 1000,10000,100000] [--adapter memory|json|sqlite|postgres|redis|qdrant|pgvector|all[,…]]
  *                    [--corpus short|long] [--users N] [--searches 300] [--no-index] [--json]
  *
  * --corpus long: paragraph-long records (50–300 words of LoCoMo dialogue) asked LoCoMo questions
@@ -19,6 +19,8 @@
  * beside the same SQL issued with the raw driver (`src/store-sql.ts`, `src/store-raw.ts`).
  * redis, qdrant: the same method beside the same commands / requests made with the raw client
  * (`src/store-redis.ts`, `src/store-qdrant.ts`); qdrant is not part of `all` (see the README).
+ * pgvector: store-postgres's vector index beside the same statements through raw postgres.js, with recall@10
+ * against brute force (`src/store-pgvector.ts`); not part of `all` either.
  * Then the lexical index alone: core's index against the same ranking on MiniSearch (with memory or json;
  * skip: --no-index).
  */
@@ -32,17 +34,18 @@ import { CORPORA, type CorpusName, corpus } from './corpus.js';
 import type { FactSeed } from './facts.js';
 import { parseLayout } from './layout.js';
 import { MiniSearchLexicalIndex } from './minisearch-lexical-index.js';
+import { benchPgvector, type PgvectorRow } from './store-pgvector.js';
 import { benchQdrant, type QdrantRow } from './store-qdrant.js';
 import { benchRedis, type RedisRow } from './store-redis.js';
 import { benchPostgres, benchSqlite, type SqlAdapter, type SqlRow } from './store-sql.js';
 import { cliArgs, percentile, randomPicks, round, table } from './util.js';
 
-type Adapter = 'memory' | 'json' | SqlAdapter | 'redis' | 'qdrant';
-const ADAPTERS: readonly Adapter[] = ['memory', 'json', 'sqlite', 'postgres', 'redis', 'qdrant'];
+type Adapter = 'memory' | 'json' | SqlAdapter | 'redis' | 'qdrant' | 'pgvector';
+const ADAPTERS: readonly Adapter[] = ['memory', 'json', 'sqlite', 'postgres', 'redis', 'qdrant', 'pgvector'];
 /** What `--adapter all` runs: not qdrant, whose stand-in server takes minutes per size (see the README). */
 const ALL: readonly Adapter[] = ['memory', 'json', 'sqlite', 'postgres', 'redis'];
 /** An adapter measured beside its raw driver or client. */
-type RawRow = SqlRow | RedisRow | QdrantRow;
+type RawRow = SqlRow | RedisRow | QdrantRow | PgvectorRow;
 
 interface Row {
   adapter: Adapter;
@@ -77,6 +80,7 @@ const DEFAULT_SIZES: Record<Adapter, string> = {
   postgres: '10000,100000',
   redis: '10000,100000',
   qdrant: '10000,100000',
+  pgvector: '10000,100000',
 };
 
 function parseArgs() {
@@ -335,7 +339,13 @@ async function main(): Promise<void> {
   };
   for (const adapter of options.adapters) {
     const sizes = options.sizesOf(adapter);
-    if (adapter === 'sqlite' || adapter === 'postgres' || adapter === 'redis' || adapter === 'qdrant') {
+    if (
+      adapter === 'sqlite' ||
+      adapter === 'postgres' ||
+      adapter === 'redis' ||
+      adapter === 'qdrant' ||
+      adapter === 'pgvector'
+    ) {
       // Progress on stderr even with --json: a 1M run takes minutes.
       const progress = (line: string) => console.error(line);
       const sqlOptions = {
@@ -354,7 +364,9 @@ async function main(): Promise<void> {
             ? await benchPostgres(sizes, seeds, sqlOptions)
             : adapter === 'redis'
               ? await benchRedis(sizes, seeds, sqlOptions)
-              : await benchQdrant(sizes, seeds, sqlOptions);
+              : adapter === 'qdrant'
+                ? await benchQdrant(sizes, seeds, sqlOptions)
+                : await benchPgvector(sizes, sqlOptions);
       if (typeof result === 'string') unavailable[adapter] = `not available (${result})`;
       else rows.push(...result.map(sqlRow));
       continue;

@@ -1,0 +1,5 @@
+export {
+  type PgvectorTestServer,
+  type PgvectorTestServerOptions,
+  startPgvectorTestServer,
+} from './server.js';
