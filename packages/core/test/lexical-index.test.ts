@@ -144,6 +144,7 @@ describe('LexicalIndex state', () => {
       { ...good, docs: [...good.docs, 1] },
       { ...good, ids: ['a', 'a'] },
       { ...good, terms: [] },
+      { ...good, terms: [...good.terms, good.terms[0]!] },
     ]) {
       expect(() => LexicalIndex.fromState(bad)).toThrow(expect.objectContaining({ code: 'CORRUPT_DATA' }));
     }

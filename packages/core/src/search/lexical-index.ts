@@ -157,27 +157,41 @@ export class LexicalIndex {
     if (s?.format !== 'kioku.lexical-index' || s.version !== 1) throw bad('unknown format');
     const { terms, ids, docs } = s;
     if (!Array.isArray(terms) || !Array.isArray(ids) || !Array.isArray(docs)) throw bad('missing arrays');
+    if (!terms.every((t) => typeof t === 'string')) throw bad('bad term');
     const index = new LexicalIndex(options);
+    // Postings by term number, filled in slot order (a fresh index: text i goes into slot i).
+    const postings: Posting[] = terms.map(() => ({ slots: [], tfs: [] }));
+    index.#lengths = new Uint32Array(Math.max(64, ids.length));
     let at = 0;
-    for (const id of ids) {
+    for (let slot = 0; slot < ids.length; slot++) {
+      const id = ids[slot];
       const length = docs[at];
       const count = docs[at + 1];
       if (typeof id !== 'string' || index.#slotOf.has(id)) throw bad('bad or repeated id');
       if (!Number.isInteger(length) || !Number.isInteger(count) || at + 2 + 2 * count! > docs.length) {
         throw bad('truncated texts');
       }
-      const doc: Doc = { id, terms: new Array(count), tfs: new Array(count), length: length! };
+      const doc: Doc = { id, terms: [], tfs: [], length: length! };
       at += 2;
       for (let i = 0; i < count!; i++, at += 2) {
-        const term = terms[docs[at]!];
+        const posting = postings[docs[at]!];
         const tf = docs[at + 1]!;
-        if (typeof term !== 'string' || !(tf > 0)) throw bad('bad term');
-        doc.terms[i] = term;
-        doc.tfs[i] = tf;
+        if (!posting || !(tf > 0)) throw bad('bad term');
+        doc.terms.push(terms[docs[at]!]!);
+        doc.tfs.push(tf);
+        posting.slots.push(slot);
+        posting.tfs.push(tf);
       }
-      index.#add(doc);
+      index.#docs.push(doc);
+      index.#lengths[slot] = doc.length;
+      index.#slotOf.set(id, slot);
+      index.#totalLength += doc.length;
     }
     if (at !== docs.length) throw bad('trailing data');
+    for (let n = 0; n < terms.length; n++) {
+      if (index.#postings.has(terms[n]!)) throw bad('repeated term');
+      if (postings[n]!.slots.length > 0) index.#postings.set(terms[n]!, postings[n]!);
+    }
     return index;
   }
 
