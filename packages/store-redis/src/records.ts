@@ -137,9 +137,10 @@ export interface LoadedPartition<T> {
   index?: StoredIndex;
 }
 
-/** A stored search index state (unparsed) and the ids changed after the version it was built at. */
+/** A stored search index state (unparsed), the version it describes and the ids changed after it. */
 export interface StoredIndex {
   state: string;
+  version: string;
   changed: string[];
 }
 
@@ -308,7 +309,7 @@ export class RecordPartitions<T> {
             ),
           );
     if (changed.length > maxChanged) return loaded;
-    return { ...loaded, index: { state: stored!.slice(header.stateAt), changed } };
+    return { ...loaded, index: { state: stored!.slice(header.stateAt), version: header.version, changed } };
   }
 
   /** Store a partition's search index state as of `(epoch, version)`; nothing if the epoch has changed. */
@@ -385,8 +386,13 @@ function indexHeader(stored: string): { epoch: string; version: string; stateAt:
   return { epoch: stored.slice(0, first), version, stateAt: second + 1 };
 }
 
-/** Replayed changes after which a search writes its index back to Redis (keeps the replay short). */
+/**
+ * Changes after which the stored index is written again: by a new process that replayed that many, and by
+ * a process keeping its index current while others write (so a new process seldom finds more than
+ * `maxDelta` changes to replay, which would mean indexing everything again).
+ */
 const RESAVE_AFTER = 100;
+const KEEP_CURRENT_AFTER = 500;
 
 /** A partition as a search cache holds it: records by id, their order, and a lexical index built on demand. */
 export class CachedPartition<T> {
@@ -396,6 +402,8 @@ export class CachedPartition<T> {
   #ordered: T[] | undefined;
   #index: LexicalIndex | undefined;
   #stored: StoredIndex | undefined;
+  /** The version of the index stored in Redis as far as this copy knows. */
+  #storedVersion = 0;
 
   /** `save` stores the index when it was built here (kinds with `persistIndex`); errors are ignored. */
   constructor(
@@ -420,8 +428,10 @@ export class CachedPartition<T> {
       const stored = this.#stored;
       this.#stored = undefined;
       const restored = stored && this.#restore(stored);
-      if (restored) this.#index = restored;
-      else {
+      if (restored) {
+        this.#index = restored;
+        this.#storedVersion = Number(stored.version);
+      } else {
         const index = new LexicalIndex(this.kind.search);
         for (const record of this.ordered()) this.#indexRecord(index, record);
         this.#index = index;
@@ -447,14 +457,18 @@ export class CachedPartition<T> {
     }
   }
 
-  /** Store the index as of now, after the current call has returned (the search need not wait for it). */
+  /**
+   * Store the index after the current call has returned (the search need not wait for it), as of then:
+   * the index always describes the copy's current `(epoch, version)`, as `apply` changes both together.
+   */
   #saveLater(index: LexicalIndex): void {
     const save = this.save;
     if (!save) return;
-    const { epoch, version } = this;
+    const { epoch } = this;
+    this.#storedVersion = Number(this.version);
     setImmediate(() => {
-      if (this.#index !== index || this.epoch !== epoch || this.version !== version) return;
-      save(epoch, version, index.exportState()).catch(() => undefined);
+      if (this.#index !== index || this.epoch !== epoch) return;
+      save(epoch, this.version, index.exportState()).catch(() => undefined);
     });
   }
 
@@ -481,6 +495,8 @@ export class CachedPartition<T> {
     this.epoch = epoch;
     this.version = version;
     this.#ordered = undefined;
+    if (this.#index && Number(version) - this.#storedVersion >= KEEP_CURRENT_AFTER)
+      this.#saveLater(this.#index);
   }
 
   #indexRecord(index: LexicalIndex, record: T): void {

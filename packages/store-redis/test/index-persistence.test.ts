@@ -129,6 +129,23 @@ describe.skipIf(noServer)('RedisFactStore stored search index', () => {
     }
   });
 
+  it('a process that keeps searching while others write stores its index again every 500 changes', async () => {
+    const prefix = freshPrefix();
+    try {
+      const { writer } = await seeded(prefix);
+      const other = newProcess(prefix);
+      for (let i = 0; i < 500; i++)
+        await other.create(scope, { content: `note number ${i} about gardening` });
+      await writer.search(scope, { query: 'gardening' });
+      const index = await storedIndex(prefix, '503');
+      const reader = newProcess(prefix);
+      expect(await reader.count(scope)).toBe(503);
+      expect(LexicalIndex.fromState(JSON.parse(index.state)).size).toBe(503);
+    } finally {
+      await deletePrefix(prefix);
+    }
+  });
+
   it('a restore makes the stored index stale, and it is deleted with the partition', async () => {
     const prefix = freshPrefix();
     try {
