@@ -98,3 +98,55 @@ describe('LexicalIndex incremental updates', () => {
     }
   });
 });
+
+describe('LexicalIndex state', () => {
+  const texts = [
+    ['bike', 'Alice bought a red bike last week'],
+    ['trip', 'Bob went to Paris in May'],
+    ['pet', 'Alice has a cat named Luna'],
+    ['gone', 'A text removed before the export'],
+  ] as const;
+
+  it('a restored index ranks exactly as the one exported, through JSON, and takes further writes', () => {
+    const index = new LexicalIndex();
+    for (const [id, t] of texts) index.set(id, t);
+    index.remove('gone');
+    const restored = LexicalIndex.fromState(JSON.parse(JSON.stringify(index.exportState())));
+    expect(restored.size).toBe(3);
+    expect(restored.has('gone')).toBe(false);
+    for (const q of ['What did Alice buy?', 'Paris trip', 'cat', 'Alice']) {
+      expect(restored.search(q)).toEqual(index.search(q));
+    }
+    restored.set('pet', 'Alice has a dog named Rex');
+    restored.set('car', 'Bob bought a car');
+    expect(restored.search('dog')[0]?.id).toBe('pet');
+    expect(restored.search('cat')).toEqual([]);
+    expect(
+      restored
+        .search('bought')
+        .slice(0, 2)
+        .map((h) => h.id)
+        .sort(),
+    ).toEqual(['bike', 'car']);
+  });
+
+  it('refuses state of another shape with a CorruptDataError', () => {
+    const good = (() => {
+      const index = new LexicalIndex();
+      index.set('a', 'apple banana');
+      return index.exportState();
+    })();
+    for (const bad of [
+      null,
+      'x',
+      { ...good, format: 'other' },
+      { ...good, docs: good.docs.slice(0, -1) },
+      { ...good, docs: [...good.docs, 1] },
+      { ...good, ids: ['a', 'a'] },
+      { ...good, terms: [] },
+      { ...good, terms: [...good.terms, good.terms[0]!] },
+    ]) {
+      expect(() => LexicalIndex.fromState(bad)).toThrow(expect.objectContaining({ code: 'CORRUPT_DATA' }));
+    }
+  });
+});

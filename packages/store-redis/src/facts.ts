@@ -89,6 +89,8 @@ export class RedisFactStore extends RedisStoreBase implements FactStore {
       parse: parseFact,
       indexEntries: (fact) => [{ key: fact.id, text: factSearchText(fact) }],
       ...(options.search ? { search: options.search } : {}),
+      // A stored index is only valid for the analyzer that made it: core's, unless another is given.
+      persistIndex: options.search?.analyzer === undefined,
     });
     this.#cache = new PartitionCache(this.#records, (f) => f.id, options.cache);
   }

@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
 import { ConflictError, CorruptDataError, NotFoundError, StorageError } from '@kioku/core';
-import { LexicalIndex, type LexicalIndexOptions } from '@kioku/core/adapter';
+import { LexicalIndex, type LexicalIndexOptions, type LexicalIndexState } from '@kioku/core/adapter';
 import { lua, type Multi, type RedisConnection, randomToken } from './connection.js';
 
 /**
@@ -12,17 +12,28 @@ import { lua, type Multi, type RedisConnection, randomToken } from './connection
  * - `…:meta` HASH  `seq` (insertion counter), `ver` (change counter), `epoch` (changes on restore and
  *   when the log is compacted: caches of another epoch reload the whole partition)
  *
- * Every write is one Lua script, so the four keys never disagree.
+ * Every write is one Lua script, so the four keys never disagree. Kinds with `persistIndex` have a fifth,
+ * written only by searches and never trusted beyond what the other four confirm:
+ *
+ * - `…:idx`  STRING `epoch \n version \n state`: the search index (LexicalIndex state JSON) as it was at
+ *   that change version, so a new process replays the changes since instead of re-analysing every text.
  */
 export interface PartitionKeys {
   rec: string;
   ord: string;
   log: string;
   meta: string;
+  idx: string;
 }
 
 export function partitionKeys(base: string): PartitionKeys {
-  return { rec: `${base}:rec`, ord: `${base}:ord`, log: `${base}:log`, meta: `${base}:meta` };
+  return {
+    rec: `${base}:rec`,
+    ord: `${base}:ord`,
+    log: `${base}:log`,
+    meta: `${base}:meta`,
+    idx: `${base}:idx`,
+  };
 }
 
 const keyList = (k: PartitionKeys) => [k.rec, k.ord, k.log, k.meta];
@@ -103,6 +114,14 @@ end
 return out
 `);
 
+// Store a search index state, only while the partition is still in the epoch it was built in (so nothing
+// is written after a restore or after the partition's keys were deleted).
+const SAVE_INDEX = lua(`
+if redis.call('HGET', KEYS[1], 'epoch') ~= ARGV[1] then return 0 end
+redis.call('SET', KEYS[2], ARGV[2])
+return 1
+`);
+
 /** A stored record with its insertion sequence. */
 export interface Stored<T> {
   seq: number;
@@ -114,6 +133,15 @@ export interface LoadedPartition<T> {
   version: string;
   /** In insertion order. */
   records: Stored<T>[];
+  /** The stored search index, when one of this epoch and no newer than `version` is stored. */
+  index?: StoredIndex;
+}
+
+/** A stored search index state (unparsed), the version it describes and the ids changed after it. */
+export interface StoredIndex {
+  state: string;
+  version: string;
+  changed: string[];
 }
 
 /** How one kind's records are parsed and indexed. */
@@ -124,6 +152,11 @@ export interface RecordKind<T> {
   /** What to index for a record; omit for kinds that are never searched. */
   indexEntries?(record: T): Array<{ key: string; text: string }>;
   search?: LexicalIndexOptions;
+  /**
+   * Store the search index in Redis for new processes (see `…:idx`). Only for kinds with one index entry
+   * per record, keyed by the record's id, and core's analyzer.
+   */
+  persistIndex?: boolean;
 }
 
 export function parseJson<T>(json: string, what: string): T {
@@ -233,6 +266,10 @@ export class RecordPartitions<T> {
       multi.hgetall(keys.rec);
       multi.zrange(keys.ord, '0', '-1', 'WITHSCORES');
     })) as [Array<string | null>, Record<string, string>, string[]];
+    return this.#assemble(meta, hash, order);
+  }
+
+  #assemble(meta: Array<string | null>, hash: Record<string, string>, order: string[]): LoadedPartition<T> {
     const records: Stored<T>[] = [];
     for (let i = 0; i < order.length; i += 2) {
       const json = hash[order[i]!];
@@ -242,11 +279,59 @@ export class RecordPartitions<T> {
   }
 
   /**
+   * `load`, with the stored search index when it is usable: same epoch, version not newer than the
+   * records', and at most `maxChanged` ids changed since (fetched in a second round trip; ids changed
+   * after the load are included too, which only re-indexes them from the loaded records).
+   */
+  async loadForSearch(keys: PartitionKeys, maxChanged: number): Promise<LoadedPartition<T>> {
+    const [meta, hash, order, stored] = (await this.connection.transaction('load', (multi) => {
+      multi.hmget(keys.meta, 'epoch', 'ver');
+      multi.hgetall(keys.rec);
+      multi.zrange(keys.ord, '0', '-1', 'WITHSCORES');
+      multi.get(keys.idx);
+    })) as [Array<string | null>, Record<string, string>, string[], string | null];
+    const loaded = this.#assemble(meta, hash, order);
+    const header = stored === null ? undefined : indexHeader(stored);
+    if (!header || header.epoch !== loaded.epoch || Number(header.version) > Number(loaded.version)) {
+      return loaded;
+    }
+    const changed =
+      header.version === loaded.version
+        ? []
+        : await this.connection.run('ZRANGEBYSCORE', () =>
+            this.connection.client.zrangebyscore(
+              keys.log,
+              `(${header.version}`,
+              '+inf',
+              'LIMIT',
+              0,
+              maxChanged + 1,
+            ),
+          );
+    if (changed.length > maxChanged) return loaded;
+    return { ...loaded, index: { state: stored!.slice(header.stateAt), version: header.version, changed } };
+  }
+
+  /** Store a partition's search index state as of `(epoch, version)`; nothing if the epoch has changed. */
+  async saveIndex(
+    keys: PartitionKeys,
+    epoch: string,
+    version: string,
+    state: LexicalIndexState,
+  ): Promise<void> {
+    await this.connection.eval(
+      SAVE_INDEX,
+      [keys.meta, keys.idx],
+      [epoch, `${epoch}\n${version}\n${JSON.stringify(state)}`],
+    );
+  }
+
+  /**
    * Queue the replacement of a whole partition (restore) into a MULTI: the old records go, the new ones
    * are stored in the given order, and a new epoch makes every cache of the partition reload it.
    */
   queueReplace(multi: Multi, keys: PartitionKeys, records: readonly T[], idOf: (record: T) => string): void {
-    multi.del(keys.rec, keys.ord, keys.log);
+    multi.del(keys.rec, keys.ord, keys.log, keys.idx);
     multi.hset(keys.meta, 'epoch', randomToken(), 'seq', records.length, 'ver', 0);
     for (let i = 0; i < records.length; i += CHUNK) {
       const fields: string[] = [];
@@ -291,6 +376,24 @@ export class RecordPartitions<T> {
   }
 }
 
+/** `epoch \n version \n` at the start of a stored index, and where the state after it starts. */
+function indexHeader(stored: string): { epoch: string; version: string; stateAt: number } | undefined {
+  const first = stored.indexOf('\n');
+  const second = first < 0 ? -1 : stored.indexOf('\n', first + 1);
+  if (second < 0) return undefined;
+  const version = stored.slice(first + 1, second);
+  if (!/^\d+$/.test(version)) return undefined;
+  return { epoch: stored.slice(0, first), version, stateAt: second + 1 };
+}
+
+/**
+ * Changes after which the stored index is written again: by a new process that replayed that many, and by
+ * a process keeping its index current while others write (so a new process seldom finds more than
+ * `maxDelta` changes to replay, which would mean indexing everything again).
+ */
+const RESAVE_AFTER = 100;
+const KEEP_CURRENT_AFTER = 500;
+
 /** A partition as a search cache holds it: records by id, their order, and a lexical index built on demand. */
 export class CachedPartition<T> {
   epoch = '';
@@ -298,8 +401,15 @@ export class CachedPartition<T> {
   readonly records = new Map<string, Stored<T>>();
   #ordered: T[] | undefined;
   #index: LexicalIndex | undefined;
+  #stored: StoredIndex | undefined;
+  /** The version of the index stored in Redis as far as this copy knows. */
+  #storedVersion = 0;
 
-  constructor(readonly kind: RecordKind<T>) {}
+  /** `save` stores the index when it was built here (kinds with `persistIndex`); errors are ignored. */
+  constructor(
+    readonly kind: RecordKind<T>,
+    readonly save?: (epoch: string, version: string, state: LexicalIndexState) => Promise<void>,
+  ) {}
 
   get(id: string): T | undefined {
     return this.records.get(id)?.record;
@@ -315,11 +425,51 @@ export class CachedPartition<T> {
 
   index(): LexicalIndex {
     if (!this.#index) {
-      const index = new LexicalIndex(this.kind.search);
-      for (const record of this.ordered()) this.#indexRecord(index, record);
-      this.#index = index;
+      const stored = this.#stored;
+      this.#stored = undefined;
+      const restored = stored && this.#restore(stored);
+      if (restored) {
+        this.#index = restored;
+        this.#storedVersion = Number(stored.version);
+      } else {
+        const index = new LexicalIndex(this.kind.search);
+        for (const record of this.ordered()) this.#indexRecord(index, record);
+        this.#index = index;
+      }
+      if (!restored || stored.changed.length >= RESAVE_AFTER) this.#saveLater(this.#index);
     }
     return this.#index;
+  }
+
+  /** The stored index with the changes since replayed from the records; undefined when unusable. */
+  #restore(stored: StoredIndex): LexicalIndex | undefined {
+    try {
+      const index = LexicalIndex.fromState(JSON.parse(stored.state), this.kind.search);
+      for (const id of stored.changed) {
+        index.remove(id);
+        const record = this.get(id);
+        if (record) this.#indexRecord(index, record);
+      }
+      // One entry per record: any other count means the state does not describe these records.
+      return index.size === this.records.size ? index : undefined;
+    } catch {
+      return undefined;
+    }
+  }
+
+  /**
+   * Store the index after the current call has returned (the search need not wait for it), as of then:
+   * the index always describes the copy's current `(epoch, version)`, as `apply` changes both together.
+   */
+  #saveLater(index: LexicalIndex): void {
+    const save = this.save;
+    if (!save) return;
+    const { epoch } = this;
+    this.#storedVersion = Number(this.version);
+    setImmediate(() => {
+      if (this.#index !== index || this.epoch !== epoch) return;
+      save(epoch, this.version, index.exportState()).catch(() => undefined);
+    });
   }
 
   reset(loaded: LoadedPartition<T>, idOf: (record: T) => string): void {
@@ -329,10 +479,12 @@ export class CachedPartition<T> {
     this.version = loaded.version;
     this.#ordered = undefined;
     this.#index = undefined;
+    this.#stored = loaded.index;
   }
 
   apply(changed: Array<{ id: string; stored: Stored<T> | null }>, epoch: string, version: string): void {
     for (const { id, stored } of changed) {
+      this.#stored?.changed.push(id);
       const previous = this.records.get(id);
       if (previous && this.#index) this.#unindexRecord(this.#index, previous.record);
       if (stored) {
@@ -343,6 +495,8 @@ export class CachedPartition<T> {
     this.epoch = epoch;
     this.version = version;
     this.#ordered = undefined;
+    if (this.#index && Number(version) - this.#storedVersion >= KEEP_CURRENT_AFTER)
+      this.#saveLater(this.#index);
   }
 
   #indexRecord(index: LexicalIndex, record: T): void {
@@ -410,8 +564,19 @@ export class PartitionCache<T> {
         return this.#keep(keys.rec, cached);
       }
     }
-    const fresh = new CachedPartition<T>(this.partitions.kind);
-    fresh.reset(await this.partitions.load(keys), this.idOf);
+    const kind = this.partitions.kind;
+    const fresh = new CachedPartition<T>(
+      kind,
+      kind.persistIndex
+        ? (epoch, version, state) => this.partitions.saveIndex(keys, epoch, version, state)
+        : undefined,
+    );
+    fresh.reset(
+      kind.persistIndex
+        ? await this.partitions.loadForSearch(keys, this.#maxDelta)
+        : await this.partitions.load(keys),
+      this.idOf,
+    );
     return this.#keep(keys.rec, fresh);
   }
 

@@ -15,7 +15,10 @@
  * - READS `get`s by random id through each;
  * - a warm-up (both copies take in the writes as changes), a check that both return the same facts in the
  *   same order, then SEARCHES searches through each (limit 8);
- * - search right after a write: rounds of create + search on each side, only the search timed.
+ * - search right after a write: rounds of create + search on each side, only the search timed;
+ * - the first search of a new process (a new store: empty cache) twice: with the partition's stored index
+ *   and the changes made since it was stored to replay, then once that index is current; beside them the
+ *   raw HGETALL + JSON.parse of the partition (what any load of every record costs) and the warm search.
  */
 import { randomBytes } from 'node:crypto';
 import { readFile } from 'node:fs/promises';
@@ -258,10 +261,12 @@ export async function benchRedis(
     await checkScripts(options.log);
     for (const size of sizes) {
       const sizePrefix = `${prefix}${size}:`;
-      const store = new mod.RedisFactStore({ client, prefix: sizePrefix });
+      const newProcess = () => new mod.RedisFactStore({ client, prefix: sizePrefix });
+      const store = newProcess();
       const base = new mod.KeySpace(sizePrefix).base('facts', SCOPE);
       const raw = new RawRedisFacts(client, base, shas);
-      rows.push(await run(store, raw, client, base, size, seeds, options, where));
+      const row = await run(store, raw, client, base, size, seeds, options, where);
+      rows.push(await coldStarts(row, newProcess, client, base));
       await new mod.RedisConnection({ client, prefix: sizePrefix }).deleteAll();
     }
   } finally {
@@ -288,6 +293,55 @@ async function checkScripts(log: (line: string) => void): Promise<void> {
   } catch {
     log("  redis: cannot read store-redis's src/records.ts; the raw scripts are assumed to be the adapter's");
   }
+}
+
+/** How long the first search of a new process takes (see the file's comment), added to `row`. */
+async function coldStarts(
+  row: RedisRow,
+  newProcess: () => import('@kioku/store-redis').RedisFactStore,
+  client: RedisClient,
+  base: string,
+): Promise<RedisRow> {
+  const stored = async () => (await client.getrange(`${base}:idx`, 0, 200)).split('\n').slice(0, 2);
+  const current = async () => (await client.hmget(`${base}:meta`, 'epoch', 'ver')).join('\n');
+  const behind = async () => {
+    const [[epoch, at], ver] = [await stored(), (await client.hget(`${base}:meta`, 'ver')) ?? '0'];
+    return epoch === undefined || at === undefined ? -1 : Number(ver) - Number(at);
+  };
+  const replayed = await behind();
+  const time = async () => {
+    const t = performance.now();
+    await newProcess().search(SCOPE, { query: QUERIES[1]! });
+    return performance.now() - t;
+  };
+  const replayMs = await time();
+  // The new process stores the index again after its search when it replayed many changes; wait for that.
+  const deadline = Date.now() + 60_000;
+  while (Date.now() < deadline && (await stored()).join('\n') !== (await current())) {
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  }
+  const currentMs = await time();
+  const t = performance.now();
+  const hash = await client.hgetall(`${base}:rec`);
+  for (const json of Object.values(hash)) JSON.parse(json);
+  const rawLoadMs = performance.now() - t;
+  const ms = (x: number) => round(x, 1);
+  return {
+    ...row,
+    details: {
+      ...row.details,
+      cold_replay_ms: ms(replayMs),
+      cold_replayed_changes: replayed,
+      cold_current_ms: ms(currentMs),
+      raw_load_ms: ms(rawLoadMs),
+    },
+    notes: [
+      ...row.notes,
+      `  redis ${row.size}: first search of a new process ${ms(replayMs)} ms (stored index ${replayed} changes behind;` +
+        ` -1 = none), ${ms(currentMs)} ms (stored index current); raw HGETALL + JSON.parse ${ms(rawLoadMs)} ms;` +
+        ` warm search p50 ${row.searchP50} ms (raw ${row.raw.searchP50} ms); first search after restore ${row.firstSearchMs} ms.`,
+    ],
+  };
 }
 
 async function run(

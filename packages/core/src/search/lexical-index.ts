@@ -1,3 +1,4 @@
+import { CorruptDataError } from '../errors.js';
 import { type Analyzer, englishAnalyzer } from './analyzer.js';
 
 export interface Bm25Params {
@@ -28,6 +29,19 @@ export interface LexicalIndexOptions {
   bm25?: Partial<Bm25Params>;
   /** Query expansion from the top results; `false` turns it off. */
   feedback?: Partial<FeedbackParams> | false;
+}
+
+/**
+ * An index's analysed texts as plain JSON data (see {@link LexicalIndex.exportState}): the distinct terms
+ * once, and per text its id, length and (term number, frequency) pairs, flattened into one number array
+ * `[length, pairs, term, tf, term, tf, …]` per text in `ids` order.
+ */
+export interface LexicalIndexState {
+  format: 'kioku.lexical-index';
+  version: 1;
+  terms: string[];
+  ids: string[];
+  docs: number[];
 }
 
 export interface LexicalHit {
@@ -107,6 +121,80 @@ export class LexicalIndex {
     this.#feedback = feedback && feedback.docs > 0 && feedback.terms > 0 ? feedback : undefined;
   }
 
+  /**
+   * The analysed texts, to store and give to {@link LexicalIndex.fromState} later (another process, say):
+   * rebuilding from it skips the analyzer, which is most of the cost of indexing. Only valid for an index
+   * with the same analyzer.
+   */
+  exportState(): LexicalIndexState {
+    const termNumber = new Map<string, number>();
+    const ids: string[] = [];
+    const docs: number[] = [];
+    for (const doc of this.#docs) {
+      if (!doc) continue;
+      ids.push(doc.id);
+      docs.push(doc.length, doc.terms.length);
+      for (let i = 0; i < doc.terms.length; i++) {
+        const term = doc.terms[i]!;
+        let n = termNumber.get(term);
+        if (n === undefined) {
+          n = termNumber.size;
+          termNumber.set(term, n);
+        }
+        docs.push(n, doc.tfs[i]!);
+      }
+    }
+    return { format: 'kioku.lexical-index', version: 1, terms: [...termNumber.keys()], ids, docs };
+  }
+
+  /**
+   * An index holding what `state` describes (from {@link LexicalIndex.exportState}, made with the same
+   * analyzer). Throws a CorruptDataError when `state` does not have that shape.
+   */
+  static fromState(state: unknown, options: LexicalIndexOptions = {}): LexicalIndex {
+    const bad = (why: string) => new CorruptDataError(`Stored lexical index state is unusable: ${why}.`);
+    const s = state as Partial<LexicalIndexState> | null;
+    if (s?.format !== 'kioku.lexical-index' || s.version !== 1) throw bad('unknown format');
+    const { terms, ids, docs } = s;
+    if (!Array.isArray(terms) || !Array.isArray(ids) || !Array.isArray(docs)) throw bad('missing arrays');
+    if (!terms.every((t) => typeof t === 'string')) throw bad('bad term');
+    const index = new LexicalIndex(options);
+    // Postings by term number, filled in slot order (a fresh index: text i goes into slot i).
+    const postings: Posting[] = terms.map(() => ({ slots: [], tfs: [] }));
+    index.#lengths = new Uint32Array(Math.max(64, ids.length));
+    let at = 0;
+    for (let slot = 0; slot < ids.length; slot++) {
+      const id = ids[slot];
+      const length = docs[at];
+      const count = docs[at + 1];
+      if (typeof id !== 'string' || index.#slotOf.has(id)) throw bad('bad or repeated id');
+      if (!Number.isInteger(length) || !Number.isInteger(count) || at + 2 + 2 * count! > docs.length) {
+        throw bad('truncated texts');
+      }
+      const doc: Doc = { id, terms: [], tfs: [], length: length! };
+      at += 2;
+      for (let i = 0; i < count!; i++, at += 2) {
+        const posting = postings[docs[at]!];
+        const tf = docs[at + 1]!;
+        if (!posting || !(tf > 0)) throw bad('bad term');
+        doc.terms.push(terms[docs[at]!]!);
+        doc.tfs.push(tf);
+        posting.slots.push(slot);
+        posting.tfs.push(tf);
+      }
+      index.#docs.push(doc);
+      index.#lengths[slot] = doc.length;
+      index.#slotOf.set(id, slot);
+      index.#totalLength += doc.length;
+    }
+    if (at !== docs.length) throw bad('trailing data');
+    for (let n = 0; n < terms.length; n++) {
+      if (index.#postings.has(terms[n]!)) throw bad('repeated term');
+      if (postings[n]!.slots.length > 0) index.#postings.set(terms[n]!, postings[n]!);
+    }
+    return index;
+  }
+
   get size(): number {
     return this.#slotOf.size;
   }
@@ -124,16 +212,20 @@ export class LexicalIndex {
       counts.set(term, (counts.get(term) ?? 0) + 1);
       length += 1;
     }
+    this.#add({ id, terms: [...counts.keys()], tfs: [...counts.values()], length });
+  }
+
+  /** Put an analysed text (whose id is not indexed) into a slot and the postings of its terms. */
+  #add(doc: Doc): void {
     const slot = this.#free.pop() ?? this.#docs.length;
-    const doc: Doc = { id, terms: [...counts.keys()], tfs: [...counts.values()], length };
     this.#docs[slot] = doc;
     if (slot >= this.#lengths.length) {
-      const grown = new Uint32Array(this.#lengths.length * 2);
+      const grown = new Uint32Array(Math.max(this.#lengths.length * 2, slot + 1));
       grown.set(this.#lengths);
       this.#lengths = grown;
     }
-    this.#lengths[slot] = length;
-    this.#slotOf.set(id, slot);
+    this.#lengths[slot] = doc.length;
+    this.#slotOf.set(doc.id, slot);
     this.#totalLength += doc.length;
     for (let i = 0; i < doc.terms.length; i++) {
       const term = doc.terms[i]!;
