@@ -251,6 +251,17 @@ export class SqliteWorkingMemoryStore extends SqliteStoreBase implements Working
     return this.write(() => this.orm.delete(working).where(lte(working.expiresMs, now)).run().changes);
   }
 
+  async eraseUser(userId: string): Promise<string[]> {
+    return this.eraseAll(userId, () =>
+      this.orm
+        .delete(working)
+        .where(eq(working.userId, userId))
+        .returning({ key: working.key })
+        .all()
+        .map((r) => r.key),
+    );
+  }
+
   async snapshot(selector: SnapshotSelector): Promise<SnapshotEnvelope<WorkingEntry>> {
     const now = this.clock.now();
     return this.snapshotOf('working', selector, (userId) =>
