@@ -203,6 +203,16 @@ export class PostgresWorkingMemoryStore extends PostgresStore implements Working
     return rows.length;
   }
 
+  /** One statement. */
+  async eraseUser(userId: string): Promise<string[]> {
+    selectedUser({ userId });
+    const t = this.tables.workingEntries;
+    const rows = await this.database.run((db) =>
+      db.delete(t).where(eq(t.userId, userId)).returning({ id: t.key }),
+    );
+    return rows.map((r) => r.id);
+  }
+
   async snapshot(selector: SnapshotSelector): Promise<SnapshotEnvelope<WorkingEntry>> {
     const { parsed, userId } = selectedUser(selector);
     const t = this.tables.workingEntries;
