@@ -208,9 +208,11 @@ export class PostgresWorkingMemoryStore extends PostgresStore implements Working
     selectedUser({ userId });
     const t = this.tables.workingEntries;
     const rows = await this.database.run((db) =>
-      db.delete(t).where(eq(t.userId, userId)).returning({ id: t.key }),
+      db.delete(t).where(eq(t.userId, userId)).returning({ key: t.key, expiresAt: t.expiresAt }),
     );
-    return rows.map((r) => r.id);
+    // Expired entries go too, but only live ones are named (as snapshot and the other stores do).
+    const now = this.clock.now();
+    return rows.filter((r) => isWorkingEntryLive(r, now)).map((r) => r.key);
   }
 
   async snapshot(selector: SnapshotSelector): Promise<SnapshotEnvelope<WorkingEntry>> {

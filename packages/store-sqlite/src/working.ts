@@ -256,8 +256,10 @@ export class SqliteWorkingMemoryStore extends SqliteStoreBase implements Working
       this.orm
         .delete(working)
         .where(eq(working.userId, userId))
-        .returning({ key: working.key })
+        .returning({ key: working.key, expiresMs: working.expiresMs })
         .all()
+        // Expired entries go too, but only live ones are named (as snapshot and the other stores do).
+        .filter((r) => r.expiresMs > this.clock.now())
         .map((r) => r.key),
     );
   }
