@@ -222,9 +222,9 @@ export async function chat(options: ChatOptions): Promise<void> {
         return importUser(stores, scope.userId, path.resolve(options.dataDir, arg));
       case '/forget':
         if (arg !== 'yes') {
-          return 'This deletes all of your memory (facts, documents, sessions, plans, working memory, details). Type "/forget yes" to go ahead.';
+          return 'This erases all of your memory (facts, documents, sessions, plans, working memory, details, vectors). Type "/forget yes" to go ahead.';
         }
-        return forgetUser(stores, scope);
+        return forgetUser(kioku, scope.userId);
       default:
         return `Unknown command ${command}. ${HELP}`;
     }

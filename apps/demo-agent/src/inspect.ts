@@ -1,9 +1,10 @@
 import { readFile, writeFile } from 'node:fs/promises';
+import { formatReceipt } from '@kioku/cli';
 import {
   type ChatMessage,
   type DroppedItem,
   formatMemoryRef,
-  isKiokuSession,
+  type Kioku,
   type RecallDecision,
   type Scope,
   type TurnLedger,
@@ -151,25 +152,9 @@ export function count(n: number, one: string, many = `${one}s`): string {
 }
 
 /**
- * Delete the user's memory: facts, documents, sessions (transcripts), their plans and working memory.
- * Details have no delete in the store contract: they are deactivated (hidden from every read).
+ * Erase everything of the user — every kind, every agent, the vectors, Kioku's own sessions — with core's
+ * `forgetUser` (after the background work queued so far), and show the erasure receipt.
  */
-export async function forgetUser(stores: DemoStores, scope: Scope): Promise<string> {
-  let facts = 0;
-  for (const f of await stores.facts.list(scope)) if (await stores.facts.delete(scope, f.id)) facts++;
-  let documents = 0;
-  for (const d of await stores.documents.list(scope))
-    if (await stores.documents.delete(scope, d.id)) documents++;
-  let sessions = 0;
-  for (const s of await stores.sessions.list(scope)) {
-    await stores.plans.delete({ ...scope, threadId: s.id });
-    // Kioku's own sessions (kept changesets, feedback, …) go too, but only conversations are counted.
-    if ((await stores.sessions.delete(scope, s.id)) && !isKiokuSession(s)) sessions++;
-  }
-  let working = 0;
-  for (const e of await stores.working.list(scope)) if (await stores.working.delete(scope, e.key)) working++;
-  let details = 0;
-  for (const d of await stores.details.list(scope))
-    if (await stores.details.deactivate(scope, d.id)) details++;
-  return `Forgot ${count(facts, 'fact')}, ${count(documents, 'document')}, ${count(sessions, 'session')} (with their plans), ${count(working, 'working entry', 'working entries')}; deactivated ${count(details, 'detail')}.`;
+export async function forgetUser(kioku: Kioku, userId: string): Promise<string> {
+  return formatReceipt(await kioku.forgetUser(userId));
 }

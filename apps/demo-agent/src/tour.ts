@@ -9,15 +9,7 @@ import {
   STATIC_KNOWLEDGE_START,
 } from '@kioku/core';
 import { ManualClock } from '@kioku/core/testing';
-import {
-  describeToolTraffic,
-  forgetUser,
-  ledgerLine,
-  showFacts,
-  showPlan,
-  showRefs,
-  showWorking,
-} from './inspect.js';
+import { describeToolTraffic, ledgerLine, showFacts, showPlan, showRefs, showWorking } from './inspect.js';
 import { learnDocument, showDocuments } from './knowledge.js';
 import { applyDream, revertChangeset, reviewDream } from './lifecycle.js';
 import { seedSandbox } from './sandbox.js';
@@ -92,8 +84,8 @@ export async function runTour(options: TourOptions): Promise<void> {
   // ── Session 1 ────────────────────────────────────────────────────────────────────────────────
   let { stores, close } = await open();
   // Database backends outlive the folder: start the tour user from nothing there too.
-  await forgetUser(stores, scope);
   let kioku = buildKioku(stores, { sandbox, clock });
+  await kioku.forgetUser(scope.userId);
   const first = await kioku.startConversation(scope);
   section(`Session 1 (${first.sessionId})`);
 

@@ -122,9 +122,12 @@ describe('demo CLI against an OpenAI-compatible server', () => {
     // /forget alone only asks; nothing is deleted until "/forget yes".
     expect(result.stdout).toContain('Type "/forget yes" to go ahead.');
     expect(result.stdout.split('/forget yes')[0]).toContain('Lives in Lyon');
-    expect(result.stdout).toMatch(
-      /Forgot 1 fact, 1 document, 1 session \(with their plans\), 0 working entries/,
-    );
+    // The receipt: every kind (Kioku's own sessions too), a digest, and a scan that found nothing left.
+    expect(result.stdout).toMatch(/Forgot \d+ records of user "carol":/);
+    expect(result.stdout).toMatch(/ {2}facts +1 /);
+    expect(result.stdout).toMatch(/ {2}documents +1 /);
+    expect(result.stdout).toMatch(/digest sha256:[0-9a-f]{64}/);
+    expect(result.stdout).toMatch(/verified erased \(1 pass\)/);
     expect(result.stdout).toContain('No facts remembered yet.');
     expect(result.stdout).toContain('No documents learnt yet');
     expect(result.stdout).toMatch(/Imported facts 1, documents 1/);

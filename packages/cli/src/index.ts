@@ -4,6 +4,7 @@ export * from './bundle.js';
 export * from './copy.js';
 export * from './embedders.js';
 export * from './errors.js';
+export { formatReceipt } from './forget-command.js';
 export * from './indexes.js';
 export * from './kinds.js';
 export { type CliIo, run } from './main.js';

@@ -8,6 +8,7 @@ import { makeBundle, parseBundle } from './bundle.js';
 import { type KindReport, restoreKinds, snapshotKinds } from './copy.js';
 import { loadEmbedder, parseEmbedder } from './embedders.js';
 import { EXIT_MISMATCH, formatError, UsageError } from './errors.js';
+import { forgetCommand } from './forget-command.js';
 import { type IndexSpec, openIndex, parseIndex } from './indexes.js';
 import { KINDS, type Kind, parseKinds, parseVectorKinds, type VectorKind } from './kinds.js';
 import { newTokenEntry, serveMcp } from './mcp.js';
@@ -496,6 +497,7 @@ const HANDLERS: Record<Command, (args: string[], io: CliIo) => Promise<number>> 
   reembed: reembedCommand,
   dream: (args, io) => dreamCommand(args, io, () => usage(io, 'dream')),
   extract: (args, io) => extractCommand(args, io, () => usage(io, 'extract')),
+  forget: (args, io) => forgetCommand(args, io, () => usage(io, 'forget')),
   mcp: mcpCommand,
 };
 

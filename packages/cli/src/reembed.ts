@@ -72,6 +72,9 @@ class PlanningIndex implements VectorIndex {
     this.partitions.push(scope);
     return 0;
   }
+  async eraseUser(): Promise<string[]> {
+    return [];
+  }
   async snapshot(): Promise<VectorSnapshot> {
     throw new UnsupportedError('A planning index has no snapshot.');
   }

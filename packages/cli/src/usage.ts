@@ -10,6 +10,7 @@ Usage:
                 [--kinds <list>] [--dimensions <n>] [--check | --dry-run]
   kioku dream   --store <backend> --user <id> [--dry-run | --apply <id> | --revert <id> | --list]
   kioku extract --store <backend> --user <id> --session <id> [--dry-run]
+  kioku forget  --store <backend> --user <id> [--dry-run] [--json]
   kioku mcp     --store <backend> --user <id> [--agent <id>] [--tools <list>]           (MCP over stdio)
   kioku mcp     --store <backend> --http <host:port> --tokens <file> [--tools <list>]   (MCP over HTTP)
   kioku mcp token --user <id> [--agent <id>]
@@ -171,6 +172,26 @@ Options:
 
 Example:
   kioku extract --store sqlite:./kioku.db --user alice --session 0195f3c2-…  --dry-run`,
+  forget: `kioku forget --store <backend> --user <id> [--dry-run] [--json]
+
+Erases everything of one user from the backend — facts, documents, plans, working memory, sessions
+(transcripts, k-v maps, Kioku's kept changesets, feedback and conversation-log watermarks) and offloaded
+details, under every agent — then scans every kind again and repeats until nothing is left. Prints the
+erasure receipt: what was removed per kind and backend, when, and a sha256 digest of the removed ids.
+Safe to run again (after a crash half-way, it finishes the job; on an erased user it removes nothing).
+Vectors in an external index (Qdrant) are erased by the library's forgetUser with the bundle's index.
+
+Options:
+  --store <backend>    the user's memory
+  --user <id>          whose memory
+  --dry-run            remove nothing; print what would be removed (same counts and digest)
+  --json               the receipt as one JSON object
+
+Exit 1 with STORAGE when writes for the user keep arriving (stop the app's sessions, then run it again).
+
+Examples:
+  kioku forget --store sqlite:./kioku.db --user alice --dry-run
+  kioku forget --store postgres://kioku@db/app --user alice --json`,
   mcp: `kioku mcp --store <backend> (--user <id> | --http <host:port> --tokens <file>) [options]
 
 Serves the memory in --store to MCP clients (Claude Desktop, Claude Code, Cursor, VS Code, Windsurf …)

@@ -52,6 +52,7 @@ export * from './features/offload/index.js';
 export * from './features/plan-mode/index.js';
 export * from './features/static-memory/index.js';
 export * from './features/working-memory/index.js';
+export * from './forget/index.js';
 export {
   DEFAULT_TRANSCRIPT_ROLES,
   HYBRID_DEFAULTS,

@@ -7,6 +7,7 @@ import {
   detailStoreSuite,
   documentStoreSuite,
   factStoreSuite,
+  forgetTests,
   lifecycleTests,
   memoryPassesSuite,
   planStoreSuite,
@@ -76,4 +77,5 @@ const bundle: BundleHarness = {
 };
 storesBundleSuite(bundle);
 lifecycleTests(bundle);
+forgetTests(bundle);
 memoryPassesSuite(bundle);

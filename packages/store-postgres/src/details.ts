@@ -123,6 +123,29 @@ export class PostgresDetailStore extends PostgresStore implements DetailStore {
     return rows.length > 0;
   }
 
+  async delete(scope: Scope, id: string): Promise<boolean> {
+    const s = parseScope(scope);
+    parseOrThrow(IdSchema, id, 'detail id');
+    const t = this.tables.details;
+    const rows = await this.database.run((db) =>
+      db
+        .delete(t)
+        .where(and(eq(t.userId, s.userId), eq(t.id, id)))
+        .returning({ id: t.id }),
+    );
+    return rows.length > 0;
+  }
+
+  /** One statement. */
+  async eraseUser(userId: string): Promise<string[]> {
+    selectedUser({ userId });
+    const t = this.tables.details;
+    const rows = await this.database.run((db) =>
+      db.delete(t).where(eq(t.userId, userId)).returning({ id: t.id }),
+    );
+    return rows.map((r) => r.id);
+  }
+
   async snapshot(selector: SnapshotSelector): Promise<SnapshotEnvelope<DetailRecord>> {
     const { parsed, userId } = selectedUser(selector);
     const t = this.tables.details;

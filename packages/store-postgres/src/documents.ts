@@ -141,6 +141,16 @@ export class PostgresDocumentStore extends PostgresStore implements DocumentStor
     return combineKnowledge(docs, budget, this.#chunking.tokenizer);
   }
 
+  /** One statement (the chunks go by the foreign key's cascade). */
+  async eraseUser(userId: string): Promise<string[]> {
+    selectedUser({ userId });
+    const t = this.tables.documents;
+    const rows = await this.database.run((db) =>
+      db.delete(t).where(eq(t.userId, userId)).returning({ id: t.id }),
+    );
+    return rows.map((r) => r.id);
+  }
+
   async snapshot(selector: SnapshotSelector): Promise<SnapshotEnvelope<KnowledgeDocument>> {
     const { parsed, userId } = selectedUser(selector);
     const docs = await this.#read(

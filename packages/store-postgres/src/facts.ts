@@ -344,6 +344,16 @@ export class PostgresFactStore extends PostgresStore implements FactStore {
     return rows.sort((a, b) => a.category.localeCompare(b.category));
   }
 
+  /** One statement (`fact_counts` follows by its triggers). */
+  async eraseUser(userId: string): Promise<string[]> {
+    selectedUser({ userId });
+    const t = this.tables.facts;
+    const rows = await this.database.run((db) =>
+      db.delete(t).where(eq(t.userId, userId)).returning({ id: t.id }),
+    );
+    return rows.map((r) => r.id);
+  }
+
   async snapshot(selector: SnapshotSelector): Promise<SnapshotEnvelope<Fact>> {
     const { parsed, userId } = selectedUser(selector);
     const t = this.tables.facts;

@@ -72,6 +72,16 @@ export class PostgresPlanStore extends withPlanEdits(PostgresStore) implements P
     });
   }
 
+  /** One statement. */
+  async eraseUser(userId: string): Promise<string[]> {
+    selectedUser({ userId });
+    const t = this.tables.plans;
+    const rows = await this.database.run((db) =>
+      db.delete(t).where(eq(t.userId, userId)).returning({ id: t.id }),
+    );
+    return rows.map((r) => r.id);
+  }
+
   async snapshot(selector: SnapshotSelector): Promise<SnapshotEnvelope<Plan>> {
     const { parsed, userId } = selectedUser(selector);
     const t = this.tables.plans;

@@ -232,6 +232,16 @@ export class PostgresSessionStore extends PostgresStore implements SessionStore 
     return rows.reverse().map(toTranscriptEntry);
   }
 
+  /** One statement (k-v entries and transcripts go by the foreign keys' cascade). */
+  async eraseUser(userId: string): Promise<string[]> {
+    selectedUser({ userId });
+    const t = this.tables.sessions;
+    const rows = await this.database.run((db) =>
+      db.delete(t).where(eq(t.userId, userId)).returning({ id: t.id }),
+    );
+    return rows.map((r) => r.id);
+  }
+
   async snapshot(selector: SnapshotSelector): Promise<SnapshotEnvelope<SessionRecord>> {
     const { parsed, userId } = selectedUser(selector);
     const { sessions: t, sessionKv: kv, sessionTranscript: tr } = this.tables;

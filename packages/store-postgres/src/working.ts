@@ -203,6 +203,18 @@ export class PostgresWorkingMemoryStore extends PostgresStore implements Working
     return rows.length;
   }
 
+  /** One statement. */
+  async eraseUser(userId: string): Promise<string[]> {
+    selectedUser({ userId });
+    const t = this.tables.workingEntries;
+    const rows = await this.database.run((db) =>
+      db.delete(t).where(eq(t.userId, userId)).returning({ key: t.key, expiresAt: t.expiresAt }),
+    );
+    // Expired entries go too, but only live ones are named (as snapshot and the other stores do).
+    const now = this.clock.now();
+    return rows.filter((r) => isWorkingEntryLive(r, now)).map((r) => r.key);
+  }
+
   async snapshot(selector: SnapshotSelector): Promise<SnapshotEnvelope<WorkingEntry>> {
     const { parsed, userId } = selectedUser(selector);
     const t = this.tables.workingEntries;

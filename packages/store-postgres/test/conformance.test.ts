@@ -3,6 +3,7 @@ import {
   detailStoreSuite,
   documentStoreSuite,
   factStoreSuite,
+  forgetTests,
   lifecycleTests,
   memoryPassesSuite,
   planStoreSuite,
@@ -45,5 +46,6 @@ describe.skipIf(noServer)('PostgreSQL conformance', () => {
   };
   storesBundleSuite(bundle);
   lifecycleTests(bundle);
+  forgetTests(bundle);
   memoryPassesSuite(bundle);
 });

@@ -238,6 +238,30 @@ export class QdrantVectorIndex implements VectorIndex {
     return this.#deleteWhere(scopeFilter(s, { kind, exceptModel }));
   }
 
+  /** The ids are read page by page (payloads only), then every point of the user goes in one filtered delete. */
+  async eraseUser(userId: string): Promise<string[]> {
+    parseOrThrow(SnapshotSelectorSchema, { userId }, 'user id');
+    const filter = { must: [{ key: FIELDS.userId, match: { value: userId } }] };
+    const ids: string[] = [];
+    await this.#call('eraseUser', async () => {
+      let offset: string | number | undefined;
+      do {
+        const page = await this.client.scroll(this.collection, {
+          limit: this.#batchSize,
+          with_payload: true,
+          with_vector: false,
+          filter,
+          ...(offset === undefined ? {} : { offset }),
+        });
+        for (const point of page.points) ids.push(String(point.payload?.[FIELDS.id] ?? point.id));
+        const next = page.next_page_offset;
+        offset = typeof next === 'string' || typeof next === 'number' ? next : undefined;
+      } while (offset !== undefined);
+      if (ids.length > 0) await this.client.delete(this.collection, { wait: true, filter });
+    });
+    return ids;
+  }
+
   async snapshot(selector: SnapshotSelector): Promise<VectorSnapshot> {
     const parsed = parseOrThrow(SnapshotSelectorSchema, selector, 'snapshot selector');
     const filter =

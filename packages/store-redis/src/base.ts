@@ -79,6 +79,26 @@ export abstract class RedisStoreBase {
     return found.sort((a, b) => (label(a) < label(b) ? -1 : label(a) > label(b) ? 1 : 0));
   }
 
+  /**
+   * `eraseUser` of every kind: the ids `ids` reads (the store's snapshot of the user), then every key of
+   * the user's partitions of `kind` — records, order, log, meta, session data, working namespaces —
+   * found by SCAN, each checked to be the user's, unlinked in batches.
+   */
+  protected async eraseKeys(
+    kind: PartitionKind,
+    userId: string,
+    ids: () => Promise<string[]>,
+  ): Promise<string[]> {
+    parseOrThrow(SnapshotSelectorSchema, { userId }, 'user id');
+    const erased = await ids();
+    const pattern = this.keys.pattern(kind, kind === 'details' ? ':*' : '', userId);
+    const keys = (await this.connection.scan(pattern)).filter(
+      (key) => this.keys.parse(kind, key)?.userId === userId,
+    );
+    await this.connection.unlink(keys);
+    return erased;
+  }
+
   protected async snapshotOf<R>(
     kind: PartitionKind,
     selector: SnapshotSelector,

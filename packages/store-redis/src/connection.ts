@@ -179,7 +179,11 @@ export class RedisConnection {
 
   /** Delete every key under the prefix (SCAN + UNLINK); returns how many. For tests and teardown. */
   async deleteAll(): Promise<number> {
-    const keys = await this.scan(this.keys.everything());
+    return this.unlink(await this.scan(this.keys.everything()));
+  }
+
+  /** Remove these keys (in batches of 500); returns how many existed. */
+  async unlink(keys: readonly string[]): Promise<number> {
     let deleted = 0;
     for (let i = 0; i < keys.length; i += 500) {
       deleted += await this.run('UNLINK', () => this.client.unlink(...keys.slice(i, i + 500)));

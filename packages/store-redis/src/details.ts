@@ -97,6 +97,18 @@ export class RedisDetailStore extends RedisStoreBase implements DetailStore {
     }
   }
 
+  async delete(scope: Scope, id: string): Promise<boolean> {
+    const s = parseScope(scope);
+    parseOrThrow(IdSchema, id, 'detail id');
+    return this.#records.delete(this.#keysFor(s.userId), id);
+  }
+
+  eraseUser(userId: string): Promise<string[]> {
+    return this.eraseKeys('details', userId, async () =>
+      (await this.snapshot({ userId })).records.map((r) => r.id),
+    );
+  }
+
   async snapshot(selector: SnapshotSelector): Promise<SnapshotEnvelope<DetailRecord>> {
     return this.snapshotOf('details', selector, async (userId) => {
       const records: DetailRecord[] = [];

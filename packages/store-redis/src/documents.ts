@@ -91,6 +91,12 @@ export class RedisDocumentStore extends RedisStoreBase implements DocumentStore 
     return combineKnowledge(partition.ordered(), budget, this.#chunking.tokenizer);
   }
 
+  eraseUser(userId: string): Promise<string[]> {
+    return this.eraseKeys('documents', userId, async () =>
+      (await this.snapshot({ userId })).records.map((r) => r.id),
+    );
+  }
+
   async snapshot(selector: SnapshotSelector): Promise<SnapshotEnvelope<KnowledgeDocument>> {
     return this.snapshotOf('documents', selector, async (userId) => {
       const records: KnowledgeDocument[] = [];

@@ -192,6 +192,12 @@ export class RedisFactStore extends RedisStoreBase implements FactStore {
       .map(([category, count]) => ({ category, count }));
   }
 
+  eraseUser(userId: string): Promise<string[]> {
+    return this.eraseKeys('facts', userId, async () =>
+      (await this.snapshot({ userId })).records.map((r) => r.id),
+    );
+  }
+
   async snapshot(selector: SnapshotSelector): Promise<SnapshotEnvelope<Fact>> {
     return this.snapshotOf('facts', selector, async (userId) => {
       const records: Fact[] = [];

@@ -92,6 +92,12 @@ export class RedisPlanStore extends withPlanEdits(RedisStoreBase) implements Pla
     throw new StorageError(`Gave up clearing the plan after ${MAX_ATTEMPTS} conflicting writes.`);
   }
 
+  eraseUser(userId: string): Promise<string[]> {
+    return this.eraseKeys('plans', userId, async () =>
+      (await this.snapshot({ userId })).records.map((r) => r.id),
+    );
+  }
+
   async snapshot(selector: SnapshotSelector): Promise<SnapshotEnvelope<Plan>> {
     return this.snapshotOf('plans', selector, async (userId) => {
       const found = await this.partitionsOf('plans', '', userId);

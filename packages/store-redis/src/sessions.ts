@@ -333,6 +333,12 @@ export class RedisSessionStore extends RedisStoreBase implements SessionStore {
     return count === 0 ? [] : items.map((json) => parseJson<TranscriptEntry>(json, 'transcript entry'));
   }
 
+  eraseUser(userId: string): Promise<string[]> {
+    return this.eraseKeys('sessions', userId, async () =>
+      (await this.snapshot({ userId })).records.map((r) => r.session.id),
+    );
+  }
+
   async snapshot(selector: SnapshotSelector): Promise<SnapshotEnvelope<SessionRecord>> {
     return this.snapshotOf('sessions', selector, async (userId) => {
       const records: SessionRecord[] = [];

@@ -313,6 +313,12 @@ export class RedisWorkingMemoryStore extends RedisStoreBase implements WorkingMe
     return removed;
   }
 
+  eraseUser(userId: string): Promise<string[]> {
+    return this.eraseKeys('working', userId, async () =>
+      (await this.snapshot({ userId })).records.map((r) => r.key),
+    );
+  }
+
   async snapshot(selector: SnapshotSelector): Promise<SnapshotEnvelope<WorkingEntry>> {
     return this.snapshotOf('working', selector, async (userId) => {
       const entries: WorkingEntry[] = [];

@@ -4,6 +4,7 @@ import {
   detailStoreSuite,
   documentStoreSuite,
   factStoreSuite,
+  forgetTests,
   lifecycleTests,
   memoryPassesSuite,
   planStoreSuite,
@@ -55,5 +56,6 @@ describe.skipIf(noServer)('Redis conformance', () => {
   };
   storesBundleSuite(bundle);
   lifecycleTests(bundle);
+  forgetTests(bundle);
   memoryPassesSuite(bundle);
 });

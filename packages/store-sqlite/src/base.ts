@@ -115,6 +115,15 @@ export abstract class SqliteStoreBase {
     return this.connection.statement(fn);
   }
 
+  /**
+   * `eraseUser` of every kind: `erase` runs in one write transaction (after the user id is checked) and
+   * returns the ids it deleted.
+   */
+  protected eraseAll(userId: string, erase: () => string[]): string[] {
+    parseOrThrow(SnapshotSelectorSchema, { userId }, 'user id');
+    return this.write(erase);
+  }
+
   protected snapshotOf<R>(
     kind: PartitionKind,
     selector: SnapshotSelector,

@@ -184,6 +184,29 @@ export class SqliteDetailStore extends SqliteStoreBase implements DetailStore {
     );
   }
 
+  async eraseUser(userId: string): Promise<string[]> {
+    return this.eraseAll(userId, () =>
+      this.orm
+        .delete(details)
+        .where(eq(details.userId, userId))
+        .returning({ id: details.id })
+        .all()
+        .map((r) => r.id),
+    );
+  }
+
+  async delete(scope: Scope, id: string): Promise<boolean> {
+    const s = parseScope(scope);
+    parseOrThrow(IdSchema, id, 'detail id');
+    return this.write(
+      () =>
+        this.orm
+          .delete(details)
+          .where(and(eq(details.userId, s.userId), eq(details.id, id)))
+          .run().changes > 0,
+    );
+  }
+
   async snapshot(selector: SnapshotSelector): Promise<SnapshotEnvelope<DetailRecord>> {
     return this.snapshotOf('details', selector, (userId) =>
       this.orm

@@ -163,6 +163,18 @@ export class SqliteDocumentStore extends SqliteStoreBase implements DocumentStor
     return combineKnowledge(docs, budget, this.#chunking.tokenizer);
   }
 
+  async eraseUser(userId: string): Promise<string[]> {
+    return this.eraseAll(userId, () => {
+      const rows = this.orm
+        .select({ seq: documents.seq, id: documents.id })
+        .from(documents)
+        .where(eq(documents.userId, userId))
+        .all();
+      this.#deleteSeqs(rows.map((r) => r.seq));
+      return rows.map((r) => r.id);
+    });
+  }
+
   async snapshot(selector: SnapshotSelector): Promise<SnapshotEnvelope<KnowledgeDocument>> {
     return this.snapshotOf('documents', selector, (userId) =>
       this.#load(userId === undefined ? undefined : eq(documents.userId, userId), true),

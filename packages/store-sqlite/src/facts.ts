@@ -354,6 +354,17 @@ export class SqliteFactStore extends SqliteStoreBase implements FactStore {
     return rows.sort((a, b) => a.category.localeCompare(b.category));
   }
 
+  async eraseUser(userId: string): Promise<string[]> {
+    return this.eraseAll(userId, () =>
+      this.orm
+        .delete(facts)
+        .where(eq(facts.userId, userId))
+        .returning({ id: facts.id })
+        .all()
+        .map((r) => r.id),
+    );
+  }
+
   async snapshot(selector: SnapshotSelector): Promise<SnapshotEnvelope<Fact>> {
     return this.snapshotOf('facts', selector, (userId) =>
       this.orm

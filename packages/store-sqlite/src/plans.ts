@@ -98,6 +98,17 @@ export class SqlitePlanStore extends withPlanEdits(SqliteStoreBase) implements P
     });
   }
 
+  async eraseUser(userId: string): Promise<string[]> {
+    return this.eraseAll(userId, () =>
+      this.orm
+        .delete(plans)
+        .where(eq(plans.userId, userId))
+        .returning({ id: plans.id })
+        .all()
+        .map((r) => r.id),
+    );
+  }
+
   async snapshot(selector: SnapshotSelector): Promise<SnapshotEnvelope<Plan>> {
     return this.snapshotOf('plans', selector, (userId) =>
       this.orm

@@ -258,6 +258,18 @@ export class SqliteSessionStore extends SqliteStoreBase implements SessionStore 
     });
   }
 
+  async eraseUser(userId: string): Promise<string[]> {
+    return this.eraseAll(userId, () => {
+      const rows = this.orm
+        .select({ seq: sessions.seq, id: sessions.id })
+        .from(sessions)
+        .where(eq(sessions.userId, userId))
+        .all();
+      this.#deleteSessions(rows.map((r) => r.seq));
+      return rows.map((r) => r.id);
+    });
+  }
+
   async snapshot(selector: SnapshotSelector): Promise<SnapshotEnvelope<SessionRecord>> {
     return this.snapshotOf('sessions', selector, (userId) =>
       this.orm

@@ -251,6 +251,19 @@ export class SqliteWorkingMemoryStore extends SqliteStoreBase implements Working
     return this.write(() => this.orm.delete(working).where(lte(working.expiresMs, now)).run().changes);
   }
 
+  async eraseUser(userId: string): Promise<string[]> {
+    return this.eraseAll(userId, () =>
+      this.orm
+        .delete(working)
+        .where(eq(working.userId, userId))
+        .returning({ key: working.key, expiresMs: working.expiresMs })
+        .all()
+        // Expired entries go too, but only live ones are named (as snapshot and the other stores do).
+        .filter((r) => r.expiresMs > this.clock.now())
+        .map((r) => r.key),
+    );
+  }
+
   async snapshot(selector: SnapshotSelector): Promise<SnapshotEnvelope<WorkingEntry>> {
     const now = this.clock.now();
     return this.snapshotOf('working', selector, (userId) =>

@@ -186,6 +186,43 @@ export function detailStoreSuite(h: StoreHarness<DetailStore>): void {
       });
     });
 
+    describe('delete and eraseUser', () => {
+      it('delete removes a record for good, active or not, only in the caller’s user', async () => {
+        const scope = randomScope();
+        const other = randomScope();
+        const seeded = await seed(scope);
+        const theirs = await fx.store.create(other, OUTPUTS.ls);
+        await fx.store.deactivate(scope, seeded.weather);
+        expect(await fx.store.delete(scope, seeded.weather)).toBe(true);
+        expect(await fx.store.delete(scope, seeded.weather)).toBe(false);
+        expect(await fx.store.delete(scope, seeded.ls)).toBe(true);
+        expect(await fx.store.delete(scope, theirs.id)).toBe(false);
+        expect(await fx.store.get(scope, seeded.weather, { includeInactive: true })).toBeNull();
+        expect(await ids(scope, { includeInactive: true })).toHaveLength(2);
+        const hits = await fx.store.search(scope, { query: 'ls repo package.json', includeInactive: true });
+        expect(hits.map((hit) => hit.detail.id)).not.toContain(seeded.ls);
+        expect(await fx.store.get(other, theirs.id)).toEqual(theirs);
+        expect((await fx.store.snapshot({ userId: scope.userId })).records).toHaveLength(2);
+      });
+
+      it('eraseUser removes every record of the user (any agent or thread, inactive too) and returns the ids', async () => {
+        const user = randomScope();
+        const other = randomScope();
+        const made: string[] = [];
+        for (const scope of [user, { ...user, agentId: randomId('agent'), threadId: randomId('thread') }]) {
+          for (const input of Object.values(OUTPUTS)) made.push((await fx.store.create(scope, input)).id);
+        }
+        await fx.store.deactivate(user, made[0]!);
+        const theirs = await fx.store.create(other, OUTPUTS.ls);
+        expect((await fx.store.eraseUser(user.userId)).sort()).toEqual([...made].sort());
+        expect(await fx.store.eraseUser(user.userId)).toEqual([]);
+        expect(await fx.store.list(user, { includeInactive: true })).toEqual([]);
+        expect(await fx.store.search(user, { query: 'weather', includeInactive: true })).toEqual([]);
+        expect((await fx.store.snapshot({ userId: user.userId })).records).toEqual([]);
+        expect(await fx.store.get(other, theirs.id)).toEqual(theirs);
+      });
+    });
+
     describe('search', () => {
       it('ranks the relevant record first', async () => {
         const scope = randomScope();

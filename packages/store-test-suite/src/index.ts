@@ -3,6 +3,7 @@ export { detailStoreSuite } from './details.js';
 export { documentStoreSuite } from './documents.js';
 export { factStoreSuite } from './facts.js';
 export { FACT_FIXTURE, FACT_QUERIES } from './fixtures.js';
+export { forgetTests } from './forget.js';
 export {
   DEFAULT_CAPABILITIES,
   type Fixture,

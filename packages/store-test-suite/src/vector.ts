@@ -99,6 +99,24 @@ export function vectorIndexSuite(h: StoreHarness<VectorIndex>): void {
       });
     });
 
+    describe('eraseUser', () => {
+      it('removes every point of the user, every agent and kind, returns their ids, leaves others', async () => {
+        const user = randomScope();
+        const agent = { ...user, agentId: randomId('agent') };
+        const other = randomScope();
+        await fx.store.upsert(user, POINTS());
+        await fx.store.upsert(agent, [{ id: 'q', kind: 'transcript', vector: vec(1, 0, 0) }]);
+        await fx.store.upsert(other, POINTS());
+        expect((await fx.store.eraseUser(user.userId)).sort()).toEqual(['neg', 'q', 'x', 'xy', 'y', 'z']);
+        expect(await fx.store.eraseUser(user.userId)).toEqual([]);
+        expect(await fx.store.count(user)).toBe(0);
+        expect(await fx.store.count(agent)).toBe(0);
+        expect(await fx.store.search(agent, { vector: vec(1, 0, 0) })).toEqual([]);
+        expect((await fx.store.snapshot({ userId: user.userId })).records).toEqual([]);
+        expect(await fx.store.count(other)).toBe(5);
+      });
+    });
+
     describe('scope isolation', () => {
       it('user B never sees or deletes user A’s points', async () => {
         const a = randomScope();

@@ -9,6 +9,7 @@ import {
   InMemorySessionStore,
   InMemoryVectorIndex,
   InMemoryWorkingMemoryStore,
+  type KiokuStores,
   withFactEmbeddings,
 } from '@kioku/core';
 import {
@@ -28,6 +29,7 @@ import {
   detailStoreSuite,
   documentStoreSuite,
   factStoreSuite,
+  forgetTests,
   lifecycleTests,
   memoryPassesSuite,
   planStoreSuite,
@@ -108,6 +110,28 @@ const memoryBundleHarness: BundleHarness = {
 storesBundleSuite(memoryBundleHarness);
 lifecycleTests(memoryBundleHarness);
 memoryPassesSuite(memoryBundleHarness);
+forgetTests(memoryBundleHarness);
+
+/** Every kind over one record-level backend; `reopen` is a second set of stores over the same records. */
+function recordBundle(records: InMemoryRecordBackend): KiokuStores {
+  const backend = new RecordBackedPartitions(records);
+  return {
+    facts: new PartitionedFactStore({ backend }),
+    documents: new PartitionedDocumentStore({ backend }),
+    plans: new PartitionedPlanStore({ backend }),
+    working: new PartitionedWorkingMemoryStore({ backend }),
+    sessions: new PartitionedSessionStore({ backend }),
+    details: new PartitionedDetailStore({ backend }),
+    setup: async () => {},
+    close: async () => {},
+  };
+}
+const sharedRecords = new InMemoryRecordBackend();
+forgetTests({
+  name: 'every kind over a record-level backend',
+  create: () => recordBundle(sharedRecords),
+  reopen: () => recordBundle(sharedRecords),
+});
 
 /**
  * The record-level seam: every store kind over a record backend (each record stored on its own, a

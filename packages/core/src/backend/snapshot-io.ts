@@ -76,3 +76,29 @@ export function groupByPartition<R>(
     records: group,
   }));
 }
+
+/**
+ * Erase every partition of `mapping.kind` that belongs to `userId` — sub-partitions too (session data,
+ * working-memory namespaces) — and return the ids of the records they held when read just before.
+ * Replacing a partition with an empty state deletes it on every backend.
+ */
+export async function erasePartitions<R, S>(
+  backend: PartitionBackend,
+  mapping: SnapshotMapping<R, S>,
+  userId: string,
+  idOf: (record: R) => string,
+): Promise<string[]> {
+  parseOrThrow(SnapshotSelectorSchema, { userId }, 'user id');
+  const recordRefs = mapping.partitions
+    ? await mapping.partitions(backend, userId)
+    : await backend.list(mapping.kind, userId);
+  const ids: string[] = [];
+  for (const ref of recordRefs) {
+    const state = await backend.read(ref, mapping.codec);
+    for (const record of await mapping.recordsOf(state, ref, backend)) ids.push(idOf(record));
+  }
+  for (const ref of await backend.list(mapping.kind, userId)) {
+    await backend.replace(ref, mapping.codec, mapping.codec.empty());
+  }
+  return ids;
+}

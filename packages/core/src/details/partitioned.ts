@@ -1,6 +1,7 @@
 import type { PartitionBackend, PartitionRef } from '../backend/partition.js';
 import { type RecordPartition, recordPartitionCodec } from '../backend/record-partition.js';
 import {
+  erasePartitions,
   groupByPartition,
   restorePartitions,
   type SnapshotMapping,
@@ -116,8 +117,18 @@ export class PartitionedDetailStore implements DetailStore {
     });
   }
 
+  async delete(scope: Scope, id: string): Promise<boolean> {
+    const s = parseScope(scope);
+    parseOrThrow(IdSchema, id, 'detail id');
+    return this.#backend.write(refFor(s.userId), detailCodec, (state) => state.delete(id) !== undefined);
+  }
+
   snapshot(selector: SnapshotSelector): Promise<SnapshotEnvelope<DetailRecord>> {
     return snapshotPartitions(this.#backend, detailMapping, selector, this.#clock);
+  }
+
+  eraseUser(userId: string): Promise<string[]> {
+    return erasePartitions(this.#backend, detailMapping, userId, (d) => d.id);
   }
 
   restore(snapshot: unknown, options?: RestoreOptions): Promise<RestoreReport> {

@@ -16,6 +16,13 @@ export interface DetailStore {
   search(scope: Scope, query: DetailQuery): Promise<DetailHit[]>;
   /** Hide a record from get/list/search without deleting it (`is_active = false`). */
   deactivate(scope: Scope, id: string): Promise<boolean>;
+  /** Delete a record for good (active or not); true when there was one. */
+  delete(scope: Scope, id: string): Promise<boolean>;
+  /**
+   * Deletes every record of the user — every agent, inactive records too — in one bulk operation, whatever their
+   * number (no page limit); returns the detail ids removed. Other users are untouched. Used by `forgetUser`.
+   */
+  eraseUser(userId: string): Promise<string[]>;
   snapshot(selector: SnapshotSelector): Promise<SnapshotEnvelope<DetailRecord>>;
   restore(snapshot: unknown, options?: RestoreOptions): Promise<RestoreReport>;
 }

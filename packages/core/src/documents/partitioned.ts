@@ -1,6 +1,7 @@
 import type { PartitionBackend, PartitionRef } from '../backend/partition.js';
 import { type RecordPartition, recordPartitionCodec } from '../backend/record-partition.js';
 import {
+  erasePartitions,
   groupByPartition,
   restorePartitions,
   type SnapshotMapping,
@@ -118,6 +119,10 @@ export class PartitionedDocumentStore implements DocumentStore {
 
   snapshot(selector: SnapshotSelector): Promise<SnapshotEnvelope<KnowledgeDocument>> {
     return snapshotPartitions(this.#backend, documentMapping, selector, this.#clock);
+  }
+
+  eraseUser(userId: string): Promise<string[]> {
+    return erasePartitions(this.#backend, documentMapping, userId, (d) => d.id);
   }
 
   restore(snapshot: unknown, options?: RestoreOptions): Promise<RestoreReport> {

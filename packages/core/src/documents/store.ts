@@ -24,6 +24,11 @@ export interface DocumentStore {
   search(scope: Scope, query: DocumentQuery): Promise<DocumentChunkHit[]>;
   /** Every document's text, oldest first, within `maxTokens` (FullTextInjection). */
   combinedText(scope: Scope, maxTokens: number): Promise<CombinedKnowledge>;
+  /**
+   * Deletes every record of the user — every agent, with the chunks — in one bulk operation, whatever their
+   * number (no page limit); returns the document ids removed. Other users are untouched. Used by `forgetUser`.
+   */
+  eraseUser(userId: string): Promise<string[]>;
   snapshot(selector: SnapshotSelector): Promise<SnapshotEnvelope<KnowledgeDocument>>;
   restore(snapshot: unknown, options?: RestoreOptions): Promise<RestoreReport>;
 }

@@ -1,6 +1,7 @@
 import type { PartitionBackend, PartitionRef } from '../backend/partition.js';
 import { type RecordPartition, recordPartitionCodec } from '../backend/record-partition.js';
 import {
+  erasePartitions,
   groupByPartition,
   restorePartitions,
   type SnapshotMapping,
@@ -194,6 +195,10 @@ export class PartitionedFactStore implements FactStore {
 
   snapshot(selector: SnapshotSelector): Promise<SnapshotEnvelope<Fact>> {
     return snapshotPartitions(this.#backend, factMapping, selector, this.#clock);
+  }
+
+  eraseUser(userId: string): Promise<string[]> {
+    return erasePartitions(this.#backend, factMapping, userId, (f) => f.id);
   }
 
   restore(snapshot: unknown, options?: RestoreOptions): Promise<RestoreReport> {

@@ -37,6 +37,11 @@ export interface FactStore {
   search(scope: Scope, query: FactQuery): Promise<FactHit[]>;
   /** Distinct categories with the number of facts in each, sorted by name. */
   categories(scope: Scope): Promise<CategoryCount[]>;
+  /**
+   * Deletes every record of the user — every agent — in one bulk operation, whatever their
+   * number (no page limit); returns the fact ids removed. Other users are untouched. Used by `forgetUser`.
+   */
+  eraseUser(userId: string): Promise<string[]>;
   snapshot(selector: SnapshotSelector): Promise<SnapshotEnvelope<Fact>>;
   /** Replaces every partition (user + agent) that the snapshot contains. Validates everything first. */
   restore(snapshot: unknown, options?: RestoreOptions): Promise<RestoreReport>;

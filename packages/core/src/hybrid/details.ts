@@ -62,6 +62,17 @@ export class HybridDetailStore implements DetailStore {
     return changed;
   }
 
+  async delete(scope: Scope, id: string): Promise<boolean> {
+    const deleted = await this.store.delete(scope, id);
+    await this.vectors.remove(indexScope(parseScope(scope)), [detailVectorId(id)]);
+    return deleted;
+  }
+
+  /** The records only: `forgetUser` erases the user's vectors from the index once, for every kind. */
+  eraseUser(userId: string): Promise<string[]> {
+    return this.store.eraseUser(userId);
+  }
+
   async search(scope: Scope, query: DetailQuery): Promise<DetailHit[]> {
     const s = parseScope(scope);
     const q = parseOrThrow(DetailQuerySchema, query, 'detail query');

@@ -51,6 +51,11 @@ export class HybridDocumentStore implements DocumentStore {
     return this.store.combinedText(scope, maxTokens);
   }
 
+  /** The records only: `forgetUser` erases the user's vectors from the index once, for every kind. */
+  eraseUser(userId: string): Promise<string[]> {
+    return this.store.eraseUser(userId);
+  }
+
   snapshot(selector: SnapshotSelector): Promise<SnapshotEnvelope<KnowledgeDocument>> {
     return this.store.snapshot(selector);
   }

@@ -62,6 +62,11 @@ export class HybridFactStore implements FactStore {
     return this.store.categories(scope);
   }
 
+  /** The records only: `forgetUser` erases the user's vectors from the index once, for every kind. */
+  eraseUser(userId: string): Promise<string[]> {
+    return this.store.eraseUser(userId);
+  }
+
   snapshot(selector: SnapshotSelector): Promise<SnapshotEnvelope<Fact>> {
     return this.store.snapshot(selector);
   }

@@ -109,6 +109,11 @@ export class HybridSessionStore implements SessionStore {
   transcriptReadLast(scope: Scope, sessionId: string, n: number): Promise<TranscriptEntry[]> {
     return this.store.transcriptReadLast(scope, sessionId, n);
   }
+  /** The records only: `forgetUser` erases the user's vectors from the index once, for every kind. */
+  eraseUser(userId: string): Promise<string[]> {
+    return this.store.eraseUser(userId);
+  }
+
   snapshot(selector: SnapshotSelector): Promise<SnapshotEnvelope<SessionRecord>> {
     return this.store.snapshot(selector);
   }

@@ -19,6 +19,16 @@ import {
 import { type PlanModeOptions, planMode } from '../features/plan-mode/index.js';
 import { type StaticMemoryOptions, staticMemory } from '../features/static-memory/index.js';
 import { type WorkingMemoryFeatureOptions, workingMemory } from '../features/working-memory/index.js';
+import {
+  type CascadeResult,
+  type ErasureCheck,
+  type ErasureReceipt,
+  type ForgetUserOptions,
+  forgetFact,
+  forgetSession,
+  forgetUser,
+  verifyErased,
+} from '../forget/index.js';
 import type { ApplyResult, RevertResult } from '../lifecycle/apply.js';
 import { BackgroundQueue, type BackgroundQueueOptions } from '../lifecycle/background.js';
 import { ChangesetLog, type KeptChangeset, type PassResult } from '../lifecycle/changeset-log.js';
@@ -282,6 +292,32 @@ export class Kioku {
   /** Revert an applied changeset by id, restoring the exact prior records (changes made since are conflicts). */
   revert(scope: Omit<Scope, 'threadId'>, id: string): Promise<RevertResult> {
     return this.#changesets.revert(this.stores, parseScope(scope), id, this.#now());
+  }
+
+  /**
+   * Erase every record of `userId` from every store and the vector index (every agent, Kioku's own
+   * sessions too) and return the erasure receipt. Background work queued so far runs first, so it cannot
+   * write for the user afterwards. See `forgetUser` in `forget/forget-user.ts`.
+   */
+  async forgetUser(userId: string, options: Omit<ForgetUserOptions, 'clock'> = {}): Promise<ErasureReceipt> {
+    await this.flush();
+    const { clock } = this.#options;
+    return forgetUser(this.stores, userId, { ...options, ...(clock ? { clock } : {}) });
+  }
+
+  /** Scan every kind and the vector index: `{ erased: true }`, or what is left of `userId`. */
+  verifyErased(userId: string): Promise<ErasureCheck> {
+    return verifyErased(this.stores, userId);
+  }
+
+  /** Forget one fact, its vector and the facts derived from it through provenance. */
+  forgetFact(scope: Omit<Scope, 'threadId'>, factId: string): Promise<CascadeResult> {
+    return forgetFact(this.stores, scope, factId);
+  }
+
+  /** Forget one session with its transcript, k-v map, plan, offloaded details and the facts extracted from it. */
+  forgetSession(scope: Omit<Scope, 'threadId'>, sessionId: string): Promise<CascadeResult> {
+    return forgetSession(this.stores, scope, sessionId);
   }
 
   /**

@@ -1,6 +1,7 @@
 import type { PartitionBackend, PartitionCodec, PartitionRef } from '../backend/partition.js';
 import { deepFreeze } from '../backend/record-partition.js';
 import {
+  erasePartitions,
   groupByPartition,
   restorePartitions,
   type SnapshotMapping,
@@ -94,6 +95,10 @@ export class PartitionedPlanStore extends withPlanEdits(Object) implements PlanS
 
   snapshot(selector: SnapshotSelector): Promise<SnapshotEnvelope<Plan>> {
     return snapshotPartitions(this.#backend, planMapping, selector, this.#clock);
+  }
+
+  eraseUser(userId: string): Promise<string[]> {
+    return erasePartitions(this.#backend, planMapping, userId, (p) => p.id);
   }
 
   restore(snapshot: unknown, options?: RestoreOptions): Promise<RestoreReport> {

@@ -26,6 +26,11 @@ export interface PlanStore {
   complete(scope: ThreadScope, options?: WriteOptions): Promise<Plan>;
   /** Removes the thread's plan; true when there was one. ConflictError as for edits. */
   delete(scope: ThreadScope, options?: WriteOptions): Promise<boolean>;
+  /**
+   * Deletes every record of the user — every agent, every thread — in one bulk operation, whatever their
+   * number (no page limit); returns the plan ids removed. Other users are untouched. Used by `forgetUser`.
+   */
+  eraseUser(userId: string): Promise<string[]>;
   snapshot(selector: SnapshotSelector): Promise<SnapshotEnvelope<Plan>>;
   restore(snapshot: unknown, options?: RestoreOptions): Promise<RestoreReport>;
 }

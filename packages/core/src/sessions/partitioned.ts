@@ -2,6 +2,7 @@ import { z } from 'zod';
 import type { PartitionBackend, PartitionCodec, PartitionRef } from '../backend/partition.js';
 import { deepFreeze, type RecordPartition, recordPartitionCodec } from '../backend/record-partition.js';
 import {
+  erasePartitions,
   groupByPartition,
   type PartitionState,
   restorePartitions,
@@ -228,6 +229,10 @@ export class PartitionedSessionStore implements SessionStore {
 
   snapshot(selector: SnapshotSelector): Promise<SnapshotEnvelope<SessionRecord>> {
     return snapshotPartitions(this.#backend, this.#mapping, selector, this.#clock);
+  }
+
+  eraseUser(userId: string): Promise<string[]> {
+    return erasePartitions(this.#backend, this.#mapping, userId, (r) => r.session.id);
   }
 
   restore(snapshot: unknown, options?: RestoreOptions): Promise<RestoreReport> {

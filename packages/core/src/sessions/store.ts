@@ -55,6 +55,11 @@ export interface SessionStore {
   ): Promise<TranscriptEntry[]>;
   /** The last `n` entries, oldest first. */
   transcriptReadLast(scope: Scope, sessionId: string, n: number): Promise<TranscriptEntry[]>;
+  /**
+   * Deletes every record of the user — every agent, with every session's k-v map and transcript, Kioku's own sessions too — in one bulk operation, whatever their
+   * number (no page limit); returns the session ids removed. Other users are untouched. Used by `forgetUser`.
+   */
+  eraseUser(userId: string): Promise<string[]>;
   snapshot(selector: SnapshotSelector): Promise<SnapshotEnvelope<SessionRecord>>;
   restore(snapshot: unknown, options?: RestoreOptions): Promise<RestoreReport>;
 }

@@ -105,6 +105,8 @@ export interface VectorIndex {
   models(scope: Scope, selection?: Pick<VectorSelection, 'kind'>): Promise<VectorModelCount[]>;
   /** Remove the scope's points (of one kind, or all but one model's); returns how many were removed. */
   clear(scope: Scope, selection?: VectorSelection): Promise<number>;
+  /** Removes every point of the user, every agent and kind, in one bulk operation; returns their ids. */
+  eraseUser(userId: string): Promise<string[]>;
   /** Every point of one user, or of every user, with vectors and payloads, in a versioned envelope. */
   snapshot(selector: SnapshotSelector): Promise<VectorSnapshot>;
   /** Replaces every partition (user + agent) that the snapshot contains. Validates everything first. */

@@ -161,6 +161,17 @@ export class InMemoryVectorIndex implements VectorIndex {
     return removed;
   }
 
+  async eraseUser(userId: string): Promise<string[]> {
+    parseOrThrow(SnapshotSelectorSchema, { userId }, 'user id');
+    const ids: string[] = [];
+    for (const [key, partition] of this.#partitions) {
+      if (partition.userId !== userId) continue;
+      ids.push(...partition.points.keys());
+      this.#partitions.delete(key);
+    }
+    return ids;
+  }
+
   async snapshot(selector: SnapshotSelector): Promise<VectorSnapshot> {
     const parsed = parseOrThrow(SnapshotSelectorSchema, selector, 'snapshot selector');
     const records: VectorRecord[] = [];

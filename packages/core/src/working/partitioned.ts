@@ -1,6 +1,7 @@
 import type { PartitionBackend, PartitionCodec, PartitionRef } from '../backend/partition.js';
 import { type RecordPartition, recordPartitionCodec } from '../backend/record-partition.js';
 import {
+  erasePartitions,
   groupByPartition,
   restorePartitions,
   type SnapshotMapping,
@@ -197,6 +198,10 @@ export class PartitionedWorkingMemoryStore implements WorkingMemoryStore {
 
   snapshot(selector: SnapshotSelector): Promise<SnapshotEnvelope<WorkingEntry>> {
     return snapshotPartitions(this.#backend, this.#mapping, selector, this.#clock);
+  }
+
+  eraseUser(userId: string): Promise<string[]> {
+    return erasePartitions(this.#backend, this.#mapping, userId, (e) => e.key);
   }
 
   restore(snapshot: unknown, options?: RestoreOptions): Promise<RestoreReport> {

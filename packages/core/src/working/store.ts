@@ -34,6 +34,11 @@ export interface WorkingMemoryStore {
   delete(scope: Scope, key: string, options?: WriteOptions): Promise<boolean>;
   /** Delete every expired entry of every user; returns how many. */
   sweep(): Promise<number>;
+  /**
+   * Deletes every record of the user — every agent, every namespace, expired entries too — in one bulk operation, whatever their
+   * number (no page limit); returns the keys of the live entries removed. Other users are untouched. Used by `forgetUser`.
+   */
+  eraseUser(userId: string): Promise<string[]>;
   snapshot(selector: SnapshotSelector): Promise<SnapshotEnvelope<WorkingEntry>>;
   restore(snapshot: unknown, options?: RestoreOptions): Promise<RestoreReport>;
 }

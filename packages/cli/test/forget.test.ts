@@ -1,0 +1,86 @@
+import path from 'node:path';
+import { type ErasureReceipt, STORE_KINDS, verifyErased } from '@kioku/core';
+import { ManualClock } from '@kioku/core/testing';
+import { afterEach, describe, expect, it } from 'vitest';
+import { openStores } from '../src/index.js';
+import { BOB, fillAllKinds, kioku, kiokuInProcess, pgBackend, redisBackend, tempDir } from './helpers.js';
+
+const cleanups: (() => Promise<void>)[] = [];
+afterEach(async () => {
+  while (cleanups.length) await cleanups.pop()!();
+});
+
+async function sqliteStore() {
+  const { dir, cleanup } = await tempDir();
+  cleanups.push(cleanup);
+  return `sqlite:${path.join(dir, 'kioku.db')}`;
+}
+
+/** Every kind of every user in the store, as comparable records. */
+async function everything(spec: string, userId: string) {
+  const stores = await openStores(spec);
+  try {
+    const out: Record<string, unknown> = {};
+    for (const kind of STORE_KINDS) out[kind] = (await stores[kind].snapshot({ userId })).records;
+    return out;
+  } finally {
+    await stores.close();
+  }
+}
+
+describe('kioku forget', () => {
+  for (const [name, backend] of [
+    ['sqlite', sqliteStore],
+    ['postgres', async () => pgBackend()],
+    ['redis', async () => redisBackend()],
+  ] as const) {
+    it(`${name}: a dry run predicts the receipt; forget erases alice (every agent) and only her`, async () => {
+      const store = await backend();
+      const stores = await openStores(store);
+      await fillAllKinds(stores, new ManualClock(Date.UTC(2025, 0, 1)));
+      await stores.close();
+      const aliceBefore = await everything(store, 'alice');
+      const bobBefore = await everything(store, BOB.userId);
+
+      const dry = await kioku(['forget', '--store', store, '--user', 'alice', '--dry-run', '--json']);
+      expect(dry.code, dry.stderr).toBe(0);
+      const predicted = JSON.parse(dry.stdout) as ErasureReceipt;
+      expect(predicted).toMatchObject({ format: 'kioku.erasure-receipt', userId: 'alice', dryRun: true });
+      expect(predicted.total).toBeGreaterThan(10);
+      expect(predicted.removed.find((r) => r.kind === 'facts')?.backend).toBe(name);
+      expect(await everything(store, 'alice')).toEqual(aliceBefore);
+
+      const real = await kioku(['forget', '--store', store, '--user', 'alice']);
+      expect(real.code, real.stderr).toBe(0);
+      expect(real.stdout).toContain(`Forgot ${predicted.total} records of user "alice":`);
+      expect(real.stdout).toContain(`digest ${predicted.digest}`);
+      expect(real.stdout).toMatch(/verified erased \(1 pass\)/);
+      const after = await openStores(store);
+      try {
+        expect(await verifyErased(after, 'alice')).toEqual({ erased: true });
+      } finally {
+        await after.close();
+      }
+      expect(await everything(store, BOB.userId)).toEqual(bobBefore);
+
+      const again = await kioku(['forget', '--store', store, '--user', 'alice', '--json']);
+      expect(again.code, again.stderr).toBe(0);
+      expect((JSON.parse(again.stdout) as ErasureReceipt).total).toBe(0);
+    });
+  }
+
+  it('refuses a missing or bad --user and a missing --store with usage errors', async () => {
+    const store = await sqliteStore();
+    const noUser = await kiokuInProcess(['forget', '--store', store]);
+    expect(noUser.code).toBe(2);
+    expect(noUser.stderr).toContain('--user is required');
+    const badUser = await kiokuInProcess(['forget', '--store', store, '--user', '../bob']);
+    expect(badUser.code).toBe(2);
+    expect(badUser.stderr).toContain('--user "../bob" is not a valid user id');
+    const noStore = await kiokuInProcess(['forget', '--user', 'alice']);
+    expect(noStore.code).toBe(2);
+    expect(noStore.stderr).toContain('--store is required');
+    const help = await kiokuInProcess(['forget', '--help']);
+    expect(help.stdout).toContain('erasure receipt');
+  });
+});
