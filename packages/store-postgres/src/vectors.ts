@@ -264,6 +264,14 @@ export class PostgresVectorIndex implements VectorIndex {
     return result.count;
   }
 
+  async eraseUser(userId: string): Promise<string[]> {
+    parseOrThrow(SnapshotSelectorSchema, { userId }, 'user id');
+    const rows = await this.#run(
+      () => this.#sql<{ id: string }[]>`delete from ${this.#t} where user_id = ${userId} returning id`,
+    );
+    return rows.map((row) => row.id);
+  }
+
   async snapshot(selector: SnapshotSelector): Promise<VectorSnapshot> {
     const parsed = parseOrThrow(SnapshotSelectorSchema, selector, 'snapshot selector');
     const owner = 'userId' in parsed ? this.#sql`where user_id = ${parsed.userId}` : this.#sql``;
