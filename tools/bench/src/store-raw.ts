@@ -593,7 +593,12 @@ export class RawPostgresFacts {
         add(pool, [{ seq, terms: r.terms ?? '', length: r.length ?? 0 }]);
       }
     };
-    if (Math.min(present.reduce((sum, t) => sum + df(t), 0), rows) <= PG_EXACT_BUDGET) {
+    if (
+      Math.min(
+        present.reduce((sum, t) => sum + df(t), 0),
+        rows,
+      ) <= PG_EXACT_BUDGET
+    ) {
       await take([present], small ? 'partition' : 'index');
       return;
     }
@@ -627,9 +632,14 @@ export class RawPostgresFacts {
   }
 
   /** The same three statement shapes as the adapter's `#rows`, without filters. */
-  #rows(groups: readonly (readonly string[])[], how: 'index' | 'partition' | 'newest', limit: number | undefined) {
+  #rows(
+    groups: readonly (readonly string[])[],
+    how: 'index' | 'partition' | 'newest',
+    limit: number | undefined,
+  ) {
     const table = `"${this.#schema}".facts`;
-    const terms = how === 'newest' ? `string_to_array(search_terms || '', ' ')` : `string_to_array(search_terms, ' ')`;
+    const terms =
+      how === 'newest' ? `string_to_array(search_terms || '', ' ')` : `string_to_array(search_terms, ' ')`;
     const holding = groups.map((_, i) => `${terms} && $${i + 2}::text[]`).join(' and ');
     const columns = 'seq, id, search_terms as terms, search_length as length, created_at';
     const newest = 'order by created_at desc, seq desc';

@@ -44,6 +44,8 @@ export interface Figures {
 export interface SqlRow extends Figures {
   adapter: SqlAdapter;
   size: number;
+  /** Users the prefill is spread over (`--users`; SQL adapters only). */
+  users?: number;
   writes: number;
   firstSearchMs: number;
   prefillMs: number;
@@ -73,6 +75,18 @@ export interface SqlOptions {
   afterWrites: number;
   /** Progress lines (stderr). */
   log: (line: string) => void;
+  /** The `--users N` layout: the prefill spread over N users (see {@link spreadOverUsers}); default 1. */
+  users?: number;
+}
+
+/**
+ * The `--users N` layout: one database shared by N users. Fact i belongs to the bench user when i mod N is
+ * 0, else to `user-<i mod N>`, so the bench user holds 1/N of the prefill and every timed call (its writes
+ * too: at most a quarter of its share) runs in a partition of that size beside N − 1 others.
+ */
+export function spreadOverUsers(facts: readonly Fact[], users: number): Fact[] {
+  if (users <= 1) return [...facts];
+  return facts.map((f, i) => (i % users === 0 ? f : { ...f, userId: `user-${i % users}` }));
 }
 
 const SCOPE: Scope = { userId: 'bench-user' };
@@ -177,20 +191,27 @@ async function run(
   options: SqlOptions,
 ): Promise<SqlRow> {
   const { store, raw } = subject;
-  const writes = Math.min(options.writes, Math.floor(size / 4));
+  const users = options.users ?? 1;
+  const writes = Math.min(options.writes, Math.floor(size / users / 4));
   const prefill = size - 2 * writes;
   const now = new Date().toISOString();
+  const facts = spreadOverUsers(
+    seeds.slice(0, prefill).map((seed, i) => factOf(seed, i, now)),
+    users,
+  );
   const t0 = performance.now();
-  await subject.prefill(seeds.slice(0, prefill).map((seed, i) => factOf(seed, i, now)));
+  await subject.prefill(facts);
   const prefillMs = performance.now() - t0;
-  options.log(`  ${adapter} ${size}: prefilled ${prefill} facts in ${(prefillMs / 1000).toFixed(1)} s`);
+  options.log(
+    `  ${adapter} ${size}: prefilled ${prefill} facts${users > 1 ? ` over ${users} users` : ''} in ${(prefillMs / 1000).toFixed(1)} s`,
+  );
 
   const t1 = performance.now();
   await store.search(SCOPE, { query: QUERIES[0]! });
   const firstSearchMs = performance.now() - t1;
 
   // Writes: seeds prefill.. alternate between the adapter (even) and raw (odd), so together they fill to N.
-  const ids = Array.from({ length: prefill }, (_, i) => `f${i}`);
+  const ids = facts.filter((f) => f.userId === SCOPE.userId).map((f) => f.id);
   const w = await interleaved(
     writes,
     async (i) => {
@@ -249,6 +270,7 @@ async function run(
   return {
     adapter,
     size,
+    users,
     writes,
     writesPerS: round(perSecond(w.adapter), 0),
     readsPerS: round(perSecond(r.adapter), 0),
@@ -294,18 +316,21 @@ export async function benchSqlite(
       const subject: Subject = {
         store,
         raw,
-        async prefill(facts) {
-          for (let i = 0; i < facts.length; i += SQLITE_CHUNK) {
-            await store.createMany(
-              SCOPE,
-              facts.slice(i, i + SQLITE_CHUNK).map(({ id, content, category, tags, provenance }) => ({
-                id,
-                content,
-                category,
-                tags,
-                provenance,
-              })),
-            );
+        async prefill(all) {
+          for (const userId of new Set(all.map((f) => f.userId))) {
+            const facts = all.filter((f) => f.userId === userId);
+            for (let i = 0; i < facts.length; i += SQLITE_CHUNK) {
+              await store.createMany(
+                { userId },
+                facts.slice(i, i + SQLITE_CHUNK).map(({ id, content, category, tags, provenance }) => ({
+                  id,
+                  content,
+                  category,
+                  tags,
+                  provenance,
+                })),
+              );
+            }
           }
         },
         async diskMb() {
@@ -433,7 +458,7 @@ export async function benchPostgres(
               schemaVersion: 1,
               kind: 'facts',
               createdAt: new Date().toISOString(),
-              selector: { userId: SCOPE.userId },
+              selector: (options.users ?? 1) > 1 ? { allUsers: true } : { userId: SCOPE.userId },
               records: facts,
             });
             await client.unsafe(`vacuum analyze ${table}`);

@@ -3,7 +3,7 @@
  * several store sizes in one user's scope.
  *
  *   pnpm bench:store [--sizes 1000,10000,100000] [--adapter memory|json|sqlite|postgres|redis|qdrant|all[,…]]
- *                    [--searches 300] [--no-index] [--json]
+ *                    [--searches 300] [--users 1] [--no-index] [--json]
  *
  * memory: every fact is written with `create` (timed: writes/s), with the search index live from
  * the start (one fact and one search come first), as in an application.
@@ -11,6 +11,8 @@
  * one `restore()` of a snapshot (the store's own bulk path, one file write), then a sample of
  * `create`s is timed on top of it (the last 200 facts). Reads are `get` by random id; searches
  * cycle through a fixed list of 30 queries with the default limit (8).
+ * --users N (sqlite, postgres): the prefill is spread over N users of one database and the bench user holds
+ * 1/N of it (`spreadOverUsers` in src/store-sql.ts).
  * sqlite, postgres: prefilled through the store's bulk path, then writes, reads and searches each timed
  * beside the same SQL issued with the raw driver (`src/store-sql.ts`, `src/store-raw.ts`).
  * redis, qdrant: the same method beside the same commands / requests made with the raw client
@@ -100,6 +102,7 @@ function parseArgs() {
     sizesOf,
     adapters: ADAPTERS.filter((a) => adapters.includes(a)),
     searches: integers(value('--searches') ?? String(SEARCHES), '--searches')[0]!,
+    users: integers(value('--users') ?? '1', '--users')[0]!,
     index: !args.includes('--no-index'),
   };
 }
@@ -314,6 +317,7 @@ async function main(): Promise<void> {
         writes: SQL_WRITES,
         afterWrites: SQL_AFTER_WRITES,
         log: progress,
+        users: options.users,
       };
       const result =
         adapter === 'sqlite'
