@@ -138,25 +138,37 @@ export class FactSearch {
     }
     const common = present.slice(rare.length);
     const anchor = rare.length > 0 ? rare : common.slice(0, 1);
-    if (rare.length > 0)
-      add(pool, await this.#rows(request, [rare], small ? 'partition' : 'index', undefined));
-    const newest = async (groups: string[][]) => {
+    const newest = (groups: string[][]) => {
       const fewest = Math.min(...groups.map((g) => g.reduce((sum, term) => sum + df(term), 0)));
       const how = small ? 'partition' : fewest <= NEWEST_INDEX_BUDGET ? 'index' : 'newest';
-      add(pool, await this.#rows(request, groups, how, depth));
+      return this.#rows(request, groups, how, depth);
     };
+    // The sources are independent: their statements run side by side (postgres.js pipelines them over the
+    // pool), then their rows join the pool in this order.
+    const sources: Array<Promise<Pooled[]>> = [];
+    if (rare.length > 0) sources.push(this.#rows(request, [rare], small ? 'partition' : 'index', undefined));
     if (feedback) {
       const originals = [...original].filter((term) => df(term) > 0);
-      if (originals.length > 0) await newest([anchor, originals]);
+      if (originals.length > 0) sources.push(newest([anchor, originals]));
+      for (const rows of await Promise.all(sources)) add(pool, rows);
       return;
     }
-    if (common.length === 0) return;
-    const before = pool.size;
+    if (common.length === 0) {
+      for (const rows of await Promise.all(sources)) add(pool, rows);
+      return;
+    }
     const telling = present.filter((term) => df(term) * 10 <= rows);
-    if (present.length >= 3 && telling.length >= 2) await newest(telling.map((term) => [term]));
+    if (present.length >= 3 && telling.length >= 2) sources.push(newest(telling.map((term) => [term])));
     const others = rare.length > 0 ? common : common.slice(1);
-    if (others.length > 0) await newest([anchor, others]);
-    if (pool.size - before < depth) await newest([common]);
+    if (others.length > 0) sources.push(newest([anchor, others]));
+    // Last, the newest facts holding a common term: they fill in when the others bring fewer than `depth`.
+    sources.push(newest([common]));
+    const found = await Promise.all(sources);
+    const filler = found.pop()!;
+    if (rare.length > 0) add(pool, found.shift()!);
+    const before = pool.size;
+    for (const rows of found) add(pool, rows);
+    if (pool.size - before < depth) add(pool, filler);
   }
 
   /** The partition's size and the document frequencies of `terms` (into `dfs`), in one statement. */

@@ -586,8 +586,8 @@ export class RawPostgresFacts {
       .sort((a, b) => df(a) - df(b) || (a < b ? -1 : a > b ? 1 : 0));
     if (present.length === 0) return;
     const small = rows <= PG_PARTITION_SCAN_ROWS;
-    const take = async (groups: string[][], how: 'index' | 'partition' | 'newest', lim?: number) => {
-      for (const r of await this.#rows(groups, how, lim)) {
+    const put = (found: Array<{ seq: string; id: string; terms: string | null; length: number | null }>) => {
+      for (const r of found) {
         const seq = Number(r.seq);
         ids.set(seq, r.id);
         add(pool, [{ seq, terms: r.terms ?? '', length: r.length ?? 0 }]);
@@ -599,7 +599,7 @@ export class RawPostgresFacts {
         rows,
       ) <= PG_EXACT_BUDGET
     ) {
-      await take([present], small ? 'partition' : 'index');
+      put(await this.#rows([present], small ? 'partition' : 'index', undefined));
       return;
     }
     const rare: string[] = [];
@@ -612,23 +612,34 @@ export class RawPostgresFacts {
     }
     const common = present.slice(rare.length);
     const anchor = rare.length > 0 ? rare : common.slice(0, 1);
-    if (rare.length > 0) await take([rare], small ? 'partition' : 'index');
     const newest = (groups: string[][]) => {
       const fewest = Math.min(...groups.map((g) => g.reduce((sum, t) => sum + df(t), 0)));
-      return take(groups, small ? 'partition' : fewest <= PG_NEWEST_INDEX_BUDGET ? 'index' : 'newest', depth);
+      return this.#rows(
+        groups,
+        small ? 'partition' : fewest <= PG_NEWEST_INDEX_BUDGET ? 'index' : 'newest',
+        depth,
+      );
     };
-    if (feedback) {
+    // Side by side, as the adapter runs them.
+    const sources: Array<ReturnType<typeof newest>> = [];
+    if (rare.length > 0) sources.push(this.#rows([rare], small ? 'partition' : 'index', undefined));
+    if (feedback || common.length === 0) {
       const originals = [...original].filter((term) => df(term) > 0);
-      if (originals.length > 0) await newest([anchor, originals]);
+      if (feedback && originals.length > 0) sources.push(newest([anchor, originals]));
+      for (const found of await Promise.all(sources)) put(found);
       return;
     }
-    if (common.length === 0) return;
-    const before = pool.size;
     const telling = present.filter((term) => df(term) * 10 <= rows);
-    if (present.length >= 3 && telling.length >= 2) await newest(telling.map((term) => [term]));
+    if (present.length >= 3 && telling.length >= 2) sources.push(newest(telling.map((term) => [term])));
     const others = rare.length > 0 ? common : common.slice(1);
-    if (others.length > 0) await newest([anchor, others]);
-    if (pool.size - before < depth) await newest([common]);
+    if (others.length > 0) sources.push(newest([anchor, others]));
+    sources.push(newest([common]));
+    const found = await Promise.all(sources);
+    const filler = found.pop()!;
+    if (rare.length > 0) put(found.shift()!);
+    const before = pool.size;
+    for (const r of found) put(r);
+    if (pool.size - before < depth) put(filler);
   }
 
   /** The same three statement shapes as the adapter's `#rows`, without filters. */
