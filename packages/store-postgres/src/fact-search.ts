@@ -40,6 +40,8 @@ const DEPTH = 100;
  */
 const NEWEST_INDEX_BUDGET = 5_000;
 const NEWEST_SCAN_ROWS = 20_000;
+/** A partition this small is read whole in the first statement and ranked without the statistics tables. */
+const SMALL_PARTITION_ROWS = 1_000;
 /** A partition this small is read through its own index (not the GIN index, whose postings span all users). */
 const PARTITION_SCAN_ROWS = 5_000;
 
@@ -89,7 +91,12 @@ export class FactSearch {
     const weights = queryTerms(query);
     if (weights.size === 0) return [];
     const dfs = new Map<string, number>();
-    const stats = await this.#stats(request, [...weights.keys()], dfs);
+    const unfiltered = request.category === undefined && !request.tags?.length;
+    const [whole, stats] = await Promise.all([
+      unfiltered ? this.#smallPartition(request) : [],
+      this.#stats(request, [...weights.keys()], dfs),
+    ]);
+    if (whole.length > 0) return rankAll(whole, weights, request.limit);
     if (stats.rows === 0) return [];
     const df = (term: string) => dfs.get(term) ?? 0;
     const original = new Set(weights.keys());
@@ -171,6 +178,23 @@ export class FactSearch {
     if (pool.size - before < depth) add(pool, filler);
   }
 
+  /**
+   * Every row of a partition of at most SMALL_PARTITION_ROWS facts (none for a larger one), sent beside the
+   * statistics statement: such a search needs no other statement before the winners' rows.
+   */
+  async #smallPartition(request: FactSearchRequest): Promise<Pooled[]> {
+    const text = this.#text(
+      'small',
+      () => `select seq, id, search_terms as terms, search_length as length from ${this.#table}
+        where user_id = $1 and agent_id = $2
+          and (select n from ${this.#counts} where user_id = $1 and agent_id = $2) <= ${SMALL_PARTITION_ROWS}`,
+    );
+    const rows = (await this.#client.unsafe(text, [request.userId, request.agentId], {
+      prepare: true,
+    })) as unknown as Row[];
+    return rows.map(pooled);
+  }
+
   /** The partition's size and the document frequencies of `terms` (into `dfs`), in one statement. */
   async #stats(
     request: FactSearchRequest,
@@ -238,12 +262,7 @@ export class FactSearch {
     for (const g of groups) values.push(g);
     if (limit !== undefined) values.push(limit);
     const rows = (await this.#client.unsafe(text, values as never[], { prepare: true })) as unknown as Row[];
-    return rows.map((r) => ({
-      seq: Number(r.seq),
-      id: r.id,
-      tf: termCounts(r.terms ?? ''),
-      length: r.length ?? 0,
-    }));
+    return rows.map(pooled);
   }
 
   #text(key: string, build: () => string): string {
@@ -254,6 +273,37 @@ export class FactSearch {
     }
     return text;
   }
+}
+
+const pooled = (r: Row): Pooled => ({
+  seq: Number(r.seq),
+  id: r.id,
+  tf: termCounts(r.terms ?? ''),
+  length: r.length ?? 0,
+});
+
+/**
+ * core's ranking over every row of a small partition, read in one statement: its statistics are counted from
+ * those rows (the numbers the triggers keep, from the same snapshot) and every row is scored, in both rounds.
+ */
+function rankAll(
+  rows: readonly Pooled[],
+  weights: ReadonlyMap<string, number>,
+  limit: number,
+): FactSearchHit[] {
+  const dfs = new Map<string, number>();
+  let terms = 0;
+  for (const row of rows) {
+    terms += row.length;
+    for (const term of row.tf.keys()) dfs.set(term, (dfs.get(term) ?? 0) + 1);
+  }
+  const stats = { rows: rows.length, terms };
+  const df = (term: string) => dfs.get(term) ?? 0;
+  const original = new Set(weights.keys());
+  let ranked = score(rows, weights, original, stats, df) as Array<Scored & Pooled>;
+  const expanded = expand(ranked.slice(0, Math.max(limit, 5)), weights, stats.rows, df);
+  if (expanded) ranked = score(rows, expanded, original, stats, df) as Array<Scored & Pooled>;
+  return ranked.slice(0, limit).map((r) => ({ id: r.id, score: r.score }));
 }
 
 function add(pool: Map<number, Pooled>, rows: readonly Pooled[]): void {

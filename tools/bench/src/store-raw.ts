@@ -526,23 +526,42 @@ export class RawPostgresFacts {
     for (const term of englishAnalyzer.terms(query)) weights.set(term, (weights.get(term) ?? 0) + 1);
     if (weights.size === 0) return [];
     const dfs = new Map<string, number>();
-    const stats = await this.#stats([...weights.keys()], dfs);
-    if (stats.rows === 0) return [];
-    const df = (term: string) => dfs.get(term) ?? 0;
     const original = new Set(weights.keys());
-    const depth = Math.max(CANDIDATES, limit * 4);
     const pool = new Map<number, Pooled>();
     const ids = new Map<number, string>();
-    await this.#gather(weights, original, depth, df, pool, ids, stats.rows);
+    // A partition of at most 1,000 facts is read whole beside the statistics and ranked from its own rows.
+    const [whole, partition] = await Promise.all([
+      sql<Array<{ seq: string; id: string; terms: string | null; length: number | null }>>`
+        select seq, id, search_terms as terms, search_length as length from ${sql(this.#schema)}.facts
+        where user_id = ${this.#userId} and agent_id = ''
+          and (select n from ${sql(this.#schema)}.fact_counts where user_id = ${this.#userId} and agent_id = '') <= 1000`,
+      this.#stats([...weights.keys()], dfs),
+    ]);
+    let stats = partition;
+    if (whole.length > 0) {
+      dfs.clear();
+      stats = { rows: whole.length, terms: 0, changes: 0 };
+      for (const r of whole) {
+        const seq = Number(r.seq);
+        ids.set(seq, r.id);
+        add(pool, [{ seq, terms: r.terms ?? '', length: r.length ?? 0 }]);
+        stats.terms += r.length ?? 0;
+        for (const term of pool.get(seq)!.tf.keys()) dfs.set(term, (dfs.get(term) ?? 0) + 1);
+      }
+    }
+    if (stats.rows === 0) return [];
+    const df = (term: string) => dfs.get(term) ?? 0;
+    const depth = Math.max(CANDIDATES, limit * 4);
+    if (whole.length === 0) await this.#gather(weights, original, depth, df, pool, ids, stats.rows);
     let ranked = score(pool, weights, original, stats, df);
     const top = ranked.slice(0, Math.max(limit, DEFAULT_FEEDBACK.docs));
     const unknown = new Set<string>();
     for (const r of top.slice(0, DEFAULT_FEEDBACK.docs))
       for (const term of r.tf.keys()) if (!weights.has(term) && !dfs.has(term)) unknown.add(term);
-    if (unknown.size > 0) await this.#stats([...unknown], dfs);
+    if (unknown.size > 0 && whole.length === 0) await this.#stats([...unknown], dfs);
     const expanded = expand(top, weights, stats.rows, df);
     if (expanded) {
-      await this.#gather(expanded, original, depth, df, pool, ids, stats.rows);
+      if (whole.length === 0) await this.#gather(expanded, original, depth, df, pool, ids, stats.rows);
       ranked = score(pool, expanded, original, stats, df);
     }
     const winners = ranked.slice(0, limit).map((r) => ids.get(r.seq)!);
