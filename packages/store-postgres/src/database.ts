@@ -6,6 +6,7 @@ import { drizzle, type PostgresJsDatabase } from 'drizzle-orm/postgres-js';
 import postgres, { type Sql } from 'postgres';
 import { toKiokuError } from './errors.js';
 import { bundledMigrations, MIGRATIONS_FOLDER, migrationsIn } from './migrations.js';
+import { analyseFacts } from './reindex.js';
 import { type KiokuTables, kiokuTables } from './schema.js';
 
 /** Where the stores keep their tables, unless told otherwise. */
@@ -63,7 +64,8 @@ export class PostgresDatabase {
 
   /**
    * Create the schema and apply the bundled migrations that have not run yet (drizzle's migrator, history
-   * in `<schema>.__kioku_migrations`). Idempotent, and safe when several processes call it at once: they
+   * in `<schema>.__kioku_migrations`), then analyse facts stored without search terms (see `analyseFacts`).
+   * Idempotent, and safe when several processes call it at once: they
    * take turns on an advisory lock. Never runs on import; call it once at deploy or startup.
    */
   async setup(): Promise<void> {
@@ -80,6 +82,7 @@ export class PostgresDatabase {
           migrationsTable: MIGRATIONS_TABLE,
           migrationsSchema: this.schema,
         });
+        await analyseFacts(this.client, this.schema);
       } finally {
         if (lockConnection) {
           await lockConnection`select pg_advisory_unlock(hashtextextended(${lockKey}, 0))`.catch(() => {});

@@ -34,13 +34,12 @@ import {
   parseWriteOptions,
 } from '@kioku/core/adapter';
 import { and, asc, count, desc, eq, getTableColumns, type SQL, sql } from 'drizzle-orm';
-import { lexicalMatch, matchTerms } from './search.js';
+import { analyzeFact } from './analysis.js';
+import type { Db } from './database.js';
+import { FactSearch } from './fact-search.js';
 import { groupByPartition, parseSnapshot, selectedUser } from './snapshot.js';
 import { agentField, agentKey, batches, hasAllTags, tagKeys, tagsCanMatch, underPrefix } from './sql.js';
 import { PostgresStore } from './store.js';
-
-/** Searches with up to this many distinct terms keep their prepared statement (4 shapes each). */
-const CACHED_SEARCH_TERMS = 32;
 
 /** FactStore on PostgreSQL: one row per fact in `facts`, partitioned by `(user_id, agent_id)`. */
 export class PostgresFactStore extends PostgresStore implements FactStore {
@@ -52,8 +51,7 @@ export class PostgresFactStore extends PostgresStore implements FactStore {
    * transaction mode) still gets unnamed statements.
    */
   #prepared: ReturnType<PostgresFactStore['buildStatements']> | undefined;
-  /** Search statements by shape: number of query terms, category filter or not, tags filter or not. */
-  readonly #searches = new Map<string, ReturnType<PostgresFactStore['buildSearch']>>();
+  #search: FactSearch | undefined;
 
   private buildStatements() {
     const t = this.tables.facts;
@@ -83,6 +81,8 @@ export class PostgresFactStore extends PostgresStore implements FactStore {
           createdAt: p('createdAt'),
           updatedAt: p('updatedAt'),
           version: p('version'),
+          searchTerms: p('searchTerms'),
+          searchLength: p('searchLength'),
         })
         .onConflictDoNothing()
         .returning({ id: t.id })
@@ -102,6 +102,11 @@ export class PostgresFactStore extends PostgresStore implements FactStore {
         .from(c)
         .where(and(eq(c.userId, p('userId')), eq(c.agentId, p('agentId'))))
         .prepare('kioku_facts_count'),
+      byIds: db
+        .select(this.#columns)
+        .from(t)
+        .where(and(partition, sql`${t.id} = any(${p('ids')}::text[])`))
+        .prepare('kioku_facts_by_ids'),
     };
   }
 
@@ -196,15 +201,27 @@ export class PostgresFactStore extends PostgresStore implements FactStore {
       updatedAt: isoAt(this.clock),
       version: sql`${t.version} + 1`,
     };
+    // A changed text is analysed again in the same transaction (the row stays locked from the first UPDATE),
+    // so `search_terms` always matches the text whoever writes next.
+    const reanalyse =
+      title !== undefined || tags !== undefined || rest.content !== undefined || rest.category !== undefined;
     for (;;) {
-      const rows = await this.database.run((db) =>
-        db
+      const write = async (db: Db) => {
+        const [updated] = await db
           .update(t)
           .set(set)
           .where(and(this.#partition(s), eq(t.id, id), this.#atVersion(expectedVersion)))
-          .returning(this.#columns),
-      );
-      if (rows[0]) return toFact(rows[0]);
+          .returning(this.#columns);
+        if (updated && reanalyse) {
+          await db
+            .update(t)
+            .set(analyzeFact({ ...updated, title: updated.title ?? undefined }))
+            .where(and(this.#partition(s), eq(t.id, id)));
+        }
+        return updated;
+      };
+      const row = await (reanalyse ? this.database.transaction(write) : this.database.run(write));
+      if (row) return toFact(row);
       if (expectedVersion === undefined) throw missingFactError(id);
       // Nothing updated: the fact is missing, or at another version (CONFLICT with the version it is at).
       const version = await this.#versionOf(s, id);
@@ -267,67 +284,27 @@ export class PostgresFactStore extends PostgresStore implements FactStore {
       );
       return rows.map((row) => ({ fact: toFact(row), score: 0 }));
     }
-    const lexemes = await this.lexemes(q.query);
     const tags = q.tags?.length ? q.tags : undefined;
-    if (lexemes.length === 0 || (tags && !tagsCanMatch(tags))) return [];
-    const { terms, anyTerm } = matchTerms(lexemes);
-    const values: Record<string, unknown> = {
+    if (tags && !tagsCanMatch(tags)) return [];
+    const request = {
       userId: s.userId,
       agentId: agentKey(s.agentId),
-      anyTerm,
+      category: q.category,
+      tags: tags && tagKeys(tags),
       limit: q.limit,
     };
-    terms.forEach((term, i) => {
-      values[`t${i}`] = term;
+    return this.database.run(async () => {
+      this.#search ??= new FactSearch(this.database.client, this.database.schema);
+      const hits = await this.#search.search(request, q.query!);
+      if (hits.length === 0) return [];
+      const rows = await this.#statements.byIds.execute({ ...request, ids: hits.map((h) => h.id) });
+      const byId = new Map(rows.map((row) => [row.id, row]));
+      return hits.flatMap(({ id, score }) => {
+        const row = byId.get(id);
+        // A fact deleted between ranking and reading is left out.
+        return row ? [{ fact: toFact(row), score }] : [];
+      });
     });
-    if (q.category !== undefined) {
-      values.category = q.category;
-      values.below = `${q.category}/`;
-    }
-    if (tags) values.tags = tagKeys(tags);
-    const statement = this.#searchStatement(terms.length, q.category !== undefined, tags !== undefined);
-    const rows = await this.database.run(() => statement.execute(values));
-    return rows.map(({ score, ...row }) => ({ fact: toFact(row), score }));
-  }
-
-  /** The search statement of this shape, kept for up to {@link CACHED_SEARCH_TERMS} terms. */
-  #searchStatement(terms: number, category: boolean, tags: boolean) {
-    const key = `${terms}${category ? 'c' : ''}${tags ? 't' : ''}`;
-    let statement = this.#searches.get(key);
-    if (!statement) {
-      statement = this.buildSearch(terms, category, tags);
-      if (terms <= CACHED_SEARCH_TERMS) this.#searches.set(key, statement);
-    }
-    return statement;
-  }
-
-  /**
-   * The search for `terms` query terms with or without each filter, every value a placeholder, prepared like
-   * the statements above. Built once per shape: drizzle building and rendering it cost ~65 µs per search.
-   */
-  private buildSearch(terms: number, category: boolean, tags: boolean) {
-    const t = this.tables.facts;
-    const p = sql.placeholder;
-    const match = lexicalMatch(t.search, {
-      terms: Array.from({ length: terms }, (_, i) => p(`t${i}`)),
-      anyTerm: p('anyTerm'),
-    });
-    return this.database.db
-      .select({ ...this.#columns, score: match.score })
-      .from(t)
-      .where(
-        and(
-          eq(t.userId, p('userId')),
-          eq(t.agentId, p('agentId')),
-          category ? underPrefix(t.category, p('category'), p('below')) : undefined,
-          // The column's encoder writes the array as a text[] literal, as it does for inserts.
-          tags ? sql`${t.tagKeys} @> ${sql.param(p('tags'), t.tagKeys)}` : undefined,
-          match.where,
-        ),
-      )
-      .orderBy(desc(match.score), asc(t.seq))
-      .limit(p('limit'))
-      .prepare('kioku_facts_search');
   }
 
   async categories(scope: Scope): Promise<CategoryCount[]> {
@@ -388,7 +365,13 @@ export class PostgresFactStore extends PostgresStore implements FactStore {
   }
 
   get #columns() {
-    const { search: _search, tagKeys: _tagKeys, seq: _seq, ...columns } = getTableColumns(this.tables.facts);
+    const {
+      searchTerms: _terms,
+      searchLength: _length,
+      tagKeys: _tagKeys,
+      seq: _seq,
+      ...columns
+    } = getTableColumns(this.tables.facts);
     return columns;
   }
 
@@ -417,7 +400,7 @@ export class PostgresFactStore extends PostgresStore implements FactStore {
   }
 }
 
-type FactRow = Omit<ReturnType<typeof toRow>, 'tagKeys'>;
+type FactRow = Omit<ReturnType<typeof toRow>, 'tagKeys' | 'searchTerms' | 'searchLength'>;
 
 function toRow(fact: Fact) {
   return {
@@ -434,6 +417,7 @@ function toRow(fact: Fact) {
     createdAt: fact.createdAt,
     updatedAt: fact.updatedAt,
     version: fact.version,
+    ...analyzeFact(fact),
   };
 }
 

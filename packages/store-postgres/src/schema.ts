@@ -65,11 +65,14 @@ export function kiokuTables(schema?: string) {
       updatedAt: isoTimestamp('updated_at').notNull(),
       /** 1 on create, one more on every update (core's record version); rows from before it read as 1. */
       version: integer('version').notNull().default(1),
-      search: tsvector('search')
-        .notNull()
-        .generatedAlwaysAs(
-          sql`to_tsvector(${EN}, coalesce("title", '') || ' ' || left("content", ${N}) || ' ' || regexp_replace("category", '[/_-]', ' ', 'g')) || to_tsvector(${EN}, "tags")`,
-        ),
+      /**
+       * core's English analysis of `factSearchText` (stop words dropped, irregular verbs mapped, Porter stems),
+       * space-separated in order: written by the store on every write (the analyzer is TypeScript), NULL until
+       * then for rows from before migration 0006 (`setup()` analyses those). Search reads term frequencies here.
+       */
+      searchTerms: text('search_terms'),
+      /** Number of terms in `search_terms` (BM25's document length). */
+      searchLength: integer('search_length'),
     },
     (t) => [
       primaryKey({ name: 'facts_pk', columns: [t.userId, t.agentId, t.id] }),
@@ -84,7 +87,10 @@ export function kiokuTables(schema?: string) {
         t.createdAt.desc().nullsFirst(),
         sql`${t.id} collate "C"`,
       ),
-      index('facts_search_idx').using('gin', t.search),
+      // Candidate rows of a search: those holding any of the query's terms.
+      index('facts_terms_idx').using('gin', sql`string_to_array(${t.searchTerms}, ' ')`),
+      // Facts not analysed yet (from before migration 0006): `setup()` finds them here, instantly when none.
+      index('facts_unanalysed_idx').on(t.userId).where(sql`${t.searchTerms} is null`),
     ],
   );
 
@@ -98,8 +104,25 @@ export function kiokuTables(schema?: string) {
     {
       ...owner(),
       n: bigint('n', { mode: 'number' }).notNull(),
+      /** Sum of the partition's `search_length` (BM25's average document length is terms ÷ n). */
+      terms: bigint('terms', { mode: 'number' }).notNull().default(0),
     },
     (t) => [primaryKey({ name: 'fact_counts_pk', columns: [t.userId, t.agentId] })],
+  );
+
+  /**
+   * Document frequency of every analysed term per partition (facts holding it), kept exact by triggers on
+   * `facts` in the writing transaction (migration `0007_fact_term_stats_triggers.sql`), so a search reads
+   * the frequencies of its terms by primary key instead of counting rows. Terms of deleted facts stay at 0.
+   */
+  const factTerms = table(
+    'fact_terms',
+    {
+      ...owner(),
+      term: text('term').notNull(),
+      df: bigint('df', { mode: 'number' }).notNull(),
+    },
+    (t) => [primaryKey({ name: 'fact_terms_pk', columns: [t.userId, t.agentId, t.term] })],
   );
 
   const documents = table(
@@ -299,6 +322,7 @@ export function kiokuTables(schema?: string) {
   return {
     facts,
     factCounts,
+    factTerms,
     documents,
     documentChunks,
     plans,
@@ -316,6 +340,7 @@ export type KiokuTables = ReturnType<typeof kiokuTables>;
 export const {
   facts,
   factCounts,
+  factTerms,
   documents,
   documentChunks,
   plans,

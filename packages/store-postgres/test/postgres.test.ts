@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { isKiokuError } from '@kioku/core';
+import { InMemoryFactStore, isKiokuError } from '@kioku/core';
 import { ManualClock } from '@kioku/core/testing';
 import { expectKiokuError } from '@kioku/store-test-suite';
 import postgres from 'postgres';
@@ -146,7 +146,7 @@ describe.skipIf(noServer)('PostgreSQL specifics', () => {
   });
 
   describe('rows, read through a side channel', () => {
-    it('stores partition keys as columns (agent_id "" for none) with a search vector', async () => {
+    it('stores partition keys as columns (agent_id "" for none) with core\'s analysed search terms', async () => {
       const s = await stores();
       await s.facts.create(
         { userId: 'u1' },
@@ -154,15 +154,16 @@ describe.skipIf(noServer)('PostgreSQL specifics', () => {
       );
       await s.facts.create({ userId: 'u1', agentId: 'a1' }, { id: 'f1', content: 'agent fact' });
       const rows = await sql().unsafe(
-        `select user_id, agent_id, tag_keys, search::text as search from "${s.database.schema}".facts order by agent_id`,
+        `select user_id, agent_id, tag_keys, search_terms, search_length from "${s.database.schema}".facts order by agent_id`,
       );
       expect(rows.map((r) => [r.user_id, r.agent_id])).toEqual([
         ['u1', ''],
         ['u1', 'a1'],
       ]);
       expect(rows[0]?.tag_keys).toEqual(['drinks']);
-      expect(rows[0]?.search).toContain("'green'");
-      expect(rows[0]?.search).toContain("'drink'");
+      // factSearchText: content, tags, category; stop words dropped, Porter stems.
+      expect(rows[0]?.search_terms).toBe('user prefer green tea drink gener');
+      expect(rows[0]?.search_length).toBe(6);
     });
 
     it('working memory has expires_at; reads hide expired rows, sweep() deletes them', async () => {
@@ -384,17 +385,28 @@ describe.skipIf(noServer)('PostgreSQL specifics', () => {
   });
 
   describe('ranking', () => {
-    it('texts holding every query term come first, then those holding fewer (OR fallback)', async () => {
+    it('texts holding every query term come first, then those holding fewer, as core ranks them', async () => {
       const s = await stores();
+      const core = new InMemoryFactStore();
       const scope = { userId: 'u1' };
-      const one = await s.facts.create(scope, { content: 'The user owns a car' });
-      const all = await s.facts.create(scope, { content: 'The user rides a red bicycle to the office' });
-      const two = await s.facts.create(scope, { content: 'A red bicycle is parked outside' });
-      await s.facts.create(scope, { content: 'Unrelated: the weather is mild' });
-      const hits = await s.facts.search(scope, { query: 'which red bicycle does the user ride?', limit: 10 });
-      expect(hits.map((h) => h.fact.id)).toEqual([all.id, two.id, one.id]);
-      expect(hits[0]!.score).toBeGreaterThan(hits[1]!.score);
-      expect(Math.floor(hits[0]!.score)).toBe(4); // user, ride, red, bicycl
+      const texts = [
+        'The user owns a car',
+        'The user rides a red bicycle to the office',
+        'A red bicycle is parked outside',
+        'Unrelated: the weather is mild',
+      ];
+      for (const [i, content] of texts.entries()) {
+        await s.facts.create(scope, { id: `f${i}`, content });
+        await core.create(scope, { id: `f${i}`, content });
+      }
+      const query = { query: 'which red bicycle does the user ride?', limit: 10 };
+      const hits = await s.facts.search(scope, query);
+      expect(hits.map((h) => h.fact.id).slice(0, 3)).toEqual(['f1', 'f2', 'f0']);
+      expect(Math.floor(hits[0]!.score / hits[2]!.score)).toBeGreaterThanOrEqual(4); // 4 terms covered vs 1
+      // The same ids in the same order with the same scores as core's in-memory store (BM25+ with idf,
+      // coverage, and the feedback round, which adds "general": the category every fact has).
+      const expected = await core.search(scope, query);
+      expect(hits.map((h) => [h.fact.id, h.score])).toEqual(expected.map((h) => [h.fact.id, h.score]));
     });
 
     it('a query of stop words only finds nothing; stemming matches word forms', async () => {

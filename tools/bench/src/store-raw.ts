@@ -14,8 +14,10 @@
  * short), core's BM25+ with coverage over every candidate, one round of pseudo-relevance feedback (the
  * feedback words' rows added to the same pool), then the winners' rows by `seq`. A partition holding at
  * least half of the table is ranked through a join rather than a phrase of the MATCH, as the adapter does.
- * PostgreSQL search is the adapter's two queries (the query's lexemes, then coverage + `ts_rank` over the
- * GIN matches), written as one would by hand: the score is computed once and ordered by its alias.
+ * PostgreSQL search follows `packages/store-postgres/src/fact-search.ts` the same way: statistics and document
+ * frequencies from the trigger-kept `fact_counts` / `fact_terms`, candidates through the GIN index on
+ * `string_to_array(search_terms)` (or the partition's own index, or its newest rows), core's scoring in
+ * TypeScript, the feedback round, then the winners' rows by primary key.
  */
 import { DEFAULT_BM25, DEFAULT_FEEDBACK, englishAnalyzer, factSearchText } from '@kioku/core/adapter';
 import type Database from 'better-sqlite3';
@@ -498,18 +500,22 @@ function expand(
   return expanded;
 }
 
-/** A lexeme as a one-term tsquery literal, as the adapter writes it. */
-const termLiteral = (lexeme: string) => `'${lexeme.replaceAll('\\', '\\\\').replaceAll("'", "''")}'`;
-
 const PG_COLUMNS =
   'user_id, agent_id, id, title, content, category, tags, metadata, provenance, created_at, updated_at';
+
+/** As in the adapter (`packages/store-postgres/src/fact-search.ts`). */
+const PG_EXACT_BUDGET = 1_000;
+const PG_MATCH_BUDGET = 2_000;
+const PG_FEEDBACK_BUDGET = 1_000;
+const PG_NEWEST_INDEX_BUDGET = 5_000;
+const PG_NEWEST_SCAN_ROWS = 20_000;
+const PG_PARTITION_SCAN_ROWS = 5_000;
 
 /** One user's facts (no agent) in a schema set up by `@kioku/store-postgres`, through postgres.js alone. */
 export class RawPostgresFacts {
   readonly #sql: Sql;
   readonly #schema: string;
   readonly #userId: string;
-  readonly #searchText = new Map<number, string>();
 
   constructor(sql: Sql, schema: string, userId: string) {
     this.#sql = sql;
@@ -517,15 +523,17 @@ export class RawPostgresFacts {
     this.#userId = userId;
   }
 
-  /** The adapter's INSERT … ON CONFLICT DO NOTHING RETURNING id with the same values. */
+  /** The adapter's INSERT … ON CONFLICT DO NOTHING RETURNING id with the same values (core's analysis included). */
   async create(id: string, seed: FactSeed, now: string): Promise<void> {
     const sql = this.#sql;
+    const { terms, length } = analyzed(seed);
     const rows = await sql`
       insert into ${sql(this.#schema)}.facts
-        (user_id, agent_id, id, title, content, category, tags, tag_keys, metadata, provenance, created_at, updated_at)
+        (user_id, agent_id, id, title, content, category, tags, tag_keys, metadata, provenance, created_at, updated_at,
+         search_terms, search_length)
       values (${this.#userId}, '', ${id}, null, ${seed.content}, ${seed.category}, ${JSON.stringify(seed.tags)}::json,
         ${seed.tags.map((t) => t.toLowerCase())}::text[], '{}'::json, ${JSON.stringify({ source: 'user' })}::json,
-        ${now}::timestamptz, ${now}::timestamptz)
+        ${now}::timestamptz, ${now}::timestamptz, ${terms}, ${length})
       on conflict do nothing returning id`;
     if (rows.length === 0) throw new Error(`raw insert of ${id} conflicted`);
   }
@@ -557,26 +565,178 @@ export class RawPostgresFacts {
     return Number(row?.n ?? 0);
   }
 
+  /**
+   * The adapter's search step by step: the partition's statistics and the terms' document frequencies (one
+   * statement), candidate rows (all matches when few; else the rarest terms' rows and the newest rows holding
+   * several terms), core's BM25+ with coverage, one feedback round, then the winners' rows by primary key.
+   */
   async search(query: string, limit = 8): Promise<RawFact[]> {
     const sql = this.#sql;
-    const text = query.replaceAll('\u0000', ' ');
-    const [row] = await sql<{ lexemes: string[] }[]>`
-      select tsvector_to_array(to_tsvector('english'::regconfig, ${text}::text)) as lexemes`;
-    const lexemes = row?.lexemes ?? [];
-    if (lexemes.length === 0) return [];
-    const n = lexemes.length;
-    let statement = this.#searchText.get(n);
-    if (!statement) {
-      const coverage = lexemes.map((_, i) => `(search @@ $${i + 1}::tsquery)::int`).join(' + ');
-      statement = `select ${PG_COLUMNS}, (${coverage} + ts_rank(search, $${n + 1}::tsquery, 33)) as score
-        from "${this.#schema}".facts
-        where user_id = $${n + 2} and agent_id = '' and search @@ $${n + 1}::tsquery
-        order by score desc, seq asc limit $${n + 3}`;
-      this.#searchText.set(n, statement);
+    const weights = new Map<string, number>();
+    for (const term of englishAnalyzer.terms(query)) weights.set(term, (weights.get(term) ?? 0) + 1);
+    if (weights.size === 0) return [];
+    const dfs = new Map<string, number>();
+    const original = new Set(weights.keys());
+    const pool = new Map<number, Pooled>();
+    const ids = new Map<number, string>();
+    // A partition of at most 1,000 facts is read whole beside the statistics and ranked from its own rows.
+    const [whole, partition] = await Promise.all([
+      sql<Array<{ seq: string; id: string; terms: string | null; length: number | null }>>`
+        select seq, id, search_terms as terms, search_length as length from ${sql(this.#schema)}.facts
+        where user_id = ${this.#userId} and agent_id = ''
+          and (select n from ${sql(this.#schema)}.fact_counts where user_id = ${this.#userId} and agent_id = '') <= 1000`,
+      this.#stats([...weights.keys()], dfs),
+    ]);
+    let stats = partition;
+    if (whole.length > 0) {
+      dfs.clear();
+      stats = { rows: whole.length, terms: 0, changes: 0 };
+      for (const r of whole) {
+        const seq = Number(r.seq);
+        ids.set(seq, r.id);
+        add(pool, [{ seq, terms: r.terms ?? '', length: r.length ?? 0 }]);
+        stats.terms += r.length ?? 0;
+        for (const term of pool.get(seq)!.tf.keys()) dfs.set(term, (dfs.get(term) ?? 0) + 1);
+      }
     }
-    const literals = lexemes.map(termLiteral);
-    return (await sql.unsafe(statement, [...literals, literals.join(' | '), this.#userId, limit], {
-      prepare: true,
-    })) as unknown as RawFact[];
+    if (stats.rows === 0) return [];
+    const df = (term: string) => dfs.get(term) ?? 0;
+    const depth = Math.max(CANDIDATES, limit * 4);
+    if (whole.length === 0) await this.#gather(weights, original, depth, df, pool, ids, stats.rows);
+    let ranked = score(pool, weights, original, stats, df);
+    const top = ranked.slice(0, Math.max(limit, DEFAULT_FEEDBACK.docs));
+    const unknown = new Set<string>();
+    for (const r of top.slice(0, DEFAULT_FEEDBACK.docs))
+      for (const term of r.tf.keys()) if (!weights.has(term) && !dfs.has(term)) unknown.add(term);
+    if (unknown.size > 0 && whole.length === 0) await this.#stats([...unknown], dfs);
+    const expanded = expand(top, weights, stats.rows, df);
+    if (expanded) {
+      if (whole.length === 0) await this.#gather(expanded, original, depth, df, pool, ids, stats.rows);
+      ranked = score(pool, expanded, original, stats, df);
+    }
+    const winners = ranked.slice(0, limit).map((r) => ids.get(r.seq)!);
+    if (winners.length === 0) return [];
+    const rows = await sql<RawFact[]>`
+      select ${sql.unsafe(PG_COLUMNS)} from ${sql(this.#schema)}.facts
+      where user_id = ${this.#userId} and agent_id = '' and id = any(${winners}::text[])`;
+    const byId = new Map(rows.map((r) => [r.id, r]));
+    return winners.flatMap((id) => byId.get(id) ?? []);
+  }
+
+  async #stats(terms: string[], dfs: Map<string, number>): Promise<Stats> {
+    const sql = this.#sql;
+    const rows = await sql<{ term: string | null; n: string; terms: string | null }[]>`
+      select null as term, n, terms from ${sql(this.#schema)}.fact_counts where user_id = ${this.#userId} and agent_id = ''
+      union all
+      select term, df, null from ${sql(this.#schema)}.fact_terms
+      where user_id = ${this.#userId} and agent_id = '' and term = any(${terms}::text[])`;
+    const stats = { rows: 0, terms: 0, changes: 0 };
+    for (const r of rows) {
+      if (r.term === null) stats.rows = Number(r.n);
+      else dfs.set(r.term, Number(r.n));
+      if (r.terms !== null) stats.terms = Number(r.terms);
+    }
+    for (const term of terms) if (!dfs.has(term)) dfs.set(term, 0);
+    return stats;
+  }
+
+  async #gather(
+    weights: ReadonlyMap<string, number>,
+    original: ReadonlySet<string>,
+    depth: number,
+    df: (term: string) => number,
+    pool: Map<number, Pooled>,
+    ids: Map<number, string>,
+    rows: number,
+  ): Promise<void> {
+    const feedback = [...weights.keys()].some((term) => !original.has(term));
+    const present = [...weights.keys()]
+      .filter((term) => df(term) > 0 && !(feedback && original.has(term)))
+      .sort((a, b) => df(a) - df(b) || (a < b ? -1 : a > b ? 1 : 0));
+    if (present.length === 0) return;
+    const small = rows <= PG_PARTITION_SCAN_ROWS;
+    const put = (found: Array<{ seq: string; id: string; terms: string | null; length: number | null }>) => {
+      for (const r of found) {
+        const seq = Number(r.seq);
+        ids.set(seq, r.id);
+        add(pool, [{ seq, terms: r.terms ?? '', length: r.length ?? 0 }]);
+      }
+    };
+    if (
+      Math.min(
+        present.reduce((sum, t) => sum + df(t), 0),
+        rows,
+      ) <= PG_EXACT_BUDGET
+    ) {
+      put(await this.#rows([present], small ? 'partition' : 'index', undefined));
+      return;
+    }
+    const rare: string[] = [];
+    const budget = feedback ? PG_FEEDBACK_BUDGET : PG_MATCH_BUDGET;
+    let read = 0;
+    for (const term of present) {
+      if (read + df(term) > budget) break;
+      rare.push(term);
+      read += df(term);
+    }
+    const common = present.slice(rare.length);
+    const anchor = rare.length > 0 ? rare : common.slice(0, 1);
+    const newest = (groups: string[][]) => {
+      const fewest = Math.min(...groups.map((g) => g.reduce((sum, t) => sum + df(t), 0)));
+      return this.#rows(
+        groups,
+        small ? 'partition' : fewest <= PG_NEWEST_INDEX_BUDGET ? 'index' : 'newest',
+        depth,
+      );
+    };
+    // Side by side, as the adapter runs them.
+    const sources: Array<ReturnType<typeof newest>> = [];
+    if (rare.length > 0) sources.push(this.#rows([rare], small ? 'partition' : 'index', undefined));
+    if (feedback || common.length === 0) {
+      const originals = [...original].filter((term) => df(term) > 0);
+      if (feedback && originals.length > 0) sources.push(newest([anchor, originals]));
+      for (const found of await Promise.all(sources)) put(found);
+      return;
+    }
+    const telling = present.filter((term) => df(term) * 10 <= rows);
+    if (present.length >= 3 && telling.length >= 2) sources.push(newest(telling.map((term) => [term])));
+    const others = rare.length > 0 ? common : common.slice(1);
+    if (others.length > 0) sources.push(newest([anchor, others]));
+    sources.push(newest([common]));
+    const found = await Promise.all(sources);
+    const filler = found.pop()!;
+    if (rare.length > 0) put(found.shift()!);
+    const before = pool.size;
+    for (const r of found) put(r);
+    if (pool.size - before < depth) put(filler);
+  }
+
+  /** The same three statement shapes as the adapter's `#rows`, without filters. */
+  #rows(
+    groups: readonly (readonly string[])[],
+    how: 'index' | 'partition' | 'newest',
+    limit: number | undefined,
+  ) {
+    const table = `"${this.#schema}".facts`;
+    const terms =
+      how === 'newest' ? `string_to_array(search_terms || '', ' ')` : `string_to_array(search_terms, ' ')`;
+    const holding = groups.map((_, i) => `${terms} && $${i + 2}::text[]`).join(' and ');
+    const columns = 'seq, id, search_terms as terms, search_length as length, created_at';
+    const newest = 'order by created_at desc, seq desc';
+    const limited = limit === undefined ? '' : `${newest} limit $${groups.length + 2}`;
+    const text =
+      how === 'newest'
+        ? `select * from (select ${columns}, search_terms from ${table} where user_id = $1 and agent_id = ''
+            ${newest} limit ${PG_NEWEST_SCAN_ROWS}) as recent where ${holding} ${limited}`
+        : `with found as materialized (${
+            how === 'index'
+              ? `select ${columns} from ${table} where user_id = $1 and agent_id = '' and ${holding}`
+              : `select * from (select ${columns}, search_terms from ${table} where user_id = $1 and agent_id = '' offset 0) as part where ${holding}`
+          }) select seq, id, terms, length from found ${limited}`;
+    const values: unknown[] = [this.#userId, ...groups];
+    if (limit !== undefined) values.push(limit);
+    return this.#sql.unsafe(text, values as never[], { prepare: true }) as unknown as Promise<
+      Array<{ seq: string; id: string; terms: string | null; length: number | null }>
+    >;
   }
 }

@@ -266,7 +266,7 @@ export async function benchRedis(
       const base = new mod.KeySpace(sizePrefix).base('facts', SCOPE);
       const raw = new RawRedisFacts(client, base, shas);
       const row = await run(store, raw, client, base, size, seeds, options, where);
-      rows.push(await coldStarts(row, newProcess, client, base));
+      rows.push(await coldStarts(row, newProcess, client, base, options.queries[1]!));
       await new mod.RedisConnection({ client, prefix: sizePrefix }).deleteAll();
     }
   } finally {
@@ -301,6 +301,7 @@ async function coldStarts(
   newProcess: () => import('@kioku/store-redis').RedisFactStore,
   client: RedisClient,
   base: string,
+  query: string,
 ): Promise<RedisRow> {
   const stored = async () => (await client.getrange(`${base}:idx`, 0, 200)).split('\n').slice(0, 2);
   const current = async () => (await client.hmget(`${base}:meta`, 'epoch', 'ver')).join('\n');
@@ -311,7 +312,7 @@ async function coldStarts(
   const replayed = await behind();
   const time = async () => {
     const t = performance.now();
-    await newProcess().search(SCOPE, { query: QUERIES[1]! });
+    await newProcess().search(SCOPE, { query });
     return performance.now() - t;
   };
   const replayMs = await time();

@@ -45,6 +45,8 @@ export interface Figures {
 export interface SqlRow extends Figures {
   adapter: SqlAdapter;
   size: number;
+  /** Users the prefill is spread over (`--users`; SQL adapters only). */
+  users?: number;
   writes: number;
   firstSearchMs: number;
   prefillMs: number;
@@ -275,6 +277,7 @@ async function run(
   return {
     adapter,
     size,
+    users: options.layout.users,
     writes,
     writesPerS: round(perSecond(w.adapter), 0),
     readsPerS: round(perSecond(r.adapter), 0),

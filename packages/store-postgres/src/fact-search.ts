@@ -1,0 +1,311 @@
+import type { Sql } from 'postgres';
+import { queryTerms } from './analysis.js';
+import {
+  type Candidate,
+  expand,
+  feedbackTerms,
+  type PartitionStats,
+  type Scored,
+  score,
+  termCounts,
+} from './ranking.js';
+
+/** Who searches, and which of their facts (category subtree, all of some tags) count. */
+export interface FactSearchRequest {
+  userId: string;
+  agentId: string;
+  category?: string | undefined;
+  /** Lower-cased tags, every one required. */
+  tags?: readonly string[] | undefined;
+  limit: number;
+}
+
+export interface FactSearchHit {
+  id: string;
+  score: number;
+}
+
+/** Up to this many matching rows (summed document frequencies), every one is scored: core's exact ranking. */
+const EXACT_BUDGET = 1_000;
+/** Rows holding the query's rarest terms read and scored in full, at most (summed document frequencies). */
+const MATCH_BUDGET = 2_000;
+/** The feedback round's MATCH_BUDGET: its words weigh less, and its rows seldom reach the top. */
+const FEEDBACK_BUDGET = 1_000;
+/** Candidate rows each "newest rows holding …" source adds, at least (4× the limit when that is more). */
+const DEPTH = 100;
+/**
+ * A "newest rows holding …" source whose rarest group is in more facts than this walks the partition newest
+ * first (it finds enough rows quickly), looking at this many rows at most so a conjunction that turns out
+ * rare costs no more; otherwise the GIN index finds every such row.
+ */
+const NEWEST_INDEX_BUDGET = 5_000;
+const NEWEST_SCAN_ROWS = 20_000;
+/** A partition this small is read whole in the first statement and ranked without the statistics tables. */
+const SMALL_PARTITION_ROWS = 1_000;
+/** A partition this small is read through its own index (not the GIN index, whose postings span all users). */
+const PARTITION_SCAN_ROWS = 5_000;
+
+/** The analysed terms of a row, as the GIN index `facts_terms_idx` indexes them. */
+const TERMS = `string_to_array(search_terms, ' ')`;
+/** The same array written so that the GIN index cannot serve it (the newest-first walk must not use it). */
+const TERMS_UNINDEXED = `string_to_array(search_terms || '', ' ')`;
+
+interface Row {
+  seq: string | number;
+  id: string;
+  terms: string | null;
+  length: number | null;
+}
+
+interface Pooled extends Candidate {
+  id: string;
+}
+
+/**
+ * core's lexical ranking of one partition's facts on PostgreSQL (see `ranking.ts`), with statistics kept by
+ * triggers (`fact_counts.terms`, `fact_terms.df`; migration 0008) and candidates found through the GIN index
+ * on `search_terms`. Which rows are scored:
+ * - when the query's terms are in at most EXACT_BUDGET facts (summed document frequencies), or the partition
+ *   holds no more, all of them: core's ranking exactly (LoCoMo's partitions, and most searches);
+ * - otherwise the rows of the rarest terms (within MATCH_BUDGET), the newest rows holding every term that
+ *   tells rows apart (in at most a tenth of the partition), the newest holding a rare term and another
+ *   (covering more of the query multiplies the score), and when that is short the newest holding a common one.
+ * The feedback round adds the rows of its new terms the same way; the pool is then scored again, whole.
+ * Every statement is prepared once per connection and shape (number of groups, filters).
+ */
+export class FactSearch {
+  readonly #client: Sql;
+  readonly #table: string;
+  readonly #counts: string;
+  readonly #terms: string;
+  readonly #texts = new Map<string, string>();
+
+  constructor(client: Sql, schema: string) {
+    this.#client = client;
+    this.#table = `"${schema}"."facts"`;
+    this.#counts = `"${schema}"."fact_counts"`;
+    this.#terms = `"${schema}"."fact_terms"`;
+  }
+
+  async search(request: FactSearchRequest, query: string): Promise<FactSearchHit[]> {
+    const weights = queryTerms(query);
+    if (weights.size === 0) return [];
+    const dfs = new Map<string, number>();
+    const unfiltered = request.category === undefined && !request.tags?.length;
+    const [whole, stats] = await Promise.all([
+      unfiltered ? this.#smallPartition(request) : [],
+      this.#stats(request, [...weights.keys()], dfs),
+    ]);
+    if (whole.length > 0) return rankAll(whole, weights, request.limit);
+    if (stats.rows === 0) return [];
+    const df = (term: string) => dfs.get(term) ?? 0;
+    const original = new Set(weights.keys());
+    const depth = Math.max(DEPTH, request.limit * 4);
+    const pool = new Map<number, Pooled>();
+    await this.#gather(request, weights, original, depth, df, pool, stats.rows);
+    let ranked = score(pool.values(), weights, original, stats, df);
+    const top = ranked.slice(0, Math.max(request.limit, 5));
+    const unknown = feedbackTerms(top, weights).filter((term) => !dfs.has(term));
+    if (unknown.length > 0) await this.#stats(request, unknown, dfs);
+    const expanded = expand(top, weights, stats.rows, df);
+    if (expanded) {
+      await this.#gather(request, expanded, original, depth, df, pool, stats.rows);
+      ranked = score(pool.values(), expanded, original, stats, df);
+    }
+    return ranked.slice(0, request.limit).map((r) => ({ id: (r as Scored & Pooled).id, score: r.score }));
+  }
+
+  async #gather(
+    request: FactSearchRequest,
+    weights: ReadonlyMap<string, number>,
+    original: ReadonlySet<string>,
+    depth: number,
+    df: (term: string) => number,
+    pool: Map<number, Pooled>,
+    rows: number,
+  ): Promise<void> {
+    const feedback = [...weights.keys()].some((term) => !original.has(term));
+    const present = [...weights.keys()]
+      .filter((term) => df(term) > 0 && !(feedback && original.has(term)))
+      .sort((a, b) => df(a) - df(b) || (a < b ? -1 : a > b ? 1 : 0));
+    if (present.length === 0) return;
+    const small = rows <= PARTITION_SCAN_ROWS;
+    const postings = present.reduce((sum, term) => sum + df(term), 0);
+    if (Math.min(postings, rows) <= EXACT_BUDGET) {
+      add(pool, await this.#rows(request, [present], small ? 'partition' : 'index', undefined));
+      return;
+    }
+    const rare: string[] = [];
+    const budget = feedback ? FEEDBACK_BUDGET : MATCH_BUDGET;
+    let read = 0;
+    for (const term of present) {
+      if (read + df(term) > budget) break;
+      rare.push(term);
+      read += df(term);
+    }
+    const common = present.slice(rare.length);
+    const anchor = rare.length > 0 ? rare : common.slice(0, 1);
+    const newest = (groups: string[][]) => {
+      const fewest = Math.min(...groups.map((g) => g.reduce((sum, term) => sum + df(term), 0)));
+      const how = small ? 'partition' : fewest <= NEWEST_INDEX_BUDGET ? 'index' : 'newest';
+      return this.#rows(request, groups, how, depth);
+    };
+    // The sources are independent: their statements run side by side (postgres.js pipelines them over the
+    // pool), then their rows join the pool in this order.
+    const sources: Array<Promise<Pooled[]>> = [];
+    if (rare.length > 0) sources.push(this.#rows(request, [rare], small ? 'partition' : 'index', undefined));
+    if (feedback) {
+      const originals = [...original].filter((term) => df(term) > 0);
+      if (originals.length > 0) sources.push(newest([anchor, originals]));
+      for (const rows of await Promise.all(sources)) add(pool, rows);
+      return;
+    }
+    if (common.length === 0) {
+      for (const rows of await Promise.all(sources)) add(pool, rows);
+      return;
+    }
+    const telling = present.filter((term) => df(term) * 10 <= rows);
+    if (present.length >= 3 && telling.length >= 2) sources.push(newest(telling.map((term) => [term])));
+    const others = rare.length > 0 ? common : common.slice(1);
+    if (others.length > 0) sources.push(newest([anchor, others]));
+    // Last, the newest facts holding a common term: they fill in when the others bring fewer than `depth`.
+    sources.push(newest([common]));
+    const found = await Promise.all(sources);
+    const filler = found.pop()!;
+    if (rare.length > 0) add(pool, found.shift()!);
+    const before = pool.size;
+    for (const rows of found) add(pool, rows);
+    if (pool.size - before < depth) add(pool, filler);
+  }
+
+  /**
+   * Every row of a partition of at most SMALL_PARTITION_ROWS facts (none for a larger one), sent beside the
+   * statistics statement: such a search needs no other statement before the winners' rows.
+   */
+  async #smallPartition(request: FactSearchRequest): Promise<Pooled[]> {
+    const text = this.#text(
+      'small',
+      () => `select seq, id, search_terms as terms, search_length as length from ${this.#table}
+        where user_id = $1 and agent_id = $2
+          and (select n from ${this.#counts} where user_id = $1 and agent_id = $2) <= ${SMALL_PARTITION_ROWS}`,
+    );
+    const rows = (await this.#client.unsafe(text, [request.userId, request.agentId], {
+      prepare: true,
+    })) as unknown as Row[];
+    return rows.map(pooled);
+  }
+
+  /** The partition's size and the document frequencies of `terms` (into `dfs`), in one statement. */
+  async #stats(
+    request: FactSearchRequest,
+    terms: string[],
+    dfs: Map<string, number>,
+  ): Promise<PartitionStats> {
+    const text = this.#text(
+      'stats',
+      () => `select null as term, n, terms from ${this.#counts} where user_id = $1 and agent_id = $2
+        union all
+        select term, df, null from ${this.#terms} where user_id = $1 and agent_id = $2 and term = any($3::text[])`,
+    );
+    const rows = (await this.#client.unsafe(text, [request.userId, request.agentId, terms], {
+      prepare: true,
+    })) as unknown as Array<{ term: string | null; n: string; terms: string | null }>;
+    const stats = { rows: 0, terms: 0 };
+    for (const r of rows) {
+      if (r.term === null) stats.rows = Number(r.n);
+      else dfs.set(r.term, Number(r.n));
+      if (r.terms !== null) stats.terms = Number(r.terms);
+    }
+    for (const term of terms) if (!dfs.has(term)) dfs.set(term, 0);
+    return stats;
+  }
+
+  /**
+   * The partition's rows holding a term of every group (and passing the filters): all of them, or the newest
+   * `limit` when given. `how` picks the path: `index` reads the GIN index (a materialized CTE, so PostgreSQL
+   * cannot trade it for a newest-first walk that would look at every row); `partition` reads the partition
+   * through its btree index; `newest` walks the partition's newest NEWEST_SCAN_ROWS rows.
+   */
+  async #rows(
+    request: FactSearchRequest,
+    groups: readonly (readonly string[])[],
+    how: 'index' | 'partition' | 'newest',
+    limit: number | undefined,
+  ): Promise<Pooled[]> {
+    const category = request.category !== undefined;
+    const tags = (request.tags?.length ?? 0) > 0;
+    const key = `${how}:${groups.length}:${limit === undefined ? '' : 'l'}${category ? 'c' : ''}${tags ? 't' : ''}`;
+    const text = this.#text(key, () => {
+      let n = 2;
+      const filters = [`user_id = $1`, `agent_id = $2`];
+      if (category) filters.push(`(category = $${++n} or starts_with(category, $${++n}))`);
+      if (tags) filters.push(`tag_keys @> $${++n}::text[]`);
+      const terms = how === 'newest' ? TERMS_UNINDEXED : TERMS;
+      const holding = groups.map(() => `${terms} && $${++n}::text[]`);
+      const columns = 'seq, id, search_terms as terms, search_length as length, created_at';
+      const newest = 'order by created_at desc, seq desc';
+      const limited = limit === undefined ? '' : `${newest} limit $${++n}`;
+      if (how === 'newest') {
+        return `select * from (select ${columns}, search_terms from ${this.#table} where ${filters.join(' and ')}
+          ${newest} limit ${NEWEST_SCAN_ROWS}) as recent where ${holding.join(' and ')} ${limited}`;
+      }
+      const found =
+        how === 'index'
+          ? `select ${columns} from ${this.#table} where ${[...filters, ...holding].join(' and ')}`
+          : `select * from (select ${columns}, search_terms from ${this.#table} where ${filters.join(' and ')} offset 0) as part
+             where ${holding.join(' and ')}`;
+      return `with found as materialized (${found}) select seq, id, terms, length from found ${limited}`;
+    });
+    const values: unknown[] = [request.userId, request.agentId];
+    if (category) values.push(request.category, `${request.category}/`);
+    if (tags) values.push(request.tags);
+    for (const g of groups) values.push(g);
+    if (limit !== undefined) values.push(limit);
+    const rows = (await this.#client.unsafe(text, values as never[], { prepare: true })) as unknown as Row[];
+    return rows.map(pooled);
+  }
+
+  #text(key: string, build: () => string): string {
+    let text = this.#texts.get(key);
+    if (text === undefined) {
+      text = build();
+      this.#texts.set(key, text);
+    }
+    return text;
+  }
+}
+
+const pooled = (r: Row): Pooled => ({
+  seq: Number(r.seq),
+  id: r.id,
+  tf: termCounts(r.terms ?? ''),
+  length: r.length ?? 0,
+});
+
+/**
+ * core's ranking over every row of a small partition, read in one statement: its statistics are counted from
+ * those rows (the numbers the triggers keep, from the same snapshot) and every row is scored, in both rounds.
+ */
+function rankAll(
+  rows: readonly Pooled[],
+  weights: ReadonlyMap<string, number>,
+  limit: number,
+): FactSearchHit[] {
+  const dfs = new Map<string, number>();
+  let terms = 0;
+  for (const row of rows) {
+    terms += row.length;
+    for (const term of row.tf.keys()) dfs.set(term, (dfs.get(term) ?? 0) + 1);
+  }
+  const stats = { rows: rows.length, terms };
+  const df = (term: string) => dfs.get(term) ?? 0;
+  const original = new Set(weights.keys());
+  let ranked = score(rows, weights, original, stats, df) as Array<Scored & Pooled>;
+  const expanded = expand(ranked.slice(0, Math.max(limit, 5)), weights, stats.rows, df);
+  if (expanded) ranked = score(rows, expanded, original, stats, df) as Array<Scored & Pooled>;
+  return ranked.slice(0, limit).map((r) => ({ id: r.id, score: r.score }));
+}
+
+function add(pool: Map<number, Pooled>, rows: readonly Pooled[]): void {
+  for (const row of rows) if (!pool.has(row.seq)) pool.set(row.seq, row);
+}

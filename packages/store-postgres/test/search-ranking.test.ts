@@ -1,0 +1,176 @@
+import { InMemoryFactStore, type Scope } from '@kioku/core';
+import { PgDialect } from 'drizzle-orm/pg-core';
+import { drizzle } from 'drizzle-orm/postgres-js';
+import postgres, { type Sql } from 'postgres';
+import { afterAll, afterEach, describe, expect, it } from 'vitest';
+import { MIGRATIONS_TABLE, PostgresFactStore } from '../src/index.js';
+import { bundledMigrations, migrationsIn } from '../src/migrations.js';
+import { dropSchema, freshSchema, noServer, pgUrl, sharedClient } from './helpers.js';
+
+const sql = sharedClient;
+
+/**
+ * The statistics the triggers keep (side channel) equal those counted from the rows: per partition the
+ * number of facts and the sum of their lengths, and per partition and term the facts holding it.
+ */
+async function expectExactStats(schema: string): Promise<void> {
+  const counted = await sql().unsafe(
+    `select f.user_id, f.agent_id, k.term, count(*)::int as df
+     from "${schema}".facts f cross join lateral (select distinct unnest(string_to_array(f.search_terms, ' ')) as term) k
+     group by 1, 2, 3 order by 1, 2, 3`,
+  );
+  const kept = await sql().unsafe(
+    `select user_id, agent_id, term, df::int as df from "${schema}".fact_terms where df <> 0 order by 1, 2, 3`,
+  );
+  expect(kept).toEqual(counted);
+  const lengths = await sql().unsafe(
+    `select user_id, agent_id, count(*)::int as n, sum(search_length)::int as terms from "${schema}".facts
+     group by 1, 2 order by 1, 2`,
+  );
+  const totals = await sql().unsafe(
+    `select user_id, agent_id, n::int as n, terms::int as terms from "${schema}".fact_counts where n <> 0 order by 1, 2`,
+  );
+  expect(totals).toEqual(lengths);
+}
+
+const ranked = async (store: { search: PostgresFactStore['search'] }, scope: Scope, query: string) =>
+  (await store.search(scope, { query, limit: 20 })).map((h) => [h.fact.id, h.score]);
+
+describe.skipIf(noServer)('search ranking and its statistics', () => {
+  const cleanup: Array<() => Promise<unknown>> = [];
+  afterEach(async () => {
+    for (const fn of cleanup.splice(0).reverse()) await fn();
+  });
+  afterAll(() => sql().end({ timeout: 5 }));
+
+  async function factStore(client: Sql = sql(), schema = freshSchema()) {
+    const store = new PostgresFactStore({ client, schema });
+    cleanup.push(() => dropSchema(schema));
+    await store.setup();
+    return { store, schema };
+  }
+
+  it('a rare term outranks a common one (idf), with core’s ids and scores', async () => {
+    const { store, schema } = await factStore();
+    const core = new InMemoryFactStore();
+    const scope = { userId: 'u1' };
+    const facts = [
+      'User drinks coffee every morning',
+      'User buys coffee beans online',
+      'Coffee makes the user jittery',
+      'User met a friend for coffee',
+      'User drinks green tea',
+    ];
+    for (const [i, content] of facts.entries()) {
+      await store.create(scope, { id: `f${i}`, content });
+      await core.create(scope, { id: `f${i}`, content });
+    }
+    const hits = await ranked(store, scope, 'coffee or tea?');
+    expect(hits[0]?.[0]).toBe('f4');
+    expect(hits).toEqual(await ranked(core, scope, 'coffee or tea?'));
+    await expectExactStats(schema);
+  });
+
+  it('updates and deletes adjust the statistics', async () => {
+    const { store, schema } = await factStore();
+    const scope = { userId: 'u1', agentId: 'a1' };
+    await store.create(scope, { id: 'a', content: 'Lisbon trip in May', tags: ['travel'] });
+    await store.create(scope, { id: 'b', content: 'Porto trip in June' });
+    const df = async (term: string) =>
+      Number(
+        (
+          await sql().unsafe(
+            `select df from "${schema}".fact_terms where user_id = 'u1' and agent_id = 'a1' and term = $1`,
+            [term],
+          )
+        )[0]?.df ?? 0,
+      );
+    expect(await df('trip')).toBe(2);
+    await store.update(scope, 'a', { content: 'Lisbon holiday in May' });
+    expect([await df('trip'), await df('holidai')]).toEqual([1, 1]);
+    await store.update(scope, 'a', { tags: [] });
+    expect(await df('travel')).toBe(0);
+    await store.delete(scope, 'b');
+    expect([await df('trip'), await df('porto')]).toEqual([0, 0]);
+    await expectExactStats(schema);
+    // The ranking follows: "trip" is now in no fact, "holiday" in one.
+    expect((await store.search(scope, { query: 'trip' })).map((h) => h.fact.id)).toEqual([]);
+    expect((await store.search(scope, { query: 'holidays' })).map((h) => h.fact.id)).toEqual(['a']);
+  });
+
+  it('statistics stay exact under concurrent writes from two connections', async () => {
+    const schema = freshSchema();
+    const a = postgres(pgUrl, { max: 4, onnotice: () => {} });
+    const b = postgres(pgUrl, { max: 4, onnotice: () => {} });
+    cleanup.push(() => Promise.all([a.end({ timeout: 5 }), b.end({ timeout: 5 })]));
+    const { store: one } = await factStore(a, schema);
+    const { store: two } = await factStore(b, schema);
+    const scope = { userId: 'u1' };
+    const words = ['red', 'green', 'blue', 'bike', 'car', 'train', 'morning', 'evening'];
+    const text = (i: number) => `${words[i % 8]} ${words[(i * 3) % 8]} ${words[(i * 5 + 1) % 8]} item ${i}`;
+    const writes = (store: PostgresFactStore, side: string) =>
+      Array.from({ length: 40 }, async (_, i) => {
+        const id = `${side}${i}`;
+        await store.create(scope, { id, content: text(i) });
+        if (i % 3 === 0) await store.update(scope, id, { content: text(i + 1) });
+        if (i % 4 === 0) await store.delete(scope, id);
+      });
+    await Promise.all([...writes(one, 'a'), ...writes(two, 'b'), ...writes(one, 'c'), ...writes(two, 'd')]);
+    await expectExactStats(schema);
+    // A restore replacing the partition while the other connection writes elsewhere.
+    const snap = await one.snapshot({ userId: 'u1' });
+    await Promise.all([
+      two.restore(snap),
+      ...Array.from({ length: 20 }, (_, i) => one.create({ userId: 'u2' }, { content: text(i) })),
+    ]);
+    await expectExactStats(schema);
+  });
+
+  it('one user’s facts never change another user’s ranking', async () => {
+    const { store, schema } = await factStore();
+    const alice = { userId: 'alice' };
+    const bob = { userId: 'bob' };
+    await store.create(alice, { id: 'a1', content: 'Alice plays the violin on weekends' });
+    await store.create(alice, { id: 'a2', content: 'Alice plays chess online' });
+    await store.create(alice, { id: 'a3', content: 'Alice bought a violin case' });
+    const before = await ranked(store, alice, 'violin chess');
+    // Bob makes "violin" common and "chess" rare in his own partition, and holds the same ids.
+    for (let i = 0; i < 30; i++) await store.create(bob, { content: `Bob tunes his violin ${i}` });
+    await store.create(bob, { id: 'a2', content: 'Bob plays chess' });
+    expect(await ranked(store, alice, 'violin chess')).toEqual(before);
+    const bobs = await store.search(bob, { query: 'chess' });
+    expect(bobs[0]?.fact).toMatchObject({ id: 'a2', userId: 'bob' });
+    expect(bobs.every((h) => h.fact.userId === 'bob')).toBe(true);
+    await expectExactStats(schema);
+  });
+
+  it('setup() analyses facts stored before the search terms existed, and counts them', async () => {
+    const schema = freshSchema();
+    cleanup.push(() => dropSchema(schema));
+    // The schema as migration 0005 left it (tsvector search), with facts written by then.
+    const before = bundledMigrations().filter((m) => !/search_terms|fact_terms/.test(m.sql.join('\n')));
+    await new PgDialect().migrate(
+      migrationsIn(schema, before.slice(0, 6)),
+      drizzle(sql())._.session as unknown as Parameters<PgDialect['migrate']>[1],
+      { migrationsFolder: '', migrationsTable: MIGRATIONS_TABLE, migrationsSchema: schema },
+    );
+    for (const [id, content] of [
+      ['f1', 'User went to Kyoto'],
+      ['f2', 'User bought a bike'],
+    ]) {
+      await sql().unsafe(
+        `insert into "${schema}".facts (user_id, id, content, category, tags, tag_keys, metadata, provenance, created_at, updated_at)
+         values ('u1', $1, $2, 'travel', '[]', '{}', '{}', '{"source":"import"}', now(), now())`,
+        [id!, content!],
+      );
+    }
+    const store = new PostgresFactStore({ client: sql(), schema });
+    await store.setup();
+    // Irregular verbs are core's: "go" finds "went", "buy" finds "bought".
+    expect((await store.search({ userId: 'u1' }, { query: 'where did the user go?' }))[0]?.fact.id).toBe(
+      'f1',
+    );
+    expect((await store.search({ userId: 'u1' }, { query: 'buy' }))[0]?.fact.id).toBe('f2');
+    await expectExactStats(schema);
+  });
+});
