@@ -51,7 +51,7 @@ export function dynamicMemoryToolkit(
       if (decision === 'updated') {
         return `Updated memory ${fact.id}: it said part of this and now says all of it, instead of a near-duplicate.`;
       }
-      return `Created memory ${fact.id}: ${title}.${quarantineNotice(fact)}`;
+      return `Created memory ${fact.id}: ${title}${quarantineNotice(fact)}`;
     },
   });
 

@@ -16,7 +16,7 @@ export interface DedupWrite {
 export function quarantineNotice(fact: Fact): string {
   const mark = fact.provenance.quarantine;
   return mark
-    ? ` It reads like instructions to an AI (${mark.hits.map((h) => h.rule).join(', ')}), so it is quarantined: it will not be recalled until the user confirms it.`
+    ? ` — quarantined: it reads like instructions to an AI (${mark.hits.map((h) => h.rule).join(', ')}), so it is not recalled until the user confirms it.`
     : '';
 }
 

@@ -88,9 +88,13 @@ function documentTrust(): (doc: KnowledgeDocument) => boolean {
   };
 }
 
-/** A document as full-text injection quotes it: its heading names the source, its text is defused. */
+/**
+ * A document as injection quotes it: its heading names where it was read from (a URL or a file; text the
+ * app gave has no source to name), its text is defused.
+ */
 function fenced(doc: KnowledgeDocument): Pick<KnowledgeDocument, 'id' | 'title' | 'text'> {
-  return { id: doc.id, title: `${doc.title} (from ${documentSource(doc)})`, text: defuse(doc.text) };
+  const title = doc.source.uri === undefined ? doc.title : `${doc.title} (from ${documentSource(doc)})`;
+  return { id: doc.id, title, text: defuse(doc.text) };
 }
 
 /**
