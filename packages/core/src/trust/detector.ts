@@ -67,7 +67,7 @@ export const INJECTION_RULES: readonly InjectionRule[] = Object.freeze([
     weight: 3,
     description: 'asks to send, forward or upload something to a URL or e-mail address',
     pattern: new RegExp(
-      String.raw`\b(?:send|forward|post|upload|e-?mail|transmit|leak|exfiltrate|copy|cc|bcc|report|submit|deliver)\b[^\n]{0,80}?\b(?:to|at|into)\s+${URL_OR_EMAIL}`,
+      String.raw`\b(?:send|sent|sending|forward\w*|post(?:s|ed|ing)?|upload\w*|e-?mail\w*|transmit\w*|leak\w*|exfiltrat\w*|cop(?:y|ied|ies)|cc|bcc|report(?:s|ed)?|submit\w*|deliver\w*)\b[^\n]{0,80}?\b(?:to|at|into)\s+${URL_OR_EMAIL}`,
       'i',
     ),
   },
