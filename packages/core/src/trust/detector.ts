@@ -53,7 +53,7 @@ export const INJECTION_RULES: readonly InjectionRule[] = Object.freeze([
     weight: 3,
     description: 'a chat-template or role marker (system:, <|im_start|>, [INST], <<SYS>>, <system>)',
     pattern:
-      /(?:<\|(?:im_start|im_end|system|user|assistant|endoftext|begin_of_text|start_header_id|eot_id)\|>|\[\/?INST\]|<<\/?SYS>>|<\/?(?:system|instructions?)>|(?:^|\n)\s*#{0,3}\s*(?:system|developer)\s*(?:prompt|message)?\s*:)/i,
+      /(?:<\|(?:im_start|im_end|system|user|assistant|endoftext|begin_of_text|start_header_id|eot_id)\|>|\[\/?INST\]|<<\/?SYS>>|<\/?(?:system|instructions?)>|(?:^|\n|[:.!?]\s)\s*#{0,3}\s*(?:system|developer)\s*(?:prompt|message)?\s*:)/i,
   },
   {
     id: 'tool-call-json',
@@ -102,7 +102,14 @@ export const INJECTION_RULES: readonly InjectionRule[] = Object.freeze([
     id: 'always-rule',
     weight: 1,
     description: 'an unconditional standing order (always / never / whenever … you)',
-    pattern: /\b(?:always|never|whenever|every time)\b[^.\n]{0,40}?\byou\b/i,
+    pattern: /\b(?:always|never|whenever|every time)\b[^.\n]{0,40}?\byou\b|\byou (?:must|should|will) (?:always|never)\b/i,
+  },
+  {
+    id: 'persist-memory',
+    weight: 2,
+    description: 'asks the model to write something into its memory',
+    pattern:
+      /\b(?:save|store|write|add|keep) (?:this|that|it|the following)\b[^.\n]{0,30}?\b(?:memory|memories)\b|\b(?:permanent|long-term) memory\b/i,
   },
   {
     id: 'credentials',
