@@ -39,6 +39,9 @@ export interface DetectOptions {
 export const INJECTION_THRESHOLD = 3;
 
 const URL_OR_EMAIL = String.raw`(?:https?://\S+|www\.\S+|[\w.+-]+@[\w-]+(?:\.[\w-]+)+)`;
+/** Verbs that move data somewhere, as an order (`SEND`) and as a participle (`SENT`). */
+const SEND = String.raw`(?:send|forward|post|upload|e-?mail|transmit|leak|exfiltrate|copy|cc|bcc|report|submit|deliver)`;
+const SENT = String.raw`(?:sent|sending|forward(?:ed|ing)|post(?:ed|ing)|upload(?:ed|ing)|e-?mail(?:ed|ing)|transmitted|leaked|exfiltrated|copied|reported|submitted|delivered)`;
 
 export const INJECTION_RULES: readonly InjectionRule[] = Object.freeze([
   {
@@ -63,11 +66,21 @@ export const INJECTION_RULES: readonly InjectionRule[] = Object.freeze([
       /"(?:tool_calls|function_call|tool_use)"\s*:|"(?:name|tool|function)"\s*:\s*"[\w.-]+"\s*,\s*"(?:arguments|parameters|args|input)"\s*:/i,
   },
   {
-    id: 'exfiltration',
+    id: 'exfiltration-order',
     weight: 3,
-    description: 'asks to send, forward or upload something to a URL or e-mail address',
+    description:
+      'orders (or says the user wants) something sent, forwarded or uploaded to a URL or e-mail address',
     pattern: new RegExp(
-      String.raw`\b(?:send|sent|sending|forward\w*|post(?:s|ed|ing)?|upload\w*|e-?mail\w*|transmit\w*|leak\w*|exfiltrat\w*|cop(?:y|ied|ies)|cc|bcc|report(?:s|ed)?|submit\w*|deliver\w*)\b[^\n]{0,80}?\b(?:to|at|into)\s+${URL_OR_EMAIL}`,
+      String.raw`(?:(?:^|[.!?:;,]\s*|\n)(?:please\s+|also\s+|then\s+|and\s+|always\s+|(?:the\s+)?(?:assistant|ai|model|agent|you)\s+(?:must|should|will|shall)\s+(?:always\s+)?)*${SEND}|\b(?:wants?|asks?|would like)\b[^.\n]{0,40}?\b${SENT})\b[^\n]{0,80}?\b(?:to|at|into)\s+${URL_OR_EMAIL}`,
+      'i',
+    ),
+  },
+  {
+    id: 'exfiltration',
+    weight: 2,
+    description: 'mentions sending, forwarding or uploading something to a URL or e-mail address',
+    pattern: new RegExp(
+      String.raw`\b(?:${SEND}|${SENT})\b[^\n]{0,80}?\b(?:to|at|into)\s+${URL_OR_EMAIL}`,
       'i',
     ),
   },
@@ -102,7 +115,8 @@ export const INJECTION_RULES: readonly InjectionRule[] = Object.freeze([
     id: 'always-rule',
     weight: 1,
     description: 'an unconditional standing order (always / never / whenever … you)',
-    pattern: /\b(?:always|never|whenever|every time)\b[^.\n]{0,40}?\byou\b|\byou (?:must|should|will) (?:always|never)\b/i,
+    pattern:
+      /\b(?:always|never|whenever|every time)\b[^.\n]{0,40}?\byou\b|\byou (?:must|should|will) (?:always|never)\b/i,
   },
   {
     id: 'persist-memory',

@@ -150,7 +150,7 @@ describe('quarantine through extraction and the life-cycle passes', () => {
     expect(byText('boss@acme.com').provenance.quarantine).toBeUndefined();
     expect(byText('attacker@evil.io').provenance).toMatchObject({
       source: 'extraction',
-      quarantine: { hits: [expect.objectContaining({ rule: 'exfiltration' })] },
+      quarantine: { hits: expect.arrayContaining([expect.objectContaining({ rule: 'exfiltration-order' })]) },
     });
   });
 
