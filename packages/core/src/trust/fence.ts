@@ -75,8 +75,19 @@ export function detailSource(detail: Pick<DetailRecord, 'type' | 'metadata'>): s
   return typeof tool === 'string' ? `tool:${tool}` : detail.type;
 }
 
-/** The source of a knowledge document: its URL or file (`url:https://…`, `file:notes.md`), else `text`. */
+/**
+ * The source of a knowledge document in a few tokens: `url:<host>` for a URL, `file:<name>` for a file
+ * (its last path segment), else its type (`text`).
+ */
 export function documentSource(doc: Pick<KnowledgeDocument, 'source'>): string {
   const { type, uri } = doc.source;
-  return uri === undefined ? type : `${type}:${uri}`;
+  if (uri === undefined) return type;
+  if (type === 'url') {
+    try {
+      return `url:${new URL(uri).host}`;
+    } catch {
+      return 'url';
+    }
+  }
+  return `${type}:${uri.split(/[\\/]/).filter(Boolean).at(-1) ?? uri}`;
 }
