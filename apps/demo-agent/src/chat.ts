@@ -25,6 +25,7 @@ import {
 } from './inspect.js';
 import { learnDocument, showDocuments } from './knowledge.js';
 import { applyDream, describeBackground, listChangesets, revertChangeset, reviewDream } from './lifecycle.js';
+import { quarantineCommand } from './quarantine.js';
 import type { DemoStores } from './stack.js';
 import { describeVectors, mismatchAdvice, rebuildVectors, type Vectors } from './vectors.js';
 
@@ -39,6 +40,7 @@ export const HELP = `Commands:
   /dream           let the model tidy your memory: shows the changes, then "/dream apply" applies them
   /changesets      every change a memory pass made or proposed, with its id and status
   /revert <id>     undo a changeset exactly
+  /quarantine      memories held back because they read like instructions: list | confirm <id> | undo <id> | drop <id>
   /feedback <text> tell the agent it got something wrong (the dream learns anti-patterns from it)
   /ledger          last turn's prompt: tokens per memory kind
   /export <file>   write a snapshot of your memory
@@ -186,6 +188,8 @@ export async function chat(options: ChatOptions): Promise<void> {
       case '/revert':
         if (!arg) return 'Usage: /revert <changeset id> (see /changesets)';
         return revertChangeset(kioku, scope, arg);
+      case '/quarantine':
+        return quarantineCommand(kioku, scope, arg);
       case '/feedback':
         if (!arg) return 'Usage: /feedback <what the agent got wrong>';
         await kioku.recordFeedback(scope, {

@@ -44,7 +44,9 @@ describe('static memory in the chat (/learn, /docs, --knowledge), with embedding
     // The question's request carries the chunk with the answer, best first — and not the whole handbook.
     const [request] = server.chats();
     const knowledge = systemBlock(request!, '[STATIC_KNOWLEDGE]');
-    expect(knowledge).toMatch(/^\[STATIC_KNOWLEDGE\]\n## Team handbook \(part 1\)\n/);
+    expect(knowledge).toMatch(
+      /^\[STATIC_KNOWLEDGE\]\n## Team handbook \(from file:handbook\.md\) \(part 1\)\n/,
+    );
     expect(knowledge).toContain('A deploy on a Friday needs a written approval from\nthe head of platform');
     expect(JSON.stringify(request)).not.toContain('hunter2');
     expect(result.stdout).toMatch(/static-memory\s+\d+ tokens\s+3 included/);

@@ -59,7 +59,7 @@ describe('offline tour (child process)', () => {
     expect(step).toMatch(/Learnt "Team handbook" from handbook\.md: 5 chunks, \d+ tokens\./);
     // Three of the five chunks, the one with the answer first; the answer quotes it.
     expect(step).toContain(
-      '[STATIC_KNOWLEDGE] injected, best first: Team handbook (part 1) · Team handbook (part 5) · Team handbook (part 4)',
+      '[STATIC_KNOWLEDGE] injected, best first: Team handbook (from file:handbook.md) (part 1) · Team handbook (from file:handbook.md) (part 5) · Team handbook (from file:handbook.md) (part 4)',
     );
     expect(step).toContain(
       'kioku › The handbook Kioku injected says: "A deploy on a Friday needs a written approval from the head of platform, Ingrid Svensson',

@@ -1,4 +1,5 @@
 import { createOpenAICompatible } from '@ai-sdk/openai-compatible';
+import { MEMORY_NOTICE } from '@kioku/core';
 import { sse, startScriptedServer, text, toolCalls } from '@kioku/openai-test-server';
 import { generateText, stepCountIs, streamText, tool, wrapLanguageModel } from 'ai';
 import { afterEach, describe, expect, it } from 'vitest';
@@ -72,11 +73,17 @@ describe('end to end against an OpenAI-compatible server', () => {
     // Kioku's tools and the app's went out with every request; memory came after the system prompt.
     const names = (bodies[0]!.tools as { function: { name: string } }[]).map((t) => t.function.name);
     expect(names).toEqual(expect.arrayContaining(['create_memory', 'retrieve_memory', 'fetch_report']));
-    expect(sent(0)[0]).toMatchObject({ role: 'system', content: 'You are a test agent with memory.' });
+    expect(sent(0)[0]).toMatchObject({
+      role: 'system',
+      content: `You are a test agent with memory.\n\n${MEMORY_NOTICE}`,
+    });
     // The report reached the model as a placeholder, and in full through retrieve_memory.
     const placeholder = sent(1).find((m) => m.tool_call_id === 'call_2')!.content!;
     expect(placeholder).toMatch(/^\[MemoryRef: /);
-    expect(sent(2).find((m) => m.tool_call_id === 'call_3')!.content).toBe(report);
+    expect(sent(2).find((m) => m.tool_call_id === 'call_3')!.content).toMatch(
+      /^\[MEMORY_DETAIL \w+ from tool:fetch_report\]\n[\s\S]*\n\[END_MEMORY_DETAIL\]$/,
+    );
+    expect(sent(2).find((m) => m.tool_call_id === 'call_3')!.content).toContain(report);
     // The next turn's prompt shows the fact the first turn stored, for alice only.
     expect(
       sent(3)

@@ -1,4 +1,4 @@
-import { parseMemoryRef } from '@kioku/core';
+import { MEMORY_NOTICE, parseMemoryRef } from '@kioku/core';
 import { APICallError, generateText, stepCountIs, tool, wrapLanguageModel } from 'ai';
 import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
@@ -32,7 +32,10 @@ describe('the middleware with generateText', () => {
     expect(result.text).toBe('You live in Lisbon.');
     const prompt = mock.doGenerateCalls[0]!.prompt;
     expect(prompt[0]).toEqual({ role: 'system', content: 'Answer briefly.' });
-    expect(prompt[1]).toEqual({ role: 'system', content: 'You are a test agent with memory.' });
+    expect(prompt[1]).toEqual({
+      role: 'system',
+      content: `You are a test agent with memory.\n\n${MEMORY_NOTICE}`,
+    });
     expect(systemText(prompt)).toMatch(/\[DYNAMIC_MEMORY\][\s\S]*Lives in Lisbon/);
     expect(prompt.at(-1)).toMatchObject({
       role: 'user',
@@ -184,7 +187,7 @@ describe('the middleware with generateText', () => {
     const [, fetched, retrieved] = mock.doGenerateCalls.map((c) => toolResultText(c.prompt.at(-1)));
     expect(fetched).toMatch(/^\[MemoryRef: /);
     expect(fetched!.length).toBeLessThan(report.length / 4);
-    expect(retrieved).toBe(report);
+    expect(retrieved).toBe(`[MEMORY_DETAIL ${refId} from tool:fetch_report]\n${report}\n[END_MEMORY_DETAIL]`);
     expect((await stores.details.get(alice, refId))?.content).toBe(report);
     expect(await stores.details.get({ userId: 'bob' }, refId)).toBeNull();
     // The app's step results carry the placeholder too, as the transcript does.

@@ -112,7 +112,10 @@ async function roundTrip(client: Client, word: string): Promise<string> {
     details: Array<{ id: string }>;
   };
   expect(found.details.map((d) => d.id)).toEqual([id]);
-  expect(await call(client, 'retrieve_memory', { id })).toEqual({ content });
+  // Quoted with its id and source: data, not instructions.
+  expect(await call(client, 'retrieve_memory', { id })).toEqual({
+    content: `[MEMORY_DETAIL ${id} from note]\n${content}\n[END_MEMORY_DETAIL]`,
+  });
   return id;
 }
 
@@ -130,7 +133,7 @@ describe('kioku mcp over stdio', () => {
 
     const second = await stdio(['--store', store, '--user', 'alice']);
     expect(await call(second, 'retrieve_memory', { id })).toMatchObject({
-      content: expect.stringMatching(/^alpha report/),
+      content: expect.stringMatching(/^\[MEMORY_DETAIL \w+ from note\]\nalpha report/),
     });
     const other = await stdio(['--store', store, '--user', 'bob']);
     expect(await errorCode(other, 'retrieve_memory', { id })).toBe('NOT_FOUND');
@@ -148,7 +151,7 @@ describe('kioku mcp over stdio', () => {
     expect(found.details.map((d) => d.id)).toEqual([id]);
     const again = await stdio(['--store', store, '--user', 'alice']);
     expect(await call(again, 'retrieve_memory', { id })).toMatchObject({
-      content: expect.stringMatching(/^bravo/),
+      content: expect.stringMatching(/^\[MEMORY_DETAIL \w+ from note\]\nbravo/),
     });
   });
 
@@ -250,7 +253,7 @@ describe('kioku mcp over HTTP', () => {
     // Restarted on the same store, alice's token still finds it.
     const again = await http(['--store', store, '--tokens', tokens]);
     expect(await call(await httpClient(again.url, alice.token), 'retrieve_memory', { id })).toMatchObject({
-      content: expect.stringMatching(/^echo report/),
+      content: expect.stringMatching(/^\[MEMORY_DETAIL \w+ from note\]\necho report/),
     });
   });
 

@@ -40,6 +40,9 @@ export {
   ProvenanceSchema,
   type ProvenanceSource,
   ProvenanceSourceSchema,
+  type QuarantineMark,
+  QuarantineMarkSchema,
+  RuleHitSchema,
 } from './facts/record.js';
 export type * from './facts/store.js';
 export * from './features/conversation/index.js';
@@ -143,6 +146,33 @@ export * from './tokenizer.js';
 export * from './toolkit/execute.js';
 export * from './toolkit/seen-versions.js';
 export * from './toolkit/tool.js';
+export {
+  type DetectOptions,
+  detectInjection,
+  INJECTION_RULES,
+  INJECTION_THRESHOLD,
+  type InjectionRule,
+  type InjectionVerdict,
+  type RuleHit,
+} from './trust/detector.js';
+export {
+  defuse,
+  detailSource,
+  documentSource,
+  MEMORY_NOTICE,
+  quoteContent,
+  sourceLabel,
+} from './trust/fence.js';
+export {
+  confirmQuarantined,
+  dropQuarantined,
+  explainMark,
+  isQuarantined,
+  listQuarantined,
+  markUntrusted,
+  requarantine,
+  trustedFacts,
+} from './trust/quarantine.js';
 export * from './turn/conversation.js';
 export type * from './turn/feature.js';
 export * from './turn/messages.js';

@@ -11,6 +11,7 @@ import {
   InMemoryFactStore,
   InMemorySessionStore,
   KiokuBuilder,
+  MEMORY_NOTICE,
   type MemoryFeature,
   type PromptMiddleware,
   parseMemoryRef,
@@ -105,13 +106,13 @@ describe('Conversation', () => {
   });
 
   it('never exceeds the budget and records what it dropped', async () => {
-    const { facts, kioku } = await setup(60);
+    const { facts, kioku } = await setup(90);
     for (let i = 0; i < 20; i++)
       await facts.create({ userId: 'alice' }, { content: `Fact number ${i} about things` });
     const convo = await kioku.startConversation({ userId: 'alice' });
     const turn = await convo.prepare('Hi');
-    expect(countMessagesTokens(defaultTokenizer, turn.messages)).toBeLessThanOrEqual(60);
-    expect(turn.ledger.totalTokens).toBeLessThanOrEqual(60);
+    expect(countMessagesTokens(defaultTokenizer, turn.messages)).toBeLessThanOrEqual(90);
+    expect(turn.ledger.totalTokens).toBeLessThanOrEqual(90);
     const entry = turn.ledger.entries[0]!;
     expect(entry.included + entry.dropped.length).toBe(20);
     expect(entry.dropped.every((d) => d.reason === 'budget')).toBe(true);
@@ -230,7 +231,10 @@ describe('Conversation', () => {
     await facts.create({ userId: 'alice' }, { content: 'Prefers tea' });
     const convo = await kioku.startConversation({ userId: 'alice' });
     const turn = await convo.prepare('What do I drink?');
-    expect(turn.system.map((m) => m.content)).toEqual(['You are helpful.', '- Prefers tea']);
+    expect(turn.system.map((m) => m.content)).toEqual([
+      `You are helpful.\n\n${MEMORY_NOTICE}`,
+      '- Prefers tea',
+    ]);
     expect(turn.history).toEqual([]);
     expect(turn.messages).toEqual([
       ...turn.system,

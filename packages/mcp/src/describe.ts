@@ -21,6 +21,7 @@ const DetailHit = z.object({
   id: z.string(),
   ref: z.string().describe('The [MemoryRef: id - description - N tokens] placeholder.'),
   type: z.string(),
+  source: z.string().describe('Who wrote it: tool:<name>, or its type.'),
   summary: z.string().nullable(),
   createdAt: z.string(),
 });
@@ -30,6 +31,7 @@ const FactHit = z.object({
   category: z.string(),
   tags: z.array(z.string()),
   content: z.string(),
+  source: z.string().describe('Who wrote it: user, assistant, tool:<name>, extracted, dream, …'),
   score: z.number(),
 });
 

@@ -51,7 +51,9 @@ describe('one user per token', () => {
     expect(listed.resources.map((r) => r.uri)).toEqual(['kioku://facts', 'kioku://plan']);
 
     // Alice still has all of it.
-    expect(await call(alice, 'retrieve_memory', { id })).toEqual({ content: 'The launch code is swordfish' });
+    expect(await call(alice, 'retrieve_memory', { id })).toEqual({
+      content: `[MEMORY_DETAIL ${id} from note]\nThe launch code is swordfish\n[END_MEMORY_DETAIL]`,
+    });
     const detail = await alice.readResource({ uri: `kioku://details/${id}` });
     expect(JSON.parse((detail.contents[0] as { text: string }).text)).toMatchObject({ id, userId: 'alice' });
   });
@@ -89,7 +91,9 @@ describe('one user per token', () => {
     };
     expect((await call(plain, 'search_memory', { query: 'pnpm Nx workspaces' })).facts).toEqual([]);
     expect((await call(coder, 'search_memory', { query: 'pnpm Nx workspaces' })).facts).toHaveLength(1);
-    expect(await call(plain, 'retrieve_memory', { id })).toEqual({ content: 'pnpm install log' });
+    expect(await call(plain, 'retrieve_memory', { id })).toEqual({
+      content: `[MEMORY_DETAIL ${id} from note]\npnpm install log\n[END_MEMORY_DETAIL]`,
+    });
   });
 
   it('serves several clients of different users at once, each seeing only its own records', async () => {

@@ -19,8 +19,10 @@ describe('store → search → retrieve', () => {
       expect.objectContaining({ id: stored.id, ref: stored.ref, type: 'command_output' }),
     ]);
 
-    expect(await call(client, 'retrieve_memory', { id: stored.id })).toEqual({ content });
-    expect(await call(client, 'retrieve_memory', { id: stored.ref })).toEqual({ content });
+    // Quoted with its id and source: data, not instructions.
+    const fenced = `[MEMORY_DETAIL ${stored.id} from command_output]\n${content}\n[END_MEMORY_DETAIL]`;
+    expect(await call(client, 'retrieve_memory', { id: stored.id })).toEqual({ content: fenced });
+    expect(await call(client, 'retrieve_memory', { id: stored.ref })).toEqual({ content: fenced });
   });
 
   it('answers bad arguments and unknown ids with the Kioku error code a conversation gets', async () => {

@@ -160,7 +160,9 @@ describe('Kioku in an Agents SDK run', () => {
     const placeholder = resultText(requests()[1], 'call_1');
     expect(placeholder).toMatch(/^\[MemoryRef: /);
     expect(placeholder.length).toBeLessThan(report.length / 4);
-    expect(resultText(requests()[2], 'call_2')).toBe(report);
+    expect(resultText(requests()[2], 'call_2')).toBe(
+      `[MEMORY_DETAIL ${refId} from tool:fetch_report]\n${report}\n[END_MEMORY_DETAIL]`,
+    );
     expect((await stores.details.get(alice, refId))?.content).toBe(report);
     expect(await stores.details.get({ userId: 'bob' }, refId)).toBeNull();
   });

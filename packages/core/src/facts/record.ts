@@ -30,6 +30,24 @@ export const ProvenanceSourceSchema = z.enum([
 
 export type ProvenanceSource = z.infer<typeof ProvenanceSourceSchema>;
 
+/** One rule of the injection detector that fired (`trust/detector.ts`), with the text it matched. */
+export const RuleHitSchema = z.object({
+  rule: z.string().max(100),
+  weight: z.number().int().min(0).max(100),
+  evidence: z.string().max(200),
+});
+
+/**
+ * Why a fact is quarantined: it came from a tool, a document or a model pass and reads like instructions
+ * to a model. Recall, injection and the life-cycle passes skip it until the user confirms it.
+ */
+export const QuarantineMarkSchema = z.object({
+  score: z.number().int().min(0).max(1000),
+  hits: z.array(RuleHitSchema).max(50),
+});
+
+export type QuarantineMark = z.infer<typeof QuarantineMarkSchema>;
+
 /** Where a fact came from. Consolidation lists the facts it merged in `sourceIds`. */
 export const ProvenanceSchema = z.object({
   source: ProvenanceSourceSchema,
@@ -39,6 +57,10 @@ export const ProvenanceSchema = z.object({
   toolName: z.string().max(LIMITS.idChars).optional(),
   sourceIds: z.array(IdSchema).max(1000).optional(),
   note: z.string().max(1000).optional(),
+  /** Present while the fact is quarantined (see `trust/quarantine.ts`); absent for a trusted fact. */
+  quarantine: QuarantineMarkSchema.optional(),
+  /** The quarantine the user lifted, and when: kept so a confirmation can be reviewed and undone. */
+  confirmed: QuarantineMarkSchema.extend({ confirmedAt: IsoDateSchema }).optional(),
 });
 
 export type Provenance = z.infer<typeof ProvenanceSchema>;

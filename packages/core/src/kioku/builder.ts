@@ -2,6 +2,7 @@ import type { TokenBudgetOptions } from '../budget/token-budget.js';
 import type { Clock } from '../clock.js';
 import type { Embedder } from '../embeddings/embedder.js';
 import { NotFoundError, ValidationError } from '../errors.js';
+import type { Fact } from '../facts/record.js';
 import { type ConversationHistoryOptions, conversationHistory } from '../features/conversation/index.js';
 import { type DynamicMemoryOptions, dynamicMemory } from '../features/dynamic-memory/index.js';
 import { type ExtractionFeatureOptions, extraction } from '../features/extraction/index.js';
@@ -59,6 +60,8 @@ import type { SessionCreateOptions } from '../sessions/record.js';
 import type { KiokuStores } from '../stores/bundle.js';
 import { type EmbeddingsOptions, withEmbeddings } from '../stores/embeddings.js';
 import type { Tokenizer } from '../tokenizer.js';
+import { MEMORY_NOTICE } from '../trust/fence.js';
+import { confirmQuarantined, dropQuarantined, listQuarantined, requarantine } from '../trust/quarantine.js';
 import { Conversation } from '../turn/conversation.js';
 import type { MemoryFeature } from '../turn/feature.js';
 import type { ChatModel } from '../turn/model.js';
@@ -321,6 +324,32 @@ export class Kioku {
   }
 
   /**
+   * The user's quarantined memories, oldest first: facts a tool, a document or a model pass wrote whose
+   * text reads like instructions. `provenance.quarantine` says which detector rules fired and on what.
+   */
+  listQuarantined(scope: Omit<Scope, 'threadId'>): Promise<Fact[]> {
+    return listQuarantined(this.stores.facts, parseScope(scope));
+  }
+
+  /**
+   * The user confirms a quarantined memory: it is recalled like any other from now on. The mark moves
+   * to `provenance.confirmed`; `requarantine` undoes this. VALIDATION when the fact is not quarantined.
+   */
+  confirmMemory(scope: Omit<Scope, 'threadId'>, id: string): Promise<Fact> {
+    return confirmQuarantined(this.stores.facts, parseScope(scope), id, this.#now());
+  }
+
+  /** Put a confirmed memory back in quarantine (undo `confirmMemory`). */
+  requarantine(scope: Omit<Scope, 'threadId'>, id: string): Promise<Fact> {
+    return requarantine(this.stores.facts, parseScope(scope), id);
+  }
+
+  /** Delete a quarantined memory; returns what was deleted. VALIDATION when the fact is not quarantined. */
+  dropQuarantined(scope: Omit<Scope, 'threadId'>, id: string): Promise<Fact> {
+    return dropQuarantined(this.stores.facts, parseScope(scope), id);
+  }
+
+  /**
    * Apply the fact limits of `withFactLimits` to the user now (they also run after a turn that exceeds the
    * cap, and at the end of every dream): the eviction changeset, applied and kept, or with nothing to do.
    */
@@ -347,12 +376,20 @@ export class Kioku {
     });
   }
 
+  /** The app's system prompt, and `MEMORY_NOTICE` when a feature puts memory blocks in the prompt. */
+  #systemPrompt(): string | undefined {
+    const { systemPrompt } = this.#options;
+    if (!this.features.some((f) => f.middleware?.placement === 'system')) return systemPrompt;
+    return systemPrompt ? `${systemPrompt}\n\n${MEMORY_NOTICE}` : MEMORY_NOTICE;
+  }
+
   #now(): string {
     return new Date(this.#options.clock?.now() ?? Date.now()).toISOString();
   }
 
   #conversation(scope: Scope & { threadId: string }): Conversation {
-    const { systemPrompt, budget, tokenizer, clock, recall, intent } = this.#options;
+    const { budget, tokenizer, clock, recall, intent } = this.#options;
+    const systemPrompt = this.#systemPrompt();
     return new Conversation({
       scope,
       sessions: this.stores.sessions,

@@ -5,6 +5,7 @@ import { isKiokuError, ValidationError } from '../errors.js';
 import { type Fact, FactSchema } from '../facts/record.js';
 import type { FactStore } from '../facts/store.js';
 import type { Scope } from '../scope.js';
+import { factText, markUntrusted } from '../trust/quarantine.js';
 import { sameJson } from '../util/objects.js';
 import { CHANGE_OPS, type ChangeOperation, type Changeset, type FactDraft } from './changeset.js';
 
@@ -93,9 +94,9 @@ async function applyOne(
 ): Promise<AppliedOperation | null> {
   switch (op.op) {
     case 'create':
-      return { op: 'create', after: await facts.create(scope, inputOf(op.after)) };
+      return { op: 'create', after: await facts.create(scope, inputOf(guarded(op.after))) };
     case 'update': {
-      const after = await facts.update(scope, op.before.id, patchTo(op.after), {
+      const after = await facts.update(scope, op.before.id, patchTo(guarded(op.after, op.before)), {
         expectedVersion: op.before.version,
       });
       return { op: 'update', before: op.before, after };
@@ -201,6 +202,21 @@ function inputOf(draft: FactDraft | Fact) {
     provenance: draft.provenance,
     createdAt: draft.createdAt,
   };
+}
+
+/**
+ * What a pass may write: text that reads like instructions goes in quarantine (`markUntrusted`), and an
+ * update never lifts the quarantine of the fact it changes — only the user does (`confirmQuarantined`).
+ */
+function guarded(after: FactDraft, before?: Fact): FactDraft {
+  const kept = before?.provenance.quarantine;
+  // Extraction decided already, knowing which words the user typed (`extractFacts`).
+  const provenance = kept
+    ? { ...after.provenance, quarantine: kept }
+    : after.provenance.source === 'extraction'
+      ? after.provenance
+      : markUntrusted(after.provenance, factText(after));
+  return provenance === after.provenance ? after : { ...after, provenance };
 }
 
 /** The patch that makes a fact equal to `target` in every field a patch can set (no title removes it). */

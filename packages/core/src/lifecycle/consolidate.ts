@@ -7,6 +7,7 @@ import { LIMITS } from '../limits.js';
 import { generateObject, type UsageLedger } from '../model/structured.js';
 import { CategorySchema, TagsSchema } from '../records/common.js';
 import type { Scope } from '../scope.js';
+import { trustedFacts } from '../trust/quarantine.js';
 import type { ChatModel } from '../turn/model.js';
 import { type Changeset, draftOf, type FactOperation, newChangeset } from './changeset.js';
 import { type FeedbackSignal, recentFeedback } from './inputs.js';
@@ -101,7 +102,10 @@ export async function consolidate(options: ConsolidateOptions): Promise<Changese
   const clock = options.clock ?? systemClock;
   const { scope } = options;
   notify(options.onProgress, { pass: 'consolidation', stage: 'reading' });
-  const facts = await options.facts.list(scope, { order: 'oldest', limit: CONSOLIDATION_MAX_FACTS });
+  // Quarantined facts are never shown to the pass, so it cannot merge, refine or promote them.
+  const facts = trustedFacts(
+    await options.facts.list(scope, { order: 'oldest', limit: CONSOLIDATION_MAX_FACTS }),
+  );
   const total = facts.length < CONSOLIDATION_MAX_FACTS ? facts.length : await options.facts.count(scope);
   const feedback = recentFeedback(options.feedback ?? [], clock.now());
   const notes: string[] = [];

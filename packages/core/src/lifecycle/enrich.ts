@@ -9,6 +9,7 @@ import { CategorySchema, DEFAULT_CATEGORY, TagsSchema } from '../records/common.
 import type { Scope } from '../scope.js';
 import { englishAnalyzer } from '../search/analyzer.js';
 import type { KiokuStores } from '../stores/bundle.js';
+import { isQuarantined } from '../trust/quarantine.js';
 import type { ChatModel } from '../turn/model.js';
 import { type ApplyResult, applyChangeset, revertChangeset } from './apply.js';
 import { type Changeset, draftOf, type FactOperation, newChangeset } from './changeset.js';
@@ -254,7 +255,7 @@ export async function enrichMemory(options: EnrichOptions): Promise<PassResult> 
 async function staleOriginal(options: EnrichOptions): Promise<PassResult | null> {
   const { original, scope } = options;
   const current = await options.stores.facts.get(scope, original.id);
-  if (current && current.version === original.version) return null;
+  if (current && current.version === original.version && !isQuarantined(current)) return null;
   const conflict = current
     ? {
         code: 'CONFLICT',

@@ -10,6 +10,7 @@ import { CategorySchema, DEFAULT_CATEGORY, TagsSchema } from '../records/common.
 import type { Scope } from '../scope.js';
 import { englishAnalyzer } from '../search/analyzer.js';
 import type { KiokuStores } from '../stores/bundle.js';
+import { factText, markUntrusted } from '../trust/quarantine.js';
 import type { ChatMessage } from '../turn/messages.js';
 import type { ChatModel } from '../turn/model.js';
 import { splitTurns } from '../turn/transcript-turns.js';
@@ -216,6 +217,14 @@ export async function extractFacts(options: ExtractOptions): Promise<Changeset> 
   }
   const order = { create: 0, update: 1, delete: 2 } as const;
   operations.sort((a, b) => order[a.op] - order[b.op]);
+  // A fact that reads like instructions is written quarantined, unless the user typed those words.
+  for (const op of operations) {
+    if (op.op !== 'delete') {
+      op.after.provenance = markUntrusted(op.after.provenance, factText(op.after), {
+        userText: exchange.user,
+      });
+    }
+  }
   return newChangeset('extraction', scope, operations, { createdAt: now, usage: sumUsage(spent), notes });
 }
 

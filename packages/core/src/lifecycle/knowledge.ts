@@ -9,6 +9,7 @@ import { generateObject, sumUsage, type UsageLedger } from '../model/structured.
 import type { Scope } from '../scope.js';
 import type { KiokuStores } from '../stores/bundle.js';
 import { defaultTokenizer, type Tokenizer } from '../tokenizer.js';
+import { detectInjection } from '../trust/detector.js';
 import type { ChatModel, ModelUsage } from '../turn/model.js';
 import { parseOrThrow } from '../validation.js';
 import { type Changeset, type DocumentOperation, newChangeset } from './changeset.js';
@@ -99,6 +100,8 @@ export async function knowledgeChangeset(options: KnowledgeOptions): Promise<Cha
   });
   const groups = new Map<string, DetailRecord[]>();
   for (const detail of details) {
+    // An output that reads like instructions never becomes knowledge.
+    if (detectInjection(detail.content).flagged) continue;
     const key = `${detail.type}\u0000${detail.description}`;
     groups.set(key, [...(groups.get(key) ?? []), detail]);
   }

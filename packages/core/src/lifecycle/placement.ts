@@ -3,6 +3,7 @@ import type { Fact } from '../facts/record.js';
 import type { FactStore } from '../facts/store.js';
 import { LIMITS } from '../limits.js';
 import type { Scope } from '../scope.js';
+import { isQuarantined } from '../trust/quarantine.js';
 
 /** A fact a model proposes to store. */
 export interface Candidate {
@@ -44,7 +45,8 @@ export async function placeCandidates(
       query: candidate.content.slice(0, LIMITS.queryChars),
       limit: limit + exclude.size,
     });
-    const hits = found.map((h) => h.fact).filter((f) => !exclude.has(f.id));
+    // Quarantined facts are never shown to the model, nor merged into or matched by a new fact.
+    const hits = found.map((h) => h.fact).filter((f) => !exclude.has(f.id) && !isQuarantined(f));
     const similar = hits.slice(0, options.similarPerFact);
     if (!options.dedup) {
       out.push({ candidate, decision: 'created', similar });

@@ -6,6 +6,7 @@ import { LIMITS } from '../limits.js';
 import { generateObject, type UsageLedger } from '../model/structured.js';
 import { CategorySchema } from '../records/common.js';
 import type { Scope } from '../scope.js';
+import { trustedFacts } from '../trust/quarantine.js';
 import type { ChatModel } from '../turn/model.js';
 import { type Changeset, type FactOperation, newChangeset } from './changeset.js';
 import type { ConversationLogEntry } from './inputs.js';
@@ -107,11 +108,9 @@ export async function inferPreferences(options: InferPreferencesOptions): Promis
   if (options.log.length === 0) {
     return newChangeset('preferences', scope, [], { createdAt: isoAt(clock) });
   }
-  const known = await options.facts.list(scope, {
-    category: 'user-preferences',
-    limit: 1000,
-    order: 'newest',
-  });
+  const known = trustedFacts(
+    await options.facts.list(scope, { category: 'user-preferences', limit: 1000, order: 'newest' }),
+  );
   notify(options.onProgress, { pass: 'preferences', stage: 'model', entries: options.log.length });
   const result = await generateObject(options.model, {
     schema: PreferenceOutputSchema,

@@ -19,6 +19,8 @@ export type DropReason =
   | 'expired'
   /** Kept in a shorter form to fit (an old tool result cut to its MemoryRef or first lines); `tokens` saved. */
   | 'shrunk'
+  /** Quarantined: it reads like instructions and waits for the user's confirmation (`trust/quarantine.ts`). */
+  | 'quarantined'
   /** Recall did not run: the turn's recall decision (`TurnLedger.recall`) found memory not needed. */
   | 'not-needed';
 

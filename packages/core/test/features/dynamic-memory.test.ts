@@ -72,9 +72,9 @@ describe('dynamicMemory — the [DYNAMIC_MEMORY] block', () => {
     expect(turn.messages[1]!.content).toBe(
       [
         '[DYNAMIC_MEMORY]',
-        `- [${diet.id}] Diet: Vegan since 2024`,
-        `- [${lang.id}] Language: Writes TypeScript`,
-        `- [${city.id}] Lives in Lyon`,
+        `- [${diet.id}] (user) Diet: Vegan since 2024`,
+        `- [${lang.id}] (user) Language: Writes TypeScript`,
+        `- [${city.id}] (user) Lives in Lyon`,
         '[END_DYNAMIC_MEMORY]',
       ].join('\n'),
     );
@@ -91,7 +91,7 @@ describe('dynamicMemory — the [DYNAMIC_MEMORY] block', () => {
     expect(injected(turn)).toHaveLength(1);
     const lines = injected(turn)[0]!.split('\n');
     expect(lines[0]).toBe('[DYNAMIC_MEMORY]');
-    expect(lines.slice(1, 3).sort()).toEqual(['- Diet: Vegetarian', '- Lives in Lyon']);
+    expect(lines.slice(1, 3).sort()).toEqual(['- (user) Diet: Vegetarian', '- (user) Lives in Lyon']);
     expect(lines[3]).toBe('[END_DYNAMIC_MEMORY]');
   });
 
@@ -168,7 +168,7 @@ describe('dynamicMemory — token budget', () => {
       expect(drop.tokens).toBeGreaterThan(5);
     }
     // The next fact really would not have fitted.
-    const next = `- [${ids[entry.included]}] Fact ${29 - entry.included}: Detail number ${29 - entry.included} about work`;
+    const next = `- [${ids[entry.included]}] (user) Fact ${29 - entry.included}: Detail number ${29 - entry.included} about work`;
     const withNext = block.replace('\n[END_DYNAMIC_MEMORY]', `\n${next}\n[END_DYNAMIC_MEMORY]`);
     expect(systemTokens(withNext)).toBeGreaterThan(80);
   });
@@ -186,7 +186,7 @@ describe('dynamicMemory — token budget', () => {
 
     // Tight budgets for the block: the tool definitions are paid for first.
     const tools = toolTokensOf(setup({}, facts).kioku);
-    for (const maxTokens of [20, 35, 50, 90, 150].map((room) => tools + room)) {
+    for (const maxTokens of [60, 75, 90, 130, 190].map((room) => tools + room)) {
       const tight = setup({ budget: { maxTokens } }, facts);
       const turn = await (await tight.kioku.startConversation(alice)).prepare('hi');
       expectLedgerAddsUp(turn, maxTokens);
@@ -240,7 +240,7 @@ describe('dynamicMemory — token budget', () => {
     const entry = entryOf(turn, 'dynamic-memory');
     expect(accountedFor(entry)).toBe(3000);
     const block = injected(turn)[0]!;
-    expect(block.split('\n')[1]).toBe(`- [${oldest!.id}] Fact 0: Moved to Lisbon`);
+    expect(block.split('\n')[1]).toBe(`- [${oldest!.id}] (user) Fact 0: Moved to Lisbon`);
     // Newest updated first; a line that does not fit is skipped (a budget drop) and a shorter one may follow.
     const lines = block.split('\n').slice(1, -1);
     const newest = await facts.list(alice, { order: 'updated', limit: 200 });
@@ -248,7 +248,7 @@ describe('dynamicMemory — token budget', () => {
     const lastShown = newest.findLastIndex((f) => shown.has(f.id));
     const upToLast = newest.slice(0, lastShown + 1);
     expect(lines).toEqual(
-      upToLast.filter((f) => shown.has(f.id)).map((f) => `- [${f.id}] ${f.title}: ${f.content}`),
+      upToLast.filter((f) => shown.has(f.id)).map((f) => `- [${f.id}] (user) ${f.title}: ${f.content}`),
     );
     const budgetDrops = new Set(entry.dropped.filter((d) => d.reason === 'budget').map((d) => d.id));
     for (const skipped of upToLast.filter((f) => !shown.has(f.id))) expect(budgetDrops).toContain(skipped.id);
@@ -317,21 +317,21 @@ describe('dynamicMemory — token budget', () => {
       updatedAt: now,
     };
     const store = { list: async () => [fact], count: async () => 1 } as unknown as InMemoryFactStore;
-    const { kioku } = setup({ maxTokens: 20 }, store);
+    const { kioku } = setup({ maxTokens: 24 }, store);
     const convo = await kioku.startConversation(alice);
     expect(injected(await convo.prepare('Hi'))).toEqual([
-      '[DYNAMIC_MEMORY]\n- [f1] Vegetarian\n[END_DYNAMIC_MEMORY]',
+      '[DYNAMIC_MEMORY]\n- [f1] (user) Vegetarian\n[END_DYNAMIC_MEMORY]',
     ]);
     fact.content = 'Vegan since 2024, and cooks for the whole family every Sunday evening';
     const turn = await convo.prepare('Hi');
-    // The longer text no longer fits in 20 tokens: counted anew, dropped with its real cost.
+    // The longer text no longer fits in 24 tokens: counted anew, dropped with its real cost.
     expect(injected(turn)).toEqual([]);
     expect(entryOf(turn, 'dynamic-memory').dropped).toEqual([
-      { id: 'f1', reason: 'budget', tokens: tok.count(`- [f1] ${fact.content}`) + 1 },
+      { id: 'f1', reason: 'budget', tokens: tok.count(`- [f1] (user) ${fact.content}`) + 1 },
     ]);
     fact.content = 'Vegan';
     expect(injected(await convo.prepare('Hi'))).toEqual([
-      '[DYNAMIC_MEMORY]\n- [f1] Vegan\n[END_DYNAMIC_MEMORY]',
+      '[DYNAMIC_MEMORY]\n- [f1] (user) Vegan\n[END_DYNAMIC_MEMORY]',
     ]);
   });
 
@@ -372,7 +372,7 @@ describe('dynamicMemory — tools', () => {
 
     const next = await convo.prepare('What do I eat?');
     expect(injected(next)).toEqual([
-      `[DYNAMIC_MEMORY]\n- [${fact!.id}] Diet: Vegetarian\n[END_DYNAMIC_MEMORY]`,
+      `[DYNAMIC_MEMORY]\n- [${fact!.id}] (assistant) Diet: Vegetarian\n[END_DYNAMIC_MEMORY]`,
     ]);
 
     const updated = await convo.run(

@@ -24,7 +24,7 @@ import {
 
 const alice = { userId: 'alice' };
 const bob = { userId: 'bob' };
-const HEADER = 'Recalled from long-term memory (relevant to this message):';
+const HEADER = '[RECALLED_MEMORY] (long-term memory relevant to this message)';
 
 function setup(
   options: Partial<Omit<LongTermMemoryOptions, 'store' | 'sessions'>> & { budget?: number } = {},
@@ -61,7 +61,7 @@ function barrier(n: number): () => Promise<void> {
 const recalledIds = (block: string | undefined) =>
   (block ?? '')
     .split('\n')
-    .slice(1)
+    .slice(1, -1)
     .map((line) => /^- \[([^\]]+)\]/.exec(line)?.[1]);
 
 describe('longTermMemory — recall', () => {
@@ -75,7 +75,7 @@ describe('longTermMemory — recall', () => {
     const turn = await (await kioku.startConversation(alice)).prepare('What is my timezone?');
     expect(turn.messages.map((m) => m.role)).toEqual(['system', 'system', 'user']);
     expect(turn.messages[1]!.content).toBe(
-      `${HEADER}\n- [${tz.id}] (user-preferences/timezone): User is in Chicago (America/Chicago, UTC-6)`,
+      `${HEADER}\n- [${tz.id}] (user-preferences/timezone, user): User is in Chicago (America/Chicago, UTC-6)\n[END_RECALLED_MEMORY]`,
     );
     expect(entryOf(turn, 'long-term-memory')).toMatchObject({ included: 1, dropped: [] });
     expectLedgerAddsUp(turn, 16_000);
@@ -284,7 +284,7 @@ describe('longTermMemory — recall', () => {
   it('never exceeds a tight whole-prompt budget', async () => {
     // Tight budgets for the block: the tool definitions are paid for first.
     const tools = toolTokensOf(setup().kioku);
-    for (const budget of [30, 45, 70, 120].map((room) => tools + room)) {
+    for (const budget of [60, 75, 100, 150].map((room) => tools + room)) {
       const { facts, kioku } = setup({ budget });
       for (let i = 0; i < 8; i++)
         await facts.create(alice, { content: `Server ${i} runs the billing service` });
@@ -335,7 +335,7 @@ describe('longTermMemory — recall', () => {
     const later = await kioku.startConversation(alice);
     const turn = await later.prepare('Find the text "invoice" inside the project files');
     expect(injected(turn)[0]).toContain(
-      `- [${fact!.id}] (anti-patterns/file-operations): Don't use search_files for content search — instead use grep`,
+      `- [${fact!.id}] (anti-patterns/file-operations, assistant): Don't use search_files for content search — instead use grep`,
     );
     expect(injected(turn)[0]).not.toContain('dark mode');
   });
@@ -411,6 +411,7 @@ describe('longTermMemory — tools', () => {
       category: 'user-preferences/drinks',
       tags: ['drinks'],
       content: 'Prefers tea',
+      source: 'assistant',
       score: expect.any(Number),
     });
     expect(hits.every((h) => h.score > 0)).toBe(true);
@@ -495,10 +496,10 @@ describe('longTermMemory — tools', () => {
     const fact = await facts.create(alice, { title: 'Drink', content: 'Prefers tea' });
     const before = await convo.prepare('tea?');
     expect(injected(before, false).join('\n')).toContain(
-      `[DYNAMIC_MEMORY]\n- [${fact.id}] Drink: Prefers tea`,
+      `[DYNAMIC_MEMORY]\n- [${fact.id}] (user) Drink: Prefers tea`,
     );
     // Shown once: recall skips what the dynamic-memory block already holds.
-    expect(injected(before, false).join('\n')).not.toContain(`- [${fact.id}] (general): Prefers tea`);
+    expect(injected(before, false).join('\n')).not.toContain(`- [${fact.id}] (general, user): Prefers tea`);
     await convo.run('forget it', scriptedModel([callTools(['delete_memory', { id: fact.id }]), answer()]));
     expect(injected(await convo.prepare('tea?'), false)).toEqual([]);
 

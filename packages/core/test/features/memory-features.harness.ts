@@ -6,6 +6,7 @@ import {
   countToolsTokens,
   defaultTokenizer,
   type Kioku,
+  MEMORY_NOTICE,
   type PreparedTurn,
   type ToolCallRequest,
   type TurnLedger,
@@ -72,10 +73,11 @@ export function accountedFor(entry: { included: number; dropped: readonly { coun
 }
 
 /** The system messages a middleware injected (everything between the system prompt and the user message). */
+/** The memory blocks of a prepared turn: system messages after the system prompt (or after `MEMORY_NOTICE` alone). */
 export function injected(turn: PreparedTurn, systemPrompt = true): string[] {
   return turn.messages
     .slice(systemPrompt ? 1 : 0)
-    .filter((m) => m.role === 'system')
+    .filter((m) => m.role === 'system' && m.content !== MEMORY_NOTICE)
     .map((m) => m.content);
 }
 

@@ -8,10 +8,13 @@ import {
   InMemoryFactStore,
   InMemorySessionStore,
   KiokuBuilder,
+  MEMORIES_END,
   MEMORIES_HEADER,
+  MEMORY_NOTICE,
   MemoryManager,
   type MemoryManagerOptions,
   memoryManager,
+  quoteContent,
   type TurnLedger,
 } from '../../src/index.js';
 import { ManualClock } from '../../src/testing.js';
@@ -242,8 +245,11 @@ describe('memoryManager feature', () => {
     const turn = await second.run('Which database for new projects again?', model);
     const prompt = model.prompts[0]!;
     expect(prompt).toEqual([
-      { role: 'system', content: 'You are helpful.' },
-      { role: 'system', content: `${MEMORIES_HEADER}\n1. [episodic] ${stored!.content}` },
+      { role: 'system', content: `You are helpful.\n\n${MEMORY_NOTICE}` },
+      {
+        role: 'system',
+        content: `${MEMORIES_HEADER}\n1. [episodic, assistant] ${quoteContent(stored!.content)}\n${MEMORIES_END}`,
+      },
       { role: 'user', content: 'Which database for new projects again?' },
     ]);
     expect(turn.ledger.entries).toEqual([
@@ -255,7 +261,7 @@ describe('memoryManager feature', () => {
     const bob = await kioku.startConversation({ userId: 'bob' });
     const bobTurn = await bob.prepare('Which database for new projects?');
     expect(bobTurn.messages.map((m) => m.content)).toEqual([
-      'You are helpful.',
+      `You are helpful.\n\n${MEMORY_NOTICE}`,
       'Which database for new projects?',
     ]);
   });
@@ -283,7 +289,7 @@ describe('memoryManager feature', () => {
     ]);
     const off = await convo.run('Postgres for new projects?', model);
     expect(model.prompts[0]!.map((m) => m.content)).toEqual([
-      'You are helpful.',
+      `You are helpful.\n\n${MEMORY_NOTICE}`,
       'Postgres for new projects?',
     ]);
     expect(off.ledger.entries[0]).toMatchObject({ middleware: 'memory-manager', tokens: 0, included: 0 });
@@ -293,7 +299,7 @@ describe('memoryManager feature', () => {
     manager.autoStore = true;
     await convo.run('Postgres for new projects?', model);
     expect(model.prompts[1]![1]!.content).toBe(
-      `${MEMORIES_HEADER}\n1. [semantic] User prefers Postgres for new projects`,
+      `${MEMORIES_HEADER}\n1. [semantic, user] User prefers Postgres for new projects\n${MEMORIES_END}`,
     );
     expect((await facts.list(alice)).map((f) => f.content)).toContain(
       'User: Postgres for new projects?\nAssistant: Postgres.',
@@ -306,7 +312,7 @@ describe('memoryManager feature', () => {
       'Postgres is the database for new projects (confirmed in April)',
       'Postgres is the database for new projects (still true in May)',
     ];
-    const header = tok.count(`${MEMORIES_HEADER}\n1. [semantic] ${lines[0]}`) + 4;
+    const header = tok.count(`${MEMORIES_HEADER}\n1. [semantic, user] ${lines[0]}\n${MEMORIES_END}`) + 4;
     const { facts, kioku } = setup({ relevanceThreshold: 0.5 }, { maxTokens: 200, share: header + 5 });
     for (const content of lines) await facts.create(alice, { content });
     await facts.create(alice, { content: 'Hiking is fun; projects at work are not' });
@@ -317,7 +323,7 @@ describe('memoryManager feature', () => {
     expect(entry.tokens).toBeLessThanOrEqual(header + 5);
     expect(entry.dropped.filter((d) => d.reason === 'budget')).toHaveLength(2);
     expect(entry.dropped.filter((d) => d.reason === 'irrelevant')).toHaveLength(1);
-    expect(turn.messages[1]!.content.split('\n')).toHaveLength(2);
+    expect(turn.messages[1]!.content.split('\n')).toHaveLength(3);
     expectLedgerAddsUp(turn.ledger, turn.messages);
   });
   it('fills any share with consecutively numbered lines, counting each candidate once', async () => {
@@ -351,7 +357,7 @@ describe('memoryManager feature', () => {
       const turn = await convo.prepare('staging database migrations rollback plan');
       const entry = turn.ledger.entries[0]!;
       const block = turn.messages.find((m) => m.content.startsWith(MEMORIES_HEADER));
-      const lines = block ? block.content.split('\n').slice(1) : [];
+      const lines = block ? block.content.split('\n').slice(1, -1) : [];
       expect(lines.map((l) => l.slice(0, l.indexOf('.')))).toEqual(lines.map((_, i) => String(i + 1)));
       expect(entry.included).toBe(lines.length);
       expect(entry.tokens).toBeLessThanOrEqual(share);

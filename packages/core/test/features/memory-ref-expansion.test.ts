@@ -92,7 +92,7 @@ describe('memoryRefExpansion', () => {
       `[MemoryRef: ${build.id} - run_command output (cmd: npm run build) - ${build.tokenCount} tokens]`,
     );
     expect(block.content).toContain('react-dom@18.2.0 requires react@^18.2.0');
-    expect(block.content).toMatch(/\(part \d+ of \d+\)/);
+    expect(block.content).toMatch(/\(part \d+ of \d+, from [\w:]+\)/);
     expect(block.content).toContain('retrieve_memory');
     expect(countMessageTokens(tok, block)).toBeLessThan(build.tokenCount / 2);
     // Memory blocks come before the replayed history that holds the placeholders.

@@ -7,6 +7,7 @@ import {
   defaultTokenizer,
   InMemoryDocumentStore,
   KiokuBuilder,
+  MEMORY_NOTICE,
   type PreparedTurn,
   STATIC_KNOWLEDGE_END,
   STATIC_KNOWLEDGE_START,
@@ -69,7 +70,7 @@ describe('staticMemory: full text', () => {
     const convo = await kioku.startConversation(alice);
     const turn = await convo.prepare('How should I indent?');
     expect(turn.messages).toEqual([
-      { role: 'system', content: SYSTEM_PROMPT },
+      { role: 'system', content: `${SYSTEM_PROMPT}\n\n${MEMORY_NOTICE}` },
       {
         role: 'system',
         content:

@@ -181,8 +181,9 @@ describe('toolOutputOffload', () => {
         { role: 'assistant', content: 'here it is' },
       ]),
     );
-    // Returned whole, and not offloaded a second time.
-    expect(toolMessages(read.messages).map((m) => m.content)).toEqual([outputs.cat, outputs.cat]);
+    // Returned whole, fenced with its id and source, and not offloaded a second time.
+    const fenced = `[MEMORY_DETAIL ${detail!.id} from tool:run_command]\n${outputs.cat}\n[END_MEMORY_DETAIL]`;
+    expect(toolMessages(read.messages).map((m) => m.content)).toEqual([fenced, fenced]);
     expect(await details.list({ userId: 'alice' })).toHaveLength(1);
 
     const bob = await kioku.startConversation({ userId: 'bob' });
@@ -230,6 +231,7 @@ describe('toolOutputOffload', () => {
           ref: `[MemoryRef: ${schema.id} - run_command output (cmd: cat schema.json) - ${schema.tokenCount} tokens]`,
           id: schema.id,
           type: 'tool_output',
+          source: 'tool:run_command',
           summary: schema.summary,
           createdAt: schema.createdAt,
         },

@@ -7,6 +7,7 @@ import {
   type IntentClassifier,
   KiokuBuilder,
   longTermMemory,
+  MEMORY_NOTICE,
   type MiddlewareContext,
   memoryManager,
   type RecallMode,
@@ -213,7 +214,7 @@ describe("recall: 'auto' — the intent step before recall", () => {
     ]);
     await convo.prepare('Go on');
     expect(inputs[0]).toEqual([
-      { role: 'system', content: 'You are helpful.' },
+      { role: 'system', content: `You are helpful.\n\n${MEMORY_NOTICE}` },
       { role: 'user', content: 'Hello' },
       { role: 'assistant', content: 'Hi!' },
     ]);

@@ -1,7 +1,8 @@
 import type { Fact } from '../../facts/record.js';
 import type { FactStore } from '../../facts/store.js';
 import type { Tokenizer } from '../../tokenizer.js';
-import type { PromptMiddleware } from '../../turn/middleware.js';
+import { isQuarantined } from '../../trust/quarantine.js';
+import type { DroppedItem, PromptMiddleware } from '../../turn/middleware.js';
 import { LineFitter, type LineItem } from '../shared/fit-lines.js';
 import { factLine, renderDynamicMemory } from './format.js';
 
@@ -15,6 +16,7 @@ export const UNREAD_FACTS = 'unread-facts';
 
 interface CachedLine {
   id: string;
+  provenance: Fact['provenance'];
   title: string | undefined;
   content: string;
   item: LineItem;
@@ -49,6 +51,7 @@ export function dynamicMemoryMiddleware(options: DynamicMemoryMiddlewareOptions)
     if (
       cached !== undefined &&
       cached.id === fact.id &&
+      cached.provenance === fact.provenance &&
       cached.title === fact.title &&
       cached.content === fact.content
     ) {
@@ -56,7 +59,13 @@ export function dynamicMemoryMiddleware(options: DynamicMemoryMiddlewareOptions)
     }
     const line = factLine(fact, options.showIds);
     const item: LineItem = { id: fact.id, line, tokens: tokenizer.count(line) };
-    byFact.set(fact, { id: fact.id, title: fact.title, content: fact.content, item });
+    byFact.set(fact, {
+      id: fact.id,
+      provenance: fact.provenance,
+      title: fact.title,
+      content: fact.content,
+      item,
+    });
     return item;
   };
 
@@ -71,6 +80,7 @@ export function dynamicMemoryMiddleware(options: DynamicMemoryMiddlewareOptions)
       // added nothing (the block is full for the lines this user has).
       const seen = new Set<string>();
       const versions = new Map<string, number>();
+      const quarantined: DroppedItem[] = [];
       let examined = 0;
       let more = true;
       while (more && !fitter.full) {
@@ -82,13 +92,17 @@ export function dynamicMemoryMiddleware(options: DynamicMemoryMiddlewareOptions)
           // An update between two pages moves a fact to the front: never show it twice.
           if (seen.has(fact.id)) continue;
           seen.add(fact.id);
+          if (isQuarantined(fact)) {
+            quarantined.push({ id: fact.id, reason: 'quarantined' });
+            continue;
+          }
           versions.set(fact.id, fact.version);
           added = fitter.offer(itemOf(ctx.tokenizer, fact)) || added;
         }
         if (!added) break;
       }
       const block = fitter.finish();
-      const dropped = block.dropped;
+      const dropped = [...quarantined, ...block.dropped];
       if (more) {
         const unread = (await options.store.count(ctx.scope)) - examined;
         if (unread > 0) dropped.push({ id: UNREAD_FACTS, reason: 'budget', count: unread });

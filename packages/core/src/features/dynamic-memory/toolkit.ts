@@ -3,7 +3,7 @@ import { type DedupSettings, resolveDedup } from '../../facts/near-duplicate.js'
 import type { FactStore } from '../../facts/store.js';
 import { CategorySchema } from '../../records/common.js';
 import { defineTool, type Toolkit } from '../../toolkit/tool.js';
-import { createWithDedup } from '../shared/dedup-write.js';
+import { createWithDedup, quarantineNotice } from '../shared/dedup-write.js';
 import { deleteMemoryTool } from '../shared/delete-memory.js';
 import { assistantProvenance } from '../shared/provenance.js';
 import { updateSeenFact } from '../shared/seen-fact-edits.js';
@@ -51,7 +51,7 @@ export function dynamicMemoryToolkit(
       if (decision === 'updated') {
         return `Updated memory ${fact.id}: it said part of this and now says all of it, instead of a near-duplicate.`;
       }
-      return `Created memory ${fact.id}: ${title}`;
+      return `Created memory ${fact.id}: ${title}${quarantineNotice(fact)}`;
     },
   });
 
@@ -74,8 +74,8 @@ export function dynamicMemoryToolkit(
         ...(title === undefined ? {} : { title }),
         ...(content === undefined ? {} : { content }),
       };
-      await updateSeenFact(store, context, id, patch, 'update_memory');
-      return `Updated memory ${id}.`;
+      const fact = await updateSeenFact(store, context, id, patch, 'update_memory');
+      return `Updated memory ${id}.${quarantineNotice(fact)}`;
     },
   });
 

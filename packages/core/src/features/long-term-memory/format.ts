@@ -1,14 +1,16 @@
 import type { CategoryCount, Fact } from '../../facts/record.js';
+import { quoteContent, sourceLabel } from '../../trust/fence.js';
 
-export const RECALL_HEADER = 'Recalled from long-term memory (relevant to this message):';
+export const RECALL_HEADER = '[RECALLED_MEMORY] (long-term memory relevant to this message)';
+export const RECALL_END = '[END_RECALLED_MEMORY]';
 
-/** RockBot's recall line: `- [id] (category): content`. */
-export function recallLine(fact: Pick<Fact, 'id' | 'category' | 'content'>): string {
-  return `- [${fact.id}] (${fact.category}): ${fact.content}`;
+/** RockBot's recall line with the fact's source: `- [id] (category, source): content`, content quoted. */
+export function recallLine(fact: Pick<Fact, 'id' | 'category' | 'content' | 'provenance'>): string {
+  return `- [${fact.id}] (${fact.category}, ${sourceLabel(fact.provenance)}): ${quoteContent(fact.content)}`;
 }
 
 export function renderRecall(lines: readonly string[]): string {
-  return [RECALL_HEADER, ...lines].join('\n');
+  return [RECALL_HEADER, ...lines, RECALL_END].join('\n');
 }
 
 /**

@@ -15,7 +15,7 @@ import { parseOrThrow } from '../../validation.js';
 import { LONG_TERM_MEMORY_MIDDLEWARE, longTermMemoryMiddleware } from './middleware.js';
 import { longTermMemoryToolkit } from './toolkit.js';
 
-export { RECALL_HEADER, recallLine, renderCategoryTree } from './format.js';
+export { RECALL_END, RECALL_HEADER, recallLine, renderCategoryTree } from './format.js';
 export { RECALL_INJECTED_KEY } from './injected.js';
 export { LONG_TERM_MEMORY_MIDDLEWARE } from './middleware.js';
 

@@ -3,6 +3,7 @@ import type { FactStore } from '../../facts/store.js';
 import { LIMITS } from '../../limits.js';
 import type { Scope } from '../../scope.js';
 import type { SessionStore } from '../../sessions/store.js';
+import { isQuarantined } from '../../trust/quarantine.js';
 import type { DroppedItem, PromptMiddleware } from '../../turn/middleware.js';
 import { fitLines } from '../shared/fit-lines.js';
 import { recallLine, renderRecall } from './format.js';
@@ -63,7 +64,8 @@ export function longTermMemoryMiddleware(options: LongTermMemoryMiddlewareOption
       const fresh: Fact[] = [];
       for (const fact of candidates) {
         // Recalled in an earlier turn, or shown this turn by a feature before this one (dynamic memory).
-        if (injected.has(fact.id) || ctx.injectedFactIds.has(fact.id)) {
+        if (isQuarantined(fact)) dropped.push({ id: fact.id, reason: 'quarantined' });
+        else if (injected.has(fact.id) || ctx.injectedFactIds.has(fact.id)) {
           dropped.push({ id: fact.id, reason: 'already-injected' });
         } else fresh.push(fact);
       }

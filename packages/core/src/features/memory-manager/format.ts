@@ -1,16 +1,18 @@
+import { quoteContent } from '../../trust/fence.js';
 import type { MemorySearchResult } from './types.js';
 
-/** Agentflow's `_format_memories` header. */
-export const MEMORIES_HEADER = 'Relevant memories from past interactions:';
+/** Agentflow's `_format_memories` header, as a fenced block. */
+export const MEMORIES_HEADER = '[RELEVANT_MEMORIES] (from past interactions)';
+export const MEMORIES_END = '[END_RELEVANT_MEMORIES]';
 
-/** `1. [episodic] User: …` — Agentflow's numbered format. */
+/** `1. [episodic, assistant] User: …` — Agentflow's numbered format with the source; content quoted. */
 export function formatMemoryLine(position: number, memory: MemorySearchResult): string {
-  return `${position}. [${memory.type}] ${memory.content}`;
+  return `${position}. [${memory.type}, ${memory.from}] ${quoteContent(memory.content)}`;
 }
 
-/** The header and the numbered lines, one per line. */
+/** The header, the numbered lines and the end marker, one per line. */
 export function renderMemories(lines: readonly string[]): string {
-  return [MEMORIES_HEADER, ...lines].join('\n');
+  return [MEMORIES_HEADER, ...lines, MEMORIES_END].join('\n');
 }
 
 /** The whole block, or an empty string when there is nothing to show. */

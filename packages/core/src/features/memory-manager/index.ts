@@ -1,5 +1,5 @@
 export { memoryManager } from './feature.js';
-export { formatMemories, MEMORIES_HEADER } from './format.js';
+export { formatMemories, MEMORIES_END, MEMORIES_HEADER } from './format.js';
 export {
   MEMORY_MANAGER_DEFAULTS,
   MemoryManager,

@@ -5,6 +5,8 @@ import type { FactStore } from '../../facts/store.js';
 import { LIMITS } from '../../limits.js';
 import { CategorySchema, type Metadata } from '../../records/common.js';
 import type { Scope } from '../../scope.js';
+import { detailSource, sourceLabel } from '../../trust/fence.js';
+import { isQuarantined, markUntrusted } from '../../trust/quarantine.js';
 import { parseOrThrow } from '../../validation.js';
 import { formatMemoryRef } from '../offload/ref.js';
 import { coverage, queryTerms, relevance } from './relevance.js';
@@ -114,6 +116,7 @@ export class MemoryManager {
       const hits = await this.facts.search(scope, { query: text, limit });
       const best = hits[0]?.score ?? 0;
       for (const { fact, score } of hits) {
+        if (isQuarantined(fact)) continue;
         candidates.push(
           this.#fromFact(fact, score, relevance(score, best, coverage(terms, factSearchText(fact)))),
         );
@@ -132,6 +135,7 @@ export class MemoryManager {
         candidates.push({
           id: detail.id,
           source: 'detail',
+          from: detailSource(detail),
           type: detail.type,
           content: detail.summary ? `${ref} Summary: ${detail.summary}` : ref,
           score,
@@ -172,11 +176,16 @@ export class MemoryManager {
       category: this.interactionCategory,
       tags: ['interaction'],
       metadata: options.metadata ?? {},
-      provenance: {
-        source: 'assistant',
-        ...(scope.threadId ? { sessionId: scope.threadId } : {}),
-        note: 'user/assistant exchange stored by the memory manager',
-      },
+      // The answer may repeat a tool's output; what the user typed is theirs.
+      provenance: markUntrusted(
+        {
+          source: 'assistant',
+          ...(scope.threadId ? { sessionId: scope.threadId } : {}),
+          note: 'user/assistant exchange stored by the memory manager',
+        },
+        m.assistant,
+        { userText: m.user },
+      ),
     });
   }
 
@@ -184,6 +193,7 @@ export class MemoryManager {
     return {
       id: fact.id,
       source: 'fact',
+      from: sourceLabel(fact.provenance),
       type: factMemoryType(fact.category),
       content: fact.content,
       score,

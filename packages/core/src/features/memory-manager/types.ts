@@ -27,6 +27,8 @@ export function factMemoryType(category: string): FactMemoryType {
 export interface MemorySearchResult {
   id: string;
   source: 'fact' | 'detail';
+  /** Who wrote it, in a few tokens (`user`, `assistant`, `tool:fetch`, …; see `sourceLabel`). */
+  from: string;
   /** For facts see {@link factMemoryType}; for details their detail type, e.g. `tool_output`. */
   type: string;
   /** The fact's content, or a detail's `[MemoryRef: …]` placeholder and summary (never its full content). */

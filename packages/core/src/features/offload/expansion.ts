@@ -4,6 +4,7 @@ import type { DetailStore } from '../../details/store.js';
 import { chunkLines, type TextChunk } from '../../documents/chunker.js';
 import { LexicalIndex } from '../../search/lexical-index.js';
 import type { Tokenizer } from '../../tokenizer.js';
+import { defuse, detailSource } from '../../trust/fence.js';
 import type { MemoryFeature } from '../../turn/feature.js';
 import { countMessageTokens } from '../../turn/messages.js';
 import type { DroppedItem, MiddlewareResult, PromptMiddleware } from '../../turn/middleware.js';
@@ -281,7 +282,7 @@ function headingOf(detail: DetailRecord): string {
 }
 
 function partLabel(part: Scored): string {
-  return `(part ${part.chunk.index + 1} of ${part.of})`;
+  return `(part ${part.chunk.index + 1} of ${part.of}, from ${detailSource(part.detail)})`;
 }
 
 function render(parts: readonly Scored[], details: readonly DetailRecord[]): string {
@@ -289,7 +290,9 @@ function render(parts: readonly Scored[], details: readonly DetailRecord[]): str
   for (const detail of details) {
     const mine = parts.filter((p) => p.detail === detail).sort((a, b) => a.chunk.index - b.chunk.index);
     if (mine.length === 0) continue;
-    sections.push([headingOf(detail), ...mine.map((p) => `${partLabel(p)}\n${p.chunk.text}`)].join('\n'));
+    sections.push(
+      [headingOf(detail), ...mine.map((p) => `${partLabel(p)}\n${defuse(p.chunk.text)}`)].join('\n'),
+    );
   }
   return [EXPANDED_REFS_START, HEADER, ...sections, EXPANDED_REFS_END].join('\n\n');
 }

@@ -4,6 +4,7 @@ import type { Fact, FactInput } from '../../facts/record.js';
 import type { FactStore } from '../../facts/store.js';
 import { LIMITS } from '../../limits.js';
 import type { ToolContext } from '../../toolkit/tool.js';
+import { factText, markUntrusted } from '../../trust/quarantine.js';
 
 /** What a memory tool did with a new text: the fact it created, or the similar fact it skipped for or updated. */
 export interface DedupWrite {
@@ -11,11 +12,22 @@ export interface DedupWrite {
   fact: Fact;
 }
 
+/** The tool's words for a fact it created in quarantine, or '' for a trusted one. */
+export function quarantineNotice(fact: Fact): string {
+  const mark = fact.provenance.quarantine;
+  return mark
+    ? ` — quarantined: it reads like instructions to an AI (${mark.hits.map((h) => h.rule).join(', ')}), so it is not recalled until the user confirms it.`
+    : '';
+}
+
 /**
  * Create a fact unless one of the user's facts already says it (`skipped`: that fact is returned) or says
  * part of it (`updated`: that fact gets the new content, title and the union of tags, checked against
  * the version the search read; its category and provenance stay). A fact that changed since it was read
  * is not overwritten: the new text is created instead. `dedup: null` always creates.
+ *
+ * A text that reads like instructions (`markUntrusted`) is created quarantined and never folded into a
+ * trusted fact.
  */
 export async function createWithDedup(
   store: FactStore,
@@ -24,7 +36,9 @@ export async function createWithDedup(
   dedup: DedupSettings | null,
 ): Promise<DedupWrite> {
   const { scope, seen } = context;
-  if (dedup) {
+  const provenance = input.provenance && markUntrusted(input.provenance, factText(input));
+  if (provenance !== input.provenance) input = { ...input, provenance };
+  if (dedup && !provenance?.quarantine) {
     const near = await findNearDuplicate(store, scope, input.content, dedup);
     const similar = near.similar;
     if (near.decision === 'skipped' && similar) {

@@ -2,6 +2,8 @@ import { ConflictError, isKiokuError, NotFoundError } from '../../errors.js';
 import type { Fact, FactPatch } from '../../facts/record.js';
 import type { FactStore } from '../../facts/store.js';
 import type { ToolContext } from '../../toolkit/tool.js';
+import { markUntrusted } from '../../trust/quarantine.js';
+import { assistantProvenance } from './provenance.js';
 
 /*
  * The model edits facts it was shown (a memory block, a search result). Its edit is checked against the
@@ -9,7 +11,10 @@ import type { ToolContext } from '../../toolkit/tool.js';
  * overwritten; the model is told what the fact says now and may retry.
  */
 
-/** `update` checked against the version the model saw; CONFLICT names the fact's current text. */
+/**
+ * `update` checked against the version the model saw; CONFLICT names the fact's current text. New text
+ * that reads like instructions puts the fact in quarantine (its provenance becomes this tool's).
+ */
 export async function updateSeenFact(
   store: FactStore,
   context: ToolContext,
@@ -18,6 +23,9 @@ export async function updateSeenFact(
   toolName: string,
 ): Promise<Fact> {
   const expectedVersion = context.seen?.versionOf(id);
+  const text = [patch.title, patch.content].filter((t) => typeof t === 'string').join(': ');
+  const provenance = markUntrusted(assistantProvenance(context.scope, toolName), text);
+  if (provenance.quarantine) patch = { ...patch, provenance };
   try {
     const fact = await store.update(
       context.scope,

@@ -1,4 +1,5 @@
 import type { DocumentChunkHit } from '../../documents/record.js';
+import { defuse } from '../../trust/fence.js';
 
 export const STATIC_KNOWLEDGE_START = '[STATIC_KNOWLEDGE]';
 export const STATIC_KNOWLEDGE_END = '[END_STATIC_KNOWLEDGE]';
@@ -14,5 +15,5 @@ export function renderStaticKnowledge(body: string): string {
 
 /** One retrieved chunk: `## {document title} (part {n})`, then the chunk's text. */
 export function chunkSection(hit: Pick<DocumentChunkHit, 'title' | 'chunk'>): string {
-  return `## ${hit.title} (part ${hit.chunk.index + 1})\n${hit.chunk.text}`;
+  return `## ${hit.title} (part ${hit.chunk.index + 1})\n${defuse(hit.chunk.text)}`;
 }

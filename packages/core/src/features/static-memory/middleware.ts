@@ -1,8 +1,11 @@
-import type { DocumentChunkHit } from '../../documents/record.js';
+import { combineKnowledge } from '../../documents/combine.js';
+import type { DocumentChunkHit, KnowledgeDocument } from '../../documents/record.js';
 import type { DocumentStore } from '../../documents/store.js';
 import { LIMITS } from '../../limits.js';
 import type { Scope } from '../../scope.js';
 import type { Tokenizer } from '../../tokenizer.js';
+import { detectInjection } from '../../trust/detector.js';
+import { defuse, documentSource } from '../../trust/fence.js';
 import { type ChatMessage, countMessageTokens } from '../../turn/messages.js';
 import type {
   DroppedItem,
@@ -35,6 +38,7 @@ const empty = (dropped: DroppedItem[] = []): MiddlewareResult => ({ messages: []
  */
 export function staticMemoryMiddleware(options: StaticMemoryMiddlewareOptions): PromptMiddleware {
   const count = lastCount();
+  const trust = documentTrust();
   return {
     name: STATIC_MEMORY_MIDDLEWARE,
     placement: 'system',
@@ -42,8 +46,8 @@ export function staticMemoryMiddleware(options: StaticMemoryMiddlewareOptions): 
       const scope = options.owner ?? { userId: ctx.scope.userId, agentId: ctx.scope.agentId };
       const limit = Math.min(ctx.maxTokens, options.maxTokens ?? Number.POSITIVE_INFINITY);
       return options.strategy === 'indexed'
-        ? injectIndexed(options, scope, limit, ctx)
-        : injectFullText(options.store, scope, limit, ctx, count);
+        ? injectIndexed(options, scope, limit, ctx, trust)
+        : injectFullText(options.store, scope, limit, ctx, count, trust);
     },
   };
 }
@@ -65,7 +69,36 @@ function lastCount(): MessageCounter {
 }
 
 /**
- * FullTextInjection: `combinedText` (documents oldest first as `## title` sections, the last one cut on a
+ * Whether a document may be injected, remembered per document (id and time added): a document whose
+ * text reads like instructions is quarantined (`detectInjection`) unless the user confirmed it
+ * (`metadata.trust: 'confirmed'`).
+ */
+function documentTrust(): (doc: KnowledgeDocument) => boolean {
+  const verdicts = new Map<string, boolean>();
+  return (doc) => {
+    if (doc.metadata.trust === 'confirmed') return true;
+    const key = `${doc.userId}\u0000${doc.id}\u0000${doc.addedAt}`;
+    let trusted = verdicts.get(key);
+    if (trusted === undefined) {
+      trusted = !detectInjection(`${doc.title}\n${doc.text}`).flagged;
+      if (verdicts.size >= 10_000) verdicts.clear();
+      verdicts.set(key, trusted);
+    }
+    return trusted;
+  };
+}
+
+/**
+ * A document as injection quotes it: its heading names where it was read from (a URL or a file; text the
+ * app gave has no source to name), its text is defused.
+ */
+function fenced(doc: KnowledgeDocument): Pick<KnowledgeDocument, 'id' | 'title' | 'text'> {
+  const title = doc.source.uri === undefined ? doc.title : `${doc.title} (from ${documentSource(doc)})`;
+  return { id: doc.id, title, text: defuse(doc.text) };
+}
+
+/**
+ * FullTextInjection: `combineKnowledge` over the trusted documents (oldest first as `## title` sections, the last one cut on a
  * token boundary) inside the markers. The wrapper's tokens are reserved first; if BPE merges at the seams
  * make the whole message a few tokens longer than the parts, the text is asked for again that much shorter.
  * A cut that leaves a document no more than (part of) its heading is removed. Documents left out are
@@ -77,16 +110,21 @@ async function injectFullText(
   limit: number,
   ctx: MiddlewareContext,
   count: MessageCounter,
+  trusted: (doc: KnowledgeDocument) => boolean,
 ): Promise<MiddlewareResult> {
-  const documents = await store.list(scope);
-  if (documents.length === 0) return empty();
+  const all = await store.list(scope);
+  const quarantined: DroppedItem[] = all
+    .filter((doc) => !trusted(doc))
+    .map((doc) => ({ id: doc.id, reason: 'quarantined', tokens: doc.tokenCount }));
+  const documents = all.filter(trusted).map(fenced);
+  if (documents.length === 0) return empty(quarantined);
   const titles = new Map(documents.map((doc) => [doc.id, doc.title]));
   const wrapper = countMessageTokens(ctx.tokenizer, system(renderStaticKnowledge('')));
   let textBudget = limit - wrapper;
   let message: ChatMessage | undefined;
   let included: string[] = [];
   while (textBudget > 0) {
-    const combined = await store.combinedText(scope, textBudget);
+    const combined = combineKnowledge(documents, textBudget, ctx.tokenizer);
     let text = combined.text;
     let ids = combined.documentIds;
     const last = ids.at(-1);
@@ -108,9 +146,12 @@ async function injectFullText(
     textBudget -= over;
   }
   const kept = new Set(included);
-  const dropped: DroppedItem[] = documents
-    .filter((doc) => !kept.has(doc.id))
-    .map((doc) => ({ id: doc.id, reason: 'budget', tokens: doc.tokenCount }));
+  const dropped: DroppedItem[] = [
+    ...quarantined,
+    ...all
+      .filter((doc) => trusted(doc) && !kept.has(doc.id))
+      .map((doc): DroppedItem => ({ id: doc.id, reason: 'budget', tokens: doc.tokenCount })),
+  ];
   return message ? { messages: [message], included: included.length, dropped } : empty(dropped);
 }
 
@@ -136,12 +177,22 @@ async function injectIndexed(
   scope: Scope,
   limit: number,
   ctx: MiddlewareContext,
+  trusted: (doc: KnowledgeDocument) => boolean,
 ): Promise<MiddlewareResult> {
   const query = ctx.userMessage.trim().slice(0, LIMITS.queryChars);
   if (!query) return empty();
-  const hits = await options.store.search(scope, { query, limit: options.topK });
-  const sections: string[] = [];
+  const found = await options.store.search(scope, { query, limit: options.topK });
   const dropped: DroppedItem[] = [];
+  const hits: DocumentChunkHit[] = [];
+  const documents = new Map<string, KnowledgeDocument | null>();
+  for (const hit of found) {
+    if (!documents.has(hit.documentId))
+      documents.set(hit.documentId, await options.store.get(scope, hit.documentId));
+    const doc = documents.get(hit.documentId);
+    if (doc && !trusted(doc)) dropped.push({ ...droppedChunk(hit), reason: 'quarantined' });
+    else hits.push(doc ? { ...hit, title: fenced(doc).title } : hit);
+  }
+  const sections: string[] = [];
   let message: ChatMessage | undefined;
   for (const [i, hit] of hits.entries()) {
     const candidate = system(renderStaticKnowledge([...sections, chunkSection(hit)].join('\n\n')));
