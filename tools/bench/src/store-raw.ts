@@ -16,7 +16,7 @@
  * least half of the table is ranked through a join rather than a phrase of the MATCH, as the adapter does.
  * PostgreSQL search follows `packages/store-postgres/src/fact-search.ts` the same way: statistics and document
  * frequencies from the trigger-kept `fact_counts` / `fact_terms`, candidates through the GIN index on
- * `string_to_array(search_terms)` (or the partition's own index, or its newest rows), core's scoring in
+ * `string_to_array(search_terms)` (all of them, or a sample of the first found; or the partition's own index), core's scoring in
  * TypeScript, the feedback round, then the winners' rows by primary key.
  */
 import { DEFAULT_BM25, DEFAULT_FEEDBACK, englishAnalyzer, factSearchText } from '@kioku/core/adapter';
@@ -507,8 +507,7 @@ const PG_COLUMNS =
 const PG_EXACT_BUDGET = 1_000;
 const PG_MATCH_BUDGET = 2_000;
 const PG_FEEDBACK_BUDGET = 1_000;
-const PG_NEWEST_INDEX_BUDGET = 5_000;
-const PG_NEWEST_SCAN_ROWS = 20_000;
+const PG_SAMPLE_ROWS = 400;
 const PG_PARTITION_SCAN_ROWS = 5_000;
 
 /** One user's facts (no agent) in a schema set up by `@kioku/store-postgres`, through postgres.js alone. */
@@ -567,7 +566,7 @@ export class RawPostgresFacts {
 
   /**
    * The adapter's search step by step: the partition's statistics and the terms' document frequencies (one
-   * statement), candidate rows (all matches when few; else the rarest terms' rows and the newest rows holding
+   * statement), candidate rows (all matches when few; else the rarest terms' rows and samples of the rows holding
    * several terms), core's BM25+ with coverage, one feedback round, then the winners' rows by primary key.
    */
   async search(query: string, limit = 8): Promise<RawFact[]> {
@@ -681,14 +680,7 @@ export class RawPostgresFacts {
     }
     const common = present.slice(rare.length);
     const anchor = rare.length > 0 ? rare : common.slice(0, 1);
-    const newest = (groups: string[][]) => {
-      const fewest = Math.min(...groups.map((g) => g.reduce((sum, t) => sum + df(t), 0)));
-      return this.#rows(
-        groups,
-        small ? 'partition' : fewest <= PG_NEWEST_INDEX_BUDGET ? 'index' : 'newest',
-        depth,
-      );
-    };
+    const newest = (groups: string[][]) => this.#rows(groups, small ? 'partition' : 'sample', depth);
     // Side by side, as the adapter runs them.
     const sources: Array<ReturnType<typeof newest>> = [];
     if (rare.length > 0) sources.push(this.#rows([rare], small ? 'partition' : 'index', undefined));
@@ -714,25 +706,22 @@ export class RawPostgresFacts {
   /** The same three statement shapes as the adapter's `#rows`, without filters. */
   #rows(
     groups: readonly (readonly string[])[],
-    how: 'index' | 'partition' | 'newest',
+    how: 'index' | 'partition' | 'sample',
     limit: number | undefined,
   ) {
     const table = `"${this.#schema}".facts`;
-    const terms =
-      how === 'newest' ? `string_to_array(search_terms || '', ' ')` : `string_to_array(search_terms, ' ')`;
-    const holding = groups.map((_, i) => `${terms} && $${i + 2}::text[]`).join(' and ');
+    const holding = groups
+      .map((_, i) => `string_to_array(search_terms, ' ') && $${i + 2}::text[]`)
+      .join(' and ');
     const columns = 'seq, id, search_terms as terms, search_length as length, created_at';
     const newest = 'order by created_at desc, seq desc';
     const limited = limit === undefined ? '' : `${newest} limit $${groups.length + 2}`;
-    const text =
-      how === 'newest'
-        ? `select * from (select ${columns}, search_terms from ${table} where user_id = $1 and agent_id = ''
-            ${newest} limit ${PG_NEWEST_SCAN_ROWS}) as recent where ${holding} ${limited}`
-        : `with found as materialized (${
-            how === 'index'
-              ? `select ${columns} from ${table} where user_id = $1 and agent_id = '' and ${holding}`
-              : `select * from (select ${columns}, search_terms from ${table} where user_id = $1 and agent_id = '' offset 0) as part where ${holding}`
-          }) select seq, id, terms, length from found ${limited}`;
+    const text = `with found as materialized (${
+      how === 'partition'
+        ? `select * from (select ${columns}, search_terms from ${table} where user_id = $1 and agent_id = '' offset 0) as part where ${holding}`
+        : `select ${columns} from ${table} where user_id = $1 and agent_id = '' and ${holding}
+           ${how === 'sample' ? `limit ${PG_SAMPLE_ROWS}` : ''}`
+    }) select seq, id, terms, length from found ${limited}`;
     const values: unknown[] = [this.#userId, ...groups];
     if (limit !== undefined) values.push(limit);
     return this.#sql.unsafe(text, values as never[], { prepare: true }) as unknown as Promise<
