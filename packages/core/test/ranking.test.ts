@@ -139,6 +139,28 @@ describe('candidate ranking equals LexicalIndex to the last bit', () => {
   });
 });
 
+describe('scoreCandidates', () => {
+  it('returns the candidates themselves, their own fields kept, with the score written on them', () => {
+    const pool = ['kite lemon', 'lemon', 'mango'].map((text, seq) => ({
+      seq,
+      id: `row-${seq}`,
+      tf: termCounts(englishAnalyzer.terms(text).join(' ')),
+      length: englishAnalyzer.terms(text).length,
+    }));
+    const ranked = scoreCandidates(
+      pool,
+      new Map([['lemon', 1]]),
+      new Set(['lemon']),
+      { rows: 3, terms: 4 },
+      () => 2,
+    );
+    expect(ranked.map((r) => r.id)).toEqual(['row-1', 'row-0']);
+    expect(ranked[0]).toBe(pool[1]);
+    expect(pool[1]).toHaveProperty('score', ranked[0]!.score);
+    expect(pool[2]).not.toHaveProperty('score');
+  });
+});
+
 describe('feedback terms', () => {
   it('are the terms of the best results the query lacks, and every term expandQuery adds is one', () => {
     const s = store(corpus(11, 60));

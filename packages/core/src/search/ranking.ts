@@ -78,6 +78,7 @@ export interface RankCandidate {
   length: number;
 }
 
+/** A candidate with the score {@link scoreCandidates} wrote on it. */
 export type ScoredCandidate<T extends RankCandidate = RankCandidate> = T & { score: number };
 
 /** The partition the candidates are ranked in (all of it, not only the candidates). */
@@ -97,10 +98,14 @@ export function termCounts(terms: string): Map<string, number> {
 }
 
 /**
- * Every candidate that holds a term of the query, scored (each a copy of the candidate with its `score`);
- * best first, ties by `seq`. `weights` are the query's terms (in query order) with their weights,
- * `original` the query's own terms (feedback terms add evidence but do not count as coverage), `df` a
- * term's document frequency in the partition.
+ * Every candidate that holds a term of the query, best first (ties by `seq`), with its `score` written on
+ * it. `weights` are the query's terms (in query order) with their weights, `original` the query's own terms
+ * (feedback terms add evidence but do not count as coverage), `df` a term's document frequency in the
+ * partition.
+ *
+ * The candidates themselves are returned, not copies: copying each one (`{ ...row, score }`) doubled a
+ * SQLite search's time on LoCoMo. So scoring the same candidates again (the feedback round) overwrites the
+ * scores of the earlier ranking: use a ranking before scoring its candidates again.
  */
 export function scoreCandidates<T extends RankCandidate>(
   pool: Iterable<T>,
@@ -135,7 +140,11 @@ export function scoreCandidates<T extends RankCandidate>(
       sum += idfs[i]! * (d + (f * (k1 + 1)) / (f + norm0 + lengthNorm));
       if (counts[i]) covered += 1;
     }
-    if (sum > 0) out.push({ ...row, score: sum * (covered || 1) });
+    if (sum > 0) {
+      const scored = row as ScoredCandidate<T>;
+      scored.score = sum * (covered || 1);
+      out.push(scored);
+    }
   }
   return out.sort((x, y) => y.score - x.score || x.seq - y.seq);
 }
