@@ -1,10 +1,4 @@
-import {
-  DEFAULT_FEEDBACK,
-  expandQuery,
-  type RankCandidate,
-  scoreCandidates,
-  termCounts,
-} from '@kioku/core/adapter';
+import { expandQuery, type RankCandidate, scoreCandidates, termCounts } from '@kioku/core/adapter';
 import type Database from 'better-sqlite3';
 import { getTableName, type SQL, sql } from 'drizzle-orm';
 import { SQLiteSyncDialect, type SQLiteTable } from 'drizzle-orm/sqlite-core';
@@ -129,12 +123,7 @@ export class LexicalSearch {
     const pool = new Map<number, Pooled>();
     this.#gather(target, weights, original, depth, df, pool, stats.rows, memory);
     let ranked = scoreCandidates(pool.values(), weights, original, stats, df);
-    const expanded = expandQuery(
-      ranked.slice(0, Math.max(limit, DEFAULT_FEEDBACK.docs)),
-      weights,
-      stats.rows,
-      df,
-    );
+    const expanded = expandQuery(ranked, weights, stats.rows, df);
     if (expanded) {
       this.#gather(target, expanded, original, depth, df, pool, stats.rows, memory);
       ranked = scoreCandidates(pool.values(), expanded, original, stats, df);

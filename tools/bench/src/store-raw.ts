@@ -250,12 +250,7 @@ export class RawSqliteFacts {
     const pool = new Map<number, Pooled>();
     this.#gather(place, weights, original, depth, df, pool, stats.rows);
     let ranked = scoreCandidates(pool.values(), weights, original, stats, df);
-    const expanded = expandQuery(
-      ranked.slice(0, Math.max(limit, DEFAULT_FEEDBACK.docs)),
-      weights,
-      stats.rows,
-      df,
-    );
+    const expanded = expandQuery(ranked, weights, stats.rows, df);
     if (expanded) {
       this.#gather(place, expanded, original, depth, df, pool, stats.rows);
       ranked = scoreCandidates(pool.values(), expanded, original, stats, df);
