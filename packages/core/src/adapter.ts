@@ -34,6 +34,7 @@ export { parseScope, parseThreadScope } from './scope.js';
 // Search: lexical index, rank fusion, vectors
 export * from './search/analyzer.js';
 export * from './search/lexical-index.js';
+export * from './search/ranking.js';
 export { PartitionedSessionStore, type SessionCaps, sessionCaps } from './sessions/partitioned.js';
 export * from './sessions/rules.js';
 // Snapshots and restore

@@ -1,14 +1,14 @@
-import type { Sql } from 'postgres';
-import { queryTerms } from './analysis.js';
 import {
-  type Candidate,
-  expand,
+  type RankCandidate as Candidate,
+  expandQuery as expand,
   feedbackTerms,
   type PartitionStats,
-  type Scored,
-  score,
+  type ScoredCandidate as Scored,
+  scoreCandidates as score,
   termCounts,
-} from './ranking.js';
+} from '@kioku/core/adapter';
+import type { Sql } from 'postgres';
+import { queryTerms } from './analysis.js';
 
 /** Who searches, and which of their facts (category subtree, all of some tags) count. */
 export interface FactSearchRequest {

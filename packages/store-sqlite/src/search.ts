@@ -1,4 +1,4 @@
-import { DEFAULT_BM25, DEFAULT_FEEDBACK } from '@kioku/core/adapter';
+import { expandQuery, type RankCandidate, scoreCandidates, termCounts } from '@kioku/core/adapter';
 import type Database from 'better-sqlite3';
 import { getTableName, type SQL, sql } from 'drizzle-orm';
 import { SQLiteSyncDialect, type SQLiteTable } from 'drizzle-orm/sqlite-core';
@@ -78,57 +78,12 @@ interface Candidate {
 }
 
 /** A candidate row, its terms counted once per search. */
-interface Pooled {
-  seq: number;
-  tf: Map<string, number>;
-  length: number;
-}
-
-interface Scored extends Pooled {
-  score: number;
-}
+type Pooled = RankCandidate;
 
 function add(pool: Map<number, Pooled>, candidates: readonly Candidate[]): void {
   for (const c of candidates) {
     if (!pool.has(c.seq)) pool.set(c.seq, { seq: c.seq, tf: termCounts(c.terms), length: c.length });
   }
-}
-
-/** Every pooled row scored as core scores it: BM25+ per term times its weight, summed, times coverage. */
-function score(
-  pool: ReadonlyMap<number, Pooled>,
-  weights: ReadonlyMap<string, number>,
-  original: ReadonlySet<string>,
-  stats: { rows: number; terms: number },
-  df: (term: string) => number,
-): Scored[] {
-  const { k1, b, d } = DEFAULT_BM25;
-  const n = stats.rows;
-  const avgLength = stats.terms / n || 1;
-  // Terms in the query's order (core sums in that order: the same floating-point results).
-  const terms: string[] = [];
-  const idfs: number[] = [];
-  const counts: boolean[] = [];
-  for (const [term, weight] of weights) {
-    const f = df(term);
-    terms.push(term);
-    idfs.push(weight * Math.log(1 + (n - f + 0.5) / (f + 0.5)));
-    counts.push(original.has(term));
-  }
-  const out: Scored[] = [];
-  for (const row of pool.values()) {
-    const norm = k1 * (1 - b) + (k1 * b * row.length) / avgLength;
-    let sum = 0;
-    let covered = 0;
-    for (let i = 0; i < terms.length; i++) {
-      const f = row.tf.get(terms[i]!);
-      if (f === undefined) continue;
-      sum += idfs[i]! * (d + (f * (k1 + 1)) / (f + norm));
-      if (counts[i]) covered += 1;
-    }
-    if (sum > 0) out.push({ seq: row.seq, tf: row.tf, length: row.length, score: sum * (covered || 1) });
-  }
-  return out.sort((x, y) => y.score - x.score || x.seq - y.seq);
 }
 
 /** Runs lexical searches over one connection; statements are prepared once per SQL text. */
@@ -167,11 +122,11 @@ export class LexicalSearch {
     // so the first round's best rows are scored again with the expanded query (core scores every row).
     const pool = new Map<number, Pooled>();
     this.#gather(target, weights, original, depth, df, pool, stats.rows, memory);
-    let ranked = score(pool, weights, original, stats, df);
-    const expanded = expand(ranked.slice(0, Math.max(limit, DEFAULT_FEEDBACK.docs)), weights, stats.rows, df);
+    let ranked = scoreCandidates(pool.values(), weights, original, stats, df);
+    const expanded = expandQuery(ranked, weights, stats.rows, df);
     if (expanded) {
       this.#gather(target, expanded, original, depth, df, pool, stats.rows, memory);
-      ranked = score(pool, expanded, original, stats, df);
+      ranked = scoreCandidates(pool.values(), expanded, original, stats, df);
     }
     return ranked.slice(0, limit).map(({ seq, score }) => ({ seq, score }));
   }
@@ -523,45 +478,3 @@ const EXACT_BUDGET = 1_000;
 
 /** The feedback round's MATCH_BUDGET: its words weigh less, and its rows seldom reach the top. */
 const FEEDBACK_BUDGET = 1_000;
-
-/** Term frequencies of an analyzed text, in order of first occurrence. */
-function termCounts(terms: string): Map<string, number> {
-  const counts = new Map<string, number>();
-  if (!terms) return counts;
-  for (const term of terms.split(' ')) counts.set(term, (counts.get(term) ?? 0) + 1);
-  return counts;
-}
-
-/**
- * Pseudo-relevance feedback as core does it: the most characteristic terms (tf × idf, weighted by each
- * result's share of the best score) of the top results join the query at a lower weight.
- */
-function expand(
-  ranked: readonly Scored[],
-  weights: ReadonlyMap<string, number>,
-  n: number,
-  df: (term: string) => number,
-): Map<string, number> | undefined {
-  const params = DEFAULT_FEEDBACK;
-  if (params.docs <= 0 || params.terms <= 0 || ranked.length === 0) return undefined;
-  const best = ranked[0]!.score;
-  if (!(best > 0)) return undefined;
-  const candidates = new Map<string, number>();
-  for (const r of ranked.slice(0, params.docs)) {
-    if (r.length === 0) continue;
-    const share = r.score / best / r.length;
-    for (const [term, tf] of r.tf) {
-      if (weights.has(term)) continue;
-      const f = df(term);
-      const idf = Math.log(1 + (n - f + 0.5) / (f + 0.5));
-      candidates.set(term, (candidates.get(term) ?? 0) + share * tf * idf);
-    }
-  }
-  if (candidates.size === 0) return undefined;
-  const chosen = [...candidates].sort((x, y) => y[1] - x[1]).slice(0, params.terms);
-  const top = chosen[0]![1];
-  const expanded = new Map<string, number>();
-  for (const [term, w] of weights) expanded.set(term, w * params.queryWeight);
-  for (const [term, w] of chosen) expanded.set(term, ((1 - params.queryWeight) * w) / top);
-  return expanded;
-}

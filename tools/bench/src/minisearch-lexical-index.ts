@@ -1,9 +1,11 @@
 import {
   type Analyzer,
+  bm25Idf,
   DEFAULT_BM25,
   DEFAULT_FEEDBACK,
   englishAnalyzer,
   type FeedbackParams,
+  feedbackQuery,
   type LexicalHit,
   type LexicalIndexOptions,
   type LexicalSearchOptions,
@@ -146,16 +148,9 @@ export class MiniSearchLexicalIndex {
       for (const term of terms) {
         if (weights.has(term)) continue;
         const df = this.#df.get(term) ?? 1;
-        const idf = Math.log(1 + (n - df + 0.5) / (df + 0.5));
-        candidates.set(term, (candidates.get(term) ?? 0) + share * idf);
+        candidates.set(term, (candidates.get(term) ?? 0) + share * bm25Idf(n, df));
       }
     }
-    if (candidates.size === 0) return undefined;
-    const chosen = [...candidates].sort((a, b) => b[1] - a[1]).slice(0, params.terms);
-    const best = chosen[0]![1];
-    const expanded = new Map<string, number>();
-    for (const [term, w] of weights) expanded.set(term, w * params.queryWeight);
-    for (const [term, w] of chosen) expanded.set(term, ((1 - params.queryWeight) * w) / best);
-    return expanded;
+    return feedbackQuery(weights, candidates, params);
   }
 }

@@ -19,7 +19,16 @@
  * `string_to_array(search_terms)` (all of them, or a sample of the first found; or the partition's own index), core's scoring in
  * TypeScript, the feedback round, then the winners' rows by primary key.
  */
-import { DEFAULT_BM25, DEFAULT_FEEDBACK, englishAnalyzer, factSearchText } from '@kioku/core/adapter';
+import {
+  DEFAULT_FEEDBACK,
+  englishAnalyzer,
+  expandQuery,
+  factSearchText,
+  feedbackTerms,
+  type RankCandidate,
+  scoreCandidates,
+  termCounts,
+} from '@kioku/core/adapter';
 import type Database from 'better-sqlite3';
 import type { Sql } from 'postgres';
 import type { FactSeed } from './facts.js';
@@ -84,15 +93,7 @@ interface Place {
   dominant: boolean;
 }
 
-interface Pooled {
-  seq: number;
-  tf: Map<string, number>;
-  length: number;
-}
-
-interface Scored extends Pooled {
-  score: number;
-}
+type Pooled = RankCandidate;
 
 interface Stats {
   rows: number;
@@ -248,11 +249,11 @@ export class RawSqliteFacts {
     const depth = Math.max(CANDIDATES, limit * 4);
     const pool = new Map<number, Pooled>();
     this.#gather(place, weights, original, depth, df, pool, stats.rows);
-    let ranked = score(pool, weights, original, stats, df);
-    const expanded = expand(ranked.slice(0, Math.max(limit, DEFAULT_FEEDBACK.docs)), weights, stats.rows, df);
+    let ranked = scoreCandidates(pool.values(), weights, original, stats, df);
+    const expanded = expandQuery(ranked, weights, stats.rows, df);
     if (expanded) {
       this.#gather(place, expanded, original, depth, df, pool, stats.rows);
-      ranked = score(pool, expanded, original, stats, df);
+      ranked = scoreCandidates(pool.values(), expanded, original, stats, df);
     }
     const top = ranked.slice(0, limit);
     if (top.length === 0) return [];
@@ -419,85 +420,10 @@ function keepRow(kept: Kept, [seq, terms, length]: [number, string, number]): vo
   }
 }
 
-function termCounts(terms: string): Map<string, number> {
-  const counts = new Map<string, number>();
-  if (!terms) return counts;
-  for (const term of terms.split(' ')) counts.set(term, (counts.get(term) ?? 0) + 1);
-  return counts;
-}
-
 function add(pool: Map<number, Pooled>, candidates: readonly Candidate[]): void {
   for (const c of candidates) {
     if (!pool.has(c.seq)) pool.set(c.seq, { seq: c.seq, tf: termCounts(c.terms), length: c.length });
   }
-}
-
-/** core's BM25+ with coverage over every pooled row, as the adapter scores them. */
-function score(
-  pool: ReadonlyMap<number, Pooled>,
-  weights: ReadonlyMap<string, number>,
-  original: ReadonlySet<string>,
-  stats: Stats,
-  df: (term: string) => number,
-): Scored[] {
-  const { k1, b, d } = DEFAULT_BM25;
-  const n = stats.rows;
-  const avgLength = stats.terms / n || 1;
-  // Terms in the query's order (core sums in that order: the same floating-point results).
-  const terms: string[] = [];
-  const idfs: number[] = [];
-  const counts: boolean[] = [];
-  for (const [term, weight] of weights) {
-    const f = df(term);
-    terms.push(term);
-    idfs.push(weight * Math.log(1 + (n - f + 0.5) / (f + 0.5)));
-    counts.push(original.has(term));
-  }
-  const out: Scored[] = [];
-  for (const row of pool.values()) {
-    const norm = k1 * (1 - b) + (k1 * b * row.length) / avgLength;
-    let sum = 0;
-    let covered = 0;
-    for (let i = 0; i < terms.length; i++) {
-      const f = row.tf.get(terms[i]!);
-      if (f === undefined) continue;
-      sum += idfs[i]! * (d + (f * (k1 + 1)) / (f + norm));
-      if (counts[i]) covered += 1;
-    }
-    if (sum > 0) out.push({ seq: row.seq, tf: row.tf, length: row.length, score: sum * (covered || 1) });
-  }
-  return out.sort((x, y) => y.score - x.score || x.seq - y.seq);
-}
-
-/** Pseudo-relevance feedback exactly as the adapter (and core) does it. */
-function expand(
-  ranked: readonly Scored[],
-  weights: ReadonlyMap<string, number>,
-  n: number,
-  df: (term: string) => number,
-): Map<string, number> | undefined {
-  const params = DEFAULT_FEEDBACK;
-  if (params.docs <= 0 || params.terms <= 0 || ranked.length === 0) return undefined;
-  const best = ranked[0]!.score;
-  if (!(best > 0)) return undefined;
-  const candidates = new Map<string, number>();
-  for (const r of ranked.slice(0, params.docs)) {
-    if (r.length === 0) continue;
-    const share = r.score / best / r.length;
-    for (const [term, tf] of r.tf) {
-      if (weights.has(term)) continue;
-      const f = df(term);
-      const idf = Math.log(1 + (n - f + 0.5) / (f + 0.5));
-      candidates.set(term, (candidates.get(term) ?? 0) + share * tf * idf);
-    }
-  }
-  if (candidates.size === 0) return undefined;
-  const chosen = [...candidates].sort((x, y) => y[1] - x[1]).slice(0, params.terms);
-  const top = chosen[0]![1];
-  const expanded = new Map<string, number>();
-  for (const [term, w] of weights) expanded.set(term, w * params.queryWeight);
-  for (const [term, w] of chosen) expanded.set(term, ((1 - params.queryWeight) * w) / top);
-  return expanded;
 }
 
 const PG_COLUMNS =
@@ -602,16 +528,14 @@ export class RawPostgresFacts {
     const df = (term: string) => dfs.get(term) ?? 0;
     const depth = Math.max(CANDIDATES, limit * 4);
     if (whole.length === 0) await this.#gather(weights, original, depth, df, pool, ids, stats.rows);
-    let ranked = score(pool, weights, original, stats, df);
+    let ranked = scoreCandidates(pool.values(), weights, original, stats, df);
     const top = ranked.slice(0, Math.max(limit, DEFAULT_FEEDBACK.docs));
-    const unknown = new Set<string>();
-    for (const r of top.slice(0, DEFAULT_FEEDBACK.docs))
-      for (const term of r.tf.keys()) if (!weights.has(term) && !dfs.has(term)) unknown.add(term);
-    if (unknown.size > 0 && whole.length === 0) await this.#stats([...unknown], dfs);
-    const expanded = expand(top, weights, stats.rows, df);
+    const unknown = feedbackTerms(top, weights).filter((term) => !dfs.has(term));
+    if (unknown.length > 0 && whole.length === 0) await this.#stats(unknown, dfs);
+    const expanded = expandQuery(top, weights, stats.rows, df);
     if (expanded) {
       if (whole.length === 0) await this.#gather(expanded, original, depth, df, pool, ids, stats.rows);
-      ranked = score(pool, expanded, original, stats, df);
+      ranked = scoreCandidates(pool.values(), expanded, original, stats, df);
     }
     const winners = ranked.slice(0, limit).map((r) => ids.get(r.seq)!);
     if (winners.length === 0) return [];

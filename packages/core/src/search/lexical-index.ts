@@ -1,28 +1,13 @@
 import { CorruptDataError } from '../errors.js';
 import { type Analyzer, englishAnalyzer } from './analyzer.js';
-
-export interface Bm25Params {
-  /** Term-frequency saturation. */
-  k1: number;
-  /** Length normalisation (0 = none, 1 = full). */
-  b: number;
-  /** BM25+ lower bound added to every matching term's score. */
-  d: number;
-}
-
-/**
- * Pseudo-relevance feedback (RM3-style query expansion): the best `docs` results of the query are
- * taken as relevant, the `terms` most characteristic terms in them (frequency × idf, weighted by
- * each result's score) are added to the query, and the query runs again.
- */
-export interface FeedbackParams {
-  /** How many top results feed the expansion; 0 turns feedback off. */
-  docs: number;
-  /** How many expansion terms are added. */
-  terms: number;
-  /** Weight of the original query terms (0–1); expansion terms share the rest. */
-  queryWeight: number;
-}
+import {
+  type Bm25Params,
+  bm25Idf,
+  DEFAULT_BM25,
+  DEFAULT_FEEDBACK,
+  type FeedbackParams,
+  feedbackQuery,
+} from './ranking.js';
 
 export interface LexicalIndexOptions {
   analyzer?: Analyzer;
@@ -55,18 +40,6 @@ export interface LexicalSearchOptions {
   filter?: (id: string) => boolean;
 }
 
-/**
- * k1 = 1.2 (the usual); b = 0.5 and d = 1 rather than the usual 0.75 and 0.5: memory texts are short
- * and similar in length, so length normalisation matters less (+0.7 R@10 on LoCoMo, tools/bench).
- */
-export const DEFAULT_BM25: Readonly<Bm25Params> = Object.freeze({ k1: 1.2, b: 0.5, d: 1 });
-
-export const DEFAULT_FEEDBACK: Readonly<FeedbackParams> = Object.freeze({
-  docs: 5,
-  terms: 10,
-  queryWeight: 0.7,
-});
-
 /** One indexed text: its distinct terms with their frequencies, and its length in terms. */
 interface Doc {
   id: string;
@@ -91,7 +64,9 @@ interface Scored {
  *
  * Ranking: BM25+ summed over the query terms, times the number of distinct query terms a text
  * matches (texts that cover more of the question come first; MiniSearch ranks the same way), then
- * one round of pseudo-relevance feedback (see {@link FeedbackParams}).
+ * one round of pseudo-relevance feedback (see {@link FeedbackParams}). Its parameters, idf and
+ * feedback weighting are in `ranking.ts`, which scores the candidate rows SQL stores read by the same
+ * rule (tested equal to this index's scores, bit for bit).
  *
  * The inverted index is this file's own rather than MiniSearch's (which Kioku used before): the same
  * scores, but scoring into a flat accumulator and keeping only the top results is several times
@@ -314,8 +289,7 @@ export class LexicalIndex {
     for (const [term, weight] of weights) {
       const posting = this.#postings.get(term);
       if (!posting) continue;
-      const df = posting.slots.length;
-      const idf = weight * Math.log(1 + (n - df + 0.5) / (df + 0.5));
+      const idf = weight * bm25Idf(n, posting.slots.length);
       const counts = original.has(term) ? 1 : 0;
       const { slots, tfs } = posting;
       for (let i = 0; i < slots.length; i++) {
@@ -357,18 +331,11 @@ export class LexicalIndex {
       for (let i = 0; i < doc.terms.length; i++) {
         const term = doc.terms[i]!;
         if (weights.has(term)) continue;
-        const df = this.#postings.get(term)!.slots.length;
-        const idf = Math.log(1 + (n - df + 0.5) / (df + 0.5));
+        const idf = bm25Idf(n, this.#postings.get(term)!.slots.length);
         candidates.set(term, (candidates.get(term) ?? 0) + share * doc.tfs[i]! * idf);
       }
     }
-    if (candidates.size === 0) return undefined;
-    const chosen = [...candidates].sort((x, y) => y[1] - x[1]).slice(0, params.terms);
-    const top = chosen[0]![1];
-    const expanded = new Map<string, number>();
-    for (const [term, w] of weights) expanded.set(term, w * params.queryWeight);
-    for (const [term, w] of chosen) expanded.set(term, ((1 - params.queryWeight) * w) / top);
-    return expanded;
+    return feedbackQuery(weights, candidates, params);
   }
 }
 
