@@ -130,6 +130,22 @@ describe('LexicalIndex state', () => {
     ).toEqual(['bike', 'car']);
   });
 
+  it('takes the texts as a Uint32Array too', () => {
+    const index = new LexicalIndex();
+    for (const [id, t] of texts) index.set(id, t);
+    const state = index.exportState();
+    const restored = LexicalIndex.fromState({ ...state, docs: Uint32Array.from(state.docs) });
+    for (const q of ['What did Alice buy?', 'Paris trip', 'cat'])
+      expect(restored.search(q)).toEqual(index.search(q));
+    const truncated = { ...state, docs: Uint32Array.from(state.docs.slice(0, -1)) };
+    expect(() => LexicalIndex.fromState(truncated)).toThrow(
+      expect.objectContaining({ code: 'CORRUPT_DATA' }),
+    );
+    expect(() => LexicalIndex.fromState({ ...state, docs: Float64Array.from(state.docs) })).toThrow(
+      expect.objectContaining({ code: 'CORRUPT_DATA' }),
+    );
+  });
+
   it('refuses state of another shape with a CorruptDataError', () => {
     const good = (() => {
       const index = new LexicalIndex();

@@ -2,6 +2,7 @@ import { createHash } from 'node:crypto';
 import { ConflictError, CorruptDataError, NotFoundError, StorageError } from '@kioku/core';
 import { LexicalIndex, type LexicalIndexOptions, type LexicalIndexState } from '@kioku/core/adapter';
 import { lua, type Multi, type RedisConnection, randomToken } from './connection.js';
+import { decodeIndexState, encodeIndexState } from './index-state.js';
 
 /**
  * A record partition (facts, documents or details of one user + agent) is four keys:
@@ -15,8 +16,8 @@ import { lua, type Multi, type RedisConnection, randomToken } from './connection
  * Every write is one Lua script, so the four keys never disagree. Kinds with `persistIndex` have a fifth,
  * written only by searches and never trusted beyond what the other four confirm:
  *
- * - `…:idx`  STRING `epoch \n version \n state`: the search index (LexicalIndex state JSON) as it was at
- *   that change version, so a new process replays the changes since instead of re-analysing every text.
+ * - `…:idx`  STRING `epoch \n version \n state`: the search index (LexicalIndex state, see index-state.ts)
+ *   as it was at that change version, so a new process replays the changes since instead of re-analysing every text.
  */
 export interface PartitionKeys {
   rec: string;
@@ -175,9 +176,9 @@ export type ColdIndex<T> =
       changed: Changed<T>[];
     };
 
-/** A stored search index state (unparsed), the version it describes and the ids changed after it. */
+/** A stored search index state (undecoded), the version it describes and the ids changed after it. */
 export interface StoredIndex {
-  state: string;
+  state: Buffer;
   version: string;
   changed: string[];
 }
@@ -326,8 +327,8 @@ export class RecordPartitions<T> {
       multi.hmget(keys.meta, 'epoch', 'ver');
       multi.hgetall(keys.rec);
       multi.zrange(keys.ord, '0', '-1', 'WITHSCORES');
-      multi.get(keys.idx);
-    })) as [Array<string | null>, Record<string, string>, string[], string | null];
+      multi.getBuffer(keys.idx);
+    })) as [Array<string | null>, Record<string, string>, string[], Buffer | null];
     const loaded = this.#assemble(meta, hash, order);
     const header = stored === null ? undefined : indexHeader(stored);
     if (!header || header.epoch !== loaded.epoch || Number(header.version) > Number(loaded.version)) {
@@ -347,7 +348,10 @@ export class RecordPartitions<T> {
             ),
           );
     if (changed.length > maxChanged) return loaded;
-    return { ...loaded, index: { state: stored!.slice(header.stateAt), version: header.version, changed } };
+    return {
+      ...loaded,
+      index: { state: stored!.subarray(header.stateAt), version: header.version, changed },
+    };
   }
 
   /**
@@ -355,14 +359,14 @@ export class RecordPartitions<T> {
    * records changed since the index, all at one instant. `none` when no usable index is stored.
    */
   async coldIndex(keys: PartitionKeys, maxChanged: number): Promise<ColdIndex<T>> {
-    const reply = await this.connection.eval<Array<string | number>>(
+    const reply = await this.connection.evalBuffer<Array<Buffer | number>>(
       COLD,
       [keys.rec, keys.ord, keys.log, keys.meta, keys.idx],
       [maxChanged],
     );
-    const [epoch, version, kind] = reply as [string, string, 'empty' | 'none' | 'index'];
+    const [epoch, version, kind] = reply.slice(0, 3).map(String) as [string, string, ColdIndex<T>['kind']];
     if (kind !== 'index') return { kind, epoch, version };
-    const stored = String(reply[4]);
+    const stored = reply[4] as Buffer;
     const header = indexHeader(stored);
     if (!header) return { kind: 'none', epoch, version };
     return {
@@ -370,7 +374,7 @@ export class RecordPartitions<T> {
       epoch,
       version,
       size: Number(reply[3]),
-      index: { state: stored.slice(header.stateAt), version: header.version, changed: [] },
+      index: { state: stored.subarray(header.stateAt), version: header.version, changed: [] },
       changed: this.#changedOf(reply, 5),
     };
   }
@@ -418,7 +422,7 @@ export class RecordPartitions<T> {
     await this.connection.eval(
       SAVE_INDEX,
       [keys.meta, keys.idx],
-      [epoch, `${epoch}\n${version}\n${JSON.stringify(state)}`],
+      [epoch, Buffer.concat([Buffer.from(`${epoch}\n${version}\n`), encodeIndexState(state)])],
     );
   }
 
@@ -464,7 +468,7 @@ export class RecordPartitions<T> {
   }
 
   /** `id, json ('' = deleted), seq` triples of a script's reply from `from` on. */
-  #changedOf(reply: ReadonlyArray<string | number>, from: number): Changed<T>[] {
+  #changedOf(reply: ReadonlyArray<string | number | Buffer>, from: number): Changed<T>[] {
     const changed: Changed<T>[] = [];
     for (let i = from; i < reply.length; i += 3) {
       const json = String(reply[i + 1]);
@@ -478,13 +482,13 @@ export class RecordPartitions<T> {
 }
 
 /** `epoch \n version \n` at the start of a stored index, and where the state after it starts. */
-function indexHeader(stored: string): { epoch: string; version: string; stateAt: number } | undefined {
-  const first = stored.indexOf('\n');
-  const second = first < 0 ? -1 : stored.indexOf('\n', first + 1);
+function indexHeader(stored: Buffer): { epoch: string; version: string; stateAt: number } | undefined {
+  const first = stored.indexOf(0x0a);
+  const second = first < 0 ? -1 : stored.indexOf(0x0a, first + 1);
   if (second < 0) return undefined;
-  const version = stored.slice(first + 1, second);
+  const version = stored.toString('latin1', first + 1, second);
   if (!/^\d+$/.test(version)) return undefined;
-  return { epoch: stored.slice(0, first), version, stateAt: second + 1 };
+  return { epoch: stored.toString('utf8', 0, first), version, stateAt: second + 1 };
 }
 
 /**
@@ -554,7 +558,7 @@ export class CachedPartition<T> {
   /** The stored index with the changes since replayed from the records; undefined when unusable. */
   #restore(stored: StoredIndex): LexicalIndex | undefined {
     try {
-      const index = LexicalIndex.fromState(JSON.parse(stored.state), this.kind.search);
+      const index = LexicalIndex.fromState(decodeIndexState(stored.state), this.kind.search);
       for (const id of stored.changed) {
         index.remove(id);
         const record = this.get(id);
@@ -574,7 +578,7 @@ export class CachedPartition<T> {
   restoreWithout(cold: Extract<ColdIndex<T>, { kind: 'index' }>): boolean {
     let index: LexicalIndex;
     try {
-      index = LexicalIndex.fromState(JSON.parse(cold.index.state), this.kind.search);
+      index = LexicalIndex.fromState(decodeIndexState(cold.index.state), this.kind.search);
     } catch {
       return false;
     }

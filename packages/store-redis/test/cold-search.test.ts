@@ -4,6 +4,7 @@ import { factSearchText, LexicalIndex } from '@kioku/core/adapter';
 import { Redis } from 'ioredis';
 import { afterAll, describe, expect, it, vi } from 'vitest';
 import { RedisFactStore } from '../src/index.js';
+import { encodeIndexState } from '../src/index-state.js';
 import { closeSharedClient, deletePrefix, freshPrefix, noServer, redisUrl, sharedClient } from './helpers.js';
 
 // The first ranked search of a new process restores the stored index (`…:idx`) and replays the changes
@@ -160,20 +161,25 @@ describe.skipIf(noServer)('RedisFactStore: the first search of a new process', (
     }
   });
 
-  it('a stored index of an unknown format version, of another format or empty is ignored, and a rebuilt one stored', async () => {
+  it('a stored index of an unknown format version, truncated, of another format or empty is ignored, and a rebuilt one stored', async () => {
     const prefix = freshPrefix();
     try {
       await behind(prefix);
       const [epoch, at] = (await sharedClient().get(idxKey(prefix)))!.split('\n');
-      // As many entries as the partition has after the 24 changes are replayed, but another format version.
+      // As many entries as the partition has after the 24 changes are replayed, but not usable.
       const foreign = new LexicalIndex();
       for (let i = 0; i < 60 - 12; i++) foreign.set(`other-${i}`, 'zebra');
+      const binary = encodeIndexState(foreign.exportState());
+      const otherVersion = Buffer.from(binary);
+      otherVersion.writeUInt32LE(2, 4);
       for (const state of [
-        JSON.stringify({ ...foreign.exportState(), version: 99 }),
-        JSON.stringify({ format: 'something-else' }),
-        '',
+        otherVersion,
+        binary.subarray(0, binary.length - 4),
+        Buffer.from(JSON.stringify({ ...foreign.exportState(), version: 99 })),
+        Buffer.from(JSON.stringify({ format: 'something-else' })),
+        Buffer.from(''),
       ]) {
-        await sharedClient().set(idxKey(prefix), `${epoch}\n${at}\n${state}`);
+        await sharedClient().set(idxKey(prefix), Buffer.concat([Buffer.from(`${epoch}\n${at}\n`), state]));
         const reader = newProcess(prefix).store;
         for (const query of ['zebra', ...QUERIES])
           expect(await hitsOf(reader, query)).toEqual(await rebuilt(prefix, query));

@@ -149,14 +149,22 @@ export class LexicalIndex {
 
   /**
    * An index holding what `state` describes (from {@link LexicalIndex.exportState}, made with the same
-   * analyzer). Throws a CorruptDataError when `state` does not have that shape.
+   * analyzer). `docs` may also be a `Uint32Array` (a compact encoding of the state can hand it over
+   * without building a number array). Throws a CorruptDataError when `state` does not have that shape.
    */
   static fromState(state: unknown, options: LexicalIndexOptions = {}): LexicalIndex {
     const bad = (why: string) => new CorruptDataError(`Stored lexical index state is unusable: ${why}.`);
     const s = state as Partial<LexicalIndexState> | null;
     if (s?.format !== 'kioku.lexical-index' || s.version !== 1) throw bad('unknown format');
-    const { terms, ids, docs } = s;
-    if (!Array.isArray(terms) || !Array.isArray(ids) || !Array.isArray(docs)) throw bad('missing arrays');
+    const { terms, ids } = s;
+    const docs: ArrayLike<number> | undefined = s.docs;
+    if (
+      !Array.isArray(terms) ||
+      !Array.isArray(ids) ||
+      !(Array.isArray(docs) || docs instanceof Uint32Array)
+    ) {
+      throw bad('missing arrays');
+    }
     if (!terms.every((t) => typeof t === 'string')) throw bad('bad term');
     const index = new LexicalIndex(options);
     // Postings by term number, filled in slot order (a fresh index: text i goes into slot i).
