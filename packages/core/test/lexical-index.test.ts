@@ -154,9 +154,14 @@ describe('LexicalIndex state', () => {
     const index = new LexicalIndex();
     for (const [id, t] of texts) index.set(id, t);
     const state = index.exportState();
-    const restored = LexicalIndex.fromState({ ...state, docs: Uint32Array.from(state.docs) });
+    const packed = { ...state, ids: [...state.ids], docs: Uint32Array.from(state.docs) };
+    const restored = LexicalIndex.fromState(packed);
+    // The index keeps copies: changing the state afterwards changes nothing.
+    packed.docs.fill(0);
+    packed.ids.fill('x');
     for (const q of ['What did Alice buy?', 'Paris trip', 'cat'])
       expect(restored.search(q)).toEqual(index.search(q));
+    expect(restored.exportState()).toEqual(state);
     const truncated = { ...state, docs: Uint32Array.from(state.docs.slice(0, -1)) };
     expect(() => LexicalIndex.fromState(truncated)).toThrow(
       expect.objectContaining({ code: 'CORRUPT_DATA' }),

@@ -214,7 +214,8 @@ export class LexicalIndex {
     }
     if (at !== docs.length) throw bad('trailing data');
     index.#docs.length = ids.length;
-    index.#packed = { terms, ids, docs, at: starts };
+    // Copies: the caller may change its state afterwards.
+    index.#packed = { terms: terms.slice(), ids: ids.slice(), docs: docs.slice(), at: starts };
     for (let n = 0; n < terms.length; n++) {
       if (index.#postings.has(terms[n]!)) throw bad('repeated term');
       if (postings[n]!.slots.length > 0) index.#postings.set(terms[n]!, postings[n]!);
