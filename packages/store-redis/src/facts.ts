@@ -105,6 +105,7 @@ export class RedisFactStore extends RedisStoreBase implements FactStore {
     const keys = this.#keysFor(parseScope(scope));
     const opts = parseOrThrow(FactListOptionsSchema, options, 'list options');
     const partition = await this.#cache.current(keys);
+    partition.storeLater();
     const facts = matching(partition.ordered(), opts);
     if (opts.order === 'updated') {
       // Insertion order reversed is nearly `updated` order (most facts are never updated).
@@ -121,6 +122,7 @@ export class RedisFactStore extends RedisStoreBase implements FactStore {
     const f = parseOrThrow(FactFilterSchema, filter, 'count filter');
     if (!f.category && !f.tags?.length) return this.#records.size(keys);
     const partition = await this.#cache.current(keys);
+    partition.storeLater();
     return matching(partition.ordered(), f).length;
   }
 
@@ -171,6 +173,7 @@ export class RedisFactStore extends RedisStoreBase implements FactStore {
     const keep = (fact: Fact) =>
       (!q.category || categoryMatches(fact.category, q.category)) && hasAllTags(fact.tags, q.tags);
     if (!q.query?.trim()) {
+      partition.storeLater();
       return partition
         .ordered()
         .filter(keep)
@@ -185,6 +188,7 @@ export class RedisFactStore extends RedisStoreBase implements FactStore {
       partition,
       hits.map((hit) => hit.id),
     );
+    partition.storeLater();
     // A hit whose fact was deleted after the copy was brought up to date is left out.
     return hits.flatMap((hit, i) => (facts[i] ? [{ fact: facts[i], score: hit.score }] : []));
   }
@@ -192,6 +196,7 @@ export class RedisFactStore extends RedisStoreBase implements FactStore {
   async categories(scope: Scope): Promise<CategoryCount[]> {
     const keys = this.#keysFor(parseScope(scope));
     const partition = await this.#cache.current(keys);
+    partition.storeLater();
     const counts = new Map<string, number>();
     for (const fact of partition.ordered()) counts.set(fact.category, (counts.get(fact.category) ?? 0) + 1);
     return [...counts]

@@ -517,6 +517,8 @@ export class CachedPartition<T> {
   #stored: StoredIndex | undefined;
   /** The version of the index stored in Redis as far as this copy knows. */
   #storedVersion = 0;
+  /** An index to store (see `storeLater`). */
+  #due: LexicalIndex | undefined;
 
   /** `save` stores the index when it was built here (kinds with `persistIndex`); errors are ignored. */
   constructor(
@@ -628,15 +630,24 @@ export class CachedPartition<T> {
     if (!this.whole) this.records.set(id, { seq: 0, record });
   }
 
-  /**
-   * Store the index after the current call has returned (the search need not wait for it), as of then:
-   * the index always describes the copy's current `(epoch, version)`, as `apply` changes both together.
-   */
+  /** Mark the index to be stored by the next `storeLater`. */
   #saveLater(index: LexicalIndex): void {
-    const save = this.save;
-    if (!save) return;
-    const { epoch } = this;
+    if (!this.save) return;
     this.#storedVersion = Number(this.version);
+    this.#due = index;
+  }
+
+  /**
+   * Store the index, if it is due, once the current call has returned: call it just before returning (a
+   * search that still awaits its hits' records would otherwise wait for the export). It is stored as of
+   * then: the index always describes the copy's current `(epoch, version)`, as `apply` changes both together.
+   */
+  storeLater(): void {
+    const index = this.#due;
+    const save = this.save;
+    this.#due = undefined;
+    if (!index || !save) return;
+    const { epoch } = this;
     setImmediate(() => {
       if (this.#index !== index || this.epoch !== epoch) return;
       save(epoch, this.version, index.exportState()).catch(() => undefined);

@@ -106,6 +106,20 @@ describe.skipIf(noServer)('RedisFactStore: the first search of a new process', (
     }
   });
 
+  it('a new process that replayed 100 changes or more stores the index again, once its search has returned', async () => {
+    const prefix = freshPrefix();
+    try {
+      const { other } = await behind(prefix);
+      for (let i = 0; i < 100; i++) await other.create(scope, { content: content(100 + i, 'pottery') });
+      const version = await sharedClient().hget(metaKey(prefix), 'ver');
+      const reader = newProcess(prefix).store;
+      expect(await hitsOf(reader, 'pottery')).toEqual(await rebuilt(prefix, 'pottery'));
+      expect(await storedCurrent(prefix)).toBe(version);
+    } finally {
+      await deletePrefix(prefix);
+    }
+  });
+
   it('a copy without records follows later changes, including to hits it has already returned', async () => {
     const prefix = freshPrefix();
     try {
