@@ -130,6 +130,47 @@ describe('LexicalIndex state', () => {
     ).toEqual(['bike', 'car']);
   });
 
+  it('a restored index exports, removes and refills exactly as one that was never exported', () => {
+    const built = new LexicalIndex();
+    for (const [id, t] of texts) built.set(id, t);
+    const restored = LexicalIndex.fromState(built.exportState());
+    expect(restored.exportState()).toEqual(built.exportState());
+    for (const index of [built, restored]) {
+      index.search('Alice'); // the feedback round reads the top texts' terms
+      index.remove('trip');
+      index.set('car', 'Bob bought a car');
+    }
+    expect(restored.exportState()).toEqual(built.exportState());
+    for (const q of ['Alice', 'car', 'Paris', 'removed export'])
+      expect(restored.search(q)).toEqual(built.search(q));
+    for (const index of [built, restored]) for (const id of ['bike', 'pet', 'gone', 'car']) index.remove(id);
+    expect(restored.size).toBe(0);
+    expect(restored.exportState()).toEqual(built.exportState());
+    restored.set('new', 'Alice again');
+    expect(restored.search('Alice')).toEqual([{ id: 'new', score: expect.any(Number) }]);
+  });
+
+  it('takes the texts as a Uint32Array too', () => {
+    const index = new LexicalIndex();
+    for (const [id, t] of texts) index.set(id, t);
+    const state = index.exportState();
+    const packed = { ...state, ids: [...state.ids], docs: Uint32Array.from(state.docs) };
+    const restored = LexicalIndex.fromState(packed);
+    // The index keeps copies: changing the state afterwards changes nothing.
+    packed.docs.fill(0);
+    packed.ids.fill('x');
+    for (const q of ['What did Alice buy?', 'Paris trip', 'cat'])
+      expect(restored.search(q)).toEqual(index.search(q));
+    expect(restored.exportState()).toEqual(state);
+    const truncated = { ...state, docs: Uint32Array.from(state.docs.slice(0, -1)) };
+    expect(() => LexicalIndex.fromState(truncated)).toThrow(
+      expect.objectContaining({ code: 'CORRUPT_DATA' }),
+    );
+    expect(() => LexicalIndex.fromState({ ...state, docs: Float64Array.from(state.docs) })).toThrow(
+      expect.objectContaining({ code: 'CORRUPT_DATA' }),
+    );
+  });
+
   it('refuses state of another shape with a CorruptDataError', () => {
     const good = (() => {
       const index = new LexicalIndex();

@@ -48,7 +48,7 @@ export function lua(source: string): LuaScript {
   return { lua: source, sha: createHash('sha1').update(source).digest('hex') };
 }
 
-type Arg = string | number;
+type Arg = string | number | Buffer;
 
 /** A MULTI being built (ioredis ChainableCommander). */
 export type Multi = ReturnType<Redis['multi']>;
@@ -142,6 +142,22 @@ export class RedisConnection {
       } catch (error) {
         if (!(error instanceof Error) || !error.message.startsWith('NOSCRIPT')) throw error;
         return (await this.client.eval(script.lua, keys.length, ...keys, ...args)) as T;
+      }
+    });
+  }
+
+  /** `eval`, with every bulk string of the reply as a Buffer (binary values). */
+  async evalBuffer<T = unknown>(
+    script: LuaScript,
+    keys: readonly string[],
+    args: readonly Arg[],
+  ): Promise<T> {
+    return this.run('script', async () => {
+      try {
+        return (await this.client.callBuffer('EVALSHA', [script.sha, keys.length, ...keys, ...args])) as T;
+      } catch (error) {
+        if (!(error instanceof Error) || !error.message.startsWith('NOSCRIPT')) throw error;
+        return (await this.client.callBuffer('EVAL', [script.lua, keys.length, ...keys, ...args])) as T;
       }
     });
   }

@@ -105,6 +105,7 @@ export class RedisFactStore extends RedisStoreBase implements FactStore {
     const keys = this.#keysFor(parseScope(scope));
     const opts = parseOrThrow(FactListOptionsSchema, options, 'list options');
     const partition = await this.#cache.current(keys);
+    partition.storeLater();
     const facts = matching(partition.ordered(), opts);
     if (opts.order === 'updated') {
       // Insertion order reversed is nearly `updated` order (most facts are never updated).
@@ -119,8 +120,9 @@ export class RedisFactStore extends RedisStoreBase implements FactStore {
   async count(scope: Scope, filter: FactFilter = {}): Promise<number> {
     const keys = this.#keysFor(parseScope(scope));
     const f = parseOrThrow(FactFilterSchema, filter, 'count filter');
+    if (!f.category && !f.tags?.length) return this.#records.size(keys);
     const partition = await this.#cache.current(keys);
-    if (!f.category && !f.tags?.length) return partition.records.size;
+    partition.storeLater();
     return matching(partition.ordered(), f).length;
   }
 
@@ -164,10 +166,14 @@ export class RedisFactStore extends RedisStoreBase implements FactStore {
   async search(scope: Scope, query: FactQuery): Promise<FactHit[]> {
     const keys = this.#keysFor(parseScope(scope));
     const q = parseOrThrow(FactQuerySchema, query, 'fact query');
-    const partition = await this.#cache.current(keys);
+    const filtered = Boolean(q.category || q.tags?.length);
+    // A ranked search without filters needs only the index (and then its hits' records): a new process
+    // need not load the partition's records for it.
+    const partition = await this.#cache.current(keys, { whole: filtered || !q.query?.trim() });
     const keep = (fact: Fact) =>
       (!q.category || categoryMatches(fact.category, q.category)) && hasAllTags(fact.tags, q.tags);
     if (!q.query?.trim()) {
+      partition.storeLater();
       return partition
         .ordered()
         .filter(keep)
@@ -175,16 +181,22 @@ export class RedisFactStore extends RedisStoreBase implements FactStore {
         .slice(0, q.limit)
         .map((fact) => ({ fact, score: 0 }));
     }
-    const filter = q.category || q.tags?.length ? (id: string) => keep(partition.get(id)!) : undefined;
-    return partition
-      .index()
-      .search(q.query, { limit: q.limit, filter })
-      .map((hit) => ({ fact: partition.get(hit.id)!, score: hit.score }));
+    const filter = filtered ? (id: string) => keep(partition.get(id)!) : undefined;
+    const hits = partition.index().search(q.query, { limit: q.limit, filter });
+    const facts = await this.#cache.recordsOf(
+      keys,
+      partition,
+      hits.map((hit) => hit.id),
+    );
+    partition.storeLater();
+    // A hit whose fact was deleted after the copy was brought up to date is left out.
+    return hits.flatMap((hit, i) => (facts[i] ? [{ fact: facts[i], score: hit.score }] : []));
   }
 
   async categories(scope: Scope): Promise<CategoryCount[]> {
     const keys = this.#keysFor(parseScope(scope));
     const partition = await this.#cache.current(keys);
+    partition.storeLater();
     const counts = new Map<string, number>();
     for (const fact of partition.ordered()) counts.set(fact.category, (counts.get(fact.category) ?? 0) + 1);
     return [...counts]

@@ -2,6 +2,7 @@ import { createHash } from 'node:crypto';
 import { ConflictError, CorruptDataError, NotFoundError, StorageError } from '@kioku/core';
 import { LexicalIndex, type LexicalIndexOptions, type LexicalIndexState } from '@kioku/core/adapter';
 import { lua, type Multi, type RedisConnection, randomToken } from './connection.js';
+import { decodeIndexState, encodeIndexState } from './index-state.js';
 
 /**
  * A record partition (facts, documents or details of one user + agent) is four keys:
@@ -15,8 +16,8 @@ import { lua, type Multi, type RedisConnection, randomToken } from './connection
  * Every write is one Lua script, so the four keys never disagree. Kinds with `persistIndex` have a fifth,
  * written only by searches and never trusted beyond what the other four confirm:
  *
- * - `…:idx`  STRING `epoch \n version \n state`: the search index (LexicalIndex state JSON) as it was at
- *   that change version, so a new process replays the changes since instead of re-analysing every text.
+ * - `…:idx`  STRING `epoch \n version \n state`: the search index (LexicalIndex state, see index-state.ts)
+ *   as it was at that change version, so a new process replays the changes since instead of re-analysing every text.
  */
 export interface PartitionKeys {
   rec: string;
@@ -122,6 +123,26 @@ redis.call('SET', KEYS[2], ARGV[2])
 return 1
 `);
 
+// A new process's search copy without loading the records: the stored index (when it is of the current
+// epoch, not newer than the records and at most ARGV[1] changes behind), the records' count, and the ids
+// changed since it with their JSON ('' = deleted) and sequence. 'none' when there is no usable stored index.
+const COLD = lua(`
+local m = redis.call('HMGET', KEYS[4], 'epoch', 'ver')
+if not m[1] then return {'', '0', 'empty'} end
+local epoch, at = string.match(redis.call('GETRANGE', KEYS[5], 0, 255), '^([^\\n]*)\\n(%d+)\\n')
+if epoch ~= m[1] or tonumber(at) > tonumber(m[2]) then return {m[1], m[2], 'none'} end
+local limit = tonumber(ARGV[1])
+local ids = redis.call('ZRANGEBYSCORE', KEYS[3], '(' .. at, '+inf', 'LIMIT', 0, limit + 1)
+if #ids > limit then return {m[1], m[2], 'none'} end
+local out = {m[1], m[2], 'index', redis.call('HLEN', KEYS[1]), redis.call('GET', KEYS[5])}
+for _, id in ipairs(ids) do
+  out[#out + 1] = id
+  out[#out + 1] = redis.call('HGET', KEYS[1], id) or ''
+  out[#out + 1] = redis.call('ZSCORE', KEYS[2], id) or '0'
+end
+return out
+`);
+
 /** A stored record with its insertion sequence. */
 export interface Stored<T> {
   seq: number;
@@ -137,9 +158,27 @@ export interface LoadedPartition<T> {
   index?: StoredIndex;
 }
 
-/** A stored search index state (unparsed), the version it describes and the ids changed after it. */
+/** A record changed since some version: its new value, or null when it was deleted. */
+export interface Changed<T> {
+  id: string;
+  stored: Stored<T> | null;
+}
+
+/** See `RecordPartitions.coldIndex`. */
+export type ColdIndex<T> =
+  | { kind: 'empty' | 'none'; epoch: string; version: string }
+  | {
+      kind: 'index';
+      epoch: string;
+      version: string;
+      size: number;
+      index: StoredIndex;
+      changed: Changed<T>[];
+    };
+
+/** A stored search index state (undecoded), the version it describes and the ids changed after it. */
 export interface StoredIndex {
-  state: string;
+  state: Buffer;
   version: string;
   changed: string[];
 }
@@ -288,8 +327,8 @@ export class RecordPartitions<T> {
       multi.hmget(keys.meta, 'epoch', 'ver');
       multi.hgetall(keys.rec);
       multi.zrange(keys.ord, '0', '-1', 'WITHSCORES');
-      multi.get(keys.idx);
-    })) as [Array<string | null>, Record<string, string>, string[], string | null];
+      multi.getBuffer(keys.idx);
+    })) as [Array<string | null>, Record<string, string>, string[], Buffer | null];
     const loaded = this.#assemble(meta, hash, order);
     const header = stored === null ? undefined : indexHeader(stored);
     if (!header || header.epoch !== loaded.epoch || Number(header.version) > Number(loaded.version)) {
@@ -309,7 +348,68 @@ export class RecordPartitions<T> {
             ),
           );
     if (changed.length > maxChanged) return loaded;
-    return { ...loaded, index: { state: stored!.slice(header.stateAt), version: header.version, changed } };
+    return {
+      ...loaded,
+      index: { state: stored!.subarray(header.stateAt), version: header.version, changed },
+    };
+  }
+
+  /**
+   * What a search needs without the records (see COLD): the stored index, the partition's size and the
+   * records changed since the index, all at one instant. `none` when no usable index is stored.
+   */
+  async coldIndex(keys: PartitionKeys, maxChanged: number): Promise<ColdIndex<T>> {
+    const reply = await this.connection.evalBuffer<Array<Buffer | number>>(
+      COLD,
+      [keys.rec, keys.ord, keys.log, keys.meta, keys.idx],
+      [maxChanged],
+    );
+    const [epoch, version, kind] = reply.slice(0, 3).map(String) as [string, string, ColdIndex<T>['kind']];
+    if (kind !== 'index') return { kind, epoch, version };
+    const stored = reply[4] as Buffer;
+    const header = indexHeader(stored);
+    if (!header) return { kind: 'none', epoch, version };
+    return {
+      kind,
+      epoch,
+      version,
+      size: Number(reply[3]),
+      index: { state: stored.subarray(header.stateAt), version: header.version, changed: [] },
+      changed: this.#changedOf(reply, 5),
+    };
+  }
+
+  /**
+   * The whole partition at one instant (as `load`) with the ids changed after `version` (at most
+   * `maxChanged`; undefined when there are more): what turns a copy without records into a whole one.
+   */
+  async loadSince(
+    keys: PartitionKeys,
+    version: string,
+    maxChanged: number,
+  ): Promise<LoadedPartition<T> & { changed: string[] | undefined }> {
+    const [meta, hash, order, changed] = (await this.connection.transaction('load', (multi) => {
+      multi.hmget(keys.meta, 'epoch', 'ver');
+      multi.hgetall(keys.rec);
+      multi.zrange(keys.ord, '0', '-1', 'WITHSCORES');
+      multi.zrangebyscore(keys.log, `(${version}`, '+inf', 'LIMIT', 0, maxChanged + 1);
+    })) as [Array<string | null>, Record<string, string>, string[], string[]];
+    return {
+      ...this.#assemble(meta, hash, order),
+      changed: changed.length > maxChanged ? undefined : changed,
+    };
+  }
+
+  /** How many records the partition holds. */
+  async size(keys: PartitionKeys): Promise<number> {
+    return this.connection.run('HLEN', () => this.connection.client.hlen(keys.rec));
+  }
+
+  /** Records by id (undefined: not stored). */
+  async getMany(keys: PartitionKeys, ids: readonly string[]): Promise<Array<T | undefined>> {
+    if (ids.length === 0) return [];
+    const found = await this.connection.run('HMGET', () => this.connection.client.hmget(keys.rec, ...ids));
+    return found.map((json) => (json === null ? undefined : this.parse(json)));
   }
 
   /** Store a partition's search index state as of `(epoch, version)`; nothing if the epoch has changed. */
@@ -322,7 +422,7 @@ export class RecordPartitions<T> {
     await this.connection.eval(
       SAVE_INDEX,
       [keys.meta, keys.idx],
-      [epoch, `${epoch}\n${version}\n${JSON.stringify(state)}`],
+      [epoch, Buffer.concat([Buffer.from(`${epoch}\n${version}\n`), encodeIndexState(state)])],
     );
   }
 
@@ -358,32 +458,37 @@ export class RecordPartitions<T> {
         kind: 'delta';
         epoch: string;
         version: string;
-        changed: Array<{ id: string; stored: Stored<T> | null }>;
+        changed: Changed<T>[];
       }
   > {
     const reply = await this.connection.eval<string[]>(SYNC, keyList(keys), [epoch, version, limit]);
     const [newEpoch, newVersion, kind] = reply as [string, string, 'empty' | 'same' | 'full' | 'delta'];
     if (kind !== 'delta') return { kind, epoch: newEpoch, version: newVersion };
-    const changed: Array<{ id: string; stored: Stored<T> | null }> = [];
-    for (let i = 3; i < reply.length; i += 3) {
-      const json = reply[i + 1]!;
+    return { kind, epoch: newEpoch, version: newVersion, changed: this.#changedOf(reply, 3) };
+  }
+
+  /** `id, json ('' = deleted), seq` triples of a script's reply from `from` on. */
+  #changedOf(reply: ReadonlyArray<string | number | Buffer>, from: number): Changed<T>[] {
+    const changed: Changed<T>[] = [];
+    for (let i = from; i < reply.length; i += 3) {
+      const json = String(reply[i + 1]);
       changed.push({
-        id: reply[i]!,
+        id: String(reply[i]),
         stored: json === '' ? null : { seq: Number(reply[i + 2]), record: this.parse(json) },
       });
     }
-    return { kind, epoch: newEpoch, version: newVersion, changed };
+    return changed;
   }
 }
 
 /** `epoch \n version \n` at the start of a stored index, and where the state after it starts. */
-function indexHeader(stored: string): { epoch: string; version: string; stateAt: number } | undefined {
-  const first = stored.indexOf('\n');
-  const second = first < 0 ? -1 : stored.indexOf('\n', first + 1);
+function indexHeader(stored: Buffer): { epoch: string; version: string; stateAt: number } | undefined {
+  const first = stored.indexOf(0x0a);
+  const second = first < 0 ? -1 : stored.indexOf(0x0a, first + 1);
   if (second < 0) return undefined;
-  const version = stored.slice(first + 1, second);
+  const version = stored.toString('latin1', first + 1, second);
   if (!/^\d+$/.test(version)) return undefined;
-  return { epoch: stored.slice(0, first), version, stateAt: second + 1 };
+  return { epoch: stored.toString('utf8', 0, first), version, stateAt: second + 1 };
 }
 
 /**
@@ -394,16 +499,26 @@ function indexHeader(stored: string): { epoch: string; version: string; stateAt:
 const RESAVE_AFTER = 100;
 const KEEP_CURRENT_AFTER = 500;
 
-/** A partition as a search cache holds it: records by id, their order, and a lexical index built on demand. */
+/**
+ * A partition as a search cache holds it: records by id, their order, and a lexical index built on demand.
+ *
+ * A copy is *whole* (every record) or, for kinds with `persistIndex`, made from the stored index alone
+ * (`restoreWithout`): then it has the index and only the records it has seen since (changed ones and
+ * fetched search hits), and `PartitionCache` loads the rest when a read needs every record.
+ */
 export class CachedPartition<T> {
   epoch = '';
   version = '0';
+  /** Every record when `whole`; otherwise the ones seen, each as of `version` or newer. */
   readonly records = new Map<string, Stored<T>>();
+  whole = true;
   #ordered: T[] | undefined;
   #index: LexicalIndex | undefined;
   #stored: StoredIndex | undefined;
   /** The version of the index stored in Redis as far as this copy knows. */
   #storedVersion = 0;
+  /** An index to store (see `storeLater`). */
+  #due: LexicalIndex | undefined;
 
   /** `save` stores the index when it was built here (kinds with `persistIndex`); errors are ignored. */
   constructor(
@@ -415,8 +530,9 @@ export class CachedPartition<T> {
     return this.records.get(id)?.record;
   }
 
-  /** Records in insertion order (the order of the partition's `ord` set). */
+  /** Records in insertion order (the order of the partition's `ord` set). Only for a whole copy. */
   ordered(): T[] {
+    if (!this.whole) throw new Error('ordered() needs every record of the partition');
     if (!this.#ordered) {
       this.#ordered = [...this.records.values()].sort((a, b) => a.seq - b.seq).map((s) => s.record);
     }
@@ -444,7 +560,7 @@ export class CachedPartition<T> {
   /** The stored index with the changes since replayed from the records; undefined when unusable. */
   #restore(stored: StoredIndex): LexicalIndex | undefined {
     try {
-      const index = LexicalIndex.fromState(JSON.parse(stored.state), this.kind.search);
+      const index = LexicalIndex.fromState(decodeIndexState(stored.state), this.kind.search);
       for (const id of stored.changed) {
         index.remove(id);
         const record = this.get(id);
@@ -458,18 +574,89 @@ export class CachedPartition<T> {
   }
 
   /**
-   * Store the index after the current call has returned (the search need not wait for it), as of then:
-   * the index always describes the copy's current `(epoch, version)`, as `apply` changes both together.
+   * Become a copy without records from the stored index (see `RecordPartitions.coldIndex`), replaying the
+   * changes since it. False (and nothing changed) when the stored index is unusable.
    */
+  restoreWithout(cold: Extract<ColdIndex<T>, { kind: 'index' }>): boolean {
+    let index: LexicalIndex;
+    try {
+      index = LexicalIndex.fromState(decodeIndexState(cold.index.state), this.kind.search);
+    } catch {
+      return false;
+    }
+    for (const { id, stored } of cold.changed) {
+      index.remove(id);
+      if (stored) this.#indexRecord(index, stored.record);
+    }
+    // One entry per record: any other count means the state does not describe the partition.
+    if (index.size !== cold.size) return false;
+    this.records.clear();
+    for (const { id, stored } of cold.changed) if (stored) this.records.set(id, stored);
+    this.epoch = cold.epoch;
+    this.version = cold.version;
+    this.whole = false;
+    this.#ordered = undefined;
+    this.#stored = undefined;
+    this.#index = index;
+    this.#storedVersion = Number(cold.index.version);
+    if (cold.changed.length >= RESAVE_AFTER) this.#saveLater(index);
+    return true;
+  }
+
+  /**
+   * Make a copy without records whole: `loaded` is the partition at a later version of the same epoch,
+   * `changed` the ids changed between this copy's version and it (their entries are indexed again).
+   */
+  fill(loaded: LoadedPartition<T>, changed: readonly string[], idOf: (record: T) => string): void {
+    this.records.clear();
+    for (const stored of loaded.records) this.records.set(idOf(stored.record), stored);
+    const index = this.#index;
+    if (index) {
+      for (const id of changed) {
+        index.remove(id);
+        const record = this.get(id);
+        if (record) this.#indexRecord(index, record);
+      }
+    }
+    this.epoch = loaded.epoch;
+    this.version = loaded.version;
+    this.whole = true;
+    this.#ordered = undefined;
+    this.#keepStoredCurrent();
+  }
+
+  /** Keep a record fetched for this copy without records (its sequence is unknown: `ordered` is not used). */
+  remember(id: string, record: T): void {
+    if (!this.whole) this.records.set(id, { seq: 0, record });
+  }
+
+  /** Mark the index to be stored by the next `storeLater`. */
   #saveLater(index: LexicalIndex): void {
-    const save = this.save;
-    if (!save) return;
-    const { epoch } = this;
+    if (!this.save) return;
     this.#storedVersion = Number(this.version);
+    this.#due = index;
+  }
+
+  /**
+   * Store the index, if it is due, once the current call has returned: call it just before returning (a
+   * search that still awaits its hits' records would otherwise wait for the export). It is stored as of
+   * then: the index always describes the copy's current `(epoch, version)`, as `apply` changes both together.
+   */
+  storeLater(): void {
+    const index = this.#due;
+    const save = this.save;
+    this.#due = undefined;
+    if (!index || !save) return;
+    const { epoch } = this;
     setImmediate(() => {
       if (this.#index !== index || this.epoch !== epoch) return;
       save(epoch, this.version, index.exportState()).catch(() => undefined);
     });
+  }
+
+  #keepStoredCurrent(): void {
+    if (this.#index && Number(this.version) - this.#storedVersion >= KEEP_CURRENT_AFTER)
+      this.#saveLater(this.#index);
   }
 
   reset(loaded: LoadedPartition<T>, idOf: (record: T) => string): void {
@@ -477,26 +664,29 @@ export class CachedPartition<T> {
     for (const stored of loaded.records) this.records.set(idOf(stored.record), stored);
     this.epoch = loaded.epoch;
     this.version = loaded.version;
+    this.whole = true;
     this.#ordered = undefined;
     this.#index = undefined;
     this.#stored = loaded.index;
   }
 
-  apply(changed: Array<{ id: string; stored: Stored<T> | null }>, epoch: string, version: string): void {
+  apply(changed: readonly Changed<T>[], epoch: string, version: string): void {
+    const index = this.#index;
     for (const { id, stored } of changed) {
       this.#stored?.changed.push(id);
       const previous = this.records.get(id);
-      if (previous && this.#index) this.#unindexRecord(this.#index, previous.record);
+      // A copy without records may not know the previous record; its kind indexes one entry per id.
+      if (index && !this.whole) index.remove(id);
+      else if (index && previous) this.#unindexRecord(index, previous.record);
       if (stored) {
         this.records.set(id, stored);
-        if (this.#index) this.#indexRecord(this.#index, stored.record);
+        if (index) this.#indexRecord(index, stored.record);
       } else this.records.delete(id);
     }
     this.epoch = epoch;
     this.version = version;
     this.#ordered = undefined;
-    if (this.#index && Number(version) - this.#storedVersion >= KEEP_CURRENT_AFTER)
-      this.#saveLater(this.#index);
+    this.#keepStoredCurrent();
   }
 
   #indexRecord(index: LexicalIndex, record: T): void {
@@ -535,11 +725,16 @@ export class PartitionCache<T> {
     this.#maxDelta = Math.max(1, options.maxDelta ?? 1000);
   }
 
-  /** The partition, current as of this call. Concurrent calls for one partition share one round trip. */
-  async current(keys: PartitionKeys): Promise<CachedPartition<T>> {
+  /**
+   * The partition, current as of this call. Concurrent calls for one partition share one round trip.
+   * `whole: false` (a ranked search, kinds with `persistIndex`) accepts a copy without records; the
+   * records of its hits then come from `recordsOf`.
+   */
+  async current(keys: PartitionKeys, options: { whole?: boolean } = {}): Promise<CachedPartition<T>> {
+    const whole = options.whole !== false || !this.partitions.kind.persistIndex;
     const previous = this.#pending.get(keys.rec);
     const next = (previous ? previous.catch(() => undefined) : Promise.resolve(undefined)).then(() =>
-      this.#sync(keys),
+      this.#sync(keys, whole),
     );
     this.#pending.set(keys.rec, next);
     try {
@@ -549,18 +744,37 @@ export class PartitionCache<T> {
     }
   }
 
-  async #sync(keys: PartitionKeys): Promise<CachedPartition<T>> {
+  /**
+   * The records of `ids` (search hits) of a partition `current` returned: from the copy, else fetched
+   * (HMGET). Undefined for a record deleted since the copy's version.
+   */
+  async recordsOf(
+    keys: PartitionKeys,
+    partition: CachedPartition<T>,
+    ids: readonly string[],
+  ): Promise<Array<T | undefined>> {
+    const known = ids.map((id) => partition.get(id));
+    const missing = partition.whole ? [] : ids.filter((_, i) => known[i] === undefined);
+    if (missing.length === 0) return known;
+    const { version } = partition;
+    const fetched = await this.partitions.getMany(keys, missing);
+    const byId = new Map(missing.map((id, i) => [id, fetched[i]]));
+    // Kept only if no change was applied meanwhile (one would have to be applied to them too).
+    if (partition.version === version) {
+      for (const [id, record] of byId) if (record) partition.remember(id, record);
+    }
+    return ids.map((id, i) => known[i] ?? byId.get(id));
+  }
+
+  async #sync(keys: PartitionKeys, whole: boolean): Promise<CachedPartition<T>> {
     const cached = this.#entries.get(keys.rec);
     if (cached) {
       this.#entries.delete(keys.rec); // re-inserted below: most recently used last
       const changes = await this.partitions.changes(keys, cached.epoch, cached.version, this.#maxDelta);
-      if (changes.kind === 'same') return this.#keep(keys.rec, cached);
-      if (changes.kind === 'delta') {
-        cached.apply(changes.changed, changes.epoch, changes.version);
-        return this.#keep(keys.rec, cached);
-      }
-      if (changes.kind === 'empty') {
-        cached.reset({ epoch: '', version: '0', records: [] }, this.idOf);
+      if (changes.kind !== 'full') {
+        if (changes.kind === 'delta') cached.apply(changes.changed, changes.epoch, changes.version);
+        if (changes.kind === 'empty') cached.reset({ epoch: '', version: '0', records: [] }, this.idOf);
+        if (whole && !cached.whole) await this.#fill(keys, cached);
         return this.#keep(keys.rec, cached);
       }
     }
@@ -571,13 +785,25 @@ export class PartitionCache<T> {
         ? (epoch, version, state) => this.partitions.saveIndex(keys, epoch, version, state)
         : undefined,
     );
-    fresh.reset(
-      kind.persistIndex
-        ? await this.partitions.loadForSearch(keys, this.#maxDelta)
-        : await this.partitions.load(keys),
-      this.idOf,
-    );
+    if (!kind.persistIndex) fresh.reset(await this.partitions.load(keys), this.idOf);
+    else if (whole) fresh.reset(await this.partitions.loadForSearch(keys, this.#maxDelta), this.idOf);
+    else {
+      // A ranked search needs the index, not the records: the stored index and the changes since.
+      const cold = await this.partitions.coldIndex(keys, this.#maxDelta);
+      if (cold.kind === 'empty') fresh.reset({ epoch: '', version: '0', records: [] }, this.idOf);
+      else if (cold.kind !== 'index' || !fresh.restoreWithout(cold)) {
+        // No usable stored index: load everything; the index is built (and stored) from the records.
+        fresh.reset(await this.partitions.load(keys), this.idOf);
+      }
+    }
     return this.#keep(keys.rec, fresh);
+  }
+
+  /** Load every record into a copy without records, with the changes since its version. */
+  async #fill(keys: PartitionKeys, partition: CachedPartition<T>): Promise<void> {
+    const loaded = await this.partitions.loadSince(keys, partition.version, this.#maxDelta);
+    if (loaded.changed && loaded.epoch === partition.epoch) partition.fill(loaded, loaded.changed, this.idOf);
+    else partition.reset(loaded, this.idOf);
   }
 
   #keep(id: string, partition: CachedPartition<T>): CachedPartition<T> {

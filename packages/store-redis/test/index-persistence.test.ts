@@ -3,6 +3,7 @@ import { LexicalIndex } from '@kioku/core/adapter';
 import { Redis } from 'ioredis';
 import { afterAll, describe, expect, it } from 'vitest';
 import { RedisFactStore } from '../src/index.js';
+import { decodeIndexState } from '../src/index-state.js';
 import { closeSharedClient, deletePrefix, freshPrefix, noServer, redisUrl, sharedClient } from './helpers.js';
 
 // A search stores the partition's index (`…:idx`) so that the first search of a new process replays the
@@ -137,10 +138,12 @@ describe.skipIf(noServer)('RedisFactStore stored search index', () => {
       for (let i = 0; i < 500; i++)
         await other.create(scope, { content: `note number ${i} about gardening` });
       await writer.search(scope, { query: 'gardening' });
-      const index = await storedIndex(prefix, '503');
+      await storedIndex(prefix, '503');
       const reader = newProcess(prefix);
       expect(await reader.count(scope)).toBe(503);
-      expect(LexicalIndex.fromState(JSON.parse(index.state)).size).toBe(503);
+      const value = (await stored().getBuffer(idxKey(prefix)))!;
+      const state = value.subarray(value.indexOf('\n', value.indexOf('\n') + 1) + 1);
+      expect(LexicalIndex.fromState(decodeIndexState(state)).size).toBe(503);
     } finally {
       await deletePrefix(prefix);
     }

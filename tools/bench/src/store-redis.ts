@@ -16,24 +16,33 @@
  * - a warm-up (both copies take in the writes as changes), a check that both return the same facts in the
  *   same order, then SEARCHES searches through each (limit 8);
  * - search right after a write: rounds of create + search on each side, only the search timed;
- * - the first search of a new process (a new store: empty cache) twice: with the partition's stored index
- *   and the changes made since it was stored to replay, then once that index is current; beside them the
- *   raw HGETALL + JSON.parse of the partition (what any load of every record costs) and the warm search.
+ * - the first search of a new process (a new store: empty cache): once with the partition's stored index
+ *   and the changes made since it was stored to replay, then three times once that index is current (the
+ *   median is reported, with the stored index's size), then 300 searches on that new process's copy
+ *   alternating with the same on the first store's (which holds every fact); the first search of three real
+ *   new processes (`src/redis-cold-child.ts`, index current); beside them the raw HGETALL +
+ *   JSON.parse of the partition (what any load of every record costs) and the warm search.
  */
+
+import { execFile } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { readFile } from 'node:fs/promises';
 import { createRequire } from 'node:module';
 import path from 'node:path';
 import { performance } from 'node:perf_hooks';
+import { fileURLToPath } from 'node:url';
+import { promisify } from 'node:util';
 import type { Fact, Scope } from '@kioku/core';
 import { factSearchText, LexicalIndex } from '@kioku/core/adapter';
 import type { Redis as RedisClient } from 'ioredis';
 import type { FactSeed } from './facts.js';
 import { type AdapterRow, figures, type Interleaved, interleaved, meanUs, walk } from './store-interleave.js';
 import type { SqlOptions } from './store-sql.js';
-import { round } from './util.js';
+import { percentile, round } from './util.js';
 
 export type RedisRow = AdapterRow<'redis'>;
+
+const execFileAsync = promisify(execFile);
 
 const SCOPE: Scope = { userId: 'bench-user' };
 /** Changes a search copy applies one by one before it reloads the partition (the adapter's default). */
@@ -266,7 +275,7 @@ export async function benchRedis(
       const base = new mod.KeySpace(sizePrefix).base('facts', SCOPE);
       const raw = new RawRedisFacts(client, base, shas);
       const row = await run(store, raw, client, base, size, seeds, options, where);
-      rows.push(await coldStarts(row, newProcess, client, base, options.queries[1]!));
+      rows.push(await coldStarts(row, store, newProcess, client, base, options.queries, [url, sizePrefix]));
       await new mod.RedisConnection({ client, prefix: sizePrefix }).deleteAll();
     }
   } finally {
@@ -298,11 +307,14 @@ async function checkScripts(log: (line: string) => void): Promise<void> {
 /** How long the first search of a new process takes (see the file's comment), added to `row`. */
 async function coldStarts(
   row: RedisRow,
+  store: import('@kioku/store-redis').RedisFactStore,
   newProcess: () => import('@kioku/store-redis').RedisFactStore,
   client: RedisClient,
   base: string,
-  query: string,
+  queries: readonly string[],
+  where: [url: string, prefix: string],
 ): Promise<RedisRow> {
+  const query = queries[1]!;
   const stored = async () => (await client.getrange(`${base}:idx`, 0, 200)).split('\n').slice(0, 2);
   const current = async () => (await client.hmget(`${base}:meta`, 'epoch', 'ver')).join('\n');
   const behind = async () => {
@@ -310,9 +322,11 @@ async function coldStarts(
     return epoch === undefined || at === undefined ? -1 : Number(ver) - Number(at);
   };
   const replayed = await behind();
+  let last = newProcess();
   const time = async () => {
+    last = newProcess();
     const t = performance.now();
-    await newProcess().search(SCOPE, { query });
+    await last.search(SCOPE, { query });
     return performance.now() - t;
   };
   const replayMs = await time();
@@ -321,7 +335,45 @@ async function coldStarts(
   while (Date.now() < deadline && (await stored()).join('\n') !== (await current())) {
     await new Promise((resolve) => setTimeout(resolve, 50));
   }
-  const currentMs = await time();
+  // The median of three, as one run is at the mercy of a garbage collection or a busy machine.
+  const currentRuns = [await time(), await time(), await time()].sort((a, b) => a - b);
+  const currentMs = currentRuns[1]!;
+  const storedMb = (await client.strlen(`${base}:idx`)) / 1e6;
+  // The same in real new processes: no heap of earlier copies to collect, and nothing compiled yet.
+  const child = path.join(path.dirname(fileURLToPath(import.meta.url)), 'redis-cold-child.ts');
+  const childRuns: number[] = [];
+  for (let i = 0; i < 3; i++) {
+    const { stdout } = await execFileAsync(process.execPath, [
+      ...process.execArgv,
+      child,
+      ...where,
+      SCOPE.userId,
+      query,
+    ]);
+    childRuns.push(Number(stdout.trim()));
+  }
+  childRuns.sort((a, b) => a - b);
+  // The searches after it on that copy (the index, and only the facts it has seen: each search's hits not
+  // seen yet cost one HMGET), alternating with the same searches on the first store's copy (every fact).
+  const after: number[] = [];
+  const whole: number[] = [];
+  for (let i = 0; i < 300; i++) {
+    const q = { query: queries[i % queries.length]!, limit: 8 };
+    let t0 = performance.now();
+    await last.search(SCOPE, q);
+    after.push(performance.now() - t0);
+    t0 = performance.now();
+    await store.search(SCOPE, q);
+    whole.push(performance.now() - t0);
+  }
+  const afterP50 = percentile(
+    after.sort((a, b) => a - b),
+    50,
+  );
+  const wholeP50 = percentile(
+    whole.sort((a, b) => a - b),
+    50,
+  );
   const t = performance.now();
   const hash = await client.hgetall(`${base}:rec`);
   for (const json of Object.values(hash)) JSON.parse(json);
@@ -334,13 +386,21 @@ async function coldStarts(
       cold_replay_ms: ms(replayMs),
       cold_replayed_changes: replayed,
       cold_current_ms: ms(currentMs),
+      stored_index_mb: round(storedMb, 1),
+      cold_child_process_ms: ms(childRuns[1]!),
+      cold_copy_search_p50_ms: round(afterP50, 3),
+      whole_copy_search_p50_ms: round(wholeP50, 3),
       raw_load_ms: ms(rawLoadMs),
     },
     notes: [
       ...row.notes,
       `  redis ${row.size}: first search of a new process ${ms(replayMs)} ms (stored index ${replayed} changes behind;` +
-        ` -1 = none), ${ms(currentMs)} ms (stored index current); raw HGETALL + JSON.parse ${ms(rawLoadMs)} ms;` +
-        ` warm search p50 ${row.searchP50} ms (raw ${row.raw.searchP50} ms); first search after restore ${row.firstSearchMs} ms.`,
+        ` -1 = none), ${ms(currentMs)} ms (stored index current, median of ${currentRuns.map(ms).join(' / ')};` +
+        ` ${round(storedMb, 1)} MB); in a child process ${ms(childRuns[1]!)} ms (median of ${childRuns.map(ms).join(' / ')});` +
+        ` raw HGETALL + JSON.parse ${ms(rawLoadMs)} ms;` +
+        ` warm search p50 ${row.searchP50} ms (raw ${row.raw.searchP50} ms); then, alternating, p50` +
+        ` ${round(afterP50, 3)} ms on the new process's copy and ${round(wholeP50, 3)} ms on the first store's;` +
+        ` first search after restore ${row.firstSearchMs} ms.`,
     ],
   };
 }

@@ -48,6 +48,17 @@ interface Doc {
   length: number;
 }
 
+/** Restored texts not unpacked yet: see LexicalIndex's `#packed`. */
+interface Packed {
+  terms: readonly string[];
+  ids: readonly string[];
+  docs: ArrayLike<number>;
+  /** Where each slot's text starts in `docs`, or UNPACKED. */
+  at: Uint32Array;
+}
+
+const UNPACKED = 0xffffffff;
+
 /** The texts containing a term (by slot) and how often; parallel arrays, unordered. */
 interface Posting {
   slots: number[];
@@ -80,6 +91,12 @@ export class LexicalIndex {
   readonly #postings = new Map<string, Posting>();
   readonly #slotOf = new Map<string, number>();
   readonly #docs: Array<Doc | undefined> = [];
+  /**
+   * Texts restored by `fromState` and not needed as Doc objects yet (most never are: scoring reads only
+   * the postings and lengths): slot i is text i of `docs`, from `at[i]`, or UNPACKED once it has become a
+   * Doc in `#docs`. Building 100,000 Doc objects up front was most of a restore (garbage collection).
+   */
+  #packed: Packed | undefined;
   readonly #free: number[] = [];
   /** Length of the text in each slot, kept apart from the Doc objects so scoring reads one flat array. */
   #lengths = new Uint32Array(64);
@@ -105,7 +122,8 @@ export class LexicalIndex {
     const termNumber = new Map<string, number>();
     const ids: string[] = [];
     const docs: number[] = [];
-    for (const doc of this.#docs) {
+    for (let slot = 0; slot < this.#docs.length; slot++) {
+      const doc = this.#doc(slot, false);
       if (!doc) continue;
       ids.push(doc.id);
       docs.push(doc.length, doc.terms.length);
@@ -124,18 +142,28 @@ export class LexicalIndex {
 
   /**
    * An index holding what `state` describes (from {@link LexicalIndex.exportState}, made with the same
-   * analyzer). Throws a CorruptDataError when `state` does not have that shape.
+   * analyzer). `docs` may also be a `Uint32Array` (a compact encoding of the state can hand it over
+   * without building a number array). Throws a CorruptDataError when `state` does not have that shape.
    */
   static fromState(state: unknown, options: LexicalIndexOptions = {}): LexicalIndex {
     const bad = (why: string) => new CorruptDataError(`Stored lexical index state is unusable: ${why}.`);
     const s = state as Partial<LexicalIndexState> | null;
     if (s?.format !== 'kioku.lexical-index' || s.version !== 1) throw bad('unknown format');
-    const { terms, ids, docs } = s;
-    if (!Array.isArray(terms) || !Array.isArray(ids) || !Array.isArray(docs)) throw bad('missing arrays');
+    const { terms, ids } = s;
+    const docs: ArrayLike<number> | undefined = s.docs;
+    if (
+      !Array.isArray(terms) ||
+      !Array.isArray(ids) ||
+      !(Array.isArray(docs) || docs instanceof Uint32Array)
+    ) {
+      throw bad('missing arrays');
+    }
     if (!terms.every((t) => typeof t === 'string')) throw bad('bad term');
     const index = new LexicalIndex(options);
-    // Postings by term number, filled in slot order (a fresh index: text i goes into slot i).
+    // Postings by term number, filled in slot order (a fresh index: text i goes into slot i). The texts
+    // stay packed (see #packed).
     const postings: Posting[] = terms.map(() => ({ slots: [], tfs: [] }));
+    const starts = new Uint32Array(ids.length);
     index.#lengths = new Uint32Array(Math.max(64, ids.length));
     let at = 0;
     for (let slot = 0; slot < ids.length; slot++) {
@@ -146,23 +174,23 @@ export class LexicalIndex {
       if (!Number.isInteger(length) || !Number.isInteger(count) || at + 2 + 2 * count! > docs.length) {
         throw bad('truncated texts');
       }
-      const doc: Doc = { id, terms: [], tfs: [], length: length! };
+      starts[slot] = at;
       at += 2;
       for (let i = 0; i < count!; i++, at += 2) {
         const posting = postings[docs[at]!];
         const tf = docs[at + 1]!;
         if (!posting || !(tf > 0)) throw bad('bad term');
-        doc.terms.push(terms[docs[at]!]!);
-        doc.tfs.push(tf);
         posting.slots.push(slot);
         posting.tfs.push(tf);
       }
-      index.#docs.push(doc);
-      index.#lengths[slot] = doc.length;
+      index.#lengths[slot] = length!;
       index.#slotOf.set(id, slot);
-      index.#totalLength += doc.length;
+      index.#totalLength += length!;
     }
     if (at !== docs.length) throw bad('trailing data');
+    index.#docs.length = ids.length;
+    // Copies: the caller may change its state afterwards.
+    index.#packed = { terms: terms.slice(), ids: ids.slice(), docs: docs.slice(), at: starts };
     for (let n = 0; n < terms.length; n++) {
       if (index.#postings.has(terms[n]!)) throw bad('repeated term');
       if (postings[n]!.slots.length > 0) index.#postings.set(terms[n]!, postings[n]!);
@@ -188,6 +216,40 @@ export class LexicalIndex {
       length += 1;
     }
     this.#add({ id, terms: [...counts.keys()], tfs: [...counts.values()], length });
+  }
+
+  /**
+   * The text in a slot (undefined when the slot is free), as a Doc: a packed one is unpacked, and kept as
+   * a Doc unless `keep` is false.
+   */
+  #doc(slot: number, keep = true): Doc | undefined {
+    const doc = this.#docs[slot];
+    const packed = this.#packed;
+    if (doc || !packed || slot >= packed.at.length || packed.at[slot] === UNPACKED) return doc;
+    const { terms, ids, docs } = packed;
+    let at = packed.at[slot]!;
+    const count = docs[at + 1]!;
+    const unpacked: Doc = {
+      id: ids[slot]!,
+      terms: new Array(count),
+      tfs: new Array(count),
+      length: docs[at]!,
+    };
+    at += 2;
+    for (let i = 0; i < count; i++, at += 2) {
+      unpacked.terms[i] = terms[docs[at]!]!;
+      unpacked.tfs[i] = docs[at + 1]!;
+    }
+    if (keep) {
+      packed.at[slot] = UNPACKED;
+      this.#docs[slot] = unpacked;
+    }
+    return unpacked;
+  }
+
+  /** The id in an occupied slot, without unpacking it. */
+  #idOf(slot: number): string {
+    return this.#docs[slot]?.id ?? this.#packed!.ids[slot]!;
   }
 
   /** Put an analysed text (whose id is not indexed) into a slot and the postings of its terms. */
@@ -217,7 +279,7 @@ export class LexicalIndex {
   remove(id: string): void {
     const slot = this.#slotOf.get(id);
     if (slot === undefined) return;
-    const doc = this.#docs[slot]!;
+    const doc = this.#doc(slot)!;
     for (const term of doc.terms) {
       const posting = this.#postings.get(term)!;
       const at = posting.slots.lastIndexOf(slot);
@@ -235,6 +297,7 @@ export class LexicalIndex {
       // Empty again: drop the slot table instead of keeping a free list for it.
       this.#docs.length = 0;
       this.#free.length = 0;
+      this.#packed = undefined;
     } else this.#free.push(slot);
   }
 
@@ -256,7 +319,7 @@ export class LexicalIndex {
       if (expanded) ranked = this.#rank(expanded, original, limit, options.filter);
     }
     const hits: LexicalHit[] = [];
-    for (const r of ranked.slice(0, limit)) hits.push({ id: this.#docs[r.slot]!.id, score: r.score });
+    for (const r of ranked.slice(0, limit)) hits.push({ id: this.#idOf(r.slot), score: r.score });
     return hits;
   }
 
@@ -309,7 +372,7 @@ export class LexicalIndex {
       acc[slot] = 0;
       covered[slot] = 0;
       seen[slot] = 0;
-      if (top.accepts(score, slot) && (!filter || filter(this.#docs[slot]!.id))) top.push(score, slot);
+      if (top.accepts(score, slot) && (!filter || filter(this.#idOf(slot)))) top.push(score, slot);
     }
     return top.sorted();
   }
@@ -325,7 +388,7 @@ export class LexicalIndex {
     if (!(best > 0)) return undefined;
     const candidates = new Map<string, number>();
     for (const r of ranked.slice(0, params.docs)) {
-      const doc = this.#docs[r.slot]!;
+      const doc = this.#doc(r.slot)!;
       if (doc.length === 0) continue;
       const share = r.score / best / doc.length;
       for (let i = 0; i < doc.terms.length; i++) {
