@@ -38,7 +38,16 @@ import { analyzeFact } from './analysis.js';
 import type { Db } from './database.js';
 import { FactSearch } from './fact-search.js';
 import { groupByPartition, parseSnapshot, selectedUser } from './snapshot.js';
-import { agentField, agentKey, batches, hasAllTags, tagKeys, tagsCanMatch, underPrefix } from './sql.js';
+import {
+  agentField,
+  agentKey,
+  batches,
+  hasAllTags,
+  maxRowsPerInsert,
+  tagKeys,
+  tagsCanMatch,
+  underPrefix,
+} from './sql.js';
 import { PostgresStore } from './store.js';
 
 /** FactStore on PostgreSQL: one row per fact in `facts`, partitioned by `(user_id, agent_id)`. */
@@ -358,7 +367,8 @@ export class PostgresFactStore extends PostgresStore implements FactStore {
     await this.database.lockedTransaction('facts-restore', undefined, async (tx) => {
       for (const { partition, records: facts } of groups) {
         await tx.delete(t).where(this.#partition(partition));
-        for (const batch of batches(facts)) await tx.insert(t).values(batch.map(toRow));
+        const size = maxRowsPerInsert(toRow(facts[0]!));
+        for (const batch of batches(facts, size)) await tx.insert(t).values(batch.map(toRow));
       }
     });
     return { records: records.length, partitions: groups.length };

@@ -48,6 +48,19 @@ export function underPrefix(column: AnyColumn, prefix: unknown, below: unknown =
 }
 
 /** Split rows into batches that keep one statement well below PostgreSQL's 65,535 parameters. */
+/** The most parameters postgres.js sends with one statement (the wire protocol counts them in 16 bits). */
+const MAX_PARAMETERS = 65_534;
+
+/**
+ * The most rows like `row` one multi-row INSERT can carry. Bulk paths insert this many at a time: the
+ * statement-level triggers then fire once per few thousand rows, and the statistics rows they update in
+ * one transaction keep short version chains (at 500 rows a statement, a 1M-fact restore took 16 min, most
+ * of it walking the chains of the commonest terms' `fact_terms` rows; at this size 4 min).
+ */
+export function maxRowsPerInsert(row: object): number {
+  return Math.max(1, Math.floor(MAX_PARAMETERS / Object.keys(row).length));
+}
+
 export function batches<T>(rows: readonly T[], size = 500): T[][] {
   const out: T[][] = [];
   for (let i = 0; i < rows.length; i += size) out.push(rows.slice(i, i + size));

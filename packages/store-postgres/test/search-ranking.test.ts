@@ -98,6 +98,37 @@ describe.skipIf(noServer)('search ranking and its statistics', () => {
     expect((await store.search(scope, { query: 'holidays' })).map((h) => h.fact.id)).toEqual(['a']);
   });
 
+  it('a restore larger than one INSERT statement stores every fact with exact statistics', async () => {
+    const { store, schema } = await factStore();
+    const at = new Date().toISOString();
+    // 15 parameters a row: 4,369 rows a statement, so 9,000 take three statements.
+    const records = Array.from({ length: 9_000 }, (_, i) => ({
+      id: `f${i}`,
+      userId: 'u1',
+      content: `note ${i} about ${['tea', 'chess', 'rowing'][i % 3]}${i === 8_999 ? ' and a zeppelin' : ''}`,
+      category: 'general',
+      tags: [],
+      metadata: {},
+      provenance: { source: 'import' as const },
+      createdAt: at,
+      updatedAt: at,
+      version: 1,
+    }));
+    const report = await store.restore({
+      format: 'kioku.snapshot',
+      schemaVersion: 1,
+      kind: 'facts',
+      createdAt: at,
+      selector: { userId: 'u1' },
+      records,
+    });
+    expect(report.records).toBe(9_000);
+    expect(await store.count({ userId: 'u1' })).toBe(9_000);
+    await expectExactStats(schema);
+    expect((await store.search({ userId: 'u1' }, { query: 'zeppelin' })).map((h) => h.fact.id)).toEqual([
+      'f8999',
+    ]);
+  });
   it('statistics stay exact under concurrent writes from two connections', async () => {
     const schema = freshSchema();
     const a = postgres(pgUrl, { max: 4, onnotice: () => {} });
