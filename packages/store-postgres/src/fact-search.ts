@@ -269,6 +269,20 @@ export class FactSearch {
   }
 }
 
+/** A restore of at least this many facts vacuums the statistics table after it commits (see below). */
+export const VACUUM_AFTER_ROWS = 10_000;
+
+/**
+ * A bulk write updates each of its terms' `fact_terms` rows once per INSERT statement, all in one transaction:
+ * 1M facts restored leave ~570,000 dead row versions beside ~2,500 live ones, and until autovacuum reaches
+ * them every search's document-frequency look-up walks them (bench:store at 1M: search p50 36 ms, 15 ms once
+ * vacuumed). So the bulk path vacuums the table as soon as it has committed. Best effort: the data is already
+ * stored and correct, and autovacuum would get there later, so a failure here is not the caller's.
+ */
+export async function vacuumStatistics(client: Sql, schema: string): Promise<void> {
+  await client.unsafe(`vacuum (analyze) "${schema}"."fact_terms"`).catch(() => undefined);
+}
+
 const pooled = (r: Row): Pooled => ({
   seq: Number(r.seq),
   id: r.id,

@@ -36,7 +36,7 @@ import {
 import { and, asc, count, desc, eq, getTableColumns, type SQL, sql } from 'drizzle-orm';
 import { analyzeFact } from './analysis.js';
 import type { Db } from './database.js';
-import { FactSearch } from './fact-search.js';
+import { FactSearch, VACUUM_AFTER_ROWS, vacuumStatistics } from './fact-search.js';
 import { groupByPartition, parseSnapshot, selectedUser } from './snapshot.js';
 import {
   agentField,
@@ -371,6 +371,9 @@ export class PostgresFactStore extends PostgresStore implements FactStore {
         for (const batch of batches(facts, size)) await tx.insert(t).values(batch.map(toRow));
       }
     });
+    if (records.length >= VACUUM_AFTER_ROWS) {
+      await vacuumStatistics(this.database.client, this.database.schema);
+    }
     return { records: records.length, partitions: groups.length };
   }
 

@@ -98,14 +98,14 @@ describe.skipIf(noServer)('search ranking and its statistics', () => {
     expect((await store.search(scope, { query: 'holidays' })).map((h) => h.fact.id)).toEqual(['a']);
   });
 
-  it('a restore larger than one INSERT statement stores every fact with exact statistics', async () => {
+  it('a restore larger than one INSERT statement stores every fact with exact statistics, then vacuums them', async () => {
     const { store, schema } = await factStore();
     const at = new Date().toISOString();
-    // 15 parameters a row: 4,369 rows a statement, so 9,000 take three statements.
-    const records = Array.from({ length: 9_000 }, (_, i) => ({
+    // 15 parameters a row: 4,369 rows a statement, so 10,000 take three statements (and reach VACUUM_AFTER_ROWS).
+    const records = Array.from({ length: 10_000 }, (_, i) => ({
       id: `f${i}`,
       userId: 'u1',
-      content: `note ${i} about ${['tea', 'chess', 'rowing'][i % 3]}${i === 8_999 ? ' and a zeppelin' : ''}`,
+      content: `note ${i} about ${['tea', 'chess', 'rowing'][i % 3]}${i === 9_999 ? ' and a zeppelin' : ''}`,
       category: 'general',
       tags: [],
       metadata: {},
@@ -122,12 +122,18 @@ describe.skipIf(noServer)('search ranking and its statistics', () => {
       selector: { userId: 'u1' },
       records,
     });
-    expect(report.records).toBe(9_000);
-    expect(await store.count({ userId: 'u1' })).toBe(9_000);
+    expect(report.records).toBe(10_000);
+    expect(await store.count({ userId: 'u1' })).toBe(10_000);
     await expectExactStats(schema);
     expect((await store.search({ userId: 'u1' }, { query: 'zeppelin' })).map((h) => h.fact.id)).toEqual([
-      'f8999',
+      'f9999',
     ]);
+    // The statistics rows the triggers updated once per statement are vacuumed before restore returns.
+    const [vacuumed] = await sql().unsafe(
+      `select last_vacuum is not null as done from pg_stat_user_tables where schemaname = $1 and relname = 'fact_terms'`,
+      [schema],
+    );
+    expect(vacuumed?.done).toBe(true);
   });
   it('statistics stay exact under concurrent writes from two connections', async () => {
     const schema = freshSchema();
