@@ -11,6 +11,7 @@ import {
   type RankCandidate,
   scoreCandidates,
   termCounts,
+  termsByRarity,
 } from '../src/adapter.js';
 import { seededRandom } from './seeded-random.js';
 
@@ -187,5 +188,56 @@ describe('feedback terms', () => {
     expect(expandQuery(ranked, weights, 3, s.df)).toBeUndefined();
     expect(expandQuery([], weights, 3, s.df)).toBeUndefined();
     expect(expandQuery(ranked, weights, 3, s.df, { ...DEFAULT_FEEDBACK, docs: 0 })).toBeUndefined();
+  });
+});
+
+describe('termsByRarity', () => {
+  const dfs = new Map([
+    ['zebra', 3],
+    ['kite', 40],
+    ['apple', 40],
+    ['house', 900],
+    ['gone', 0],
+  ]);
+  const df = (term: string) => dfs.get(term) ?? 0;
+  const budget = { match: 50, feedback: 10 };
+
+  it('keeps the terms the partition holds, rarest first (ties by code unit), rare ones within the budget', () => {
+    const weights = new Map([
+      ['house', 1],
+      ['kite', 1],
+      ['gone', 1],
+      ['apple', 1],
+      ['zebra', 1],
+    ]);
+    expect(termsByRarity(weights, new Set(weights.keys()), df, budget)).toEqual({
+      feedback: false,
+      present: ['zebra', 'apple', 'kite', 'house'],
+      postings: 983,
+      rare: ['zebra', 'apple'],
+      common: ['kite', 'house'],
+      anchor: ['zebra', 'apple'],
+    });
+  });
+
+  it('a feedback round weighs only its new terms, within the feedback budget; no rare term anchors on the rarest', () => {
+    const weights = new Map([
+      ['zebra', 0.5],
+      ['kite', 0.2],
+      ['house', 0.1],
+    ]);
+    expect(termsByRarity(weights, new Set(['zebra']), df, budget)).toEqual({
+      feedback: true,
+      present: ['kite', 'house'],
+      postings: 940,
+      rare: [],
+      common: ['kite', 'house'],
+      anchor: ['kite'],
+    });
+  });
+
+  it('is undefined when the partition holds none of the terms', () => {
+    const weights = new Map([['gone', 1]]);
+    expect(termsByRarity(weights, new Set(weights.keys()), df, budget)).toBeUndefined();
   });
 });

@@ -6,6 +6,7 @@ import {
   type ScoredCandidate as Scored,
   scoreCandidates as score,
   termCounts,
+  termsByRarity,
 } from '@kioku/core/adapter';
 import type { Sql } from 'postgres';
 import { queryTerms } from './analysis.js';
@@ -126,27 +127,14 @@ export class FactSearch {
     pool: Map<number, Pooled>,
     rows: number,
   ): Promise<void> {
-    const feedback = [...weights.keys()].some((term) => !original.has(term));
-    const present = [...weights.keys()]
-      .filter((term) => df(term) > 0 && !(feedback && original.has(term)))
-      .sort((a, b) => df(a) - df(b) || (a < b ? -1 : a > b ? 1 : 0));
-    if (present.length === 0) return;
+    const terms = termsByRarity(weights, original, df, { match: MATCH_BUDGET, feedback: FEEDBACK_BUDGET });
+    if (!terms) return;
+    const { feedback, present, postings, rare, common, anchor } = terms;
     const small = rows <= PARTITION_SCAN_ROWS;
-    const postings = present.reduce((sum, term) => sum + df(term), 0);
     if (Math.min(postings, rows) <= EXACT_BUDGET) {
       add(pool, await this.#rows(request, [present], small ? 'partition' : 'index', undefined));
       return;
     }
-    const rare: string[] = [];
-    const budget = feedback ? FEEDBACK_BUDGET : MATCH_BUDGET;
-    let read = 0;
-    for (const term of present) {
-      if (read + df(term) > budget) break;
-      rare.push(term);
-      read += df(term);
-    }
-    const common = present.slice(rare.length);
-    const anchor = rare.length > 0 ? rare : common.slice(0, 1);
     const newest = (groups: string[][]) => this.#rows(request, groups, small ? 'partition' : 'sample', depth);
     // The sources are independent: their statements run side by side (postgres.js pipelines them over the
     // pool), then their rows join the pool in this order.

@@ -1,4 +1,10 @@
-import { expandQuery, type RankCandidate, scoreCandidates, termCounts } from '@kioku/core/adapter';
+import {
+  expandQuery,
+  type RankCandidate,
+  scoreCandidates,
+  termCounts,
+  termsByRarity,
+} from '@kioku/core/adapter';
 import type Database from 'better-sqlite3';
 import { getTableName, type SQL, sql } from 'drizzle-orm';
 import { SQLiteSyncDialect, type SQLiteTable } from 'drizzle-orm/sqlite-core';
@@ -159,29 +165,17 @@ export class LexicalSearch {
     rows: number,
     memory?: DfCache,
   ): void {
-    const feedback = [...weights.keys()].some((term) => !original.has(term));
-    const present = [...weights.keys()]
-      .filter((term) => df(term) > 0 && !(feedback && original.has(term)))
-      .sort((a, b) => df(a) - df(b) || (a < b ? -1 : a > b ? 1 : 0));
-    if (present.length === 0) return;
+    const terms = termsByRarity(weights, original, df, { match: MATCH_BUDGET, feedback: FEEDBACK_BUDGET });
+    if (!terms) return;
+    const { feedback, present, postings, rare, common, anchor } = terms;
     if (memory) {
       addKept(pool, memory, present);
       return;
     }
-    if (present.reduce((sum, term) => sum + df(term), 0) <= EXACT_BUDGET) {
+    if (postings <= EXACT_BUDGET) {
       add(pool, this.#matching(target, present));
       return;
     }
-    const rare: string[] = [];
-    const budget = feedback ? FEEDBACK_BUDGET : MATCH_BUDGET;
-    let postings = 0;
-    for (const term of present) {
-      if (postings + df(term) > budget) break;
-      rare.push(term);
-      postings += df(term);
-    }
-    const common = present.slice(rare.length);
-    const anchor = rare.length > 0 ? rare : common.slice(0, 1);
     if (rare.length > 0) add(pool, this.#ranked(target, rare, depth));
     if (feedback) {
       const originals = [...original].filter((term) => df(term) > 0);

@@ -28,6 +28,7 @@ import {
   type RankCandidate,
   scoreCandidates,
   termCounts,
+  termsByRarity,
 } from '@kioku/core/adapter';
 import type Database from 'better-sqlite3';
 import type { Sql } from 'postgres';
@@ -277,11 +278,9 @@ export class RawSqliteFacts {
     pool: Map<number, Pooled>,
     rows: number,
   ): void {
-    const feedback = [...weights.keys()].some((term) => !original.has(term));
-    const present = [...weights.keys()]
-      .filter((term) => df(term) > 0 && !(feedback && original.has(term)))
-      .sort((a, b) => df(a) - df(b) || (a < b ? -1 : a > b ? 1 : 0));
-    if (present.length === 0) return;
+    const terms = termsByRarity(weights, original, df, { match: MATCH_BUDGET, feedback: FEEDBACK_BUDGET });
+    if (!terms) return;
+    const { feedback, present, postings, rare, common, anchor } = terms;
     const kept = this.#df?.kept;
     if (kept) {
       // A small partition kept in memory: every row holding a present word.
@@ -308,7 +307,7 @@ export class RawSqliteFacts {
         : this.#newest.all(match, depth);
       add(pool, rows as Candidate[]);
     };
-    if (present.reduce((sum, term) => sum + df(term), 0) <= EXACT_BUDGET) {
+    if (postings <= EXACT_BUDGET) {
       const match = scoped(anyOf(present));
       add(
         pool,
@@ -316,16 +315,6 @@ export class RawSqliteFacts {
       );
       return;
     }
-    const rare: string[] = [];
-    const budget = feedback ? FEEDBACK_BUDGET : MATCH_BUDGET;
-    let postings = 0;
-    for (const term of present) {
-      if (postings + df(term) > budget) break;
-      rare.push(term);
-      postings += df(term);
-    }
-    const common = present.slice(rare.length);
-    const anchor = rare.length > 0 ? rare : common.slice(0, 1);
     if (rare.length > 0) {
       const match = scoped(anyOf(rare));
       const ranked = joined
@@ -572,11 +561,12 @@ export class RawPostgresFacts {
     ids: Map<number, string>,
     rows: number,
   ): Promise<void> {
-    const feedback = [...weights.keys()].some((term) => !original.has(term));
-    const present = [...weights.keys()]
-      .filter((term) => df(term) > 0 && !(feedback && original.has(term)))
-      .sort((a, b) => df(a) - df(b) || (a < b ? -1 : a > b ? 1 : 0));
-    if (present.length === 0) return;
+    const terms = termsByRarity(weights, original, df, {
+      match: PG_MATCH_BUDGET,
+      feedback: PG_FEEDBACK_BUDGET,
+    });
+    if (!terms) return;
+    const { feedback, present, postings, rare, common, anchor } = terms;
     const small = rows <= PG_PARTITION_SCAN_ROWS;
     const put = (found: Array<{ seq: string; id: string; terms: string | null; length: number | null }>) => {
       for (const r of found) {
@@ -585,25 +575,10 @@ export class RawPostgresFacts {
         add(pool, [{ seq, terms: r.terms ?? '', length: r.length ?? 0 }]);
       }
     };
-    if (
-      Math.min(
-        present.reduce((sum, t) => sum + df(t), 0),
-        rows,
-      ) <= PG_EXACT_BUDGET
-    ) {
+    if (Math.min(postings, rows) <= PG_EXACT_BUDGET) {
       put(await this.#rows([present], small ? 'partition' : 'index', undefined));
       return;
     }
-    const rare: string[] = [];
-    const budget = feedback ? PG_FEEDBACK_BUDGET : PG_MATCH_BUDGET;
-    let read = 0;
-    for (const term of present) {
-      if (read + df(term) > budget) break;
-      rare.push(term);
-      read += df(term);
-    }
-    const common = present.slice(rare.length);
-    const anchor = rare.length > 0 ? rare : common.slice(0, 1);
     const newest = (groups: string[][]) => this.#rows(groups, small ? 'partition' : 'sample', depth);
     // Side by side, as the adapter runs them.
     const sources: Array<ReturnType<typeof newest>> = [];

@@ -191,3 +191,48 @@ export function expandQuery(
   }
   return feedbackQuery(weights, candidates, params);
 }
+
+/** A candidate round's query terms by rarity (see {@link termsByRarity}). */
+export interface TermsByRarity {
+  /** A feedback round: the weights hold terms the original query did not. */
+  feedback: boolean;
+  /** The round's terms the partition holds, rarest first (ties in code-unit order); a feedback round's new ones only. */
+  present: string[];
+  /** Their document frequencies summed: the rows holding any of them, at most. */
+  postings: number;
+  /** The rarest of them whose document frequencies sum to at most the round's budget. */
+  rare: string[];
+  /** The others. */
+  common: string[];
+  /** What a "rows holding a rare term and another" source anchors on: the rare terms, else the rarest common one. */
+  anchor: string[];
+}
+
+/**
+ * How the stores that find candidate rows in their own database (SQLite, PostgreSQL) split a round's terms:
+ * the rare ones are read in full within `budget.match` postings (`budget.feedback` in the feedback round),
+ * the common ones are sampled. Undefined when the partition holds none of the round's terms.
+ */
+export function termsByRarity(
+  weights: ReadonlyMap<string, number>,
+  original: ReadonlySet<string>,
+  df: (term: string) => number,
+  budget: { match: number; feedback: number },
+): TermsByRarity | undefined {
+  const feedback = [...weights.keys()].some((term) => !original.has(term));
+  const present = [...weights.keys()]
+    .filter((term) => df(term) > 0 && !(feedback && original.has(term)))
+    .sort((a, b) => df(a) - df(b) || (a < b ? -1 : a > b ? 1 : 0));
+  if (present.length === 0) return undefined;
+  const postings = present.reduce((sum, term) => sum + df(term), 0);
+  const limit = feedback ? budget.feedback : budget.match;
+  const rare: string[] = [];
+  let read = 0;
+  for (const term of present) {
+    if (read + df(term) > limit) break;
+    rare.push(term);
+    read += df(term);
+  }
+  const common = present.slice(rare.length);
+  return { feedback, present, postings, rare, common, anchor: rare.length > 0 ? rare : common.slice(0, 1) };
+}
