@@ -87,3 +87,24 @@ export function figures(w: number[], r: number[], s: number[], a: number[]): Fig
 export function walk<T>(items: readonly T[], seed: number): () => T {
   return randomPicks(items, seed);
 }
+
+/**
+ * Client CPU per call (this process) of each named operation, adapter beside raw: as row details
+ * (`client_cpu_<op>_us`, `raw_client_cpu_<op>_us`) and as one note line. With the server on the same machine,
+ * wall-clock time also holds waits; this is what the adapter itself costs.
+ */
+export function clientCpu(ops: Record<string, Interleaved>): {
+  details: Record<string, number>;
+  line: string;
+} {
+  const details: Record<string, number> = {};
+  const parts: string[] = [];
+  for (const [op, t] of Object.entries(ops)) {
+    const adapter = meanUs(t.adapterCpu);
+    const raw = meanUs(t.rawCpu);
+    details[`client_cpu_${op}_us`] = adapter;
+    details[`raw_client_cpu_${op}_us`] = raw;
+    parts.push(`${op.replace('_', ' ')} ${adapter} / ${raw} (×${round(adapter / raw, 2)})`);
+  }
+  return { details, line: parts.join(', ') };
+}

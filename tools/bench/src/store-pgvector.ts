@@ -33,14 +33,7 @@ import { fileURLToPath } from 'node:url';
 import type { Scope, VectorPointInput } from '@kioku/core';
 import type PostgresClient from 'postgres';
 import type { Sql } from 'postgres';
-import {
-  type AdapterRow,
-  figures,
-  type Interleaved,
-  interleaved,
-  meanUs,
-  perSecond,
-} from './store-interleave.js';
+import { type AdapterRow, clientCpu, figures, interleaved, perSecond } from './store-interleave.js';
 import type { SqlOptions } from './store-sql.js';
 import { percentile, round, seededRandom } from './util.js';
 
@@ -410,8 +403,7 @@ async function run(
       3,
     );
   const bulkPerS = perSecond(bulk, BATCH);
-  const cpu = (t: Interleaved) => ({ adapter: meanUs(t.adapterCpu), raw: meanUs(t.rawCpu) });
-  const ops = { upsert_1: cpu(w), count: cpu(r), query: cpu(s) };
+  const cpu = clientCpu({ upsert_1: w, count: r, query: s });
   const details: Record<string, number> = {
     recall_at_10: recall.adapter,
     raw_recall_at_10: recall.raw,
@@ -424,13 +416,7 @@ async function run(
     bulk_points_per_s: round(bulkPerS, 0),
     hnsw_build_ms: round(indexMs, 0),
   };
-  for (const [op, c] of Object.entries(ops)) {
-    details[`client_cpu_${op}_us`] = c.adapter;
-    details[`raw_client_cpu_${op}_us`] = c.raw;
-  }
-  const cpuLine = Object.entries(ops)
-    .map(([op, c]) => `${op.replace('_', ' ')} ${c.adapter} / ${c.raw} (×${round(c.adapter / c.raw, 2)})`)
-    .join(', ');
+  Object.assign(details, cpu.details);
   return {
     adapter: 'pgvector',
     size,
@@ -455,7 +441,7 @@ async function run(
         ` ${smallFull}/${small.length} searches returned all ${LIMIT}.`,
       `  pgvector ${size}: bulk upsert (prefill, ${BATCH} points per statement, HNSW index dropped): ${round(bulkPerS, 0)} points/s;` +
         ` CREATE INDEX … USING hnsw afterwards ${round(indexMs / 1000, 1)} s (maintenance_work_mem 512MB).`,
-      `  pgvector ${size}: client CPU per call, µs (adapter / raw): ${cpuLine}.`,
+      `  pgvector ${size}: client CPU per call, µs (adapter / raw): ${cpu.line}.`,
     ],
   };
 }

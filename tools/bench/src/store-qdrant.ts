@@ -33,14 +33,7 @@ import { fileURLToPath } from 'node:url';
 import { HashingEmbedder, type Scope, type VectorHit, type VectorPointInput } from '@kioku/core';
 import type { QdrantClient } from '@qdrant/js-client-rest';
 import { type FactSeed, QUERIES } from './facts.js';
-import {
-  type AdapterRow,
-  figures,
-  type Interleaved,
-  interleaved,
-  meanUs,
-  perSecond,
-} from './store-interleave.js';
+import { type AdapterRow, clientCpu, figures, interleaved, perSecond } from './store-interleave.js';
 import type { SqlOptions } from './store-sql.js';
 import { round } from './util.js';
 
@@ -350,20 +343,13 @@ async function run(
   const bulkAdapter = perSecond(bulk.adapter, BATCH);
   const bulkRaw = perSecond(bulk.raw, BATCH);
   // Client CPU per call (this process; the test server runs in its own): what the adapter itself costs.
-  const cpu = (t: Interleaved) => ({ adapter: meanUs(t.adapterCpu), raw: meanUs(t.rawCpu) });
-  const ops = { upsert_1: cpu(w), upsert_256: cpu(bulk), count: cpu(r), query: cpu(s) };
+  const cpu = clientCpu({ upsert_1: w, upsert_256: bulk, count: r, query: s });
   const details: Record<string, number> = {
     bulk_points_per_s: round(bulkAdapter, 0),
     raw_bulk_points_per_s: round(bulkRaw, 0),
     bulk_overhead_ratio: round(bulkRaw / bulkAdapter, 2),
   };
-  for (const [op, c] of Object.entries(ops)) {
-    details[`client_cpu_${op}_us`] = c.adapter;
-    details[`raw_client_cpu_${op}_us`] = c.raw;
-  }
-  const cpuLine = Object.entries(ops)
-    .map(([op, c]) => `${op.replace('_', ' ')} ${c.adapter} / ${c.raw} (×${round(c.adapter / c.raw, 2)})`)
-    .join(', ');
+  Object.assign(details, cpu.details);
   return {
     adapter: 'qdrant',
     size,
@@ -386,7 +372,7 @@ async function run(
           : `; ${options.reads} reads, ${options.searches} queries, ${options.afterWrites} after-write rounds per side.`),
       `  qdrant ${size}: bulk upsert (prefill, ${BATCH} points per request, ${bulk.adapter.length} requests per side):` +
         ` ${round(bulkAdapter, 0)} points/s, raw ${round(bulkRaw, 0)}, ×${round(bulkRaw / bulkAdapter, 2)}.`,
-      `  qdrant ${size}: client CPU per call, µs (adapter / raw): ${cpuLine}.`,
+      `  qdrant ${size}: client CPU per call, µs (adapter / raw): ${cpu.line}.`,
     ],
   };
 }

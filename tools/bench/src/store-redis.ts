@@ -36,7 +36,7 @@ import type { Fact, Scope } from '@kioku/core';
 import { factSearchText, LexicalIndex } from '@kioku/core/adapter';
 import type { Redis as RedisClient } from 'ioredis';
 import type { FactSeed } from './facts.js';
-import { type AdapterRow, figures, type Interleaved, interleaved, meanUs, walk } from './store-interleave.js';
+import { type AdapterRow, clientCpu, figures, interleaved, walk } from './store-interleave.js';
 import type { SqlOptions } from './store-sql.js';
 import { percentile, round } from './util.js';
 
@@ -496,16 +496,9 @@ async function run(
   }
   options.log(`  redis ${size}: done`);
   // Client CPU per call (this process): with Redis on the same machine, wall-clock time also holds waits.
-  const cpu = (t: Interleaved) => ({ adapter: meanUs(t.adapterCpu), raw: meanUs(t.rawCpu) });
-  const ops = { write: cpu(w), read: cpu(r), search: cpu(s) };
+  const cpu = clientCpu({ write: w, read: r, search: s });
   const details: Record<string, number> = {};
-  for (const [op, c] of Object.entries(ops)) {
-    details[`client_cpu_${op}_us`] = c.adapter;
-    details[`raw_client_cpu_${op}_us`] = c.raw;
-  }
-  const cpuLine = Object.entries(ops)
-    .map(([op, c]) => `${op} ${c.adapter} / ${c.raw} (×${round(c.adapter / c.raw, 2)})`)
-    .join(', ');
+  Object.assign(details, cpu.details);
   return {
     adapter: 'redis',
     size,
@@ -520,7 +513,7 @@ async function run(
       `redis: ${where}; raw = the same commands by hand on the same ioredis client: EVALSHA of the adapter's INSERT script`,
       '  (JSON built by hand), HGET + JSON.parse, and search on a hand-kept copy (EVALSHA of its SYNC script, then core',
       "  LexicalIndex); db MB = MEMORY USAGE of the partition's four keys.",
-      `  redis ${size}: client CPU per call, µs (adapter / raw): ${cpuLine}.`,
+      `  redis ${size}: client CPU per call, µs (adapter / raw): ${cpu.line}.`,
     ],
   };
 }
