@@ -1,4 +1,4 @@
-import type { ChatMessage, ToolCallRequest } from '@kioku/core';
+import type { ChatMessage, ToolCall } from '@kioku/core';
 
 /**
  * A message of an AI SDK prompt as Kioku writes it: the language-model prompt of the provider
@@ -70,7 +70,7 @@ function inputText(input: unknown): string {
 }
 
 /** Client-side tool calls of an assistant's parts (calls a provider ran itself need no result from us). */
-export function toolCallsOf(parts: readonly PromptPart[]): ToolCallRequest[] {
+export function toolCallsOf(parts: readonly PromptPart[]): ToolCall[] {
   return parts
     .filter((p) => p.type === 'tool-call' && p.providerExecuted !== true)
     .map((p) => ({ id: String(p.toolCallId), name: String(p.toolName), arguments: inputText(p.input) }));

@@ -1,3 +1,4 @@
+import type { StoreKind } from '@kioku/core';
 import {
   DetailRecordSchema,
   FactSchema,
@@ -7,7 +8,6 @@ import {
   SessionRecordSchema,
   WorkingEntrySchema,
 } from '@kioku/core';
-import type { PartitionKind } from '@kioku/core/adapter';
 import type { z } from 'zod';
 import { UsageError } from './errors.js';
 
@@ -19,7 +19,7 @@ export const KINDS = [
   'working',
   'sessions',
   'details',
-] as const satisfies readonly PartitionKind[];
+] as const satisfies readonly StoreKind[];
 
 export type Kind = (typeof KINDS)[number];
 

@@ -5,22 +5,116 @@
  * (`./adapter.ts`); fakes for tests are in `@kioku/core/testing` (`./testing.ts`).
  */
 
-export type * from './budget/ledger.js';
-export * from './budget/token-budget.js';
-export { type Clock, systemClock } from './clock.js';
-export * from './context.js';
-export * from './details/memory.js';
-export * from './details/record.js';
-// Store contracts, records and their schemas
-export type * from './details/store.js';
-export * from './documents/memory.js';
-export * from './documents/record.js';
-export type * from './documents/store.js';
-export * from './embeddings/index.js';
+export { type Clock, systemClock } from './foundation/clock.js';
+export * from './foundation/context.js';
 // Errors, scope, time and tokens
-export * from './errors.js';
-export * from './facts/memory.js';
-export * from './facts/near-duplicate.js';
+export * from './foundation/errors.js';
+export { IdSchema, UuidSchema } from './foundation/ids.js';
+export * from './foundation/limits.js';
+export {
+  CategorySchema,
+  DEFAULT_CATEGORY,
+  IsoDateSchema,
+  type Metadata,
+  MetadataSchema,
+  OptionalAgentIdSchema,
+  TagSchema,
+  TagsSchema,
+} from './foundation/record-fields.js';
+export { MAX_CONFLICT_ATTEMPTS, retryOnConflict } from './foundation/retry-on-conflict.js';
+export {
+  type Scope,
+  ScopeSchema,
+  type SnapshotSelector,
+  SnapshotSelectorSchema,
+  type ThreadScope,
+} from './foundation/scope.js';
+export {
+  ExpectedVersionOrAbsentSchema,
+  MAX_VERSION,
+  RecordVersionSchema,
+  type UpsertOptions,
+  UpsertOptionsSchema,
+  VersionSchema,
+  type WriteOptions,
+  WriteOptionsSchema,
+} from './foundation/version.js';
+// Wiring, features and the turn
+export * from './kioku/builder.js';
+export * from './memory/extraction/index.js';
+export * from './memory/facts/all/index.js';
+export * from './memory/facts/recall/index.js';
+export * from './memory/facts/relevant/index.js';
+export * from './memory/feedback/index.js';
+export * from './memory/forget/index.js';
+export * from './memory/history/index.js';
+export * from './memory/knowledge/index.js';
+export * from './memory/offload/index.js';
+export * from './memory/passes-index.js';
+export * from './memory/plans/index.js';
+export {
+  type DetectOptions,
+  detectInjection,
+  INJECTION_RULES,
+  INJECTION_THRESHOLD,
+  type InjectionRule,
+  type InjectionVerdict,
+  type RuleHit,
+} from './memory/trust/detector.js';
+export {
+  defuse,
+  detailSource,
+  documentSource,
+  MEMORY_NOTICE,
+  quoteContent,
+  sourceLabel,
+} from './memory/trust/fence.js';
+export {
+  confirmQuarantined,
+  dropQuarantined,
+  explainMark,
+  isQuarantined,
+  listQuarantined,
+  markUntrusted,
+  requarantine,
+  trustedFacts,
+} from './memory/trust/quarantine.js';
+export * from './memory/working/index.js';
+export type * from './model/chat-model.js';
+export * from './model/execute-tool.js';
+export * from './model/messages.js';
+export * from './model/seen-versions.js';
+export * from './model/structured.js';
+export * from './model/tool.js';
+export * from './runtime/conversation.js';
+export type * from './runtime/feature.js';
+export * from './runtime/intent/index.js';
+export * from './runtime/intent/recall.js';
+export type * from './runtime/ledger.js';
+export * from './runtime/middleware.js';
+export * from './runtime/token-budget.js';
+// The stores bundle, the in-memory stores and embeddings
+export {
+  bundleEmbedder,
+  combineStores,
+  createInMemoryStores,
+  type EmbeddingsOptions,
+  type InMemoryStoresOptions,
+  type KiokuStores,
+  STORE_KINDS,
+  type StoreKind,
+  withEmbeddings,
+} from './store/bundle/index.js';
+export * from './store/details/memory.js';
+export * from './store/details/record.js';
+// Store contracts, records and their schemas
+export type * from './store/details/store.js';
+export * from './store/documents/memory.js';
+export * from './store/documents/record.js';
+export type * from './store/documents/store.js';
+export * from './store/embeddings/index.js';
+export * from './store/facts/memory.js';
+export * from './store/facts/near-duplicate.js';
 export {
   type CategoryCount,
   type Fact,
@@ -43,19 +137,8 @@ export {
   type QuarantineMark,
   QuarantineMarkSchema,
   RuleHitSchema,
-} from './facts/record.js';
-export type * from './facts/store.js';
-export * from './features/conversation/index.js';
-export * from './features/dynamic-memory/index.js';
-export * from './features/extraction/index.js';
-export * from './features/feedback/index.js';
-export * from './features/long-term-memory/index.js';
-export * from './features/memory-manager/index.js';
-export * from './features/offload/index.js';
-export * from './features/plan-mode/index.js';
-export * from './features/static-memory/index.js';
-export * from './features/working-memory/index.js';
-export * from './forget/index.js';
+} from './store/facts/record.js';
+export type * from './store/facts/store.js';
 export {
   DEFAULT_TRANSCRIPT_ROLES,
   HYBRID_DEFAULTS,
@@ -78,107 +161,23 @@ export {
   withDocumentEmbeddings,
   withFactEmbeddings,
   withTranscriptEmbeddings,
-} from './hybrid/index.js';
-export { IdSchema, UuidSchema } from './ids.js';
-export * from './intent/index.js';
-// Wiring, features and the turn
-export * from './kioku/builder.js';
-export * from './lifecycle/index.js';
-export * from './limits.js';
-export * from './model/structured.js';
-export * from './plans/memory.js';
-export * from './plans/record.js';
-export type * from './plans/store.js';
-export {
-  CategorySchema,
-  DEFAULT_CATEGORY,
-  IsoDateSchema,
-  type Metadata,
-  MetadataSchema,
-  OptionalAgentIdSchema,
-  TagSchema,
-  TagsSchema,
-} from './records/common.js';
-export { MAX_CONFLICT_ATTEMPTS, retryOnConflict } from './records/retry-on-conflict.js';
-export {
-  ExpectedVersionOrAbsentSchema,
-  MAX_VERSION,
-  RecordVersionSchema,
-  type UpsertOptions,
-  UpsertOptionsSchema,
-  VersionSchema,
-  type WriteOptions,
-  WriteOptionsSchema,
-} from './records/version.js';
-export {
-  type Scope,
-  ScopeSchema,
-  type SnapshotSelector,
-  SnapshotSelectorSchema,
-  type ThreadScope,
-} from './scope.js';
-export * from './sessions/kioku-sessions.js';
-export * from './sessions/memory.js';
-export { SESSION_DEFAULTS, type SessionStoreOptions } from './sessions/partitioned.js';
-export * from './sessions/record.js';
-export type * from './sessions/store.js';
-export { updateKvValue } from './sessions/update-value.js';
+} from './store/hybrid/index.js';
+export * from './store/plans/memory.js';
+export * from './store/plans/record.js';
+export type * from './store/plans/store.js';
+export * from './store/sessions/kioku-sessions.js';
+export * from './store/sessions/memory.js';
+export { SESSION_DEFAULTS, type SessionStoreOptions } from './store/sessions/partitioned.js';
+export * from './store/sessions/record.js';
+export type * from './store/sessions/store.js';
+export { updateKvValue } from './store/sessions/update-value.js';
 export {
   type RestoreOptions,
   type RestoreReport,
   SNAPSHOT_FORMAT,
   SNAPSHOT_SCHEMA_VERSION,
   type SnapshotEnvelope,
-} from './snapshot/envelope.js';
-// The stores bundle, the in-memory stores and embeddings
-export {
-  bundleEmbedder,
-  combineStores,
-  createInMemoryStores,
-  type EmbeddingsOptions,
-  type InMemoryStoresOptions,
-  type KiokuStores,
-  STORE_KINDS,
-  type StoreKind,
-  withEmbeddings,
-} from './stores/index.js';
-export * from './tokenizer.js';
-export * from './toolkit/execute.js';
-export * from './toolkit/seen-versions.js';
-export * from './toolkit/tool.js';
-export {
-  type DetectOptions,
-  detectInjection,
-  INJECTION_RULES,
-  INJECTION_THRESHOLD,
-  type InjectionRule,
-  type InjectionVerdict,
-  type RuleHit,
-} from './trust/detector.js';
-export {
-  defuse,
-  detailSource,
-  documentSource,
-  MEMORY_NOTICE,
-  quoteContent,
-  sourceLabel,
-} from './trust/fence.js';
-export {
-  confirmQuarantined,
-  dropQuarantined,
-  explainMark,
-  isQuarantined,
-  listQuarantined,
-  markUntrusted,
-  requarantine,
-  trustedFacts,
-} from './trust/quarantine.js';
-export * from './turn/conversation.js';
-export type * from './turn/feature.js';
-export * from './turn/messages.js';
-export * from './turn/middleware.js';
-export type * from './turn/model.js';
-export * from './turn/recall.js';
+} from './store/snapshot/envelope.js';
 export {
   EmbeddingModelIdSchema,
   PayloadFilterKeySchema,
@@ -195,17 +194,17 @@ export {
   VectorQuerySchema,
   type VectorSelection,
   VectorSelectionSchema,
-} from './vector/index.js';
-export { InMemoryVectorIndex } from './vector/memory.js';
+} from './store/vector/index.js';
+export { InMemoryVectorIndex } from './store/vector/memory.js';
 export {
   VECTOR_SNAPSHOT_KIND,
   type VectorPartition,
   type VectorRecord,
   VectorRecordSchema,
   type VectorSnapshot,
-} from './vector/snapshot.js';
-export * from './working/memory.js';
-export { WORKING_DEFAULTS, type WorkingMemoryOptions } from './working/partitioned.js';
+} from './store/vector/snapshot.js';
+export * from './store/working/memory.js';
+export { WORKING_DEFAULTS, type WorkingMemoryOptions } from './store/working/partitioned.js';
 export {
   MAX_TTL_MS,
   type WorkingEntry,
@@ -218,5 +217,6 @@ export {
   WorkingQuerySchema,
   type WorkingSetOptions,
   WorkingSetOptionsSchema,
-} from './working/record.js';
-export type * from './working/store.js';
+} from './store/working/record.js';
+export type * from './store/working/store.js';
+export * from './tokens/tokenizer.js';

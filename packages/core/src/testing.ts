@@ -1,3 +1,3 @@
 /* `@kioku/core/testing`: fakes for tests. */
 
-export { ManualClock } from './clock.js';
+export { ManualClock } from './foundation/clock.js';

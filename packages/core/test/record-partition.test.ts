@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { RecordPartition } from '../src/backend/record-partition.js';
+import { RecordPartition } from '../src/store/backend/record-partition.js';
 import { seededRandom } from './seeded-random.js';
 
 interface Row {

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { SizedLru } from '../src/util/sized-lru.js';
+import { SizedLru } from '../src/foundation/sized-lru.js';
 
 const lru = (maxSize: number, maxEntries = 100) =>
   new SizedLru<string>({ maxSize, maxEntries, sizeOf: (value, key) => key.length + value.length });

@@ -5,14 +5,14 @@ import * as gpt from 'gpt-tokenizer/encoding/o200k_base';
 import { O200K_TOKEN_SPLIT_REGEX } from 'gpt-tokenizer/encodingParams/constants';
 import { describe, expect, it, vi } from 'vitest';
 import { o200kTokenizer } from '../src/index.js';
-import * as bpe from '../src/o200k-bpe.js';
-import { patternStats, pieceEnd } from '../src/o200k-pieces.js';
-import ranks from '../src/vendor/o200k-ranks.js';
+import * as bpe from '../src/tokens/o200k-bpe.js';
+import { patternStats, pieceEnd } from '../src/tokens/o200k-pieces.js';
+import ranks from '../src/tokens/vendor/o200k-ranks.js';
 import { seededRandom } from './seeded-random.js';
 
 // Every piece the tokenizer has counted by BPE (rather than found in its piece cache).
 const encoded: string[] = [];
-vi.mock('../src/o200k-bpe.js', async (original) => {
+vi.mock('../src/tokens/o200k-bpe.js', async (original) => {
   const real = await original<typeof bpe>();
   return {
     ...real,

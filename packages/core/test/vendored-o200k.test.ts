@@ -1,8 +1,8 @@
 import bpeRanks from 'gpt-tokenizer/bpeRanks/o200k_base';
 import { O200K_TOKEN_SPLIT_REGEX } from 'gpt-tokenizer/encodingParams/constants';
 import { describe, expect, it } from 'vitest';
-import { O200K_PATTERN_SOURCE } from '../src/o200k-pieces.js';
-import vendored from '../src/vendor/o200k-ranks.js';
+import { O200K_PATTERN_SOURCE } from '../src/tokens/o200k-pieces.js';
+import vendored from '../src/tokens/vendor/o200k-ranks.js';
 
 // Core ships the o200k table and pattern itself (gpt-tokenizer installs 52 MB of encodings); these tests
 // keep the copies equal to the package they came from (a devDependency).

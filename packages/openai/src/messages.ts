@@ -1,4 +1,4 @@
-import { type ChatMessage, type ToolCallRequest, ValidationError } from '@kioku/core';
+import { type ChatMessage, type ToolCall, ValidationError } from '@kioku/core';
 import type OpenAI from 'openai';
 
 type OpenAIMessage = OpenAI.Chat.Completions.ChatCompletionMessageParam;
@@ -39,7 +39,7 @@ export function toOpenAIMessage(message: ChatMessage): OpenAIMessage {
 
 /** A Chat Completions assistant message → Kioku's assistant message. */
 export function fromOpenAIMessage(message: OpenAIAssistantMessage): ChatMessage {
-  const calls: ToolCallRequest[] = [];
+  const calls: ToolCall[] = [];
   for (const call of message.tool_calls ?? []) {
     if (call.type !== 'function') continue;
     calls.push({ id: call.id, name: call.function.name, arguments: call.function.arguments || '{}' });

@@ -1,7 +1,8 @@
 import { mkdir, readdir, readFile, stat, unlink } from 'node:fs/promises';
 import path from 'node:path';
+import type { StoreKind } from '@kioku/core';
 import { CorruptDataError, KiokuError, StorageError } from '@kioku/core';
-import type { PartitionBackend, PartitionCodec, PartitionKind, PartitionRef } from '@kioku/core/adapter';
+import type { PartitionBackend, PartitionCodec, PartitionRef } from '@kioku/core/adapter';
 import lockfile from 'proper-lockfile';
 import { writeFileAtomic } from './atomic-file.js';
 import { breakDeadLock, clearLockOwner, sweepTempFiles, writeLockOwner } from './leftovers.js';
@@ -82,7 +83,7 @@ export class JsonFileBackend implements PartitionBackend {
     await this.#exclusive(file, () => this.#save(file, codec, state));
   }
 
-  async list(kind: PartitionKind, userId?: string): Promise<PartitionRef[]> {
+  async list(kind: StoreKind, userId?: string): Promise<PartitionRef[]> {
     const usersDir = path.join(this.directory, USERS_DIR);
     const users: Array<[dirName: string, userId: string | undefined]> =
       userId === undefined
@@ -104,7 +105,7 @@ export class JsonFileBackend implements PartitionBackend {
 
   async #listScope(
     dir: string,
-    kind: PartitionKind,
+    kind: StoreKind,
     userId: string,
     agentId: string | undefined,
   ): Promise<PartitionRef[]> {

@@ -1,6 +1,7 @@
 import path from 'node:path';
+import type { StoreKind } from '@kioku/core';
 import { ValidationError } from '@kioku/core';
-import { ID_PATTERN, type PartitionKind, type PartitionRef } from '@kioku/core/adapter';
+import { ID_PATTERN, type PartitionRef } from '@kioku/core/adapter';
 
 /**
  * File layout (readable by a person; ids become folder and file names):
@@ -55,7 +56,7 @@ export function resolveInside(root: string, relative: string): string {
   return absolute;
 }
 
-export const PARTITION_KINDS: readonly PartitionKind[] = [
+export const PARTITION_KINDS: readonly StoreKind[] = [
   'facts',
   'documents',
   'plans',

@@ -1,4 +1,5 @@
 import {
+  type ChatMessage,
   type KvEntry,
   KvKeySchema,
   type RestoreOptions,
@@ -13,7 +14,6 @@ import {
   type SnapshotEnvelope,
   type SnapshotSelector,
   type TranscriptEntry,
-  type TranscriptInput,
   type UpsertOptions,
   type WriteOptions,
 } from '@kioku/core';
@@ -194,7 +194,7 @@ export class PostgresSessionStore extends PostgresStore implements SessionStore 
   async transcriptAppend(
     scope: Scope,
     sessionId: string,
-    entries: TranscriptInput | TranscriptInput[],
+    entries: ChatMessage | ChatMessage[],
   ): Promise<TranscriptEntry[]> {
     const s = parseScope(scope);
     const parsed = newTranscriptEntries(entries, isoAt(this.clock));

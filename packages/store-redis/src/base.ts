@@ -1,3 +1,4 @@
+import type { StoreKind } from '@kioku/core';
 import {
   type Clock,
   type RestoreOptions,
@@ -8,13 +9,7 @@ import {
   systemClock,
   ValidationError,
 } from '@kioku/core';
-import {
-  makeEnvelope,
-  type PartitionKind,
-  parseOrThrow,
-  planRestore,
-  type RestoreSpec,
-} from '@kioku/core/adapter';
+import { makeEnvelope, parseOrThrow, planRestore, type RestoreSpec } from '@kioku/core/adapter';
 import { type Multi, RedisConnection, type RedisConnectionOptions, type SetupReport } from './connection.js';
 import type { PartitionAddress } from './keys.js';
 
@@ -65,7 +60,7 @@ export abstract class RedisStoreBase {
    * and agent so snapshots come out in a stable order.
    */
   protected async partitionsOf(
-    kind: PartitionKind,
+    kind: StoreKind,
     suffix: string,
     userId: string | undefined,
   ): Promise<FoundPartition[]> {
@@ -85,7 +80,7 @@ export abstract class RedisStoreBase {
    * found by SCAN, each checked to be the user's, unlinked in batches.
    */
   protected async eraseKeys(
-    kind: PartitionKind,
+    kind: StoreKind,
     userId: string,
     ids: () => Promise<string[]>,
   ): Promise<string[]> {
@@ -100,7 +95,7 @@ export abstract class RedisStoreBase {
   }
 
   protected async snapshotOf<R>(
-    kind: PartitionKind,
+    kind: StoreKind,
     selector: SnapshotSelector,
     load: (userId: string | undefined) => Promise<R[]>,
   ): Promise<SnapshotEnvelope<R>> {
@@ -114,7 +109,7 @@ export abstract class RedisStoreBase {
    * partition), then replace every partition it contains in one MULTI/EXEC: all of them or none.
    */
   protected async restoreFrom<R>(
-    kind: PartitionKind,
+    kind: StoreKind,
     recordSchema: RecordSchema<R>,
     input: unknown,
     options: RestoreOptions,

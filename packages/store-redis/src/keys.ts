@@ -1,4 +1,4 @@
-import type { PartitionKind } from '@kioku/core/adapter';
+import type { StoreKind } from '@kioku/core';
 
 /**
  * Every user-controlled part of a key (user, agent, thread, record or session id, working-memory key)
@@ -62,14 +62,14 @@ export class KeySpace {
   constructor(readonly prefix: string) {}
 
   /** The partition base `P kind:{U}:A` (details: `P details:{U}`). */
-  base(kind: PartitionKind, address: PartitionAddress): string {
+  base(kind: StoreKind, address: PartitionAddress): string {
     const user = `${this.prefix}${kind}:{${encodePart(address.userId)}}`;
     if (kind === 'details') return user;
     return `${user}:${address.agentId === undefined ? NO_AGENT : encodePart(address.agentId)}`;
   }
 
   /** A SCAN pattern for keys of `kind` ending in `suffix` (one user's or everyone's). */
-  pattern(kind: PartitionKind, suffix: string, userId?: string): string {
+  pattern(kind: StoreKind, suffix: string, userId?: string): string {
     const user = userId === undefined ? '*' : encodePart(userId);
     const agent = kind === 'details' ? '' : ':*';
     return `${globEscape(this.prefix)}${kind}:{${user}}${agent}${suffix}`;
@@ -84,7 +84,7 @@ export class KeySpace {
    * The partition a key found by SCAN belongs to, with the rest of the key after the partition base;
    * undefined for keys that do not have this kind's shape (never trusted blindly: SCAN patterns are wide).
    */
-  parse(kind: PartitionKind, key: string): (PartitionAddress & { rest: string }) | undefined {
+  parse(kind: StoreKind, key: string): (PartitionAddress & { rest: string }) | undefined {
     const head = `${this.prefix}${kind}:{`;
     if (!key.startsWith(head)) return undefined;
     const shape =

@@ -1,4 +1,5 @@
 import {
+  type ChatMessage,
   type KvEntry,
   KvKeySchema,
   type RestoreOptions,
@@ -13,7 +14,6 @@ import {
   type SnapshotEnvelope,
   type SnapshotSelector,
   type TranscriptEntry,
-  type TranscriptInput,
   type UpsertOptions,
   type WriteOptions,
 } from '@kioku/core';
@@ -307,7 +307,7 @@ export class RedisSessionStore extends RedisStoreBase implements SessionStore {
   async transcriptAppend(
     scope: Scope,
     sessionId: string,
-    entries: TranscriptInput | TranscriptInput[],
+    entries: ChatMessage | ChatMessage[],
   ): Promise<TranscriptEntry[]> {
     const k = this.#keysFor(parseScope(scope));
     const parsed = newTranscriptEntries(entries, isoAt(this.clock));

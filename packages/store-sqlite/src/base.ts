@@ -1,3 +1,4 @@
+import type { StoreKind } from '@kioku/core';
 import {
   type Clock,
   type RestoreOptions,
@@ -9,14 +10,7 @@ import {
   systemClock,
   ValidationError,
 } from '@kioku/core';
-import {
-  makeEnvelope,
-  type PartitionKind,
-  parseOrThrow,
-  parseScope,
-  planRestore,
-  type RestoreSpec,
-} from '@kioku/core/adapter';
+import { makeEnvelope, parseOrThrow, parseScope, planRestore, type RestoreSpec } from '@kioku/core/adapter';
 import { type SetupReport, SqliteConnection, type SqliteConnectionOptions } from './connection.js';
 import { LexicalSearch, type SearchSettings } from './search.js';
 
@@ -125,7 +119,7 @@ export abstract class SqliteStoreBase {
   }
 
   protected snapshotOf<R>(
-    kind: PartitionKind,
+    kind: StoreKind,
     selector: SnapshotSelector,
     load: (userId: string | undefined) => R[],
   ): SnapshotEnvelope<R> {
@@ -140,7 +134,7 @@ export abstract class SqliteStoreBase {
    * partition), then replace every partition it contains in one transaction.
    */
   protected restoreFrom<R>(
-    kind: PartitionKind,
+    kind: StoreKind,
     recordSchema: RecordSchema<R>,
     input: unknown,
     options: RestoreOptions,

@@ -1,11 +1,11 @@
 import { randomUUID } from 'node:crypto';
 import {
+  type ChatMessage,
   InMemorySessionStore,
   LIMITS,
   type Scope,
   SESSION_DEFAULTS,
   type SessionStore,
-  type TranscriptInput,
 } from '@kioku/core';
 import { describe, expect, it } from 'vitest';
 import { type StoreHarness, useHarness } from './harness.js';
@@ -36,7 +36,7 @@ const BAD_KV_KEYS = ['', 'k'.repeat(257), 'x'.repeat(1000), '\u0000', 'a\nb', 't
 const kvValue = async (s: SessionStore, scope: Scope, id: string, key: string) =>
   (await s.kvGet(scope, id, key))?.value ?? null;
 
-const msg = (i: number): TranscriptInput => ({ role: i % 2 ? 'assistant' : 'user', content: `message ${i}` });
+const msg = (i: number): ChatMessage => ({ role: i % 2 ? 'assistant' : 'user', content: `message ${i}` });
 
 /** Conformance tests for a SessionStore. */
 export function sessionStoreSuite(h: StoreHarness<SessionStore>): void {
@@ -227,7 +227,7 @@ export function sessionStoreSuite(h: StoreHarness<SessionStore>): void {
         const [first] = await fx.store.transcriptAppend(scope, id, { role: 'user', content: 'hello' });
         expect(first).toMatchObject({ role: 'user', content: 'hello' });
         if (fx.caps.controllableClock) expect(first?.ts).toBe(isoNow(fx.ctx.clock));
-        const toolTurn: TranscriptInput[] = [
+        const toolTurn: ChatMessage[] = [
           {
             role: 'assistant',
             content: '',

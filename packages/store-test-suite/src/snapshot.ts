@@ -1,3 +1,4 @@
+import type { StoreKind } from '@kioku/core';
 import {
   type RestoreOptions,
   type RestoreReport,
@@ -7,7 +8,6 @@ import {
   type SnapshotEnvelope,
   type SnapshotSelector,
 } from '@kioku/core';
-import type { PartitionKind } from '@kioku/core/adapter';
 import { describe, expect, it } from 'vitest';
 import type { Fixture, SuiteContext } from './harness.js';
 import { canonicalRecords, expectKiokuError, randomId } from './helpers.js';
@@ -23,7 +23,7 @@ export type RecordOf<S> = S extends SnapshotStore<infer R> ? R : never;
 
 /** What the shared snapshot tests need to know about one store kind. */
 export interface SnapshotSpec<S extends SnapshotStore<unknown>> {
-  kind: PartitionKind;
+  kind: StoreKind;
   /** A scope of the shape this kind is written with (plans need a thread). */
   scope(): Scope;
   /** Core's in-memory store of this kind, on the test's clock: the other backend of the round trips. */
@@ -39,7 +39,7 @@ export interface SnapshotSpec<S extends SnapshotStore<unknown>> {
   withBadId(record: RecordOf<S>): unknown;
 }
 
-const OTHER_KIND: Record<PartitionKind, PartitionKind> = {
+const OTHER_KIND: Record<StoreKind, StoreKind> = {
   facts: 'documents',
   documents: 'facts',
   plans: 'working',

@@ -1,25 +1,27 @@
-import type { TokenBudgetOptions } from '../budget/token-budget.js';
-import type { Clock } from '../clock.js';
-import type { Embedder } from '../embeddings/embedder.js';
-import { NotFoundError, ValidationError } from '../errors.js';
-import type { Fact } from '../facts/record.js';
-import { type ConversationHistoryOptions, conversationHistory } from '../features/conversation/index.js';
-import { type DynamicMemoryOptions, dynamicMemory } from '../features/dynamic-memory/index.js';
-import { type ExtractionFeatureOptions, extraction } from '../features/extraction/index.js';
-import { factLimits } from '../features/fact-limits/index.js';
-import { type FeedbackFeatureOptions, feedback } from '../features/feedback/index.js';
-import { type LongTermMemoryOptions, longTermMemory } from '../features/long-term-memory/index.js';
-import { memoryManager } from '../features/memory-manager/index.js';
-import type { MemoryManagerOptions } from '../features/memory-manager/manager.js';
+import type { Clock } from '../foundation/clock.js';
+import { NotFoundError, ValidationError } from '../foundation/errors.js';
+import { parseScope, type Scope } from '../foundation/scope.js';
+import { parseOrThrow } from '../foundation/validation.js';
 import {
-  memoryRefExpansion,
-  type RefExpansionOptions,
-  type ToolOutputOffloadOptions,
-  toolOutputOffload,
-} from '../features/offload/index.js';
-import { type PlanModeOptions, planMode } from '../features/plan-mode/index.js';
-import { type StaticMemoryOptions, staticMemory } from '../features/static-memory/index.js';
-import { type WorkingMemoryFeatureOptions, workingMemory } from '../features/working-memory/index.js';
+  DREAM_LEASE,
+  MEMORY_LEASE_DEFAULTS,
+  MEMORY_WORK_LEASE,
+  memoryWorkGuard,
+  waitForLease,
+} from '../memory/background/memory-lease.js';
+import { BackgroundQueue, type BackgroundQueueOptions } from '../memory/background/queue.js';
+import type { ApplyResult, RevertResult } from '../memory/changesets/apply.js';
+import { ChangesetLog, type KeptChangeset, type PassResult } from '../memory/changesets/changeset-log.js';
+import { type Directives, type DirectivesOption, resolveDirectives } from '../memory/dream/directives.js';
+import { type DreamOptions, type DreamResult, dream } from '../memory/dream/dream.js';
+import { type ExtractionFeatureOptions, extraction } from '../memory/extraction/index.js';
+import { type DynamicMemoryOptions, dynamicMemory } from '../memory/facts/all/index.js';
+import { type LongTermMemoryOptions, longTermMemory } from '../memory/facts/recall/index.js';
+import { memoryManager } from '../memory/facts/relevant/index.js';
+import type { MemoryManagerOptions } from '../memory/facts/relevant/manager.js';
+import { type FeedbackInput, FeedbackLog } from '../memory/feedback/feedback-log.js';
+import { type FeedbackFeatureOptions, feedback } from '../memory/feedback/index.js';
+import type { FeedbackSignal } from '../memory/feedback/signal.js';
 import {
   type CascadeResult,
   type ErasureCheck,
@@ -29,44 +31,50 @@ import {
   forgetSession,
   forgetUser,
   verifyErased,
-} from '../forget/index.js';
-import type { ApplyResult, RevertResult } from '../lifecycle/apply.js';
-import { BackgroundQueue, type BackgroundQueueOptions } from '../lifecycle/background.js';
-import { ChangesetLog, type KeptChangeset, type PassResult } from '../lifecycle/changeset-log.js';
-import { type Directives, type DirectivesOption, resolveDirectives } from '../lifecycle/directives.js';
-import { type DreamOptions, type DreamResult, dream } from '../lifecycle/dream.js';
+} from '../memory/forget/index.js';
+import { type ConversationHistoryOptions, conversationHistory } from '../memory/history/index.js';
+import {
+  type ConsolidateKnowledgeOptions,
+  consolidateKnowledge,
+} from '../memory/knowledge/consolidate-knowledge.js';
+import { type StaticMemoryOptions, staticMemory } from '../memory/knowledge/index.js';
 import {
   enforceFactLimits,
   type FactLimits,
   FactLimitsSchema,
   type KeepFact,
-} from '../lifecycle/fact-limits.js';
-import { type FeedbackInput, FeedbackLog } from '../lifecycle/feedback.js';
-import type { FeedbackSignal } from '../lifecycle/inputs.js';
-import { type ConsolidateKnowledgeOptions, consolidateKnowledge } from '../lifecycle/knowledge.js';
-import { withLease } from '../lifecycle/lease.js';
+} from '../memory/limits/fact-limits.js';
+import { factLimits } from '../memory/limits/index.js';
+import { RecallLog } from '../memory/limits/recall-log.js';
 import {
-  DREAM_LEASE,
-  MEMORY_LEASE_DEFAULTS,
-  MEMORY_WORK_LEASE,
-  memoryWorkGuard,
-  waitForLease,
-} from '../lifecycle/memory-lease.js';
-import { baseScope } from '../lifecycle/own-session.js';
-import { RecallLog } from '../lifecycle/recall-log.js';
+  memoryRefExpansion,
+  type RefExpansionOptions,
+  type ToolOutputOffloadOptions,
+  toolOutputOffload,
+} from '../memory/offload/index.js';
+import { type PlanModeOptions, planMode } from '../memory/plans/index.js';
+import { MEMORY_NOTICE } from '../memory/trust/fence.js';
+import {
+  confirmQuarantined,
+  dropQuarantined,
+  listQuarantined,
+  requarantine,
+} from '../memory/trust/quarantine.js';
+import { type WorkingMemoryFeatureOptions, workingMemory } from '../memory/working/index.js';
+import type { ChatModel } from '../model/chat-model.js';
 import { UsageLedger } from '../model/structured.js';
-import { parseScope, type Scope } from '../scope.js';
-import type { SessionCreateOptions } from '../sessions/record.js';
-import type { KiokuStores } from '../stores/bundle.js';
-import { type EmbeddingsOptions, withEmbeddings } from '../stores/embeddings.js';
-import type { Tokenizer } from '../tokenizer.js';
-import { MEMORY_NOTICE } from '../trust/fence.js';
-import { confirmQuarantined, dropQuarantined, listQuarantined, requarantine } from '../trust/quarantine.js';
-import { Conversation } from '../turn/conversation.js';
-import type { MemoryFeature } from '../turn/feature.js';
-import type { ChatModel } from '../turn/model.js';
-import type { IntentClassifier, RecallMode } from '../turn/recall.js';
-import { parseOrThrow } from '../validation.js';
+import { Conversation } from '../runtime/conversation.js';
+import type { MemoryFeature } from '../runtime/feature.js';
+import type { IntentClassifier, RecallMode } from '../runtime/intent/recall.js';
+import { withLease } from '../runtime/lease.js';
+import type { TokenBudgetOptions } from '../runtime/token-budget.js';
+import type { KiokuStores } from '../store/bundle/bundle.js';
+import { type EmbeddingsOptions, withEmbeddings } from '../store/bundle/with-embeddings.js';
+import type { Embedder } from '../store/embeddings/embedder.js';
+import type { Fact } from '../store/facts/record.js';
+import { baseScope } from '../store/sessions/own-session.js';
+import type { SessionCreateOptions } from '../store/sessions/record.js';
+import type { Tokenizer } from '../tokens/tokenizer.js';
 
 export interface KiokuOptions {
   /** Every store the features use, from one call: `createJsonStores(…)`, `createSqliteStores(…)`, … */

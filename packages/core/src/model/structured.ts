@@ -1,8 +1,8 @@
 import { z } from 'zod';
-import { type OutputIssue, StructuredOutputError } from '../errors.js';
-import { defaultTokenizer, type Tokenizer } from '../tokenizer.js';
-import { type ChatMessage, countMessagesTokens } from '../turn/messages.js';
-import type { ChatModel, ModelUsage } from '../turn/model.js';
+import { type OutputIssue, StructuredOutputError } from '../foundation/errors.js';
+import { defaultTokenizer, type Tokenizer } from '../tokens/tokenizer.js';
+import type { ChatModel, ModelUsage } from './chat-model.js';
+import { type ChatMessage, countMessagesTokens } from './messages.js';
 
 /** One labelled charge of a `UsageLedger`. */
 export interface UsageEntry extends ModelUsage {

@@ -1,4 +1,4 @@
-import { CorruptDataError } from '../errors.js';
+import { CorruptDataError } from '../foundation/errors.js';
 import { type Analyzer, englishAnalyzer } from './analyzer.js';
 import {
   type Bm25Params,

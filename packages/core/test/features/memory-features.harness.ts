@@ -8,7 +8,7 @@ import {
   type Kioku,
   MEMORY_NOTICE,
   type PreparedTurn,
-  type ToolCallRequest,
+  type ToolCall,
   type TurnLedger,
   toOpenAITool,
 } from '../../src/index.js';
@@ -29,7 +29,7 @@ export function scriptedModel(replies: ChatMessage[]): ChatModel & { prompts: Ch
 
 /** An assistant message calling tools; arguments given as objects are JSON-encoded, strings are sent as is. */
 export function callTools(...calls: [name: string, args: unknown][]): ChatMessage {
-  const toolCalls: ToolCallRequest[] = calls.map(([name, args], i) => ({
+  const toolCalls: ToolCall[] = calls.map(([name, args], i) => ({
     id: `call-${i}`,
     name,
     arguments: typeof args === 'string' ? args : JSON.stringify(args),

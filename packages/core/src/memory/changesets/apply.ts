@@ -1,0 +1,240 @@
+import { z } from 'zod';
+import { isKiokuError, ValidationError } from '../../foundation/errors.js';
+import { sameJson } from '../../foundation/objects.js';
+import type { Scope } from '../../foundation/scope.js';
+import { KnowledgeDocumentSchema } from '../../store/documents/record.js';
+import type { DocumentStore } from '../../store/documents/store.js';
+import { type Fact, FactSchema } from '../../store/facts/record.js';
+import type { FactStore } from '../../store/facts/store.js';
+import { factText, markUntrusted } from '../trust/quarantine.js';
+import { CHANGE_OPS, type ChangeOperation, type Changeset, type FactDraft } from './changeset.js';
+
+/** An operation as it was written: `after` is the record as the store returned it (a fact's new version). */
+export const AppliedOperationSchema = z.discriminatedUnion('op', [
+  z.object({ op: z.literal('create'), after: FactSchema }),
+  z.object({ op: z.literal('update'), before: FactSchema, after: FactSchema }),
+  z.object({ op: z.literal('delete'), before: FactSchema }),
+  z.object({ op: z.literal('create_document'), after: KnowledgeDocumentSchema }),
+]);
+
+export type AppliedOperation = z.infer<typeof AppliedOperationSchema>;
+
+/** An operation that was not written, and why (`CONFLICT`: the record changed since it was read). */
+export const ChangeConflictSchema = z.object({
+  /** Index of the operation in the changeset (or in `applied`, for a revert). */
+  index: z.number().int().min(0),
+  op: z.enum(CHANGE_OPS),
+  id: z.string(),
+  code: z.string(),
+  message: z.string(),
+});
+
+export type ChangeConflict = z.infer<typeof ChangeConflictSchema>;
+
+export interface ApplyResult {
+  applied: AppliedOperation[];
+  conflicts: ChangeConflict[];
+}
+
+/**
+ * The stores a changeset writes to: facts, and the knowledge documents its `create_document` operations
+ * create. A bare `FactStore` is accepted where a changeset holds fact operations only.
+ */
+export interface ChangeStores {
+  facts: FactStore;
+  documents?: DocumentStore;
+}
+
+function storesOf(target: FactStore | ChangeStores): ChangeStores {
+  return 'facts' in target ? target : { facts: target };
+}
+
+/** The document store, or VALIDATION before anything is written when the operations need one and there is none. */
+function documentsFor(stores: ChangeStores, ops: readonly { op: string }[]): DocumentStore | undefined {
+  if (stores.documents || !ops.some((op) => op.op === 'create_document')) return stores.documents;
+  throw new ValidationError(
+    'The changeset creates knowledge documents: pass the document store too ({ facts, documents }).',
+  );
+}
+
+/**
+ * Write a changeset's operations in order. Updates and deletes pass the version of the record the pass
+ * read (`before.version`) as `expectedVersion`, so a record changed since (the user's edit, the model's
+ * own `update_memory`) is reported as a conflict and left as it is; a record gone since is reported too
+ * (`NOT_FOUND`). A created fact or document whose id is taken is a conflict as well. The other operations
+ * still apply. Errors that are not Kioku's (a crashed backend) are thrown.
+ */
+export async function applyChangeset(
+  target: FactStore | ChangeStores,
+  scope: Scope,
+  cs: Changeset,
+): Promise<ApplyResult> {
+  const stores = storesOf(target);
+  const documents = documentsFor(stores, cs.operations);
+  const applied: AppliedOperation[] = [];
+  const conflicts: ChangeConflict[] = [];
+  for (const [index, op] of cs.operations.entries()) {
+    try {
+      const done = await applyOne(stores.facts, documents, scope, op);
+      if (done) applied.push(done);
+      else conflicts.push(gone(index, op.op, idOf(op)));
+    } catch (error) {
+      if (!isKiokuError(error)) throw error;
+      conflicts.push({ index, op: op.op, id: idOf(op), code: error.code, message: error.message });
+    }
+  }
+  return { applied, conflicts };
+}
+
+async function applyOne(
+  facts: FactStore,
+  documents: DocumentStore | undefined,
+  scope: Scope,
+  op: ChangeOperation,
+): Promise<AppliedOperation | null> {
+  switch (op.op) {
+    case 'create':
+      return { op: 'create', after: await facts.create(scope, inputOf(guarded(op.after))) };
+    case 'update': {
+      const after = await facts.update(scope, op.before.id, patchTo(guarded(op.after, op.before)), {
+        expectedVersion: op.before.version,
+      });
+      return { op: 'update', before: op.before, after };
+    }
+    case 'delete': {
+      const deleted = await facts.delete(scope, op.before.id, { expectedVersion: op.before.version });
+      return deleted ? { op: 'delete', before: op.before } : null;
+    }
+    case 'create_document':
+      return { op: 'create_document', after: await documents!.create(scope, op.after) };
+  }
+}
+
+export interface RevertResult {
+  /**
+   * The operations now undone, last applied first: undone by this revert, or found already undone (the
+   * record is as it was before the apply, e.g. another instance reverted it at the same time).
+   */
+  reverted: AppliedOperation[];
+  conflicts: ChangeConflict[];
+}
+
+/**
+ * Undo applied operations, last first, restoring the exact prior records: a created fact is deleted, an
+ * updated one gets back its title, content, category, tags, metadata and provenance, a deleted one is
+ * created again with its id and `createdAt`, a created document is deleted. Each fact write expects the
+ * version the apply left, so a fact changed since the apply is a conflict (reported, not overwritten);
+ * documents have no versions, so a document is deleted only while it is the one the apply created (same
+ * text, title and `addedAt`). The rest is still undone. An operation whose record is already as it was
+ * before the apply counts as undone, so two reverts of one changeset at once (two app instances) agree on
+ * what is left, and neither undoes anything twice.
+ */
+export async function revertChangeset(
+  target: FactStore | ChangeStores,
+  scope: Scope,
+  applied: readonly AppliedOperation[],
+): Promise<RevertResult> {
+  const stores = storesOf(target);
+  const documents = documentsFor(stores, applied);
+  const { facts } = stores;
+  const reverted: AppliedOperation[] = [];
+  const conflicts: ChangeConflict[] = [];
+  for (let index = applied.length - 1; index >= 0; index--) {
+    const op = applied[index]!;
+    const id = op.op === 'delete' ? op.before.id : op.after.id;
+    try {
+      if (op.op === 'create') {
+        // Gone already: the state before the apply, whoever deleted it.
+        await facts.delete(scope, op.after.id, { expectedVersion: op.after.version });
+      } else if (op.op === 'update') {
+        await facts.update(scope, op.after.id, patchTo(op.before), { expectedVersion: op.after.version });
+      } else if (op.op === 'delete') {
+        await facts.create(scope, inputOf(op.before));
+      } else {
+        const current = await documents!.get(scope, op.after.id);
+        if (current && !sameDocument(current, op.after)) {
+          conflicts.push({
+            index,
+            op: op.op,
+            id,
+            code: 'CONFLICT',
+            message: `The document "${id}" was replaced since the changeset created it; it is left as it is.`,
+          });
+          continue;
+        }
+        if (current) await documents!.delete(scope, op.after.id);
+      }
+      reverted.push(op);
+    } catch (error) {
+      if (!isKiokuError(error)) throw error;
+      if (error.code === 'CONFLICT' && (await isUndone(facts, scope, op))) reverted.push(op);
+      else conflicts.push({ index, op: op.op, id, code: error.code, message: error.message });
+    }
+  }
+  return { reverted, conflicts };
+}
+
+type DocumentFields = Pick<z.infer<typeof KnowledgeDocumentSchema>, 'title' | 'text' | 'addedAt'>;
+
+function sameDocument(a: DocumentFields, b: DocumentFields): boolean {
+  return a.title === b.title && a.text === b.text && a.addedAt === b.addedAt;
+}
+
+/** True when the operation's fact is as it was before the apply (an update's fields, a deletion's record). */
+async function isUndone(facts: FactStore, scope: Scope, op: AppliedOperation): Promise<boolean> {
+  if (op.op === 'create_document') return false;
+  if (op.op === 'create') return (await facts.get(scope, op.after.id)) === null;
+  const current = await facts.get(scope, op.before.id);
+  if (!current) return false;
+  if (op.op === 'update') return sameJson(patchTo(current), patchTo(op.before));
+  return sameJson(inputOf(current), inputOf(op.before));
+}
+
+/** What `create` needs to write `draft` exactly (id and `createdAt` included). */
+function inputOf(draft: FactDraft | Fact) {
+  return {
+    id: draft.id,
+    ...(draft.title !== undefined ? { title: draft.title } : {}),
+    content: draft.content,
+    category: draft.category,
+    tags: draft.tags,
+    metadata: draft.metadata,
+    provenance: draft.provenance,
+    createdAt: draft.createdAt,
+  };
+}
+
+/**
+ * What a pass may write: text that reads like instructions goes in quarantine (`markUntrusted`), and an
+ * update never lifts the quarantine of the fact it changes — only the user does (`confirmQuarantined`).
+ */
+function guarded(after: FactDraft, before?: Fact): FactDraft {
+  const kept = before?.provenance.quarantine;
+  // Extraction decided already, knowing which words the user typed (`extractFacts`).
+  const provenance = kept
+    ? { ...after.provenance, quarantine: kept }
+    : after.provenance.source === 'extraction'
+      ? after.provenance
+      : markUntrusted(after.provenance, factText(after));
+  return provenance === after.provenance ? after : { ...after, provenance };
+}
+
+/** The patch that makes a fact equal to `target` in every field a patch can set (no title removes it). */
+function patchTo(target: FactDraft | Fact) {
+  return {
+    title: target.title ?? null,
+    content: target.content,
+    category: target.category,
+    tags: target.tags,
+    metadata: target.metadata,
+    provenance: target.provenance,
+  };
+}
+
+function idOf(op: ChangeOperation): string {
+  return op.op === 'delete' || op.op === 'update' ? op.before.id : op.after.id;
+}
+
+function gone(index: number, op: ChangeOperation['op'], id: string): ChangeConflict {
+  return { index, op, id, code: 'NOT_FOUND', message: `The fact "${id}" no longer exists.` };
+}

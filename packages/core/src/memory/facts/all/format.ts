@@ -1,0 +1,25 @@
+import type { Fact } from '../../../store/facts/record.js';
+import { quoteContent, sourceLabel } from '../../trust/fence.js';
+
+export const DYNAMIC_MEMORY_START = '[DYNAMIC_MEMORY]';
+export const DYNAMIC_MEMORY_END = '[END_DYNAMIC_MEMORY]';
+
+/**
+ * One fact as HPD-Agent prints it, with its source: `- (user) {title}: {content}`, or without a title
+ * `- (user) {content}`. With `showIds` the id comes first in brackets (`- [a1b2c3d4e5f6] (user) Diet:
+ * vegetarian`, RockBot's style), which lets the model call update_memory / delete_memory on a fact it did
+ * not create itself. Title and content are quoted (`quoteContent`): they cannot forge a line or a marker.
+ */
+export function factLine(
+  fact: Pick<Fact, 'id' | 'title' | 'content' | 'provenance'>,
+  showIds: boolean,
+): string {
+  const head = `- ${showIds ? `[${fact.id}] ` : ''}(${sourceLabel(fact.provenance)}) `;
+  const text = fact.title === undefined ? fact.content : `${fact.title}: ${fact.content}`;
+  return head + quoteContent(text);
+}
+
+/** The `[DYNAMIC_MEMORY]` block around the fact lines. */
+export function renderDynamicMemory(lines: readonly string[]): string {
+  return [DYNAMIC_MEMORY_START, ...lines, DYNAMIC_MEMORY_END].join('\n');
+}

@@ -1,0 +1,118 @@
+import { LineFitter, type LineItem } from '../../../runtime/fit-lines.js';
+import type { DroppedItem, PromptMiddleware } from '../../../runtime/middleware.js';
+import type { Fact } from '../../../store/facts/record.js';
+import type { FactStore } from '../../../store/facts/store.js';
+import type { Tokenizer } from '../../../tokens/tokenizer.js';
+import { isQuarantined } from '../../trust/quarantine.js';
+import { factLine, renderDynamicMemory } from './format.js';
+
+export const DYNAMIC_MEMORY_MIDDLEWARE = 'dynamic-memory';
+
+/** Facts read per store call; a 2k-token block holds about a hundred typical facts. */
+const PAGE = 128;
+
+/** The ledger's id for the facts never read because the block was full before their page came. */
+export const UNREAD_FACTS = 'unread-facts';
+
+interface CachedLine {
+  id: string;
+  provenance: Fact['provenance'];
+  title: string | undefined;
+  content: string;
+  item: LineItem;
+}
+
+export interface DynamicMemoryMiddlewareOptions {
+  store: FactStore;
+  maxTokens?: number;
+  showIds: boolean;
+}
+
+/**
+ * Injects the user's facts (HPD-Agent's DynamicMemoryFilter) as one `[DYNAMIC_MEMORY]` system message,
+ * newest-updated first, within min(allotted tokens, `maxTokens`). Facts read that do not fit are dropped
+ * with reason `budget`, one by one; the facts never read (the block was full first) are one ledger entry
+ * `{ id: 'unread-facts', reason: 'budget', count }`. No facts, or none that fit, means no message.
+ */
+export function dynamicMemoryMiddleware(options: DynamicMemoryMiddlewareOptions): PromptMiddleware {
+  // Each fact's line and its token cost, per tokenizer and fact record, so a turn over 10k+ facts does
+  // not rebuild every line. Stored facts are immutable records (an update is a new object); a cached
+  // line is still checked against the fact's id, title and content (string identity, cheap) in case a
+  // store mutates its records in place. A stale count would only skew the estimate, never the limit:
+  // the fitter counts the final message exactly.
+  const cache = new WeakMap<Tokenizer, WeakMap<Fact, CachedLine>>();
+  const itemOf = (tokenizer: Tokenizer, fact: Fact): LineItem => {
+    let byFact = cache.get(tokenizer);
+    if (!byFact) {
+      byFact = new WeakMap();
+      cache.set(tokenizer, byFact);
+    }
+    const cached = byFact.get(fact);
+    if (
+      cached !== undefined &&
+      cached.id === fact.id &&
+      cached.provenance === fact.provenance &&
+      cached.title === fact.title &&
+      cached.content === fact.content
+    ) {
+      return cached.item;
+    }
+    const line = factLine(fact, options.showIds);
+    const item: LineItem = { id: fact.id, line, tokens: tokenizer.count(line) };
+    byFact.set(fact, {
+      id: fact.id,
+      provenance: fact.provenance,
+      title: fact.title,
+      content: fact.content,
+      item,
+    });
+    return item;
+  };
+
+  return {
+    name: DYNAMIC_MEMORY_MIDDLEWARE,
+    placement: 'system',
+    async inject(ctx) {
+      const limit = Math.min(ctx.maxTokens, options.maxTokens ?? Number.POSITIVE_INFINITY);
+      const fitter = new LineFitter(ctx.tokenizer, limit, renderDynamicMemory);
+      // Newest-updated first, a page at a time: with thousands of facts only the first pages can fit.
+      // The scan stops at the end of the facts, when not one more line could fit, or after a page that
+      // added nothing (the block is full for the lines this user has).
+      const seen = new Set<string>();
+      const versions = new Map<string, number>();
+      const quarantined: DroppedItem[] = [];
+      let examined = 0;
+      let more = true;
+      while (more && !fitter.full) {
+        const page = await options.store.list(ctx.scope, { order: 'updated', limit: PAGE, offset: examined });
+        examined += page.length;
+        more = page.length === PAGE;
+        let added = false;
+        for (const fact of page) {
+          // An update between two pages moves a fact to the front: never show it twice.
+          if (seen.has(fact.id)) continue;
+          seen.add(fact.id);
+          if (isQuarantined(fact)) {
+            quarantined.push({ id: fact.id, reason: 'quarantined' });
+            continue;
+          }
+          versions.set(fact.id, fact.version);
+          added = fitter.offer(itemOf(ctx.tokenizer, fact)) || added;
+        }
+        if (!added) break;
+      }
+      const block = fitter.finish();
+      const dropped = [...quarantined, ...block.dropped];
+      if (more) {
+        const unread = (await options.store.count(ctx.scope)) - examined;
+        if (unread > 0) dropped.push({ id: UNREAD_FACTS, reason: 'budget', count: unread });
+      }
+      return {
+        messages: block.message ? [block.message] : [],
+        included: block.included.length,
+        dropped,
+        injectedFacts: block.included.map((item) => ({ id: item.id, version: versions.get(item.id)! })),
+      };
+    },
+  };
+}

@@ -1,0 +1,31 @@
+import { z } from 'zod';
+import { defineTool, type Tool } from '../../model/tool.js';
+import type { FactStore } from '../../store/facts/store.js';
+import { deleteSeenFact } from './seen-fact-edits.js';
+
+const byStore = new WeakMap<FactStore, Tool>();
+
+/**
+ * `delete_memory(id)`, offered by both dynamic memory (HPD-Agent) and long-term memory (RockBot) over
+ * the same fact store. Built once per store, so both features hand the Conversation the same Tool
+ * object and it is registered once; two features over different stores would be ambiguous and the
+ * Conversation refuses them.
+ */
+export function deleteMemoryTool(store: FactStore): Tool {
+  let tool = byStore.get(store);
+  if (!tool) {
+    tool = defineTool({
+      name: 'delete_memory',
+      description:
+        'Delete a memory by its id (the [id] shown in the memory block or returned by search_memory). ' +
+        'Use it when the user asks to forget something or an entry is wrong or outdated.',
+      parameters: z.object({ id: z.string().min(1).describe('The memory id, e.g. "a1b2c3d4e5f6".') }),
+      async execute({ id }, context) {
+        await deleteSeenFact(store, context, id, 'delete_memory');
+        return `Deleted memory ${id}.`;
+      },
+    });
+    byStore.set(store, tool);
+  }
+  return tool;
+}

@@ -1,0 +1,129 @@
+import { z } from 'zod';
+import type { Clock } from '../../../foundation/clock.js';
+import { ValidationError } from '../../../foundation/errors.js';
+import type { Scope } from '../../../foundation/scope.js';
+import { parseOrThrow } from '../../../foundation/validation.js';
+import type { ChatModel } from '../../../model/chat-model.js';
+import type { MemoryFeature } from '../../../runtime/feature.js';
+import { type DedupOption, DedupOptionSchema, resolveDedup } from '../../../store/facts/near-duplicate.js';
+import type { Fact } from '../../../store/facts/record.js';
+import type { FactStore } from '../../../store/facts/store.js';
+import type { SessionStore } from '../../../store/sessions/store.js';
+import type { BackgroundQueue } from '../../background/queue.js';
+import type { ChangesetLog } from '../../changesets/changeset-log.js';
+import { enrichMemory } from '../../enrichment/enrich.js';
+import { LONG_TERM_MEMORY_MIDDLEWARE, longTermMemoryMiddleware } from './middleware.js';
+import { longTermMemoryToolkit } from './toolkit.js';
+
+export { RECALL_END, RECALL_HEADER, recallLine, renderCategoryTree } from './format.js';
+export { RECALL_INJECTED_KEY } from './injected.js';
+export { LONG_TERM_MEMORY_MIDDLEWARE } from './middleware.js';
+
+export interface LongTermMemoryOptions {
+  /**
+   * The user's facts (shared with dynamic memory when both are used). Recall is hybrid when this store
+   * is (`withEmbeddings` on the bundle, or `KiokuBuilder`'s `embeddings`).
+   */
+  store: FactStore;
+  /** Where the ids recalled in each session are kept (k-v key `kioku.recall.injected`). */
+  sessions: SessionStore;
+  /** Entries searched per user message, and the most search_memory returns (default 8, RockBot's). */
+  maxResults?: number;
+  /** Newest entries injected on a session's first turn when the search finds nothing (default 5; 0 = off). */
+  fallbackResults?: number;
+  /** Most tokens for the block; by default whatever the budget has left. */
+  maxTokens?: number;
+  /**
+   * Dedup before save_memory stores (default on, threshold `DEDUP_THRESHOLD`): `{ threshold }` tunes it,
+   * `false` turns it off.
+   */
+  dedup?: DedupOption;
+  /**
+   * Expand each memory save_memory saved into focused, well-formed entries in the background (a
+   * changeset of pass `enrichment`, kept in the changeset log). Without it, save_memory only saves.
+   */
+  enrichment?: EnrichmentOptions;
+}
+
+/** Background enrichment of save_memory's memories. */
+export interface EnrichmentOptions {
+  model: ChatModel;
+  /** Where the job runs, after the reply (KiokuBuilder hands its queue). */
+  background: BackgroundQueue;
+  /**
+   * Replaces the built-in memory rules (RockBot's `memory-rules.md`): the text, or a function read when a
+   * job runs (the builder's directive files; undefined keeps the built-in rules).
+   */
+  directive?: string | (() => Promise<string | undefined>);
+  /** Where applied changesets are kept (default: one over `sessions`). */
+  changesets?: ChangesetLog;
+  clock?: Clock;
+}
+
+const OptionsSchema = z.object({
+  maxResults: z.number().int().min(1).max(1000).default(8),
+  fallbackResults: z.number().int().min(0).max(1000).default(5),
+  maxTokens: z.number().int().min(1).optional(),
+  dedup: DedupOptionSchema,
+});
+
+/**
+ * RockBot's long-term memory (`.WithMemory()`): facts recalled by the user message on each turn with
+ * delta injection and a first-turn fallback, plus save_memory, search_memory, delete_memory and
+ * list_memory_categories. With `enrichment`, each memory save_memory saved is then expanded in the
+ * background; the reply never waits for it, and if the model fails the saved memory stays as it is.
+ */
+export function longTermMemory(options: LongTermMemoryOptions): MemoryFeature {
+  const { maxResults, fallbackResults, maxTokens, dedup } = parseOrThrow(
+    OptionsSchema,
+    options,
+    'long-term memory options',
+  );
+  const { store, enrichment } = options;
+  if (enrichment && (!enrichment.model || !enrichment.background)) {
+    throw new ValidationError('Enrichment needs a `model` and a `background` queue.');
+  }
+  const settings = resolveDedup(dedup);
+  const onSaved = enrichment
+    ? (scope: Scope, original: Fact) => {
+        const { model, background, directive, changesets, clock } = enrichment;
+        const owner = {
+          userId: scope.userId,
+          ...(scope.agentId !== undefined ? { agentId: scope.agentId } : {}),
+        };
+        background.enqueue({
+          kind: 'enrichment',
+          scope: owner,
+          run: async (signal) => {
+            const rules = typeof directive === 'function' ? await directive() : directive;
+            return enrichMemory({
+              stores: { facts: store, sessions: options.sessions },
+              model,
+              scope: owner,
+              original,
+              dedup: dedup ?? true,
+              signal,
+              ...(rules !== undefined ? { directive: rules } : {}),
+              ...(changesets ? { changesets } : {}),
+              ...(clock ? { clock } : {}),
+            });
+          },
+        });
+      }
+    : undefined;
+  return {
+    name: LONG_TERM_MEMORY_MIDDLEWARE,
+    middleware: longTermMemoryMiddleware({
+      store,
+      sessions: options.sessions,
+      maxResults,
+      fallbackResults,
+      ...(maxTokens === undefined ? {} : { maxTokens }),
+    }),
+    toolkit: longTermMemoryToolkit(store, {
+      searchResults: maxResults,
+      dedup: settings,
+      ...(onSaved ? { onSaved } : {}),
+    }),
+  };
+}

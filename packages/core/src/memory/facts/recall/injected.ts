@@ -1,0 +1,63 @@
+import { z } from 'zod';
+import type { Scope } from '../../../foundation/scope.js';
+import type { SessionStore } from '../../../store/sessions/store.js';
+import { updateKvValue } from '../../../store/sessions/update-value.js';
+
+/** Session k-v key holding the ids already recalled into the session (a JSON array). */
+export const RECALL_INJECTED_KEY = 'kioku.recall.injected';
+
+/** Ids kept per session, newest last; about 150 KB, far below the k-v value limit. */
+const MAX_TRACKED_IDS = 10_000;
+
+const IdsSchema = z.array(z.string());
+
+/**
+ * RockBot's InjectedMemoryTracker, persisted in the session's k-v store so that delta injection survives
+ * a process restart and a resumed Conversation. `add` writes with the version it read (and reads again on
+ * CONFLICT), so turns of one session served at once by two app instances both keep what they recalled.
+ */
+export class InjectedMemoryTracker {
+  readonly #sessions: SessionStore;
+  /**
+   * The last value parsed and its ids. The list is read on every turn (and again when it is added to)
+   * and grows by up to `maxResults` ids a turn; validating thousands of ids each time showed in the
+   * turn bench. The same string parses to the same ids, so an unchanged value is not parsed again.
+   */
+  #last: { raw: string; ids: readonly string[] } | undefined;
+
+  constructor(sessions: SessionStore) {
+    this.#sessions = sessions;
+  }
+
+  async load(scope: Readonly<Scope>, sessionId: string): Promise<Set<string>> {
+    const entry = await this.#sessions.kvGet(scope, sessionId, RECALL_INJECTED_KEY);
+    return new Set(this.#parse(entry?.value));
+  }
+
+  async add(scope: Readonly<Scope>, sessionId: string, ids: readonly string[]): Promise<void> {
+    if (ids.length === 0) return;
+    const written = await updateKvValue(this.#sessions, scope, sessionId, RECALL_INJECTED_KEY, (current) => {
+      const all = new Set(this.#parse(current?.value));
+      const known = all.size;
+      for (const id of ids) all.add(id);
+      if (all.size === known) return null; // the stored list has every id already
+      return JSON.stringify([...all].slice(-MAX_TRACKED_IDS));
+    });
+    if (written) this.#parse(written.value);
+  }
+
+  /** The ids of a stored value; an unreadable one is none (it only costs re-injecting; `add` rewrites it). */
+  #parse(raw: string | undefined): readonly string[] {
+    if (raw === undefined) return [];
+    if (this.#last?.raw === raw) return this.#last.ids;
+    let ids: string[] = [];
+    try {
+      const parsed = IdsSchema.safeParse(JSON.parse(raw));
+      if (parsed.success) ids = parsed.data;
+    } catch {
+      // ids stays empty
+    }
+    this.#last = { raw, ids };
+    return ids;
+  }
+}

@@ -1,0 +1,149 @@
+import { z } from 'zod';
+import { type Clock, systemClock } from '../../foundation/clock.js';
+import { NotFoundError } from '../../foundation/errors.js';
+import { CategorySchema, TagSchema } from '../../foundation/record-fields.js';
+import type { Scope } from '../../foundation/scope.js';
+import { defineTool, type Toolkit } from '../../model/tool.js';
+import { MAX_TTL_MS, WorkingPrefixSchema } from '../../store/working/record.js';
+import type { WorkingMemoryStore } from '../../store/working/store.js';
+import { formatRemaining, inventoryLine } from './format.js';
+import { checkReadablePrefix, resolveKey, resolveWriteKey } from './namespace.js';
+import { noteSeenEntry, saveSeenEntry } from './seen.js';
+
+export interface WorkingMemoryToolkitOptions {
+  store: WorkingMemoryStore;
+  namespace: (scope: Readonly<Scope>) => string;
+  clock?: Clock;
+  /** Results of search_working_memory (default 10). */
+  searchLimit: number;
+  /** Characters of each value shown by search_working_memory (default 200). */
+  previewChars: number;
+}
+
+const MAX_TTL_MINUTES = MAX_TTL_MS / 60_000;
+
+const KeySchema = z.string().trim().min(1).max(512);
+const NamespaceParam = WorkingPrefixSchema.describe(
+  'A key prefix to look under instead of your own namespace, e.g. "patrol", "patrol/heartbeat" or "subagent/t1".',
+);
+
+/**
+ * RockBot's working-memory tools. Every call runs in the turn's scope (user + agent) and its own
+ * namespace; writes never leave it, reads may name any key of the same user + agent by its full path,
+ * except under Kioku's reserved root (`kioku/…`, leases): naming one is VALIDATION. A save of a key the
+ * model read in this conversation is checked against the version it read (CONFLICT when it changed since).
+ */
+export function workingMemoryToolkit(options: WorkingMemoryToolkitOptions): Toolkit {
+  const { store } = options;
+  const clock = options.clock ?? systemClock;
+  const own = (scope: Readonly<Scope>) => options.namespace(scope);
+
+  const save = defineTool({
+    name: 'save_to_working_memory',
+    description:
+      'Save data to your working memory (scratch space with expiry) for later turns or other tools: large ' +
+      'results, partial work, hand-offs. A plain key such as "inbox_summary" is stored in your own ' +
+      'namespace; you cannot write to other namespaces. Saving an existing key replaces it (if you read it ' +
+      'and it changed since, the save is refused and you are shown what it holds now).',
+    parameters: z.object({
+      key: KeySchema.describe('A short name such as "emails_inbox" (letters, digits, _ . @ + -; "/" nests).'),
+      data: z.string().min(1).describe('The content to store.'),
+      ttl_minutes: z
+        .number()
+        .positive()
+        .max(MAX_TTL_MINUTES)
+        .optional()
+        .describe('Minutes until it expires (default 5).'),
+      category: CategorySchema.optional().describe('Optional category such as "email" or "research/web".'),
+      tags: z.array(TagSchema).max(32).optional().describe('Optional tags.'),
+    }),
+    async execute(args, context) {
+      const key = resolveWriteKey(args.key, own(context.scope));
+      const entry = await saveSeenEntry(store, context, key, args.data, {
+        ...(args.ttl_minutes === undefined
+          ? {}
+          : { ttlMs: Math.max(1, Math.round(args.ttl_minutes * 60_000)) }),
+        ...(args.category === undefined ? {} : { category: args.category }),
+        tags: args.tags ?? [],
+      });
+      return {
+        saved: entry.key,
+        expiresIn: formatRemaining(Date.parse(entry.expiresAt) - Date.parse(entry.storedAt)),
+        expiresAt: entry.expiresAt,
+      };
+    },
+  });
+
+  const get = defineTool({
+    name: 'get_from_working_memory',
+    recall: true,
+    description:
+      'Read an entry from working memory: a plain key from your own namespace, or a full key such as ' +
+      '"patrol/heartbeat/latest-briefing" or "subagent/t1/research_results" from another. Returns the data.',
+    parameters: z.object({ key: KeySchema.describe('Plain key (own namespace) or full path.') }),
+    async execute(args, context) {
+      const key = resolveKey(args.key, own(context.scope));
+      const entry = await store.get(context.scope, key);
+      if (!entry) {
+        throw new NotFoundError(
+          `No entry "${key}" in working memory (it may have expired). Use list_working_memory to see the keys.`,
+        );
+      }
+      noteSeenEntry(context, entry);
+      return entry.value;
+    },
+  });
+
+  const list = defineTool({
+    name: 'list_working_memory',
+    description:
+      'List the keys in your own working-memory namespace (with time left, category and tags, not the data), ' +
+      'or under another prefix such as "patrol" or "subagent/t1".',
+    parameters: z.object({ namespace: NamespaceParam.optional() }),
+    async execute(args, { scope }) {
+      const prefix = checkReadablePrefix(args.namespace ?? own(scope));
+      const entries = await store.list(scope, prefix);
+      if (entries.length === 0) return `No entries in working memory under "${prefix}".`;
+      const now = clock.now();
+      return [`Working memory under "${prefix}":`, ...entries.map((e) => inventoryLine(e, now))].join('\n');
+    },
+  });
+
+  const search = defineTool({
+    name: 'search_working_memory',
+    recall: true,
+    description:
+      'Search working memory by words (BM25), category and/or tags, in your own namespace or under another ' +
+      'prefix. Returns the best matches with a short preview of their data.',
+    parameters: z.object({
+      query: z.string().max(4000).optional().describe('Words to look for.'),
+      category: CategorySchema.optional().describe('Only this category (and its sub-categories).'),
+      tags: z.array(TagSchema).max(32).optional().describe('Only entries with all of these tags.'),
+      namespace: NamespaceParam.optional(),
+    }),
+    async execute(args, context) {
+      const { scope } = context;
+      const prefix = checkReadablePrefix(args.namespace ?? own(scope));
+      const hits = await store.search(scope, {
+        prefix,
+        limit: options.searchLimit,
+        ...(args.query === undefined ? {} : { query: args.query }),
+        ...(args.category === undefined ? {} : { category: args.category }),
+        ...(args.tags === undefined ? {} : { tags: args.tags }),
+      });
+      if (hits.length === 0) return `No matching entries in working memory under "${prefix}".`;
+      for (const { entry } of hits) noteSeenEntry(context, entry);
+      const now = clock.now();
+      return hits
+        .map(({ entry }) => `${inventoryLine(entry, now)}\n  ${preview(entry.value, options.previewChars)}`)
+        .join('\n');
+    },
+  });
+
+  return { name: 'working-memory', tools: [save, get, list, search] };
+}
+
+function preview(value: string, chars: number): string {
+  const flat = value.replace(/\s+/g, ' ').trim();
+  return flat.length <= chars ? flat : `${flat.slice(0, chars)}…`;
+}

@@ -1,0 +1,106 @@
+import { type ChatMessage, countMessageTokens } from '../model/messages.js';
+import type { Tokenizer } from '../tokens/tokenizer.js';
+import type { DroppedItem } from './middleware.js';
+
+/** One candidate line of a list block (a fact, a recalled entry) and the record it names. */
+export interface LineItem {
+  id: string;
+  line: string;
+  /** Tokens of `line` when already known (cached); counted otherwise. */
+  tokens?: number;
+}
+
+export interface FittedBlock {
+  /** The system message, or undefined when not one line fits. */
+  message: ChatMessage | undefined;
+  included: LineItem[];
+  dropped: DroppedItem[];
+}
+
+/** The cheapest line there can be (`- x` and its newline): below this much room nothing more fits. */
+const MIN_LINE_TOKENS = 2;
+
+/**
+ * Fits list lines into one system message `render(lines)` of at most `maxTokens` (counted with
+ * `countMessageTokens` on the whole message, markers and header included), one `offer` at a time, so a
+ * caller can read candidates page by page and stop once the block is full. Lines are tried in order and
+ * a line that does not fit is skipped, so one oversized entry cannot hide every entry after it.
+ *
+ * Lines are costed one by one (line + 1 for the newline) rather than by re-counting the whole message
+ * for every candidate; BPE merges across a line break usually save tokens, so the estimate tends to err on
+ * the safe side. Where it refuses a line the message is counted exactly once to reclaim that slack, and
+ * the final message is counted exactly and trimmed, so the limit holds whatever the tokenizer does.
+ */
+export class LineFitter {
+  readonly included: LineItem[] = [];
+  readonly dropped: DroppedItem[] = [];
+  readonly #tokenizer: Tokenizer;
+  readonly #maxTokens: number;
+  readonly #render: (lines: readonly string[]) => string;
+  #used: number;
+  #calibrated = true;
+
+  constructor(tokenizer: Tokenizer, maxTokens: number, render: (lines: readonly string[]) => string) {
+    this.#tokenizer = tokenizer;
+    this.#maxTokens = maxTokens;
+    this.#render = render;
+    this.#used = this.#exact([]);
+  }
+
+  /** True when not even the cheapest line could still fit. */
+  get full(): boolean {
+    return this.#calibrated && this.#used + MIN_LINE_TOKENS > this.#maxTokens;
+  }
+
+  /** Adds the line when it fits (true), records it as dropped for the budget otherwise (false). */
+  offer(item: LineItem): boolean {
+    const cost = (item.tokens ?? this.#tokenizer.count(item.line)) + 1;
+    if (this.#used + cost > this.#maxTokens && !this.#calibrated) {
+      this.#used = this.#exact(this.#lines());
+      this.#calibrated = true;
+    }
+    if (this.#used + cost <= this.#maxTokens) {
+      this.included.push(item);
+      this.#used += cost;
+      this.#calibrated = false;
+      return true;
+    }
+    this.dropped.push({ id: item.id, reason: 'budget', tokens: cost });
+    return false;
+  }
+
+  /** The block: the exact count is checked and, if the estimate came out low, the last lines go. */
+  finish(): FittedBlock {
+    // `used` is already exact when nothing was added since the last calibration.
+    let total = this.#calibrated ? this.#used : this.#exact(this.#lines());
+    while (this.included.length > 0 && total > this.#maxTokens) {
+      const last = this.included.pop()!;
+      const tokens = (last.tokens ?? this.#tokenizer.count(last.line)) + 1;
+      this.dropped.push({ id: last.id, reason: 'budget', tokens });
+      total = this.#exact(this.#lines());
+    }
+    const message: ChatMessage | undefined =
+      this.included.length > 0 ? { role: 'system', content: this.#render(this.#lines()) } : undefined;
+    return { message, included: this.included, dropped: this.dropped };
+  }
+
+  #lines(): string[] {
+    return this.included.map((i) => i.line);
+  }
+
+  #exact(lines: readonly string[]): number {
+    return countMessageTokens(this.#tokenizer, { role: 'system', content: this.#render(lines) });
+  }
+}
+
+/** Fits a whole candidate list at once (see LineFitter). */
+export function fitLines(
+  tokenizer: Tokenizer,
+  items: readonly LineItem[],
+  maxTokens: number,
+  render: (lines: readonly string[]) => string,
+): FittedBlock {
+  const fitter = new LineFitter(tokenizer, maxTokens, render);
+  for (const item of items) fitter.offer(item);
+  return fitter.finish();
+}

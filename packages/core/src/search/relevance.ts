@@ -1,0 +1,30 @@
+import { englishAnalyzer } from './analyzer.js';
+
+/** The distinct analyzed terms of a query (stop words dropped, stemmed), as the lexical index sees them. */
+export function queryTerms(query: string): ReadonlySet<string> {
+  return new Set(englishAnalyzer.terms(query));
+}
+
+/** The share (0–1) of the query's terms that occur in `text`. */
+export function coverage(terms: ReadonlySet<string>, text: string): number {
+  if (terms.size === 0) return 0;
+  const present = new Set(englishAnalyzer.terms(text));
+  let found = 0;
+  for (const term of terms) if (present.has(term)) found++;
+  return found / terms.size;
+}
+
+/**
+ * Relevance in [0, 1] from a lexical hit, so Agentflow's `relevance_threshold` (a cosine similarity in
+ * the seed) means something with BM25, whose raw scores have no fixed scale:
+ *
+ *   relevance = (score / best score in the same result list + share of query terms the memory contains) / 2
+ *
+ * The first half ranks a hit against the best one; the second is absolute, so the best hit of a poor
+ * match does not get 1.0 just for being first. At the default threshold 0.7 the best hit needs 40% of the
+ * query's terms, a hit with half the best score needs 90%.
+ */
+export function relevance(score: number, bestScore: number, termCoverage: number): number {
+  const relative = bestScore > 0 ? Math.min(1, Math.max(0, score / bestScore)) : 0;
+  return (relative + termCoverage) / 2;
+}

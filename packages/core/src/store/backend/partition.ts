@@ -1,0 +1,62 @@
+import type { StoreKind } from '../kinds.js';
+/**
+ * The storage seam under Kioku's in-memory and file stores. Each store kind keeps its records in
+ * partitions — one per user (and agent, and sometimes thread or namespace) — and the backend only has to
+ * load, save and list partitions atomically. All record logic (validation, caps, TTL, search) lives once,
+ * in the store classes, so every backend behaves the same.
+ */
+
+/** Names one partition. `name` is a sub-partition (a thread, a session, a working-memory root segment). */
+export interface PartitionRef {
+  readonly kind: StoreKind;
+  readonly userId: string;
+  readonly agentId?: string | undefined;
+  readonly name?: string | undefined;
+}
+
+/** How a store kind turns its in-memory partition state into JSON and back. */
+export interface PartitionCodec<S> {
+  /** A new, empty partition. */
+  empty(): S;
+  /** Build state from persisted JSON. Throws (any error) when the data is invalid. */
+  decode(data: unknown): S;
+  /** Persistable JSON for the state. */
+  encode(state: S): unknown;
+  /** True when the partition holds nothing and may be deleted rather than saved. */
+  isEmpty(state: S): boolean;
+  /**
+   * The partition as keyed records, in order, for backends that store each record on its own (see
+   * `RecordBackend`). Without it such a backend stores the whole partition as one record.
+   */
+  toRecords?(state: S): KeyedRecord[];
+  /** State from the records `toRecords` gave, in the same order. Throws when they are invalid. */
+  fromRecords?(records: readonly KeyedRecord[]): S;
+}
+
+/** One record of a partition, as a record-level backend stores it: its key and its JSON value. */
+export interface KeyedRecord {
+  readonly key: string;
+  readonly value: unknown;
+}
+
+export interface PartitionBackend {
+  /**
+   * The current state of a partition (empty when absent). The returned object is shared: callers
+   * must treat it as read-only and must not keep it across an `await`.
+   */
+  read<S>(ref: PartitionRef, codec: PartitionCodec<S>): Promise<S>;
+  /**
+   * Exclusive read-modify-write. `mutate` runs synchronously on the freshest state, changes it in place
+   * and returns a result. It must validate before it changes anything: if it throws, nothing is saved.
+   * Writers of the same partition are serialized (across processes, where the backend is shared).
+   */
+  write<S, R>(ref: PartitionRef, codec: PartitionCodec<S>, mutate: (state: S) => R): Promise<R>;
+  /** Replace a partition wholesale (restore). */
+  replace<S>(ref: PartitionRef, codec: PartitionCodec<S>, state: S): Promise<void>;
+  /** Every stored partition of `kind`, optionally only one user's. */
+  list(kind: StoreKind, userId?: string): Promise<PartitionRef[]>;
+}
+
+export function partitionLabel(ref: PartitionRef): string {
+  return [ref.kind, ref.userId, ref.agentId ?? '-', ref.name ?? '-'].join('|');
+}

@@ -1,0 +1,204 @@
+import type { z } from 'zod';
+import { LexicalIndex, type LexicalIndexOptions } from '../../search/lexical-index.js';
+import type { StoreKind } from '../kinds.js';
+import type { PartitionCodec } from './partition.js';
+
+/** One searchable unit of a record (a fact is one; a document has one per chunk). */
+export interface IndexEntry {
+  key: string;
+  text: string;
+}
+
+export interface RecordPartitionSpec<T> {
+  idOf(record: T): string;
+  /** What to index for a record; omit for kinds that are never searched. */
+  indexEntries?(record: T): IndexEntry[];
+  search?: LexicalIndexOptions;
+  /**
+   * Orders kept sorted as records change, by name (e.g. facts newest-updated first). Each comparator must
+   * be a total order (no two records equal), so a record's place is found by binary search.
+   */
+  orders?: Record<string, (a: T, b: T) => number>;
+}
+
+/**
+ * Records are frozen when stored, so the objects a store hands out can be returned without copying
+ * and no caller can change stored data behind the store's back.
+ */
+export function deepFreeze<T>(value: T): T {
+  if (value !== null && typeof value === 'object' && !Object.isFrozen(value)) {
+    Object.freeze(value);
+    for (const child of Object.values(value)) deepFreeze(child);
+  }
+  return value;
+}
+
+/**
+ * Records of one partition in insertion order, with a lexical index built on first search and then
+ * kept in step with every write. Shared by facts, documents, details, working memory and session lists.
+ */
+export class RecordPartition<T> {
+  readonly records = new Map<string, T>();
+  #index: LexicalIndex | undefined;
+  /** Derived arrays (e.g. records in some order), dropped on every change. */
+  readonly #views = new Map<string, readonly T[]>();
+  /** The spec's `orders`, each built on first use and then kept in step with every write. */
+  readonly #sorted = new Map<string, T[]>();
+  readonly #spec: RecordPartitionSpec<T>;
+
+  constructor(spec: RecordPartitionSpec<T>, records: Iterable<T> = []) {
+    this.#spec = spec;
+    for (const record of records) this.records.set(spec.idOf(record), deepFreeze(record));
+  }
+
+  get size(): number {
+    return this.records.size;
+  }
+
+  get(id: string): T | undefined {
+    return this.records.get(id);
+  }
+
+  /** Insert or replace; a replaced record keeps its position unless `moveToEnd` is set. */
+  put(record: T, options: { moveToEnd?: boolean } = {}): void {
+    const id = this.#spec.idOf(record);
+    const previous = this.records.get(id);
+    if (previous !== undefined) {
+      this.#unindex(previous);
+      if (options.moveToEnd) this.records.delete(id);
+    }
+    this.records.set(id, deepFreeze(record));
+    this.#indexRecord(record);
+    this.#views.clear();
+    for (const [name, sorted] of this.#sorted) {
+      const compare = this.#spec.orders![name]!;
+      if (previous !== undefined) removeSorted(sorted, previous, compare);
+      sorted.splice(lowerBound(sorted, record, compare), 0, record);
+    }
+  }
+
+  delete(id: string): T | undefined {
+    const previous = this.records.get(id);
+    if (previous === undefined) return undefined;
+    this.records.delete(id);
+    this.#unindex(previous);
+    this.#views.clear();
+    for (const [name, sorted] of this.#sorted) removeSorted(sorted, previous, this.#spec.orders![name]!);
+    return previous;
+  }
+
+  /**
+   * The records in the spec's order `name`, sorted once and then updated by binary search on every put
+   * and delete (a write to a 100k-record partition moves pointers instead of re-sorting). The array is
+   * the partition's own: callers copy what they keep and never change it.
+   */
+  sorted(name: string): readonly T[] {
+    let sorted = this.#sorted.get(name);
+    if (!sorted) {
+      const compare = this.#spec.orders?.[name];
+      if (!compare) throw new Error(`No order "${name}" in this partition's spec.`);
+      sorted = [...this.records.values()].sort(compare);
+      this.#sorted.set(name, sorted);
+    }
+    return sorted;
+  }
+
+  /** `compute()` remembered until the next put or delete (callers must not change the array). */
+  view(name: string, compute: () => T[]): readonly T[] {
+    let view = this.#views.get(name);
+    if (!view) {
+      view = Object.freeze(compute());
+      this.#views.set(name, view);
+    }
+    return view;
+  }
+
+  /** The lexical index over this partition, built on first use. */
+  index(): LexicalIndex {
+    if (!this.#index) {
+      const index = new LexicalIndex(this.#spec.search);
+      const entriesOf = this.#spec.indexEntries;
+      if (entriesOf) {
+        for (const record of this.records.values()) {
+          for (const entry of entriesOf(record)) index.set(entry.key, entry.text);
+        }
+      }
+      this.#index = index;
+    }
+    return this.#index;
+  }
+
+  #indexRecord(record: T): void {
+    if (!this.#index || !this.#spec.indexEntries) return;
+    for (const entry of this.#spec.indexEntries(record)) this.#index.set(entry.key, entry.text);
+  }
+
+  #unindex(record: T): void {
+    if (!this.#index || !this.#spec.indexEntries) return;
+    for (const entry of this.#spec.indexEntries(record)) this.#index.remove(entry.key);
+  }
+}
+
+/** The first index whose element sorts after `record` (where `record` goes). */
+function lowerBound<T>(sorted: readonly T[], record: T, compare: (a: T, b: T) => number): number {
+  let low = 0;
+  let high = sorted.length;
+  while (low < high) {
+    const mid = (low + high) >>> 1;
+    if (compare(sorted[mid]!, record) < 0) low = mid + 1;
+    else high = mid;
+  }
+  return low;
+}
+
+function removeSorted<T>(sorted: T[], record: T, compare: (a: T, b: T) => number): void {
+  const at = lowerBound(sorted, record, compare);
+  if (sorted[at] === record) sorted.splice(at, 1);
+  else {
+    // Only reachable with a comparator that is not a total order: fall back to a scan.
+    const index = sorted.indexOf(record);
+    if (index !== -1) sorted.splice(index, 1);
+  }
+}
+
+export interface RecordFile<T> {
+  kind: StoreKind;
+  schemaVersion: 1;
+  records: T[];
+}
+
+/** A codec that stores a RecordPartition as `{ kind, schemaVersion, records: [...] }`, validated with zod. */
+export function recordPartitionCodec<T>(
+  kind: StoreKind,
+  recordSchema: z.ZodType<T>,
+  spec: RecordPartitionSpec<T>,
+): PartitionCodec<RecordPartition<T>> {
+  return {
+    empty: () => new RecordPartition(spec),
+    decode(data) {
+      const file = data as Partial<RecordFile<unknown>> | null;
+      if (!file || typeof file !== 'object' || file.kind !== kind || !Array.isArray(file.records)) {
+        throw new Error(`expected an object { "kind": "${kind}", "schemaVersion": 1, "records": [...] }`);
+      }
+      if (file.schemaVersion !== 1)
+        throw new Error(`unsupported schemaVersion ${String(file.schemaVersion)}`);
+      const records = file.records.map((raw, i) => {
+        const parsed = recordSchema.safeParse(raw);
+        if (!parsed.success) {
+          const issue = parsed.error.issues[0];
+          throw new Error(`records[${i}].${issue?.path.join('.') ?? ''}: ${issue?.message ?? 'invalid'}`);
+        }
+        return parsed.data;
+      });
+      return new RecordPartition(spec, records);
+    },
+    encode(state): RecordFile<T> {
+      return { kind, schemaVersion: 1, records: [...state.records.values()] };
+    },
+    isEmpty: (state) => state.size === 0,
+    toRecords: (state) => [...state.records].map(([key, value]) => ({ key, value })),
+    fromRecords(records) {
+      return this.decode({ kind, schemaVersion: 1, records: records.map((r) => r.value) });
+    },
+  };
+}

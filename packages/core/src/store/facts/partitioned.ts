@@ -1,0 +1,207 @@
+import { type Clock, isoAt, systemClock } from '../../foundation/clock.js';
+import { ConflictError } from '../../foundation/errors.js';
+import { IdSchema } from '../../foundation/ids.js';
+import { categoryMatches, hasAllTags } from '../../foundation/record-fields.js';
+import { parseScope, type Scope, type SnapshotSelector } from '../../foundation/scope.js';
+import { parseOrThrow } from '../../foundation/validation.js';
+import { parseWriteOptions, type WriteOptions } from '../../foundation/version.js';
+import type { PartitionBackend, PartitionRef } from '../backend/partition.js';
+import { type RecordPartition, recordPartitionCodec } from '../backend/record-partition.js';
+import {
+  erasePartitions,
+  groupByPartition,
+  restorePartitions,
+  type SnapshotMapping,
+  snapshotPartitions,
+} from '../backend/snapshot-io.js';
+import type { RestoreOptions, RestoreReport, SnapshotEnvelope } from '../snapshot/envelope.js';
+import {
+  type CategoryCount,
+  type Fact,
+  type FactFilter,
+  FactFilterSchema,
+  type FactHit,
+  type FactInput,
+  FactInputSchema,
+  type FactListOptions,
+  FactListOptionsSchema,
+  type FactPatch,
+  FactPatchSchema,
+  type FactQuery,
+  FactQuerySchema,
+  FactSchema,
+  factSearchText,
+  newestUpdatedFirst,
+} from './record.js';
+import { checkFactVersion, missingFactError, newFact, patchFact } from './rules.js';
+import type { FactStore } from './store.js';
+
+export interface PartitionedStoreOptions {
+  backend: PartitionBackend;
+  clock?: Clock;
+}
+
+const factCodec = recordPartitionCodec<Fact>('facts', FactSchema, {
+  idOf: (fact) => fact.id,
+  indexEntries: (fact) => [{ key: fact.id, text: factSearchText(fact) }],
+  orders: { updated: newestUpdatedFirst },
+});
+
+function refFor(scope: Scope): PartitionRef {
+  return { kind: 'facts', userId: scope.userId, agentId: scope.agentId };
+}
+
+const factMapping: SnapshotMapping<Fact, RecordPartition<Fact>> = {
+  kind: 'facts',
+  recordSchema: FactSchema,
+  codec: factCodec,
+  recordsOf: (state) => [...state.records.values()],
+  userIdOf: (fact) => fact.userId,
+  toPartitions: (facts) =>
+    groupByPartition(
+      facts,
+      (f) => refFor(f),
+      (f) => f.id,
+    ).map(({ ref, records }) => {
+      const state = factCodec.empty();
+      for (const fact of records) state.put(fact);
+      return { ref, state };
+    }),
+};
+
+function matching(facts: Iterable<Fact>, filter: { category?: string; tags?: string[] }): Fact[] {
+  const out: Fact[] = [];
+  for (const f of facts) {
+    if ((!filter.category || categoryMatches(f.category, filter.category)) && hasAllTags(f.tags, filter.tags))
+      out.push(f);
+  }
+  return out;
+}
+
+/** Creation order; code-unit comparison is chronological for ISO timestamps (and stable on ties). */
+function byCreated(a: Fact, b: Fact): number {
+  return a.createdAt < b.createdAt ? -1 : a.createdAt > b.createdAt ? 1 : 0;
+}
+
+/** FactStore over any PartitionBackend: one partition per user + agent. */
+export class PartitionedFactStore implements FactStore {
+  readonly #backend: PartitionBackend;
+  readonly #clock: Clock;
+
+  constructor(options: PartitionedStoreOptions) {
+    this.#backend = options.backend;
+    this.#clock = options.clock ?? systemClock;
+  }
+
+  async get(scope: Scope, id: string): Promise<Fact | null> {
+    const ref = refFor(parseScope(scope));
+    parseOrThrow(IdSchema, id, 'fact id');
+    const state = await this.#backend.read(ref, factCodec);
+    return state.get(id) ?? null;
+  }
+
+  async list(scope: Scope, options: FactListOptions = {}): Promise<Fact[]> {
+    const ref = refFor(parseScope(scope));
+    const opts = parseOrThrow(FactListOptionsSchema, options, 'list options');
+    const state = await this.#backend.read(ref, factCodec);
+    // Dynamic memory reads pages of `updated` every turn: that order is kept sorted through writes; the
+    // creation orders are sorted once per change.
+    const byCreation = () => state.view('oldest', () => [...state.records.values()].sort(byCreated));
+    const sorted =
+      opts.order === 'updated'
+        ? state.sorted('updated')
+        : opts.order === 'newest'
+          ? state.view('newest', () => [...byCreation()].reverse())
+          : byCreation();
+    const facts = opts.category || opts.tags?.length ? matching(sorted, opts) : sorted;
+    return facts.slice(opts.offset, opts.limit === undefined ? undefined : opts.offset + opts.limit);
+  }
+
+  async count(scope: Scope, filter: FactFilter = {}): Promise<number> {
+    const ref = refFor(parseScope(scope));
+    const f = parseOrThrow(FactFilterSchema, filter, 'count filter');
+    const state = await this.#backend.read(ref, factCodec);
+    if (!f.category && !f.tags?.length) return state.records.size;
+    return matching(state.records.values(), f).length;
+  }
+
+  async create(scope: Scope, input: FactInput): Promise<Fact> {
+    const parsedScope = parseScope(scope);
+    const fact = newFact(parsedScope, parseOrThrow(FactInputSchema, input, 'fact'), isoAt(this.#clock));
+    return this.#backend.write(refFor(parsedScope), factCodec, (state) => {
+      if (state.get(fact.id)) throw new ConflictError(`A fact with id "${fact.id}" already exists.`);
+      state.put(fact);
+      return fact;
+    });
+  }
+
+  async update(scope: Scope, id: string, patch: FactPatch, options?: WriteOptions): Promise<Fact> {
+    const ref = refFor(parseScope(scope));
+    parseOrThrow(IdSchema, id, 'fact id');
+    const changes = parseOrThrow(FactPatchSchema, patch, 'fact update');
+    const { expectedVersion } = parseWriteOptions(options);
+    const updatedAt = isoAt(this.#clock);
+    return this.#backend.write(ref, factCodec, (state) => {
+      const current = state.get(id);
+      if (!current) throw missingFactError(id);
+      const next = patchFact(current, changes, updatedAt, expectedVersion);
+      state.put(next);
+      return next;
+    });
+  }
+
+  async delete(scope: Scope, id: string, options?: WriteOptions): Promise<boolean> {
+    const ref = refFor(parseScope(scope));
+    parseOrThrow(IdSchema, id, 'fact id');
+    const { expectedVersion } = parseWriteOptions(options);
+    return this.#backend.write(ref, factCodec, (state) => {
+      const current = state.get(id);
+      if (!current) return false;
+      checkFactVersion(current, expectedVersion);
+      return state.delete(id) !== undefined;
+    });
+  }
+
+  async search(scope: Scope, query: FactQuery): Promise<FactHit[]> {
+    const ref = refFor(parseScope(scope));
+    const q = parseOrThrow(FactQuerySchema, query, 'fact query');
+    const state = await this.#backend.read(ref, factCodec);
+    const keep = (fact: Fact) =>
+      (!q.category || categoryMatches(fact.category, q.category)) && hasAllTags(fact.tags, q.tags);
+    if (!q.query?.trim()) {
+      return [...state.records.values()]
+        .filter(keep)
+        .sort((a, b) => b.updatedAt.localeCompare(a.updatedAt))
+        .slice(0, q.limit)
+        .map((fact) => ({ fact, score: 0 }));
+    }
+    const filter = q.category || q.tags?.length ? (id: string) => keep(state.get(id)!) : undefined;
+    return state
+      .index()
+      .search(q.query, { limit: q.limit, filter })
+      .map((hit) => ({ fact: state.get(hit.id)!, score: hit.score }));
+  }
+
+  async categories(scope: Scope): Promise<CategoryCount[]> {
+    const ref = refFor(parseScope(scope));
+    const state = await this.#backend.read(ref, factCodec);
+    const counts = new Map<string, number>();
+    for (const fact of state.records.values())
+      counts.set(fact.category, (counts.get(fact.category) ?? 0) + 1);
+    return [...counts]
+      .sort(([a], [b]) => a.localeCompare(b))
+      .map(([category, count]) => ({ category, count }));
+  }
+
+  snapshot(selector: SnapshotSelector): Promise<SnapshotEnvelope<Fact>> {
+    return snapshotPartitions(this.#backend, factMapping, selector, this.#clock);
+  }
+
+  eraseUser(userId: string): Promise<string[]> {
+    return erasePartitions(this.#backend, factMapping, userId, (f) => f.id);
+  }
+
+  restore(snapshot: unknown, options?: RestoreOptions): Promise<RestoreReport> {
+    return restorePartitions(this.#backend, factMapping, snapshot, options);
+  }
+}

@@ -1,0 +1,296 @@
+import { z } from 'zod';
+import { type Clock, isoAt, systemClock } from '../../foundation/clock.js';
+import { parseScope, type Scope, type SnapshotSelector } from '../../foundation/scope.js';
+import { parseOrThrow } from '../../foundation/validation.js';
+import { parseWriteOptions, type UpsertOptions, type WriteOptions } from '../../foundation/version.js';
+import type { ChatMessage } from '../../model/messages.js';
+import type { PartitionBackend, PartitionCodec, PartitionRef } from '../backend/partition.js';
+import { deepFreeze, type RecordPartition, recordPartitionCodec } from '../backend/record-partition.js';
+import {
+  erasePartitions,
+  groupByPartition,
+  type PartitionState,
+  restorePartitions,
+  type SnapshotMapping,
+  snapshotPartitions,
+} from '../backend/snapshot-io.js';
+import type { RestoreOptions, RestoreReport, SnapshotEnvelope } from '../snapshot/envelope.js';
+import {
+  type KvEntry,
+  KvEntrySchema,
+  KvKeySchema,
+  type SessionCreateOptions,
+  type SessionInfo,
+  SessionInfoSchema,
+  type SessionRecord,
+  SessionRecordSchema,
+  type TranscriptEntry,
+  TranscriptEntrySchema,
+} from './record.js';
+import {
+  checkKvVersion,
+  newKvSet,
+  newSession,
+  newTranscriptEntries,
+  sessionKey,
+  sessionNotFoundError,
+  transcriptReadCount,
+  versionedKvEntry,
+} from './rules.js';
+import type { SessionStore } from './store.js';
+
+export interface SessionStoreOptions {
+  clock?: Clock;
+  /** Key-value entries per session before FIFO eviction (default 200, the Rust bot's `kv_cap`). */
+  kvCap?: number;
+  /** Transcript entries per session before FIFO eviction (default 500, `transcript_cap`). */
+  transcriptCap?: number;
+}
+
+export const SESSION_DEFAULTS = Object.freeze({ kvCap: 200, transcriptCap: 500 });
+
+/** How many k-v entries and transcript entries a session keeps. */
+export interface SessionCaps {
+  kvCap: number;
+  transcriptCap: number;
+}
+
+/** A SessionStore's caps: its options, or the defaults. */
+export function sessionCaps(options: Pick<SessionStoreOptions, 'kvCap' | 'transcriptCap'>): SessionCaps {
+  return {
+    kvCap: options.kvCap ?? SESSION_DEFAULTS.kvCap,
+    transcriptCap: options.transcriptCap ?? SESSION_DEFAULTS.transcriptCap,
+  };
+}
+
+/** One session's data partition. The k-v map keeps insertion order: first key = oldest. */
+interface SessionData {
+  kv: Map<string, KvEntry>;
+  transcript: TranscriptEntry[];
+}
+
+const SessionDataFileSchema = z.object({
+  kind: z.literal('sessions'),
+  schemaVersion: z.literal(1),
+  kv: z.array(KvEntrySchema),
+  transcript: z.array(TranscriptEntrySchema),
+});
+
+const dataCodec: PartitionCodec<SessionData> = {
+  empty: () => ({ kv: new Map(), transcript: [] }),
+  decode(data) {
+    const parsed = SessionDataFileSchema.safeParse(data);
+    if (!parsed.success) {
+      const issue = parsed.error.issues[0];
+      throw new Error(`${issue?.path.join('.') || '(root)'}: ${issue?.message}`);
+    }
+    return {
+      kv: new Map(parsed.data.kv.map((e) => [e.key, deepFreeze(e)])),
+      transcript: parsed.data.transcript.map(deepFreeze),
+    };
+  },
+  encode: (state) => ({
+    kind: 'sessions',
+    schemaVersion: 1,
+    kv: [...state.kv.values()],
+    transcript: state.transcript,
+  }),
+  isEmpty: (state) => state.kv.size === 0 && state.transcript.length === 0,
+};
+
+const indexCodec = recordPartitionCodec<SessionInfo>('sessions', SessionInfoSchema, { idOf: (s) => s.id });
+
+const INDEX_NAME = 'index';
+
+function indexRef(scope: Scope): PartitionRef {
+  return { kind: 'sessions', userId: scope.userId, agentId: scope.agentId, name: INDEX_NAME };
+}
+
+function dataRef(scope: Scope, sessionId: string): PartitionRef {
+  return { kind: 'sessions', userId: scope.userId, agentId: scope.agentId, name: sessionId.toLowerCase() };
+}
+
+type SessionPartition = RecordPartition<SessionInfo> | SessionData;
+
+/** SessionStore over any PartitionBackend: an index partition per user + agent, a data partition per session. */
+export class PartitionedSessionStore implements SessionStore {
+  readonly #backend: PartitionBackend;
+  readonly #clock: Clock;
+  readonly #caps: SessionCaps;
+
+  constructor(options: SessionStoreOptions & { backend: PartitionBackend }) {
+    this.#backend = options.backend;
+    this.#clock = options.clock ?? systemClock;
+    this.#caps = sessionCaps(options);
+  }
+
+  async create(scope: Scope, options: SessionCreateOptions = {}): Promise<SessionInfo> {
+    const s = parseScope(scope);
+    const session = newSession(s, options, this.#clock.now());
+    return this.#backend.write(indexRef(s), indexCodec, (index) => {
+      index.put(session);
+      return session;
+    });
+  }
+
+  async get(scope: Scope, sessionId: string): Promise<SessionInfo | null> {
+    const s = parseScope(scope);
+    return this.#session(s, sessionId);
+  }
+
+  async list(scope: Scope): Promise<SessionInfo[]> {
+    const index = await this.#backend.read(indexRef(parseScope(scope)), indexCodec);
+    return [...index.records.values()];
+  }
+
+  async delete(scope: Scope, sessionId: string): Promise<boolean> {
+    const s = parseScope(scope);
+    const id = sessionKey(sessionId);
+    const existed = await this.#backend.write(
+      indexRef(s),
+      indexCodec,
+      (index) => index.delete(id) !== undefined,
+    );
+    if (existed) await this.#backend.replace(dataRef(s, id), dataCodec, dataCodec.empty());
+    return existed;
+  }
+
+  async kvGet(scope: Scope, sessionId: string, key: string): Promise<KvEntry | null> {
+    const s = parseScope(scope);
+    parseOrThrow(KvKeySchema, key, 'key');
+    const session = await this.#requireSession(s, sessionId);
+    const data = await this.#backend.read(dataRef(s, session.id), dataCodec);
+    return data.kv.get(key) ?? null;
+  }
+
+  async kvSet(
+    scope: Scope,
+    sessionId: string,
+    key: string,
+    value: string,
+    options?: UpsertOptions,
+  ): Promise<KvEntry> {
+    const s = parseScope(scope);
+    const set = newKvSet(key, value, isoAt(this.#clock), options);
+    const session = await this.#requireSession(s, sessionId);
+    return this.#backend.write(dataRef(s, session.id), dataCodec, (data) => {
+      const entry = deepFreeze(versionedKvEntry(set, data.kv.get(key)));
+      data.kv.delete(key); // an update moves the key to the end
+      data.kv.set(key, entry);
+      for (const oldest of data.kv.keys()) {
+        if (data.kv.size <= this.#caps.kvCap) break;
+        data.kv.delete(oldest);
+      }
+      return entry;
+    });
+  }
+
+  async kvDelete(scope: Scope, sessionId: string, key: string, options?: WriteOptions): Promise<boolean> {
+    const s = parseScope(scope);
+    parseOrThrow(KvKeySchema, key, 'key');
+    const { expectedVersion } = parseWriteOptions(options);
+    const session = await this.#requireSession(s, sessionId);
+    return this.#backend.write(dataRef(s, session.id), dataCodec, (data) => {
+      checkKvVersion(key, data.kv.get(key)?.version ?? 0, expectedVersion);
+      return data.kv.delete(key);
+    });
+  }
+
+  async kvList(scope: Scope, sessionId: string): Promise<KvEntry[]> {
+    const s = parseScope(scope);
+    const session = await this.#requireSession(s, sessionId);
+    return [...(await this.#backend.read(dataRef(s, session.id), dataCodec)).kv.values()];
+  }
+
+  async transcriptAppend(
+    scope: Scope,
+    sessionId: string,
+    entries: ChatMessage | ChatMessage[],
+  ): Promise<TranscriptEntry[]> {
+    const s = parseScope(scope);
+    const parsed = newTranscriptEntries(entries, isoAt(this.#clock)).map(deepFreeze);
+    const session = await this.#requireSession(s, sessionId);
+    return this.#backend.write(dataRef(s, session.id), dataCodec, (data) => {
+      data.transcript.push(...parsed);
+      if (data.transcript.length > this.#caps.transcriptCap) {
+        data.transcript.splice(0, data.transcript.length - this.#caps.transcriptCap);
+      }
+      return parsed;
+    });
+  }
+
+  async transcriptReadLast(scope: Scope, sessionId: string, n: number): Promise<TranscriptEntry[]> {
+    const s = parseScope(scope);
+    const count = transcriptReadCount(n);
+    const session = await this.#requireSession(s, sessionId);
+    const data = await this.#backend.read(dataRef(s, session.id), dataCodec);
+    return count === 0 ? [] : data.transcript.slice(-count);
+  }
+
+  snapshot(selector: SnapshotSelector): Promise<SnapshotEnvelope<SessionRecord>> {
+    return snapshotPartitions(this.#backend, this.#mapping, selector, this.#clock);
+  }
+
+  eraseUser(userId: string): Promise<string[]> {
+    return erasePartitions(this.#backend, this.#mapping, userId, (r) => r.session.id);
+  }
+
+  restore(snapshot: unknown, options?: RestoreOptions): Promise<RestoreReport> {
+    return restorePartitions(this.#backend, this.#mapping, snapshot, options);
+  }
+
+  async #session(scope: Scope, sessionId: string): Promise<SessionInfo | null> {
+    const id = sessionKey(sessionId);
+    return (await this.#backend.read(indexRef(scope), indexCodec)).get(id) ?? null;
+  }
+
+  async #requireSession(scope: Scope, sessionId: string): Promise<SessionInfo> {
+    const session = await this.#session(scope, sessionId);
+    if (!session) throw sessionNotFoundError(sessionId);
+    return session;
+  }
+
+  // Snapshots hold one record per session: its index entry plus its data partition.
+  readonly #mapping: SnapshotMapping<SessionRecord, SessionPartition> = {
+    kind: 'sessions',
+    recordSchema: SessionRecordSchema,
+    codec: indexCodec as unknown as PartitionCodec<SessionPartition>,
+    partitions: async (backend, userId) =>
+      (await backend.list('sessions', userId)).filter((ref) => ref.name === INDEX_NAME),
+    recordsOf: async (state, ref, backend) => {
+      const records: SessionRecord[] = [];
+      for (const session of (state as RecordPartition<SessionInfo>).records.values()) {
+        const data = await backend.read(
+          dataRef({ userId: ref.userId, agentId: ref.agentId }, session.id),
+          dataCodec,
+        );
+        records.push({ session, kv: [...data.kv.values()], transcript: [...data.transcript] });
+      }
+      return records;
+    },
+    userIdOf: (record) => record.session.userId,
+    toPartitions: (records) => {
+      const out: PartitionState<SessionPartition>[] = [];
+      for (const group of groupByPartition(
+        records,
+        (r) => indexRef(r.session),
+        (r) => r.session.id.toLowerCase(),
+      )) {
+        const index = indexCodec.empty();
+        for (const record of group.records) {
+          index.put({ ...record.session, id: record.session.id.toLowerCase() });
+          out.push({
+            ref: dataRef(record.session, record.session.id),
+            state: {
+              kv: new Map(record.kv.map((e) => [e.key, deepFreeze(e)])),
+              transcript: record.transcript.map(deepFreeze),
+            },
+            codec: dataCodec as PartitionCodec<SessionPartition>,
+          });
+        }
+        out.unshift({ ref: group.ref, state: index });
+      }
+      return out;
+    },
+  };
+}
