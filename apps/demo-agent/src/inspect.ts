@@ -1,14 +1,6 @@
 import { readFile, writeFile } from 'node:fs/promises';
 import { formatReceipt } from '@kioku/cli';
-import {
-  type ChatMessage,
-  type DroppedItem,
-  formatMemoryRef,
-  type Kioku,
-  type RecallDecision,
-  type Scope,
-  type TurnLedger,
-} from '@kioku/core';
+import { type ChatMessage, type DroppedItem, formatMemoryRef, type Kioku, type RecallDecision, type Scope, type TurnLedger } from '@kioku/core';
 import { type DemoStores, KINDS } from './stack.js';
 
 const STATUS_MARK: Record<string, string> = {
@@ -156,5 +148,5 @@ export function count(n: number, one: string, many = `${one}s`): string {
  * `forgetUser` (after the background work queued so far), and show the erasure receipt.
  */
 export async function forgetUser(kioku: Kioku, userId: string): Promise<string> {
-  return formatReceipt(await kioku.forgetUser(userId));
+  return formatReceipt(await kioku.privacy.forgetUser(userId));
 }

@@ -1,4 +1,5 @@
-import type { DocumentStore, Scope } from '@kioku/core';
+import type { Scope } from '@kioku/core';
+import type { DocumentStore } from '@kioku/core/store';
 import { addDocumentFromSource } from '@kioku/extract';
 import { resolveInSandbox } from './sandbox.js';
 

@@ -1,11 +1,5 @@
-import {
-  type BackgroundEvent,
-  type Changeset,
-  type ChatModel,
-  formatChangeset,
-  type Kioku,
-  type Scope,
-} from '@kioku/core';
+import type { BackgroundEvent, ChatModel, Kioku, Scope } from '@kioku/core';
+import { type Changeset, formatChangeset } from '@kioku/core/passes';
 
 /*
  * The memory life cycle in the chat: what background work did after a turn, the dream reviewed before it
@@ -47,7 +41,7 @@ export async function reviewDream(
   scope: Scope,
   model: ChatModel,
 ): Promise<{ text: string; proposed: string[] }> {
-  const result = await kioku.dream({ scope, model, dryRun: true, keep: true });
+  const result = await kioku.passes.dream({ scope, model, dryRun: true, keep: true });
   if (result.busy) {
     return {
       text: 'Another dream of your memory is running (another instance); try again later.',
@@ -77,7 +71,7 @@ export async function applyDream(kioku: Kioku, scope: Scope, ids: readonly strin
   if (ids.length === 0) return 'Nothing to apply: run /dream first.';
   const lines: string[] = [];
   for (const id of ids) {
-    const result = await kioku.applyKept(scope, id);
+    const result = await kioku.passes.applyKept(scope, id);
     lines.push(
       `Applied changeset ${id}: ${result.applied.length} change${result.applied.length === 1 ? '' : 's'}` +
         (result.conflicts.length > 0
@@ -91,7 +85,7 @@ export async function applyDream(kioku: Kioku, scope: Scope, ids: readonly strin
 
 /** `/changesets`: every kept changeset with its status. */
 export async function listChangesets(kioku: Kioku, scope: Scope): Promise<string> {
-  const kept = await kioku.changesets(scope);
+  const kept = await kioku.passes.changesets(scope);
   if (kept.length === 0) return 'No changesets yet: the memory passes keep one for each change they make.';
   return kept
     .map(
@@ -103,7 +97,7 @@ export async function listChangesets(kioku: Kioku, scope: Scope): Promise<string
 
 /** `/revert <id>`: undo an applied changeset exactly. */
 export async function revertChangeset(kioku: Kioku, scope: Scope, id: string): Promise<string> {
-  const result = await kioku.revert(scope, id);
+  const result = await kioku.passes.revert(scope, id);
   return (
     `Reverted changeset ${id}: ${result.reverted.length} change${result.reverted.length === 1 ? '' : 's'} undone` +
     (result.conflicts.length > 0

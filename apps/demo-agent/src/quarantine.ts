@@ -1,4 +1,5 @@
-import { explainMark, type Kioku, type Scope, sourceLabel } from '@kioku/core';
+import type { Kioku, Scope } from '@kioku/core';
+import { explainMark, sourceLabel } from '@kioku/core/passes';
 
 /*
  * `/quarantine`: memories a tool, a web page or a model pass wrote that read like instructions to the
@@ -10,7 +11,7 @@ export const QUARANTINE_USAGE = 'Usage: /quarantine [list | confirm <id> | undo 
 export async function quarantineCommand(kioku: Kioku, scope: Scope, arg: string): Promise<string> {
   const [action = 'list', id] = arg.split(/\s+/).filter(Boolean);
   if (action === 'list') {
-    const held = await kioku.listQuarantined(scope);
+    const held = await kioku.quarantine.list(scope);
     if (held.length === 0) return 'Nothing in quarantine.';
     return held
       .map((fact) => {
@@ -22,13 +23,13 @@ export async function quarantineCommand(kioku: Kioku, scope: Scope, arg: string)
   if (!id) return QUARANTINE_USAGE;
   switch (action) {
     case 'confirm':
-      await kioku.confirmMemory(scope, id);
+      await kioku.quarantine.confirm(scope, id);
       return `Confirmed ${id}: it is recalled like any other memory now ("/quarantine undo ${id}" puts it back).`;
     case 'undo':
-      await kioku.requarantine(scope, id);
+      await kioku.quarantine.requarantine(scope, id);
       return `${id} is in quarantine again.`;
     case 'drop': {
-      const fact = await kioku.dropQuarantined(scope, id);
+      const fact = await kioku.quarantine.drop(scope, id);
       return `Dropped ${id}: ${JSON.stringify(fact.content)}`;
     }
     default:

@@ -1,13 +1,5 @@
 import { openStores as openSpecs, type StoresSpec } from '@kioku/cli';
-import {
-  type BackgroundEvent,
-  type ChatModel,
-  type Clock,
-  type Kioku,
-  KiokuBuilder,
-  type KiokuStores,
-  STORE_KINDS,
-} from '@kioku/core';
+import { type BackgroundEvent, type ChatModel, type Clock, type Kioku, KiokuBuilder, type KiokuStores, STORE_KINDS } from '@kioku/core';
 import { sandboxToolkit } from './sandbox.js';
 
 export const KINDS = STORE_KINDS;
@@ -98,8 +90,8 @@ export function buildKioku(stores: DemoStores, options: BuildOptions): Kioku {
     ...(options.memoryModel ? { model: options.memoryModel } : {}),
     ...(options.onBackground ? { background: { onEvent: options.onBackground } } : {}),
   })
-    .withDynamicMemory()
-    .withStaticMemory({ strategy: 'indexed', topK: 3 })
+    .withFacts()
+    .withKnowledge({ strategy: 'indexed', topK: 3 })
     .withPlanMode()
     .withMemory({ working: { ...clock } })
     .withToolOutputOffload({ thresholdTokens: 400 })

@@ -1,13 +1,6 @@
 import { rm } from 'node:fs/promises';
 import path from 'node:path';
-import {
-  type Conversation,
-  HashingEmbedder,
-  parseMemoryRef,
-  RECALL_HEADER,
-  type Scope,
-  STATIC_KNOWLEDGE_START,
-} from '@kioku/core';
+import { type Conversation, HashingEmbedder, parseMemoryRef, type Scope } from '@kioku/core';
 import { ManualClock } from '@kioku/core/testing';
 import { describeToolTraffic, ledgerLine, showFacts, showPlan, showRefs, showWorking } from './inspect.js';
 import { learnDocument, showDocuments } from './knowledge.js';
@@ -85,7 +78,7 @@ export async function runTour(options: TourOptions): Promise<void> {
   let { stores, close } = await open();
   // Database backends outlive the folder: start the tour user from nothing there too.
   let kioku = buildKioku(stores, { sandbox, clock });
-  await kioku.forgetUser(scope.userId);
+  await kioku.privacy.forgetUser(scope.userId);
   const first = await kioku.startConversation(scope);
   section(`Session 1 (${first.sessionId})`);
 
@@ -197,7 +190,7 @@ export async function runTour(options: TourOptions): Promise<void> {
   print(await showDocuments(stores.documents, scope));
   model.script(
     say((request) => {
-      const knowledge = injectedBlock(request, STATIC_KNOWLEDGE_START);
+      const knowledge = injectedBlock(request, '[STATIC_KNOWLEDGE]');
       const parts = [...knowledge.matchAll(/^## (.+ \(part \d+\))$/gm)].map((m) => m[1]);
       print(`  [STATIC_KNOWLEDGE] injected, best first: ${parts.join(' · ')}`);
       const rule = /[^.]*\bFriday\b[^.]*\./.exec(knowledge)?.[0];
@@ -226,7 +219,7 @@ export async function runTour(options: TourOptions): Promise<void> {
   for (const hit of hybrid) print(`    ${hit.fact.content}`);
   model.script(
     say((request) => {
-      const recalled = injectedBlock(request, RECALL_HEADER);
+      const recalled = injectedBlock(request, '[RECALLED_MEMORY]');
       const shown = injectedBlock(request, '[DYNAMIC_MEMORY]');
       if (recalled) for (const line of recalled.split('\n')) print(`  ${line}`);
       else if (/Kubernetes/.test(shown)) {

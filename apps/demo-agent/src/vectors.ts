@@ -1,12 +1,5 @@
-import {
-  type Embedder,
-  EmbeddingModelMismatchError,
-  InMemoryVectorIndex,
-  isKiokuError,
-  reembed,
-  type VectorIndex,
-  withEmbeddings,
-} from '@kioku/core';
+import { type Embedder, EmbeddingModelMismatchError, isKiokuError, withEmbeddings } from '@kioku/core';
+import { InMemoryVectorIndex, reembed, type VectorIndex } from '@kioku/core/store';
 import type { DemoStores } from './stack.js';
 
 export const VECTOR_BACKENDS = ['memory', 'qdrant', 'postgres'] as const;

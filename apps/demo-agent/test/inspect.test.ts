@@ -15,7 +15,7 @@ describe('/ledger', () => {
     },
     entries: [
       {
-        middleware: 'dynamic-memory',
+        middleware: 'facts',
         allottedTokens: 2_000,
         tokens: 1_990,
         included: 60,
@@ -51,7 +51,7 @@ describe('/ledger', () => {
       },
       entries: [
         {
-          middleware: 'long-term-memory',
+          middleware: 'fact-recall',
           allottedTokens: 9_000,
           tokens: 0,
           included: 0,

@@ -1,4 +1,5 @@
-import type { ChatMessage, Conversation, OpenAIToolDefinition, PreparedTurn, TurnLedger } from '@kioku/core';
+import type { ChatMessage, Conversation, PreparedTurn, TurnLedger } from '@kioku/core';
+import type { OpenAIToolDefinition } from '@kioku/core/model';
 import type { LanguageModelMiddleware, ToolSet } from 'ai';
 import {
   assistantMessage,

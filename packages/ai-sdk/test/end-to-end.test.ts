@@ -1,5 +1,5 @@
 import { createOpenAICompatible } from '@ai-sdk/openai-compatible';
-import { MEMORY_NOTICE } from '@kioku/core';
+import { MEMORY_NOTICE } from '@kioku/core/model';
 import { sse, startScriptedServer, text, toolCalls } from '@kioku/openai-test-server';
 import { generateText, stepCountIs, streamText, tool, wrapLanguageModel } from 'ai';
 import { afterEach, describe, expect, it } from 'vitest';

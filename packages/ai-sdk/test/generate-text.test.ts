@@ -1,4 +1,5 @@
-import { MEMORY_NOTICE, parseMemoryRef } from '@kioku/core';
+import { parseMemoryRef } from '@kioku/core';
+import { MEMORY_NOTICE } from '@kioku/core/model';
 import { APICallError, generateText, stepCountIs, tool, wrapLanguageModel } from 'ai';
 import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
@@ -44,7 +45,7 @@ describe('the middleware with generateText', () => {
 
     const ledger = memory.ledger!;
     expect(ledger.totalTokens).toBeLessThanOrEqual(ledger.maxTokens);
-    expect(ledger.entries.find((e) => e.middleware === 'dynamic-memory')).toMatchObject({ included: 1 });
+    expect(ledger.entries.find((e) => e.middleware === 'facts')).toMatchObject({ included: 1 });
     expect(ledger.tools.definitions).toBe(memory.conversation.tools.length);
 
     const transcript = await stores.sessions.transcriptReadLast(alice, memory.conversation.sessionId, 10);
@@ -82,7 +83,7 @@ describe('the middleware with generateText', () => {
     expect(b.baseTokens).toBeGreaterThan(a.baseTokens + 100);
     expect(b.tools.definitions).toBe(a.tools.definitions + 1);
     expect(b.totalTokens).toBeLessThanOrEqual(b.maxTokens);
-    const facts = (l: typeof a) => l.entries.find((e) => e.middleware === 'dynamic-memory')!.included;
+    const facts = (l: typeof a) => l.entries.find((e) => e.middleware === 'facts')!.included;
     expect(facts(b)).toBeLessThan(facts(a));
   });
 

@@ -1,5 +1,5 @@
 import { type ParseArgsConfig, parseArgs } from 'node:util';
-import { IdSchema } from '@kioku/core';
+import { IdSchema } from '@kioku/core/store';
 import { UsageError } from './errors.js';
 
 /** A command's option table, as node:util's parseArgs takes it. */

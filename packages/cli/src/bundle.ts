@@ -1,12 +1,6 @@
-import {
-  type Clock,
-  SNAPSHOT_FORMAT,
-  type SnapshotEnvelope,
-  systemClock,
-  UnsupportedError,
-  ValidationError,
-} from '@kioku/core';
-import { isoAt, parseEnvelope, parseOrThrow } from '@kioku/core/adapter';
+import { type Clock, UnsupportedError, ValidationError } from '@kioku/core';
+import { isoAt, parseEnvelope, parseOrThrow, systemClock } from '@kioku/core/adapter';
+import { SNAPSHOT_FORMAT, type SnapshotEnvelope } from '@kioku/core/store';
 import { z } from 'zod';
 import { isKind, KINDS, type Kind, RECORD_SCHEMAS } from './kinds.js';
 

@@ -1,4 +1,5 @@
-import { type RestoreReport, ScopeError, type SnapshotEnvelope, type SnapshotSelector } from '@kioku/core';
+import { ScopeError } from '@kioku/core';
+import type { RestoreReport, SnapshotEnvelope, SnapshotSelector } from '@kioku/core/store';
 import type { Backend } from './backends.js';
 import type { Bundle } from './bundle.js';
 import type { Kind } from './kinds.js';

@@ -1,7 +1,8 @@
-import { type ErasureReceipt, forgetUser, STORE_KINDS } from '@kioku/core';
+import { STORE_KINDS } from '@kioku/core';
+import { type ErasureReceipt, forgetUser } from '@kioku/core/passes';
 import { type OptionTable, parseCommandOptions, plural, required, userId, write } from './args.js';
 import { parseBackend } from './backends.js';
-import type { CliIo } from './main.js';
+import type { CliIo } from './io.js';
 import { openStores } from './stores.js';
 
 /*

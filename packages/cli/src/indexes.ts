@@ -1,4 +1,5 @@
-import { NotFoundError, StorageError, type VectorIndex } from '@kioku/core';
+import { NotFoundError, StorageError } from '@kioku/core';
+import type { VectorIndex } from '@kioku/core/store';
 import { importAdapter, LOADERS } from './adapters.js';
 import { UsageError } from './errors.js';
 import { parseUrl, redact } from './urls.js';

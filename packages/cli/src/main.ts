@@ -1,6 +1,7 @@
 import { readFile, writeFile } from 'node:fs/promises';
 import { createRequire } from 'node:module';
-import { type Clock, type Embedder, type SnapshotSelector, ValidationError } from '@kioku/core';
+import { type Clock, type Embedder, ValidationError } from '@kioku/core';
+import type { SnapshotSelector } from '@kioku/core/store';
 import { checkAdapter } from './adapters.js';
 import { parseCommandOptions, plural, required, userId, write } from './args.js';
 import { type Backend, type BackendSpec, openBackend, parseBackend } from './backends.js';
@@ -10,6 +11,7 @@ import { loadEmbedder, parseEmbedder } from './embedders.js';
 import { EXIT_MISMATCH, formatError, UsageError } from './errors.js';
 import { forgetCommand } from './forget-command.js';
 import { type IndexSpec, openIndex, parseIndex } from './indexes.js';
+import type { CliIo } from './io.js';
 import { KINDS, type Kind, parseKinds, parseVectorKinds, type VectorKind } from './kinds.js';
 import { newTokenEntry, serveMcp } from './mcp.js';
 import { dreamCommand, extractCommand } from './memory-commands.js';
@@ -21,15 +23,6 @@ import {
   type VectorKindReport,
 } from './reembed.js';
 import { COMMAND_USAGE, COMMANDS, type Command, MAIN_USAGE } from './usage.js';
-
-/** Where the commands read and write; the process's streams unless a test passes its own. */
-export interface CliIo {
-  stdout: NodeJS.WritableStream;
-  stderr: NodeJS.WritableStream;
-  stdin: NodeJS.ReadableStream & { isTTY?: boolean };
-  /** Time source for the stores (tests pin it); the system clock by default. */
-  clock?: Clock;
-}
 
 /** An error with what the command was doing when it happened ("while writing plans to …"). */
 class StepError extends Error {

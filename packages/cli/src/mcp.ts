@@ -1,6 +1,7 @@
 import { readFile, stat } from 'node:fs/promises';
 import type { Readable, Writable } from 'node:stream';
-import { type Clock, IdSchema, type KiokuStores, withEmbeddings } from '@kioku/core';
+import { type Clock, type KiokuStores, withEmbeddings } from '@kioku/core';
+import { IdSchema } from '@kioku/core/store';
 import type { HttpAuth, McpIdentity, McpLimits } from '@kioku/mcp';
 import { importAdapter, LOADERS } from './adapters.js';
 import { parseBackend } from './backends.js';

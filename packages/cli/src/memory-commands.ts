@@ -1,20 +1,8 @@
-import {
-  ChangesetLog,
-  countOperations,
-  type DreamProgress,
-  extractSession,
-  formatChangeset,
-  type KeptChangeset,
-  KiokuBuilder,
-  type KiokuStores,
-  MEMORY_WORK_LEASE,
-  type PassResult,
-  type Scope,
-  waitForLease,
-} from '@kioku/core';
+import { KiokuBuilder, type KiokuStores, type Scope } from '@kioku/core';
+import { ChangesetLog, countOperations, type DreamProgress, extractSession, formatChangeset, type KeptChangeset, MEMORY_WORK_LEASE, type PassResult, waitForLease } from '@kioku/core/passes';
 import { idOption, type OptionTable, parseCommandOptions, plural, required, userId, write } from './args.js';
 import { UsageError } from './errors.js';
-import type { CliIo } from './main.js';
+import type { CliIo } from './io.js';
 import { loadChatModel } from './models.js';
 import { openStores } from './stores.js';
 
@@ -113,7 +101,9 @@ export async function dreamCommand(args: string[], io: CliIo, usage: () => Promi
     if (values.apply !== undefined || values.revert !== undefined) {
       const id = values.apply ?? values.revert!;
       const result =
-        values.apply !== undefined ? await kioku.applyKept(scope, id) : await kioku.revert(scope, id);
+        values.apply !== undefined
+          ? await kioku.passes.applyKept(scope, id)
+          : await kioku.passes.revert(scope, id);
       const done = 'applied' in result ? result.applied.length : result.reverted.length;
       if (values.json) await write(io.stdout, `${JSON.stringify(result)}\n`);
       else {
@@ -131,7 +121,7 @@ export async function dreamCommand(args: string[], io: CliIo, usage: () => Promi
     const model = await loadChatModel(values.model, 'kioku dream');
     const dryRun = Boolean(values['dry-run']);
     io.stderr.write(`Dreaming over the memory of ${who}${dryRun ? ' (dry run: nothing is written)' : ''}…\n`);
-    const result = await kioku.dream({
+    const result = await kioku.passes.dream({
       scope,
       model,
       ...(dryRun ? { dryRun: true, keep: true } : {}),

@@ -1,15 +1,5 @@
-import {
-  type Embedder,
-  type ReembedReport,
-  reembed,
-  type Scope,
-  type SnapshotSelector,
-  UnsupportedError,
-  type VectorHit,
-  type VectorIndex,
-  type VectorModelCount,
-  type VectorSnapshot,
-} from '@kioku/core';
+import { type Embedder, type Scope, UnsupportedError } from '@kioku/core';
+import { reembed, type ReembedReport, type SnapshotSelector, type VectorHit, type VectorIndex, type VectorModelCount, type VectorSnapshot } from '@kioku/core/store';
 import type { Backend } from './backends.js';
 import type { VectorKind } from './kinds.js';
 

@@ -1,14 +1,6 @@
 import path from 'node:path';
-import type {
-  DetailRecord,
-  Fact,
-  KnowledgeDocument,
-  Plan,
-  SessionRecord,
-  SnapshotEnvelope,
-  SnapshotSelector,
-  WorkingEntry,
-} from '@kioku/core';
+import type { DetailRecord, Fact, KnowledgeDocument, Plan, WorkingEntry } from '@kioku/core';
+import type { SessionRecord, SnapshotEnvelope, SnapshotSelector } from '@kioku/core/store';
 import { ManualClock } from '@kioku/core/testing';
 import { createJsonStores } from '@kioku/store-json';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';

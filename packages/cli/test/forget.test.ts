@@ -1,5 +1,6 @@
 import path from 'node:path';
-import { type ErasureReceipt, STORE_KINDS, verifyErased } from '@kioku/core';
+import { STORE_KINDS } from '@kioku/core';
+import { type ErasureReceipt, verifyErased } from '@kioku/core/passes';
 import { ManualClock } from '@kioku/core/testing';
 import { afterEach, describe, expect, it } from 'vitest';
 import { openStores } from '../src/index.js';

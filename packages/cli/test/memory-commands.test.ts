@@ -1,5 +1,5 @@
 import path from 'node:path';
-import { ChangesetLog } from '@kioku/core';
+import { ChangesetLog } from '@kioku/core/passes';
 import { type Reply, startScriptedServer, text } from '@kioku/openai-test-server';
 import { afterEach, describe, expect, it } from 'vitest';
 import { openStores } from '../src/index.js';

@@ -1,55 +1,138 @@
 /*
- * `@kioku/core/adapter`: what a storage adapter needs beyond the root entry point — the partition and
- * record seams with the `Partitioned*Store` classes over them, the rule functions native adapters call
- * (every record rule written once), restore and snapshot helpers, validation and the text domain, and
- * the lexical index. See docs/WRITING-AN-ADAPTER.md.
+ * `@kioku/core/adapter`: what a storage adapter needs beyond `@kioku/core/store` — the partition and
+ * record seams with the stores derived from them, the rule functions native adapters call (every record
+ * rule written once), restore and snapshot helpers, validation, and the lexical ranking. See
+ * docs/WRITING-AN-ADAPTER.md.
  */
 
-export { isoAt } from './foundation/clock.js';
-export { ID_PATTERN, shortId, timeOrderedId } from './foundation/ids.js';
-export { categoryMatches, hasAllTags, textSchema } from './foundation/record-fields.js';
-export { parseScope, parseThreadScope } from './foundation/scope.js';
-export * from './foundation/text-domain.js';
 // Validation, scope, ids and time
-export * from './foundation/validation.js';
-export { checkVersion, parseWriteOptions } from './foundation/version.js';
-// Search: lexical index, rank fusion, vectors
-export * from './search/analyzer.js';
-export * from './search/lexical-index.js';
-export * from './search/ranking.js';
+export { isoAt, systemClock } from './foundation/clock.js';
+export { ID_PATTERN } from './foundation/ids.js';
+export { categoryMatches, hasAllTags } from './foundation/record-fields.js';
+export { parseScope, parseThreadScope } from './foundation/scope.js';
+export { parseOrThrow } from './foundation/validation.js';
+export { parseWriteOptions } from './foundation/version.js';
+// Search: the lexical index and the ranking every backend scores with
+export { type Analyzer, englishAnalyzer } from './search/analyzer.js';
+export {
+  type LexicalHit,
+  LexicalIndex,
+  type LexicalIndexOptions,
+  type LexicalIndexState,
+  type LexicalSearchOptions,
+} from './search/lexical-index.js';
+export {
+  bm25Idf,
+  DEFAULT_BM25,
+  DEFAULT_FEEDBACK,
+  expandQuery,
+  type FeedbackParams,
+  feedbackQuery,
+  feedbackTerms,
+  type PartitionStats,
+  type RankCandidate,
+  type ScoredCandidate,
+  scoreCandidates,
+  termCounts,
+  termsByRarity,
+} from './search/ranking.js';
 // Seams: whole partitions, single records, and the stores over them
-export * from './store/backend/memory-backend.js';
-export * from './store/backend/partition.js';
-export * from './store/backend/record-backend.js';
-export * from './store/backend/record-partition.js';
-export { once } from './store/bundle/index.js';
-export * from './store/details/partitioned.js';
-// Record rules
-export * from './store/details/rules.js';
-export * from './store/documents/chunker.js';
-export * from './store/documents/combine.js';
-export * from './store/documents/partitioned.js';
-export * from './store/documents/rules.js';
-export * from './store/facts/partitioned.js';
+export { MemoryPartitionBackend } from './store/backend/memory-backend.js';
+export {
+  type KeyedRecord,
+  type PartitionBackend,
+  type PartitionCodec,
+  type PartitionRef,
+  partitionLabel,
+} from './store/backend/partition.js';
+export {
+  InMemoryRecordBackend,
+  RecordBackedPartitions,
+  type RecordBackend,
+  type RecordChanges,
+  type StoredRecord,
+} from './store/backend/record-backend.js';
+export { erasePartitions } from './store/backend/snapshot-io.js';
+export { once } from './store/bundle/bundle.js';
+export { PartitionedDetailStore } from './store/details/partitioned.js';
+// Record rules: what each kind is on create and on every change
+export {
+  type DetailFilter,
+  detailExistsError,
+  detailIndexEntries,
+  listDetails,
+  newDetail,
+  searchDetails,
+  visibleDetail,
+} from './store/details/rules.js';
+export { combineKnowledge, parseKnowledgeBudget } from './store/documents/combine.js';
+export { PartitionedDocumentStore } from './store/documents/partitioned.js';
+export {
+  chunkIndexEntries,
+  chunkSearchText,
+  type DocumentChunking,
+  type DocumentChunkingOptions,
+  documentChunking,
+  documentExistsError,
+  newDocument,
+  searchChunks,
+} from './store/documents/rules.js';
+export { PartitionedFactStore } from './store/facts/partitioned.js';
 export { factSearchText, newestUpdatedFirst } from './store/facts/record.js';
-export * from './store/facts/rules.js';
-export { type FusedItem, type RankedItem, RRF_K, reciprocalRankFusion } from './store/hybrid/fusion.js';
-export { VectorSide } from './store/hybrid/vector-side.js';
-export * from './store/plans/derived.js';
-export * from './store/plans/edits.js';
-export * from './store/plans/partitioned.js';
-export { PartitionedSessionStore, type SessionCaps, sessionCaps } from './store/sessions/partitioned.js';
-export * from './store/sessions/rules.js';
+export { checkFactVersion, missingFactError, newFact, patchFact } from './store/facts/rules.js';
+export { type PlanEditMethods, withPlanEdits } from './store/plans/derived.js';
+export {
+  checkPlanVersion,
+  missingPlanError,
+  newPlan,
+  type PlanEdit,
+  planEdits,
+} from './store/plans/edits.js';
+export { PartitionedPlanStore } from './store/plans/partitioned.js';
+export {
+  PartitionedSessionStore,
+  SESSION_DEFAULTS,
+  type SessionCaps,
+  type SessionStoreOptions,
+  sessionCaps,
+} from './store/sessions/partitioned.js';
+export {
+  checkKvVersion,
+  newKvSet,
+  newSession,
+  newTranscriptEntries,
+  sessionKey,
+  sessionNotFoundError,
+  transcriptReadCount,
+  versionedKvEntry,
+} from './store/sessions/rules.js';
 // Snapshots and restore
 export { makeEnvelope, parseEnvelope } from './store/snapshot/envelope.js';
-export * from './store/snapshot/restore.js';
-export { assertDimensions, payloadMatches } from './store/vector/index.js';
+export {
+  groupRecords,
+  parseSnapshotRecords,
+  planRestore,
+  type RestoreSpec,
+} from './store/snapshot/restore.js';
 export { sortModelCounts } from './store/vector/memory.js';
 export { makeVectorSnapshot, parseVectorSnapshot } from './store/vector/snapshot.js';
+export { assertDimensions } from './store/vector/store.js';
 export {
   PartitionedWorkingMemoryStore,
+  WORKING_DEFAULTS,
   type WorkingLimits,
+  type WorkingMemoryOptions,
   workingLimits,
 } from './store/working/partitioned.js';
 export { keyHasPrefix, keyRootOf, namespaceOf } from './store/working/record.js';
-export * from './store/working/rules.js';
+export {
+  checkWorkingVersion,
+  isWorkingEntryLive,
+  namespaceEvictions,
+  namespaceFullError,
+  newWorkingSet,
+  versionedWorkingEntry,
+  workingEntryInfo,
+  workingQueryMatches,
+  workingSearchText,
+} from './store/working/rules.js';

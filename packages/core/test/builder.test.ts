@@ -1,13 +1,10 @@
 import { describe, expect, it } from 'vitest';
-import {
-  countMessagesTokens,
-  defaultTokenizer,
-  InMemoryFactStore,
-  InMemoryPlanStore,
-  InMemorySessionStore,
-  InMemoryWorkingMemoryStore,
-  KiokuBuilder,
-} from '../src/index.js';
+import { defaultTokenizer, KiokuBuilder } from '../src/index.js';
+import { countMessagesTokens } from '../src/model/messages.js';
+import { InMemoryFactStore } from '../src/store/facts/memory.js';
+import { InMemoryPlanStore } from '../src/store/plans/memory.js';
+import { InMemorySessionStore } from '../src/store/sessions/memory.js';
+import { InMemoryWorkingMemoryStore } from '../src/store/working/memory.js';
 import { bundleWith } from './bundle.js';
 
 describe('KiokuBuilder with* helpers', () => {
@@ -21,7 +18,7 @@ describe('KiokuBuilder with* helpers', () => {
       systemPrompt: 'You are Kioku’s demo agent.',
       budget: { maxTokens: 4000 },
     })
-      .withDynamicMemory()
+      .withFacts()
       .withPlanMode()
       .withMemory()
       .withToolOutputOffload()
@@ -36,9 +33,9 @@ describe('KiokuBuilder with* helpers', () => {
 
     const turn = await convo.prepare('Where do I live?');
     expect(turn.ledger.entries.map((e) => e.middleware)).toEqual([
-      'dynamic-memory',
+      'facts',
       'plan',
-      'long-term-memory',
+      'fact-recall',
       'working-memory',
       'conversation',
     ]);
@@ -47,7 +44,7 @@ describe('KiokuBuilder with* helpers', () => {
     expect(text).toContain('[CURRENT_PLAN]');
     // The one fact is in the dynamic-memory block, so recall leaves it out rather than repeat it.
     expect(text.split('Ann lives in Lisbon')).toHaveLength(2);
-    expect(turn.ledger.entries.find((e) => e.middleware === 'long-term-memory')?.dropped).toEqual([
+    expect(turn.ledger.entries.find((e) => e.middleware === 'fact-recall')?.dropped).toEqual([
       expect.objectContaining({ reason: 'already-injected' }),
     ]);
     expect(text).toContain(`session/${convo.sessionId}/flights`);

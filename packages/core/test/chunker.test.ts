@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { chunkLines, chunkText } from '../src/adapter.js';
 import { defaultTokenizer } from '../src/index.js';
+import { chunkLines, chunkText } from '../src/store/documents/chunker.js';
 
 describe('chunkText', () => {
   it('keeps every chunk within the token limit and loses no words', () => {

@@ -1,13 +1,7 @@
 import { setTimeout as delay } from 'node:timers/promises';
 import { describe, expect, it } from 'vitest';
-import {
-  currentScope,
-  currentThreadScope,
-  runWithScope,
-  ScopeError,
-  tryCurrentScope,
-  ValidationError,
-} from '../src/index.js';
+import { currentThreadScope, tryCurrentScope } from '../src/foundation/context.js';
+import { currentScope, runWithScope, ScopeError, ValidationError } from '../src/index.js';
 
 describe('scope context', () => {
   it('throws a ScopeError outside a turn instead of falling back to a global scope', () => {

@@ -3,23 +3,23 @@ import { z } from 'zod';
 import {
   type ChatMessage,
   type ChatModel,
-  countMessagesTokens,
   createInMemoryStores,
   currentScope,
   defaultTokenizer,
   defineTool,
-  InMemoryFactStore,
-  InMemorySessionStore,
   KiokuBuilder,
-  MEMORY_NOTICE,
   type MemoryFeature,
   type PromptMiddleware,
   parseMemoryRef,
 } from '../src/index.js';
+import { MEMORY_NOTICE } from '../src/memory/trust/fence.js';
+import { countMessagesTokens } from '../src/model/messages.js';
+import { InMemoryFactStore } from '../src/store/facts/memory.js';
+import { InMemorySessionStore } from '../src/store/sessions/memory.js';
 import { bundleWith } from './bundle.js';
 
 /** A middleware that injects one system message per fact, as many as fit. */
-function factsBlock(facts: InMemoryFactStore, name = 'dynamic-memory'): PromptMiddleware {
+function factsBlock(facts: InMemoryFactStore, name = 'facts'): PromptMiddleware {
   return {
     name,
     placement: 'system',
@@ -100,7 +100,7 @@ describe('Conversation', () => {
       ledger.baseTokens + ledger.tools.tokens + ledger.entries.reduce((s, e) => s + e.tokens, 0),
     );
     expect(ledger.entries).toEqual([
-      expect.objectContaining({ middleware: 'dynamic-memory', included: 1, dropped: [] }),
+      expect.objectContaining({ middleware: 'facts', included: 1, dropped: [] }),
     ]);
     expect(turn.tools.map((t) => t.function.name)).toEqual(['remember']);
   });

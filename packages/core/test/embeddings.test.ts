@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { type Embedder, embedTexts, HashingEmbedder, isKiokuError } from '../src/index.js';
+import { type Embedder, HashingEmbedder, isKiokuError } from '../src/index.js';
+import { embedTexts } from '../src/store/embeddings/embedder.js';
 
 const cosine = (a: number[], b: number[]) => {
   let dot = 0;

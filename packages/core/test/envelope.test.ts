@@ -1,12 +1,9 @@
 import { describe, expect, it } from 'vitest';
 import { parseEnvelope } from '../src/adapter.js';
-import {
-  FactSchema,
-  InMemoryFactStore,
-  SNAPSHOT_SCHEMA_VERSION,
-  UnsupportedError,
-  ValidationError,
-} from '../src/index.js';
+import { UnsupportedError, ValidationError } from '../src/index.js';
+import { InMemoryFactStore } from '../src/store/facts/memory.js';
+import { FactSchema } from '../src/store/facts/record.js';
+import { SNAPSHOT_SCHEMA_VERSION } from '../src/store/snapshot/envelope.js';
 import { ManualClock } from '../src/testing.js';
 
 describe('snapshot envelopes', () => {

@@ -1,13 +1,13 @@
 import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import {
-  countMessagesTokens,
   createInMemoryStores,
   defaultTokenizer,
   defineTool,
   HashingEmbedder,
   KiokuBuilder,
 } from '../src/index.js';
+import { countMessagesTokens } from '../src/model/messages.js';
 import {
   answer,
   callTools,
@@ -37,12 +37,12 @@ describe('every feature at once, with embeddings on, in one conversation', () =>
       systemPrompt: 'You are Ann’s assistant.',
       budget: { maxTokens },
     })
-      .withDynamicMemory()
-      .withStaticMemory({ strategy: 'indexed', topK: 2 })
+      .withFacts()
+      .withKnowledge({ strategy: 'indexed', topK: 2 })
       .withPlanMode()
       .withMemory()
       .withToolOutputOffload({ thresholdTokens: 200 })
-      .withMemoryManager({ autoStore: false })
+      .withFacts({ mode: 'relevant', autoStore: false })
       .use({ name: 'build-tools', toolkit: { name: 'build', tools: [readLog] } })
       .build();
     // The builder wrapped the bundle once: every feature reads these stores, with vectors.
@@ -111,13 +111,13 @@ describe('every feature at once, with embeddings on, in one conversation', () =>
     );
     expect(ledger.totalTokens).toBeLessThanOrEqual(maxTokens);
     expect(ledger.entries.map((e) => e.middleware)).toEqual([
-      'dynamic-memory',
-      'static-memory',
+      'facts',
+      'knowledge',
       'plan',
-      'long-term-memory',
+      'fact-recall',
       'working-memory',
       'conversation',
-      'memory-manager',
+      'relevant-memory',
     ]);
 
     // Vectors were written for facts, documents and details through the one index.

@@ -1,12 +1,7 @@
 import { describe, expect, it } from 'vitest';
-import {
-  createInMemoryStores,
-  forgetUser,
-  isKiokuError,
-  KiokuBuilder,
-  type KiokuStores,
-  verifyErased,
-} from '../src/index.js';
+import { createInMemoryStores, isKiokuError, KiokuBuilder, type KiokuStores } from '../src/index.js';
+import { forgetUser } from '../src/memory/forget/forget-user.js';
+import { verifyErased } from '../src/memory/forget/verify.js';
 
 // The conformance suite (store-test-suite's forgetTests) covers erasure on every adapter; these are the
 // orchestration's own paths: the facade, giving up, and bad input.
@@ -24,9 +19,9 @@ describe('forgetUser', () => {
         return undefined;
       },
     });
-    const receipt = await kioku.forgetUser('alice');
+    const receipt = await kioku.privacy.forgetUser('alice');
     expect(receipt.removed.find((r) => r.kind === 'facts')?.count).toBe(1);
-    expect(await kioku.verifyErased('alice')).toEqual({ erased: true });
+    expect(await kioku.privacy.verifyErased('alice')).toEqual({ erased: true });
   });
 
   it('gives up with STORAGE naming what is left when every scan finds new records', async () => {

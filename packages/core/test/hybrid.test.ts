@@ -1,24 +1,23 @@
 import { describe, expect, it } from 'vitest';
-import { RRF_K, reciprocalRankFusion } from '../src/adapter.js';
 import {
   createInMemoryStores,
   type Embedder,
   EmbeddingModelMismatchError,
   HashingEmbedder,
-  HybridFactStore,
-  InMemoryDetailStore,
-  InMemoryDocumentStore,
-  InMemoryFactStore,
-  InMemorySessionStore,
-  InMemoryVectorIndex,
   isKiokuError,
   KiokuBuilder,
-  reembed,
-  withDetailEmbeddings,
-  withDocumentEmbeddings,
-  withFactEmbeddings,
-  withTranscriptEmbeddings,
 } from '../src/index.js';
+import { InMemoryDetailStore } from '../src/store/details/memory.js';
+import { InMemoryDocumentStore } from '../src/store/documents/memory.js';
+import { InMemoryFactStore } from '../src/store/facts/memory.js';
+import { withDetailEmbeddings } from '../src/store/hybrid/details.js';
+import { withDocumentEmbeddings } from '../src/store/hybrid/documents.js';
+import { HybridFactStore, withFactEmbeddings } from '../src/store/hybrid/facts.js';
+import { RRF_K, reciprocalRankFusion } from '../src/store/hybrid/fusion.js';
+import { reembed } from '../src/store/hybrid/reembed.js';
+import { withTranscriptEmbeddings } from '../src/store/hybrid/transcript.js';
+import { InMemorySessionStore } from '../src/store/sessions/memory.js';
+import { InMemoryVectorIndex } from '../src/store/vector/memory.js';
 import { ManualClock } from '../src/testing.js';
 import { bundleWith } from './bundle.js';
 
@@ -510,7 +509,7 @@ describe('long-term memory with hybrid recall', () => {
       systemPrompt: 'You are helpful.',
       clock,
     })
-      .withLongTermMemory()
+      .withFacts({ mode: 'recall' })
       .build();
     const turn = await (await kioku.startConversation(alice)).prepare(message);
     return turn.messages.map((m) => String(m.content)).join('\n');
@@ -533,7 +532,7 @@ describe('long-term memory with hybrid recall', () => {
       stores: createInMemoryStores(),
       embeddings: { embedder: conceptEmbedder(), index },
     })
-      .withLongTermMemory()
+      .withFacts({ mode: 'recall' })
       .build();
     const feature = kioku.features[0]!;
     const save = feature.toolkit!.tools.find((t) => t.name === 'save_memory')!;

@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
-import { deepFreeze, newPlan, planEdits } from '../src/adapter.js';
+import { newPlan, planEdits } from '../src/adapter.js';
 import type { Plan } from '../src/index.js';
+import { deepFreeze } from '../src/store/backend/record-partition.js';
 
 // The conformance suite checks what every PlanStore does; these check what the adapters rely on the
 // edits for: input is refused before any plan is read, and an edit can be applied again (Redis retries

@@ -1,6 +1,5 @@
 import { describe, expect, it } from 'vitest';
 import {
-  type Bm25Params,
   DEFAULT_BM25,
   DEFAULT_FEEDBACK,
   englishAnalyzer,
@@ -13,6 +12,7 @@ import {
   termCounts,
   termsByRarity,
 } from '../src/adapter.js';
+import type { Bm25Params } from '../src/search/ranking.js';
 import { seededRandom } from './seeded-random.js';
 
 const WORDS = 'apple banana cherry dog eagle fish grape house island jungle kite lemon mango'.split(' ');

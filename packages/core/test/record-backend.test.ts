@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { diff, InMemoryRecordBackend } from '../src/adapter.js';
+import { InMemoryRecordBackend } from '../src/adapter.js';
+import { diff } from '../src/store/backend/record-backend.js';
 
 const r = (key: string, json = `"${key}"`) => ({ key, json });
 const ref = { kind: 'facts', userId: 'u' } as const;

@@ -4,15 +4,13 @@ import {
   type ChatMessage,
   type ChatModel,
   type ChatModelReply,
-  countMessagesTokens,
   defaultTokenizer,
-  extractJson,
-  generateObject,
   isKiokuError,
-  type JsonCompletionRequest,
   StructuredOutputError,
-  UsageLedger,
 } from '../src/index.js';
+import type { JsonCompletionRequest } from '../src/model/chat-model.js';
+import { countMessagesTokens } from '../src/model/messages.js';
+import { extractJson, generateObject, UsageLedger } from '../src/model/structured.js';
 
 const Facts = z.object({
   facts: z.array(z.object({ content: z.string().min(1), category: z.string() })).max(5),

@@ -4,9 +4,9 @@ import { fileURLToPath } from 'node:url';
 import * as gpt from 'gpt-tokenizer/encoding/o200k_base';
 import { O200K_TOKEN_SPLIT_REGEX } from 'gpt-tokenizer/encodingParams/constants';
 import { describe, expect, it, vi } from 'vitest';
-import { o200kTokenizer } from '../src/index.js';
 import * as bpe from '../src/tokens/o200k-bpe.js';
 import { patternStats, pieceEnd } from '../src/tokens/o200k-pieces.js';
+import { o200kTokenizer } from '../src/tokens/tokenizer.js';
 import ranks from '../src/tokens/vendor/o200k-ranks.js';
 import { seededRandom } from './seeded-random.js';
 

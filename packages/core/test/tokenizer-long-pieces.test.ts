@@ -1,7 +1,8 @@
 import * as gpt from 'gpt-tokenizer/encoding/o200k_base';
 import { describe, expect, it, vi } from 'vitest';
-import { defaultTokenizer, o200kTokenizer } from '../src/index.js';
+import { defaultTokenizer } from '../src/index.js';
 import { tokenByteLength } from '../src/tokens/o200k-bpe.js';
+import { o200kTokenizer } from '../src/tokens/tokenizer.js';
 import { seededRandom } from './seeded-random.js';
 
 // Everything handed to gpt-tokenizer's encoder, whose BPE is quadratic in the length of one pre-tokenized piece.

@@ -1,11 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import {
-  defaultTokenizer,
-  lineSegments,
-  memoizedTokenizer,
-  o200kTokenizer,
-  type Tokenizer,
-} from '../src/index.js';
+import { defaultTokenizer, type Tokenizer } from '../src/index.js';
+import { lineSegments, memoizedTokenizer, o200kTokenizer } from '../src/tokens/tokenizer.js';
 import { seededRandom } from './seeded-random.js';
 
 describe('default tokenizer (o200k_base BPE)', () => {

@@ -1,5 +1,6 @@
 import { basename } from 'node:path';
-import type { DocumentInput, DocumentStore, KnowledgeDocument, Metadata, Scope } from '@kioku/core';
+import type { KnowledgeDocument, Scope } from '@kioku/core';
+import type { DocumentInput, DocumentStore, Metadata } from '@kioku/core/store';
 import { type ExtractedText, type ExtractOptions, type ExtractSource, extractText } from './extract.js';
 
 export interface AddDocumentOptions extends ExtractOptions {

@@ -3,7 +3,7 @@ import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { InMemoryDocumentStore } from '@kioku/core';
+import { InMemoryDocumentStore } from '@kioku/core/store';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { addDocumentFromSource } from '../src/index.js';
 import { makeDocx } from './fixtures.js';

@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
-import { executeToolCall, type Tool, type ToolContext } from '@kioku/core';
+import type { Tool, ToolContext } from '@kioku/core';
+import { executeToolCall } from '@kioku/core/model';
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import { type McpToolInfo, structuredResult } from './describe.js';
 import { tooLarge } from './output.js';

@@ -1,4 +1,4 @@
-import { PlanSchema } from '@kioku/core';
+import { PlanSchema } from '@kioku/core/store';
 import type { ToolAnnotations } from '@modelcontextprotocol/sdk/types.js';
 import { z } from 'zod';
 

@@ -1,4 +1,5 @@
-import { IdSchema, type Scope, ValidationError } from '@kioku/core';
+import { type Scope, ValidationError } from '@kioku/core';
+import { IdSchema } from '@kioku/core/store';
 import { z } from 'zod';
 
 /**

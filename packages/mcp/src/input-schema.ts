@@ -1,4 +1,5 @@
-import { type Tool, toOpenAITool } from '@kioku/core';
+import type { Tool } from '@kioku/core';
+import { toOpenAITool } from '@kioku/core/model';
 import { z } from 'zod';
 
 const cache = new WeakMap<Tool, z.ZodObject>();

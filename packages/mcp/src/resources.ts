@@ -1,4 +1,5 @@
-import { IdSchema, type KiokuStores, type Scope } from '@kioku/core';
+import type { KiokuStores, Scope } from '@kioku/core';
+import { IdSchema } from '@kioku/core/store';
 import { type McpServer, ResourceTemplate } from '@modelcontextprotocol/sdk/server/mcp.js';
 import { McpError, type ReadResourceResult } from '@modelcontextprotocol/sdk/types.js';
 import { tooLarge } from './output.js';

@@ -1,5 +1,6 @@
 import { createRequire } from 'node:module';
-import type { KiokuStores, SeenVersions, Tool } from '@kioku/core';
+import type { KiokuStores, Tool } from '@kioku/core';
+import type { SeenVersions } from '@kioku/core/model';
 import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import { callTool } from './call.js';
 import { MCP_TOOL_INFO } from './describe.js';

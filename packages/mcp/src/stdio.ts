@@ -1,5 +1,6 @@
 import type { Readable, Writable } from 'node:stream';
-import { type KiokuStores, SeenVersions, type Tool } from '@kioku/core';
+import type { KiokuStores, Tool } from '@kioku/core';
+import { SeenVersions } from '@kioku/core/model';
 import { StdioServerTransport } from '@modelcontextprotocol/sdk/server/stdio.js';
 import type { McpIdentity } from './identity.js';
 import { MCP_LIMITS, type McpLimits } from './limits.js';

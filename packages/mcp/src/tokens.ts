@@ -1,5 +1,6 @@
 import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
-import { IdSchema, ValidationError } from '@kioku/core';
+import { ValidationError } from '@kioku/core';
+import { IdSchema } from '@kioku/core/store';
 import { z } from 'zod';
 import type { McpIdentity } from './identity.js';
 

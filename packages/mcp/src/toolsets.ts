@@ -1,16 +1,4 @@
-import {
-  dynamicMemory,
-  type KiokuStores,
-  longTermMemory,
-  type MemoryFeature,
-  planMode,
-  RETRIEVE_MEMORY_TOOL,
-  SEARCH_MEMORY_DETAILS_TOOL,
-  type Tool,
-  toolOutputOffload,
-  ValidationError,
-  workingMemory,
-} from '@kioku/core';
+import { factMemory, type KiokuStores, type MemoryFeature, planMode, type Tool, toolOutputOffload, ValidationError, workingMemory } from '@kioku/core';
 import { GET_PLAN_TOOL, getPlanTool } from './tools/get-plan.js';
 import { SEARCH_MAX_LIMIT, SEARCH_MEMORY_TOOL, searchMemoryTool } from './tools/search-memory.js';
 import { storeMemoryTool } from './tools/store-memory.js';
@@ -48,7 +36,7 @@ function toolOf(feature: MemoryFeature, name: string): Tool {
 
 /** The tools each toolset adds, by name (each name once). */
 export const TOOLSET_TOOLS: Readonly<Record<Toolset, readonly string[]>> = Object.freeze({
-  details: ['store_memory', RETRIEVE_MEMORY_TOOL, SEARCH_MEMORY_TOOL],
+  details: ['store_memory', 'retrieve_memory', SEARCH_MEMORY_TOOL],
   facts: ['save_memory', 'update_memory', 'delete_memory', 'list_memory_categories', SEARCH_MEMORY_TOOL],
   plans: [
     GET_PLAN_TOOL,
@@ -69,29 +57,30 @@ export const TOOLSET_TOOLS: Readonly<Record<Toolset, readonly string[]>> = Objec
 /**
  * Kioku's tools over a stores bundle, for the given toolsets, by name. Built once per server: the tools
  * hold no scope; each call gets its scope from the connection (the `ToolContext`), never from arguments.
- * The fact tools are long-term memory's (`save_memory`, `delete_memory`, `list_memory_categories`) and
- * dynamic memory's `update_memory`; `search_memory` searches details and facts together.
+ * The fact tools are fact recall's (`save_memory`, `delete_memory`, `list_memory_categories`) and the
+ * `all` mode's `update_memory`; `search_memory` searches details and facts together.
  */
 export function memoryTools(stores: KiokuStores, toolsets: readonly Toolset[] = DEFAULT_TOOLSETS) {
   const offload = toolOutputOffload({ details: stores.details });
-  const longTerm = longTermMemory({
-    store: stores.facts,
+  const recall = factMemory({
+    mode: 'recall',
+    facts: stores.facts,
     sessions: stores.sessions,
     maxResults: SEARCH_MAX_LIMIT,
   });
-  const dynamic = dynamicMemory({ store: stores.facts });
+  const all = factMemory({ facts: stores.facts });
   const plans = planMode({ store: stores.plans });
   const working = workingMemory({ store: stores.working });
 
   const available: Record<string, () => Tool> = {
     store_memory: () => storeMemoryTool(stores.details),
-    [RETRIEVE_MEMORY_TOOL]: () => toolOf(offload, RETRIEVE_MEMORY_TOOL),
+    retrieve_memory: () => toolOf(offload, 'retrieve_memory'),
     [SEARCH_MEMORY_TOOL]: () =>
-      searchMemoryTool(toolOf(offload, SEARCH_MEMORY_DETAILS_TOOL), toolOf(longTerm, 'search_memory')),
-    save_memory: () => toolOf(longTerm, 'save_memory'),
-    update_memory: () => toolOf(dynamic, 'update_memory'),
-    delete_memory: () => toolOf(longTerm, 'delete_memory'),
-    list_memory_categories: () => toolOf(longTerm, 'list_memory_categories'),
+      searchMemoryTool(toolOf(offload, 'search_memory_details'), toolOf(recall, 'search_memory')),
+    save_memory: () => toolOf(recall, 'save_memory'),
+    update_memory: () => toolOf(all, 'update_memory'),
+    delete_memory: () => toolOf(recall, 'delete_memory'),
+    list_memory_categories: () => toolOf(recall, 'list_memory_categories'),
     [GET_PLAN_TOOL]: () => getPlanTool(stores.plans),
   };
   for (const feature of [plans, working]) {

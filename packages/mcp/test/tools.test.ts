@@ -1,4 +1,5 @@
-import { createInMemoryStores, toOpenAITool } from '@kioku/core';
+import { createInMemoryStores } from '@kioku/core';
+import { toOpenAITool } from '@kioku/core/model';
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import { describe, expect, it } from 'vitest';
 import { MCP_TOOL_INFO, memoryTools, OUTPUT_TOO_LARGE, TOOLSET_TOOLS, TOOLSETS } from '../src/index.js';

@@ -1,11 +1,5 @@
-import type {
-  ChatMessage,
-  Conversation,
-  Kioku,
-  OpenAIToolDefinition,
-  PreparedTurn,
-  TurnLedger,
-} from '@kioku/core';
+import type { ChatMessage, Conversation, Kioku, PreparedTurn, TurnLedger } from '@kioku/core';
+import type { OpenAIToolDefinition } from '@kioku/core/model';
 import type { CallModelInputFilter, FunctionTool, ModelInputData, Tool } from '@openai/agents';
 import { isUserMessage, toChatMessages, userText } from './items.js';
 import { KiokuSession } from './session.js';

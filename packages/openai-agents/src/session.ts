@@ -1,12 +1,6 @@
 import { randomUUID } from 'node:crypto';
-import {
-  type ChatMessage,
-  type Conversation,
-  type KvEntry,
-  LIMITS,
-  type SessionStore,
-  ValidationError,
-} from '@kioku/core';
+import { type ChatMessage, type Conversation, ValidationError } from '@kioku/core';
+import { type KvEntry, LIMITS, type SessionStore } from '@kioku/core/store';
 import type { AgentInputItem, Session } from '@openai/agents';
 import { toChatMessages } from './items.js';
 

@@ -32,7 +32,7 @@ describe('end to end against an OpenAI-compatible server', () => {
     close = server.close;
     const stores = createInMemoryStores();
     const kioku = new KiokuBuilder({ stores, systemPrompt: 'You have a memory.' })
-      .withDynamicMemory()
+      .withFacts()
       .withToolOutputOffload()
       .build();
     const memory = kiokuMemory(kioku, await kioku.startConversation({ userId: 'alice' }));

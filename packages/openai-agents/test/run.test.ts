@@ -12,7 +12,7 @@ beforeAll(() => setTracingDisabled(true));
 function stack(maxTokens = 16_000) {
   const stores = createInMemoryStores();
   const kioku = new KiokuBuilder({ stores, systemPrompt: 'You have a memory.', budget: { maxTokens } })
-    .withDynamicMemory()
+    .withFacts()
     .withPlanMode()
     .withWorkingMemory()
     .withToolOutputOffload({ thresholdTokens: 60 })
@@ -69,7 +69,7 @@ describe('Kioku in an Agents SDK run', () => {
 
     const ledger = memory.ledger!;
     expect(ledger.totalTokens).toBeLessThanOrEqual(ledger.maxTokens);
-    expect(ledger.entries.find((e) => e.middleware === 'dynamic-memory')).toMatchObject({ included: 1 });
+    expect(ledger.entries.find((e) => e.middleware === 'facts')).toMatchObject({ included: 1 });
     // The instructions were paid for first.
     expect(ledger.baseTokens).toBeGreaterThan(0);
 
@@ -251,7 +251,7 @@ describe('Kioku in an Agents SDK run', () => {
     expect(b.baseTokens).toBeGreaterThan(a.baseTokens + 100);
     expect(b.tools.definitions).toBe(a.tools.definitions + 1);
     expect(b.totalTokens).toBeLessThanOrEqual(b.maxTokens);
-    const facts = (l: typeof a) => l.entries.find((e) => e.middleware === 'dynamic-memory')!.included;
+    const facts = (l: typeof a) => l.entries.find((e) => e.middleware === 'facts')!.included;
     expect(facts(b)).toBeLessThan(facts(a));
   });
 });

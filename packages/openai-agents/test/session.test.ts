@@ -1,7 +1,8 @@
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { createInMemoryStores, KiokuBuilder, type KiokuStores, LIMITS } from '@kioku/core';
+import { createInMemoryStores, KiokuBuilder, type KiokuStores } from '@kioku/core';
+import { LIMITS } from '@kioku/core/store';
 import { createJsonStores } from '@kioku/store-json';
 import type { AgentInputItem } from '@openai/agents';
 import { afterEach, describe, expect, it } from 'vitest';

@@ -1,13 +1,5 @@
-import {
-  type ChatMessage,
-  type ChatModel,
-  type ChatModelReply,
-  type ChatModelRequest,
-  type JsonCompletion,
-  type JsonCompletionRequest,
-  type ModelUsage,
-  withJsonInstruction,
-} from '@kioku/core';
+import type { ChatMessage, ChatModel, ChatModelReply, ChatModelRequest, ModelUsage } from '@kioku/core';
+import { type JsonCompletion, type JsonCompletionRequest, withJsonInstruction } from '@kioku/core/model';
 import type OpenAI from 'openai';
 import { createClient, env, type OpenAIClientOptions } from './client.js';
 import { OpenAIEndpointError, wrapEndpointError } from './errors.js';

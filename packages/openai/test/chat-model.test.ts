@@ -1,4 +1,5 @@
-import { createInMemoryStores, defineTool, KiokuBuilder, toOpenAITool } from '@kioku/core';
+import { createInMemoryStores, defineTool, KiokuBuilder } from '@kioku/core';
+import { toOpenAITool } from '@kioku/core/model';
 import {
   hang,
   type Reply,
@@ -36,7 +37,7 @@ function stack() {
   const stores = createInMemoryStores();
   const { sessions } = stores;
   const kioku = new KiokuBuilder({ stores, systemPrompt: 'You are a test agent.' })
-    .withDynamicMemory()
+    .withFacts()
     .use({ name: 'echo-tools', toolkit: { name: 'echo', tools: [echo] } })
     .withConversationHistory()
     .build();
@@ -229,7 +230,7 @@ describe('runAgentTurn', () => {
     expect(result.answer).toBe('The tool said echo: ping');
     expect(tokens.join('')).toBe(result.answer);
     expect(result.steps).toBe(2);
-    expect(result.ledger.entries.map((e) => e.middleware)).toContain('dynamic-memory');
+    expect(result.ledger.entries.map((e) => e.middleware)).toContain('facts');
     expect(result.messages.map((m) => m.role)).toEqual(['user', 'assistant', 'tool', 'assistant']);
     const secondRequest = server.received[1]!.body.messages as { role: string; content: string }[];
     expect(secondRequest.at(-1)).toEqual({ role: 'tool', tool_call_id: 'call_1', content: 'echo: ping' });

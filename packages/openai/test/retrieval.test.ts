@@ -1,11 +1,5 @@
-import {
-  createInMemoryStores,
-  defineTool,
-  InMemoryFactStore,
-  KiokuBuilder,
-  longTermMemory,
-  modelIntentClassifier,
-} from '@kioku/core';
+import { createInMemoryStores, defineTool, factMemory, KiokuBuilder, modelIntentClassifier } from '@kioku/core';
+import { InMemoryFactStore } from '@kioku/core/store';
 import { hang, type Reply, startScriptedServer, text, toolCalls, usage } from '@kioku/openai-test-server';
 import { afterEach, describe, expect, it } from 'vitest';
 import { z } from 'zod';
@@ -37,7 +31,7 @@ async function turnWith(script: Reply[], timeoutMs = 5_000) {
     recall: 'auto',
     intent: modelIntentClassifier({ model, timeoutMs }),
   })
-    .use(longTermMemory({ store: facts, sessions: stores.sessions, fallbackResults: 0 }))
+    .use(factMemory({ mode: 'recall', facts, sessions: stores.sessions, fallbackResults: 0 }))
     .build();
   const convo = await kioku.startConversation(alice);
   return { convo, model, bodies };

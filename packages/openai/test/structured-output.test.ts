@@ -1,4 +1,5 @@
-import { generateObject, isKiokuError, toJsonSchema, UsageLedger } from '@kioku/core';
+import { isKiokuError } from '@kioku/core';
+import { generateObject, toJsonSchema, UsageLedger } from '@kioku/core/model';
 import { type Reply, startScriptedServer, status, text, toolCalls, usage } from '@kioku/openai-test-server';
 import { afterEach, describe, expect, it } from 'vitest';
 import { z } from 'zod';

@@ -1,7 +1,6 @@
 import { mkdir, readdir, readFile, stat, unlink } from 'node:fs/promises';
 import path from 'node:path';
-import type { StoreKind } from '@kioku/core';
-import { CorruptDataError, KiokuError, StorageError } from '@kioku/core';
+import { CorruptDataError, KiokuError, StorageError, type StoreKind } from '@kioku/core';
 import type { PartitionBackend, PartitionCodec, PartitionRef } from '@kioku/core/adapter';
 import lockfile from 'proper-lockfile';
 import { writeFileAtomic } from './atomic-file.js';

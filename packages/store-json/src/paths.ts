@@ -1,6 +1,5 @@
 import path from 'node:path';
-import type { StoreKind } from '@kioku/core';
-import { ValidationError } from '@kioku/core';
+import { type StoreKind, ValidationError } from '@kioku/core';
 import { ID_PATTERN, type PartitionRef } from '@kioku/core/adapter';
 
 /**

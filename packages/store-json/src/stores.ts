@@ -1,12 +1,5 @@
-import type { Clock, KiokuStores, SessionStoreOptions, Tokenizer, WorkingMemoryOptions } from '@kioku/core';
-import {
-  PartitionedDetailStore,
-  PartitionedDocumentStore,
-  PartitionedFactStore,
-  PartitionedPlanStore,
-  PartitionedSessionStore,
-  PartitionedWorkingMemoryStore,
-} from '@kioku/core/adapter';
+import type { Clock, KiokuStores, Tokenizer } from '@kioku/core';
+import { PartitionedDetailStore, PartitionedDocumentStore, PartitionedFactStore, PartitionedPlanStore, PartitionedSessionStore, PartitionedWorkingMemoryStore, type SessionStoreOptions, type WorkingMemoryOptions } from '@kioku/core/adapter';
 import { JsonFileBackend, type JsonFileBackendOptions } from './file-backend.js';
 
 export interface JsonStoreOptions extends JsonFileBackendOptions {
@@ -36,7 +29,7 @@ export class JsonPlanStore extends PartitionedPlanStore {
 
 /**
  * Working memory grouped by key root as `.../working/session.json`, `patrol.json`, `subagent.json`
- * (RockBot's files). Expired entries are dropped on load and on every write; with `sweepIntervalMs`
+ * Expired entries are dropped on load and on every write; with `sweepIntervalMs`
  * a timer also sweeps all files (call `close()` to stop it).
  */
 export class JsonWorkingMemoryStore extends PartitionedWorkingMemoryStore {

@@ -1,38 +1,6 @@
-import {
-  type CategoryCount,
-  ConflictError,
-  type Fact,
-  type FactFilter,
-  FactFilterSchema,
-  type FactHit,
-  type FactInput,
-  FactInputSchema,
-  type FactListOptions,
-  FactListOptionsSchema,
-  type FactPatch,
-  FactPatchSchema,
-  type FactQuery,
-  FactQuerySchema,
-  FactSchema,
-  type FactStore,
-  IdSchema,
-  type RestoreOptions,
-  type RestoreReport,
-  type Scope,
-  type SnapshotEnvelope,
-  type SnapshotSelector,
-  type WriteOptions,
-} from '@kioku/core';
-import {
-  checkFactVersion,
-  isoAt,
-  makeEnvelope,
-  missingFactError,
-  newFact,
-  parseOrThrow,
-  parseScope,
-  parseWriteOptions,
-} from '@kioku/core/adapter';
+import { ConflictError, type Fact, type Scope } from '@kioku/core';
+import { type CategoryCount, type FactFilter, FactFilterSchema, type FactHit, type FactInput, FactInputSchema, type FactListOptions, FactListOptionsSchema, type FactPatch, FactPatchSchema, type FactQuery, FactQuerySchema, FactSchema, type FactStore, IdSchema, type RestoreOptions, type RestoreReport, type SnapshotEnvelope, type SnapshotSelector, type WriteOptions } from '@kioku/core/store';
+import { checkFactVersion, isoAt, makeEnvelope, missingFactError, newFact, parseOrThrow, parseScope, parseWriteOptions } from '@kioku/core/adapter';
 import { and, asc, count, desc, eq, getTableColumns, type SQL, sql } from 'drizzle-orm';
 import { analyzeFact } from './analysis.js';
 import type { Db } from './database.js';
@@ -282,7 +250,7 @@ export class PostgresFactStore extends PostgresStore implements FactStore {
     const q = parseOrThrow(FactQuerySchema, query, 'fact query');
     const t = this.tables.facts;
     if (!q.query?.trim()) {
-      // RockBot's first-turn fallback: the most recently updated facts.
+      // Recall's first-turn fallback: the most recently updated facts.
       const rows = await this.database.run((db) =>
         db
           .select(this.#columns)

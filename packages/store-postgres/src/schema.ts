@@ -1,4 +1,5 @@
-import type { ContextNote, KnowledgeDocument, Metadata, PlanStep, Provenance, ToolCall } from '@kioku/core';
+import type { KnowledgeDocument, ToolCall } from '@kioku/core';
+import type { ContextNote, Metadata, PlanStep, Provenance } from '@kioku/core/store';
 import { sql } from 'drizzle-orm';
 import {
   bigint,

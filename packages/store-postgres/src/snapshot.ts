@@ -1,5 +1,5 @@
-import { type SnapshotSelector, SnapshotSelectorSchema } from '@kioku/core';
 import { groupRecords, parseOrThrow, parseSnapshotRecords } from '@kioku/core/adapter';
+import { type SnapshotSelector, SnapshotSelectorSchema } from '@kioku/core/store';
 
 /** The user a snapshot selects, or undefined for `{ allUsers: true }`. */
 export function selectedUser(selector: SnapshotSelector): { parsed: SnapshotSelector; userId?: string } {

@@ -1,4 +1,5 @@
-import { type Clock, systemClock } from '@kioku/core';
+import type { Clock } from '@kioku/core';
+import { systemClock } from '@kioku/core/adapter';
 import type { AnyColumn } from 'drizzle-orm';
 import { type PostgresConnectionOptions, PostgresDatabase } from './database.js';
 import { type LexicalMatch, lexicalMatch, matchTerms, queryLexemes } from './search.js';

@@ -1,5 +1,5 @@
-import type { Clock, KiokuStores, SessionStoreOptions, Tokenizer, WorkingMemoryOptions } from '@kioku/core';
-import { once } from '@kioku/core/adapter';
+import type { Clock, KiokuStores, Tokenizer } from '@kioku/core';
+import { once, type SessionStoreOptions, type WorkingMemoryOptions } from '@kioku/core/adapter';
 import { type PostgresConnectionOptions, PostgresDatabase } from './database.js';
 import { PostgresDetailStore } from './details.js';
 import { PostgresDocumentStore } from './documents.js';

@@ -1,37 +1,6 @@
-import {
-  type RestoreOptions,
-  type RestoreReport,
-  type Scope,
-  type SnapshotEnvelope,
-  type SnapshotSelector,
-  type WorkingEntry,
-  type WorkingEntryInfo,
-  WorkingEntrySchema,
-  type WorkingHit,
-  WorkingKeySchema,
-  type WorkingMemoryOptions,
-  type WorkingMemoryStore,
-  WorkingPrefixSchema,
-  type WorkingQuery,
-  WorkingQuerySchema,
-  type WorkingSetOptions,
-  type WriteOptions,
-} from '@kioku/core';
-import {
-  checkWorkingVersion,
-  isWorkingEntryLive,
-  keyRootOf,
-  makeEnvelope,
-  namespaceEvictions,
-  namespaceOf,
-  newWorkingSet,
-  parseOrThrow,
-  parseScope,
-  parseWriteOptions,
-  versionedWorkingEntry,
-  type WorkingLimits,
-  workingLimits,
-} from '@kioku/core/adapter';
+import type { Scope, WorkingEntry } from '@kioku/core';
+import { type RestoreOptions, type RestoreReport, type SnapshotEnvelope, type SnapshotSelector, type WorkingEntryInfo, WorkingEntrySchema, type WorkingHit, WorkingKeySchema, type WorkingMemoryStore, WorkingPrefixSchema, type WorkingQuery, WorkingQuerySchema, type WorkingSetOptions, type WriteOptions } from '@kioku/core/store';
+import { checkWorkingVersion, isWorkingEntryLive, keyRootOf, makeEnvelope, namespaceEvictions, namespaceOf, newWorkingSet, parseOrThrow, parseScope, parseWriteOptions, versionedWorkingEntry, workingLimits, type WorkingLimits, type WorkingMemoryOptions } from '@kioku/core/adapter';
 import { and, asc, count, desc, eq, getTableColumns, gt, lte, ne, type SQL, sql } from 'drizzle-orm';
 import { groupByPartition, parseSnapshot, selectedUser } from './snapshot.js';
 import { agentField, agentKey, batches, hasAllTags, tagKeys, underPrefix, withoutNulls } from './sql.js';

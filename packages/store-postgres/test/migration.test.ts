@@ -1,7 +1,7 @@
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import type { SnapshotEnvelope } from '@kioku/core';
+import type { SnapshotEnvelope } from '@kioku/core/store';
 import { ManualClock } from '@kioku/core/testing';
 import { createJsonStores } from '@kioku/store-json';
 import { afterAll, describe, expect, it } from 'vitest';

@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
-import { InMemoryFactStore, isKiokuError } from '@kioku/core';
+import { isKiokuError } from '@kioku/core';
+import { InMemoryFactStore } from '@kioku/core/store';
 import { ManualClock } from '@kioku/core/testing';
 import { expectKiokuError } from '@kioku/store-test-suite';
 import postgres from 'postgres';

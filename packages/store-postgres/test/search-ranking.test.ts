@@ -1,4 +1,5 @@
-import { InMemoryFactStore, type Scope } from '@kioku/core';
+import type { Scope } from '@kioku/core';
+import { InMemoryFactStore } from '@kioku/core/store';
 import { PgDialect } from 'drizzle-orm/pg-core';
 import { drizzle } from 'drizzle-orm/postgres-js';
 import postgres, { type Sql } from 'postgres';

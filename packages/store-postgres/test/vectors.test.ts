@@ -1,4 +1,5 @@
-import { HashingEmbedder, isKiokuError, reembed, withEmbeddings } from '@kioku/core';
+import { HashingEmbedder, isKiokuError, withEmbeddings } from '@kioku/core';
+import { reembed } from '@kioku/core/store';
 import { expectKiokuError, randomScope } from '@kioku/store-test-suite';
 import postgres from 'postgres';
 import { describe, expect, it } from 'vitest';

@@ -1,5 +1,6 @@
-import { ValidationError, type VectorPoint, VectorPointSchema, VectorQuerySchema } from '@kioku/core';
+import { ValidationError } from '@kioku/core';
 import { parseOrThrow } from '@kioku/core/adapter';
+import { type VectorPoint, VectorPointSchema, VectorQuerySchema } from '@kioku/core/store';
 
 const MAX_DIMENSIONS = 16_384;
 

@@ -1,4 +1,4 @@
-import type { VectorIndex } from '@kioku/core';
+import type { VectorIndex } from '@kioku/core/store';
 import { type StoreHarness, SUITE_VECTOR_DIMENSIONS, vectorIndexSuite } from '@kioku/store-test-suite';
 import { QdrantVectorIndex } from '../src/index.js';
 import { useQdrant } from './harness.js';

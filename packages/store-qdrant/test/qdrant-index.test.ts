@@ -1,11 +1,5 @@
-import {
-  HashingEmbedder,
-  InMemoryFactStore,
-  InMemoryVectorIndex,
-  isKiokuError,
-  reembed,
-  withFactEmbeddings,
-} from '@kioku/core';
+import { HashingEmbedder, isKiokuError } from '@kioku/core';
+import { InMemoryFactStore, InMemoryVectorIndex, reembed, withFactEmbeddings } from '@kioku/core/store';
 import { expectKiokuError, randomScope } from '@kioku/store-test-suite';
 import { QdrantClient } from '@qdrant/js-client-rest';
 import { describe, expect, it } from 'vitest';

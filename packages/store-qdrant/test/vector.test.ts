@@ -1,4 +1,5 @@
-import { isKiokuError, VectorPointSchema, VectorQuerySchema } from '@kioku/core';
+import { isKiokuError } from '@kioku/core';
+import { VectorPointSchema, VectorQuerySchema } from '@kioku/core/store';
 import { describe, expect, it } from 'vitest';
 import { checkVector, parsePoint, parseQuery } from '../src/vector.js';
 

@@ -1,15 +1,6 @@
-import type { StoreKind } from '@kioku/core';
-import {
-  type Clock,
-  type RestoreOptions,
-  type RestoreReport,
-  type SnapshotEnvelope,
-  type SnapshotSelector,
-  SnapshotSelectorSchema,
-  systemClock,
-  ValidationError,
-} from '@kioku/core';
-import { makeEnvelope, parseOrThrow, planRestore, type RestoreSpec } from '@kioku/core/adapter';
+import { type Clock, type StoreKind, ValidationError } from '@kioku/core';
+import { type RestoreOptions, type RestoreReport, type SnapshotEnvelope, type SnapshotSelector, SnapshotSelectorSchema } from '@kioku/core/store';
+import { makeEnvelope, parseOrThrow, planRestore, type RestoreSpec, systemClock } from '@kioku/core/adapter';
 import { type Multi, RedisConnection, type RedisConnectionOptions, type SetupReport } from './connection.js';
 import type { PartitionAddress } from './keys.js';
 

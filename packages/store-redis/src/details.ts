@@ -1,32 +1,6 @@
-import {
-  type DetailHit,
-  type DetailInput,
-  type DetailListOptions,
-  DetailListOptionsSchema,
-  type DetailQuery,
-  DetailQuerySchema,
-  type DetailRecord,
-  DetailRecordSchema,
-  type DetailStore,
-  defaultTokenizer,
-  IdSchema,
-  type RestoreOptions,
-  type RestoreReport,
-  type Scope,
-  type SnapshotEnvelope,
-  type SnapshotSelector,
-  type Tokenizer,
-} from '@kioku/core';
-import {
-  detailIndexEntries,
-  isoAt,
-  listDetails,
-  newDetail,
-  parseOrThrow,
-  parseScope,
-  searchDetails,
-  visibleDetail,
-} from '@kioku/core/adapter';
+import { defaultTokenizer, type DetailRecord, type Scope, type Tokenizer } from '@kioku/core';
+import { type DetailHit, type DetailInput, type DetailListOptions, DetailListOptionsSchema, type DetailQuery, DetailQuerySchema, DetailRecordSchema, type DetailStore, IdSchema, type RestoreOptions, type RestoreReport, type SnapshotEnvelope, type SnapshotSelector } from '@kioku/core/store';
+import { detailIndexEntries, isoAt, listDetails, newDetail, parseOrThrow, parseScope, searchDetails, visibleDetail } from '@kioku/core/adapter';
 import { RedisStoreBase, type RedisStoreOptions } from './base.js';
 import type { RedisSearchOptions } from './facts.js';
 import { PartitionCache, type PartitionKeys, partitionKeys, RecordPartitions } from './records.js';

@@ -1,42 +1,6 @@
-import {
-  type CategoryCount,
-  type Fact,
-  type FactFilter,
-  FactFilterSchema,
-  type FactHit,
-  type FactInput,
-  FactInputSchema,
-  type FactListOptions,
-  FactListOptionsSchema,
-  type FactPatch,
-  FactPatchSchema,
-  type FactQuery,
-  FactQuerySchema,
-  FactSchema,
-  type FactStore,
-  IdSchema,
-  type RestoreOptions,
-  type RestoreReport,
-  type Scope,
-  type SnapshotEnvelope,
-  type SnapshotSelector,
-  type WriteOptions,
-} from '@kioku/core';
-import {
-  categoryMatches,
-  checkFactVersion,
-  factSearchText,
-  hasAllTags,
-  isoAt,
-  type LexicalIndexOptions,
-  missingFactError,
-  newestUpdatedFirst,
-  newFact,
-  parseOrThrow,
-  parseScope,
-  parseWriteOptions,
-  patchFact,
-} from '@kioku/core/adapter';
+import type { Fact, Scope } from '@kioku/core';
+import { type CategoryCount, type FactFilter, FactFilterSchema, type FactHit, type FactInput, FactInputSchema, type FactListOptions, FactListOptionsSchema, type FactPatch, FactPatchSchema, type FactQuery, FactQuerySchema, FactSchema, type FactStore, IdSchema, type RestoreOptions, type RestoreReport, type SnapshotEnvelope, type SnapshotSelector, type WriteOptions } from '@kioku/core/store';
+import { categoryMatches, checkFactVersion, factSearchText, hasAllTags, isoAt, type LexicalIndexOptions, missingFactError, newestUpdatedFirst, newFact, parseOrThrow, parseScope, parseWriteOptions, patchFact } from '@kioku/core/adapter';
 import { RedisStoreBase, type RedisStoreOptions } from './base.js';
 import { NO_AGENT } from './keys.js';
 import {

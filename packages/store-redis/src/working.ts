@@ -1,41 +1,6 @@
-import {
-  type RestoreOptions,
-  type RestoreReport,
-  type Scope,
-  type SnapshotEnvelope,
-  type SnapshotSelector,
-  type WorkingEntry,
-  type WorkingEntryInfo,
-  WorkingEntrySchema,
-  type WorkingHit,
-  WorkingKeySchema,
-  type WorkingMemoryOptions,
-  type WorkingMemoryStore,
-  WorkingPrefixSchema,
-  type WorkingQuery,
-  WorkingQuerySchema,
-  type WorkingSetOptions,
-  type WriteOptions,
-} from '@kioku/core';
-import {
-  checkWorkingVersion,
-  isWorkingEntryLive,
-  keyHasPrefix,
-  keyRootOf,
-  LexicalIndex,
-  type LexicalIndexOptions,
-  namespaceFullError,
-  namespaceOf,
-  newWorkingSet,
-  parseOrThrow,
-  parseScope,
-  parseWriteOptions,
-  type WorkingLimits,
-  workingEntryInfo,
-  workingLimits,
-  workingQueryMatches,
-  workingSearchText,
-} from '@kioku/core/adapter';
+import type { Scope, WorkingEntry } from '@kioku/core';
+import { type RestoreOptions, type RestoreReport, type SnapshotEnvelope, type SnapshotSelector, type WorkingEntryInfo, WorkingEntrySchema, type WorkingHit, WorkingKeySchema, type WorkingMemoryStore, WorkingPrefixSchema, type WorkingQuery, WorkingQuerySchema, type WorkingSetOptions, type WriteOptions } from '@kioku/core/store';
+import { checkWorkingVersion, isWorkingEntryLive, keyHasPrefix, keyRootOf, LexicalIndex, type LexicalIndexOptions, namespaceFullError, namespaceOf, newWorkingSet, parseOrThrow, parseScope, parseWriteOptions, workingEntryInfo, workingLimits, type WorkingLimits, type WorkingMemoryOptions, workingQueryMatches, workingSearchText } from '@kioku/core/adapter';
 import { RedisStoreBase, type RedisStoreOptions } from './base.js';
 import { lua } from './connection.js';
 import { ENCODED_SLASH, encodePart, NO_AGENT } from './keys.js';

@@ -1,4 +1,4 @@
-import { systemClock } from '@kioku/core';
+import { systemClock } from '@kioku/core/adapter';
 import {
   type BundleHarness,
   detailStoreSuite,

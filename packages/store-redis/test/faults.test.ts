@@ -1,5 +1,6 @@
 import { execFileSync } from 'node:child_process';
-import { InMemoryFactStore, isKiokuError, type KiokuError } from '@kioku/core';
+import { isKiokuError, type KiokuError } from '@kioku/core';
+import { InMemoryFactStore } from '@kioku/core/store';
 import { expectKiokuError } from '@kioku/store-test-suite';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { createRedisStores } from '../src/index.js';

@@ -1,4 +1,4 @@
-import { systemClock } from '@kioku/core';
+import { systemClock } from '@kioku/core/adapter';
 import { ManualClock } from '@kioku/core/testing';
 import { expectKiokuError, randomId, randomScope } from '@kioku/store-test-suite';
 import { Redis } from 'ioredis';

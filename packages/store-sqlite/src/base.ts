@@ -1,16 +1,6 @@
-import type { StoreKind } from '@kioku/core';
-import {
-  type Clock,
-  type RestoreOptions,
-  type RestoreReport,
-  type Scope,
-  type SnapshotEnvelope,
-  type SnapshotSelector,
-  SnapshotSelectorSchema,
-  systemClock,
-  ValidationError,
-} from '@kioku/core';
-import { makeEnvelope, parseOrThrow, parseScope, planRestore, type RestoreSpec } from '@kioku/core/adapter';
+import { type Clock, type Scope, type StoreKind, ValidationError } from '@kioku/core';
+import { type RestoreOptions, type RestoreReport, type SnapshotEnvelope, type SnapshotSelector, SnapshotSelectorSchema } from '@kioku/core/store';
+import { makeEnvelope, parseOrThrow, parseScope, planRestore, type RestoreSpec, systemClock } from '@kioku/core/adapter';
 import { type SetupReport, SqliteConnection, type SqliteConnectionOptions } from './connection.js';
 import { LexicalSearch, type SearchSettings } from './search.js';
 

@@ -1,5 +1,5 @@
-import type { KiokuStores, SessionStoreOptions, Tokenizer, WorkingMemoryOptions } from '@kioku/core';
-import { once } from '@kioku/core/adapter';
+import type { KiokuStores, Tokenizer } from '@kioku/core';
+import { once, type SessionStoreOptions, type WorkingMemoryOptions } from '@kioku/core/adapter';
 import type { SqliteStoreOptions } from './base.js';
 import { type SetupReport, SqliteConnection } from './connection.js';
 import { SqliteDetailStore } from './details.js';

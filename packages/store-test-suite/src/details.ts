@@ -1,4 +1,5 @@
-import { type DetailInput, type DetailStore, InMemoryDetailStore, LIMITS, type Scope } from '@kioku/core';
+import type { Scope } from '@kioku/core';
+import { type DetailInput, type DetailStore, InMemoryDetailStore, LIMITS } from '@kioku/core/store';
 import { describe, expect, it } from 'vitest';
 import { HANDBOOK_TEXT } from './fixtures.js';
 import { type StoreHarness, useHarness } from './harness.js';

@@ -1,11 +1,5 @@
-import {
-  type DocumentInput,
-  type DocumentStore,
-  InMemoryDocumentStore,
-  type KnowledgeDocument,
-  LIMITS,
-  type Scope,
-} from '@kioku/core';
+import type { KnowledgeDocument, Scope } from '@kioku/core';
+import { type DocumentInput, type DocumentStore, InMemoryDocumentStore, LIMITS } from '@kioku/core/store';
 import { describe, expect, it } from 'vitest';
 import { DOCUMENT_FIXTURE, HANDBOOK, HANDBOOK_TEXT } from './fixtures.js';
 import { type StoreHarness, useHarness } from './harness.js';

@@ -1,11 +1,5 @@
-import {
-  type Fact,
-  type FactInput,
-  type FactStore,
-  InMemoryFactStore,
-  LIMITS,
-  type Scope,
-} from '@kioku/core';
+import type { Fact, Scope } from '@kioku/core';
+import { type FactInput, type FactStore, InMemoryFactStore, LIMITS } from '@kioku/core/store';
 import { describe, expect, it } from 'vitest';
 import { FACT_FIXTURE, FACT_QUERIES, type FactFixtureKey } from './fixtures.js';
 import { type StoreHarness, useHarness } from './harness.js';

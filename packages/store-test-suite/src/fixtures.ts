@@ -1,4 +1,4 @@
-import type { FactInput } from '@kioku/core';
+import type { FactInput } from '@kioku/core/store';
 
 /** Facts on different topics, for relevance tests. Keys name the fact a query should find. */
 export const FACT_FIXTURE = {

@@ -1,12 +1,7 @@
-import {
-  acquireLease,
-  type Clock,
-  leaseKey,
-  readLease,
-  systemClock,
-  type WorkingMemoryStore,
-  withLease,
-} from '@kioku/core';
+import type { Clock } from '@kioku/core';
+import { systemClock } from '@kioku/core/adapter';
+import { acquireLease, leaseKey, readLease, withLease } from '@kioku/core/passes';
+import type { WorkingMemoryStore } from '@kioku/core/store';
 import { describe, expect, it } from 'vitest';
 import type { Fixture, StoreHarness } from './harness.js';
 import { expectKiokuError, randomScope } from './helpers.js';

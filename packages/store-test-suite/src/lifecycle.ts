@@ -1,16 +1,5 @@
-import {
-  ChangesetLog,
-  type ChatMessage,
-  type ChatModel,
-  ConversationLog,
-  consolidateKnowledge,
-  dream,
-  type Fact,
-  FeedbackLog,
-  type KiokuStores,
-  recordFeedback,
-  type Scope,
-} from '@kioku/core';
+import type { ChatMessage, ChatModel, Fact, KiokuStores, Scope } from '@kioku/core';
+import { ChangesetLog, consolidateKnowledge, ConversationLog, dream, FeedbackLog, recordFeedback } from '@kioku/core/passes';
 import { describe, expect, it } from 'vitest';
 import type { BundleHarness } from './bundle.js';
 import { randomScope } from './helpers.js';

@@ -1,14 +1,5 @@
-import {
-  ChangesetLog,
-  type ChatMessage,
-  type ChatModel,
-  enrichMemory,
-  extractAndStoreFacts,
-  type Fact,
-  findNearDuplicate,
-  type KiokuStores,
-  type Scope,
-} from '@kioku/core';
+import type { ChatMessage, ChatModel, Fact, KiokuStores, Scope } from '@kioku/core';
+import { ChangesetLog, enrichMemory, extractAndStoreFacts, findNearDuplicate } from '@kioku/core/passes';
 import { describe, expect, it } from 'vitest';
 import type { BundleHarness } from './bundle.js';
 import { randomScope } from './helpers.js';

@@ -1,4 +1,5 @@
-import { InMemoryPlanStore, PLAN_LIMITS, type PlanStore, type Scope, type ThreadScope } from '@kioku/core';
+import type { Scope } from '@kioku/core';
+import { InMemoryPlanStore, PLAN_LIMITS, type PlanStore, type ThreadScope } from '@kioku/core/store';
 import { describe, expect, it } from 'vitest';
 import { type StoreHarness, useHarness } from './harness.js';
 import {

@@ -1,12 +1,7 @@
 import { randomUUID } from 'node:crypto';
-import {
-  type ChatMessage,
-  InMemorySessionStore,
-  LIMITS,
-  type Scope,
-  SESSION_DEFAULTS,
-  type SessionStore,
-} from '@kioku/core';
+import type { ChatMessage, Scope } from '@kioku/core';
+import { SESSION_DEFAULTS } from '@kioku/core/adapter';
+import { InMemorySessionStore, LIMITS, type SessionStore } from '@kioku/core/store';
 import { describe, expect, it } from 'vitest';
 import { type StoreHarness, useHarness } from './harness.js';
 import {

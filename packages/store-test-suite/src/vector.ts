@@ -1,4 +1,5 @@
-import type { Scope, VectorIndex, VectorPointInput, VectorSnapshot } from '@kioku/core';
+import type { Scope } from '@kioku/core';
+import type { VectorIndex, VectorPointInput, VectorSnapshot } from '@kioku/core/store';
 import { beforeEach, describe, expect, it } from 'vitest';
 import { type StoreHarness, useHarness } from './harness.js';
 import { expectKiokuError, HOSTILE_IDS, label, randomId, randomScope, times } from './helpers.js';

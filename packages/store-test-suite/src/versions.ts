@@ -1,14 +1,7 @@
 import { randomUUID } from 'node:crypto';
-import {
-  type FactStore,
-  KiokuError,
-  type PlanStore,
-  type Scope,
-  SESSION_DEFAULTS,
-  type SessionStore,
-  WORKING_DEFAULTS,
-  type WorkingMemoryStore,
-} from '@kioku/core';
+import { KiokuError, type Scope } from '@kioku/core';
+import { SESSION_DEFAULTS, WORKING_DEFAULTS } from '@kioku/core/adapter';
+import type { FactStore, PlanStore, SessionStore, WorkingMemoryStore } from '@kioku/core/store';
 import { describe, expect, it } from 'vitest';
 import type { Fixture, StoreHarness } from './harness.js';
 import { expectKiokuError, randomScope, randomThreadScope } from './helpers.js';

@@ -1,11 +1,6 @@
-import {
-  InMemoryWorkingMemoryStore,
-  LIMITS,
-  MAX_TTL_MS,
-  type Scope,
-  WORKING_DEFAULTS,
-  type WorkingMemoryStore,
-} from '@kioku/core';
+import type { Scope } from '@kioku/core';
+import { WORKING_DEFAULTS } from '@kioku/core/adapter';
+import { InMemoryWorkingMemoryStore, LIMITS, MAX_TTL_MS, type WorkingMemoryStore } from '@kioku/core/store';
 import { describe, expect, it } from 'vitest';
 import { type StoreHarness, useHarness } from './harness.js';
 import {

@@ -1,29 +1,6 @@
-import {
-  type Clock,
-  createInMemoryStores,
-  HashingEmbedder,
-  InMemoryDetailStore,
-  InMemoryDocumentStore,
-  InMemoryFactStore,
-  InMemoryPlanStore,
-  InMemorySessionStore,
-  InMemoryVectorIndex,
-  InMemoryWorkingMemoryStore,
-  type KiokuStores,
-  withFactEmbeddings,
-} from '@kioku/core';
-import {
-  InMemoryRecordBackend,
-  MemoryPartitionBackend,
-  type PartitionBackend,
-  PartitionedDetailStore,
-  PartitionedDocumentStore,
-  PartitionedFactStore,
-  PartitionedPlanStore,
-  PartitionedSessionStore,
-  PartitionedWorkingMemoryStore,
-  RecordBackedPartitions,
-} from '@kioku/core/adapter';
+import { type Clock, createInMemoryStores, HashingEmbedder, type KiokuStores } from '@kioku/core';
+import { InMemoryDetailStore, InMemoryDocumentStore, InMemoryFactStore, InMemoryPlanStore, InMemorySessionStore, InMemoryVectorIndex, InMemoryWorkingMemoryStore, withFactEmbeddings } from '@kioku/core/store';
+import { InMemoryRecordBackend, MemoryPartitionBackend, type PartitionBackend, PartitionedDetailStore, PartitionedDocumentStore, PartitionedFactStore, PartitionedPlanStore, PartitionedSessionStore, PartitionedWorkingMemoryStore, RecordBackedPartitions } from '@kioku/core/adapter';
 import {
   type BundleHarness,
   detailStoreSuite,

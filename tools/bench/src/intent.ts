@@ -28,17 +28,8 @@ import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { fileURLToPath } from 'node:url';
-import {
-  type ChatMessage,
-  type ChatModel,
-  createInMemoryStores,
-  defineTool,
-  deterministicIntent,
-  type IntentClassifier,
-  KiokuBuilder,
-  modelIntentClassifier,
-  type RecallMode,
-} from '@kioku/core';
+import { type ChatMessage, type ChatModel, createInMemoryStores, defineTool, type IntentClassifier, KiokuBuilder, modelIntentClassifier, type RecallMode } from '@kioku/core';
+import { deterministicIntent } from '@kioku/core/passes';
 import { OpenAIChatModel } from '@kioku/openai';
 import { z } from 'zod';
 import { CATEGORY_NAMES, type Conversation as LocomoConversation, loadLocomo } from './locomo.js';
@@ -323,7 +314,7 @@ async function expansionRun(
 }
 
 /** The recall configurations of bench:tokens (those with a recall middleware). */
-const RECALL_SETUPS = ['long-term', 'long-term-fill', 'memory-manager', 'memory-manager-fill'];
+const RECALL_SETUPS = ['long-term', 'long-term-fill', 'relevant-memory', 'memory-manager-fill'];
 
 async function main(): Promise<void> {
   const options = parseArgs();

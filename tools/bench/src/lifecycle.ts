@@ -16,22 +16,9 @@
  * fact standing for it is in the prompt.
  */
 import { pathToFileURL } from 'node:url';
-import {
-  type Changeset,
-  type ChatModel,
-  Conversation,
-  countMessagesTokens,
-  countOperations,
-  createInMemoryStores,
-  defaultTokenizer,
-  extractAndStoreFacts,
-  type Fact,
-  KiokuBuilder,
-  type KiokuStores,
-  longTermMemory,
-  type PassResult,
-  UsageLedger,
-} from '@kioku/core';
+import { type ChatModel, Conversation, createInMemoryStores, defaultTokenizer, type Fact, factMemory, KiokuBuilder, type KiokuStores } from '@kioku/core';
+import { countMessagesTokens, UsageLedger } from '@kioku/core/model';
+import { type Changeset, countOperations, extractAndStoreFacts, type PassResult } from '@kioku/core/passes';
 import { ManualClock } from '@kioku/core/testing';
 import { type Conversation as LocomoConversation, loadLocomo } from './locomo.js';
 import { cliArgs, flagValue, mean, round, table } from './util.js';
@@ -118,7 +105,9 @@ async function prepareQuestion(
   question: string,
   budget: number,
 ) {
-  const features = [longTermMemory({ store: stores.facts, sessions: stores.sessions, maxResults: 100 })];
+  const features = [
+    factMemory({ mode: 'recall', facts: stores.facts, sessions: stores.sessions, maxResults: 100 }),
+  ];
   const session = await stores.sessions.create(scope);
   const base = countMessagesTokens(defaultTokenizer, [{ role: 'user', content: question }]);
   const conversation = new Conversation({
@@ -205,7 +194,7 @@ export async function runLifecycleBench(options: LifecycleBenchOptions): Promise
     for (const [id, turns] of turnsOfFacts(before, origin)) origin.set(`fact:${id}`, turns);
 
     log(`  ${conv.sampleId}: dreaming over ${before.length} facts`);
-    const dreamt = await kioku.dream({ scope });
+    const dreamt = await kioku.passes.dream({ scope });
     for (const pass of dreamt.passes) {
       if (pass.error) dreamTally.failures++;
       if (pass.changeset) {

@@ -5,26 +5,9 @@
  */
 import { createHash } from 'node:crypto';
 import { performance } from 'node:perf_hooks';
-import {
-  type Clock,
-  Conversation,
-  conversationHistory,
-  countMessagesTokens,
-  createInMemoryStores,
-  defaultTokenizer,
-  dynamicMemory,
-  type FactStore,
-  InMemoryFactStore,
-  InMemorySessionStore,
-  type IntentClassifier,
-  KiokuBuilder,
-  longTermMemory,
-  type MemoryFeature,
-  memoryManager,
-  type PreparedTurn,
-  type RecallMode,
-  type SessionStore,
-} from '@kioku/core';
+import { type Clock, Conversation, conversationHistory, createInMemoryStores, defaultTokenizer, factMemory, type IntentClassifier, KiokuBuilder, type MemoryFeature, type PreparedTurn, type RecallMode } from '@kioku/core';
+import { type FactStore, InMemoryFactStore, InMemorySessionStore, type SessionStore } from '@kioku/core/store';
+import { countMessagesTokens } from '@kioku/core/model';
 import type { Conversation as LocomoConversation } from './locomo.js';
 import { mean, round } from './util.js';
 
@@ -52,32 +35,38 @@ export const SETUPS: Setup[] = [
     key: 'dynamic',
     name: 'dynamic memory (newest first)',
     thread: 'new',
-    features: (s) => [dynamicMemory({ store: s.facts, tools: false })],
+    features: (s) => [factMemory({ facts: s.facts, tools: false })],
   },
   {
     key: 'long-term',
     name: 'long-term recall, default (maxResults 8)',
     thread: 'new',
-    features: (s) => [longTermMemory({ store: s.facts, sessions: s.sessions })],
+    features: (s) => [factMemory({ mode: 'recall', facts: s.facts, sessions: s.sessions })],
   },
   {
     key: 'long-term-fill',
     name: 'long-term recall, maxResults 100 (fills the budget)',
     thread: 'new',
-    features: (s) => [longTermMemory({ store: s.facts, sessions: s.sessions, maxResults: 100 })],
+    features: (s) => [factMemory({ mode: 'recall', facts: s.facts, sessions: s.sessions, maxResults: 100 })],
   },
   {
-    key: 'memory-manager',
+    key: 'relevant-memory',
     name: 'memory manager, default (5, relevance ≥ 0.7)',
     thread: 'new',
-    features: (s) => [memoryManager({ facts: s.facts, autoStore: false })],
+    features: (s) => [factMemory({ mode: 'relevant', facts: s.facts, autoStore: false })],
   },
   {
     key: 'memory-manager-fill',
     name: 'memory manager, max 100, threshold 0',
     thread: 'new',
     features: (s) => [
-      memoryManager({ facts: s.facts, autoStore: false, maxMemories: 100, relevanceThreshold: 0 }),
+      factMemory({
+        mode: 'relevant',
+        facts: s.facts,
+        autoStore: false,
+        maxMemories: 100,
+        relevanceThreshold: 0,
+      }),
     ],
   },
 ];

@@ -16,19 +16,10 @@
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import {
-  type ChatMessage,
-  type ChatModel,
-  createInMemoryStores,
-  defaultTokenizer,
-  defineTool,
-  detectInjection,
-  InMemoryDocumentStore,
-  KiokuBuilder,
-  MEMORY_NOTICE,
-  type MemoryFeature,
-  staticMemory,
-} from '@kioku/core';
+import { type ChatMessage, type ChatModel, createInMemoryStores, defaultTokenizer, defineTool, KiokuBuilder, knowledgeDocuments, type MemoryFeature } from '@kioku/core';
+import { MEMORY_NOTICE } from '@kioku/core/model';
+import { detectInjection } from '@kioku/core/passes';
+import { InMemoryDocumentStore } from '@kioku/core/store';
 import { z } from 'zod';
 import { loadLocomo } from './locomo.js';
 import { cliArgs, round, table } from './util.js';
@@ -137,10 +128,10 @@ async function runCase(c: PoisonCase): Promise<CaseResult> {
     },
   };
   const kioku = new KiokuBuilder({ stores, systemPrompt: SYSTEM, model: extractor(c.text) })
-    .withDynamicMemory()
-    .withLongTermMemory({ enrichment: false })
-    .withMemoryManager({ autoStore: false })
-    .use(staticMemory({ store: documents, strategy: 'full-text' }))
+    .withFacts()
+    .withFacts({ mode: 'recall', enrichment: false })
+    .withFacts({ mode: 'relevant', autoStore: false })
+    .use(knowledgeDocuments({ store: documents, strategy: 'full-text' }))
     .use(web)
     .withExtraction()
     .build();

@@ -22,37 +22,9 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { performance } from 'node:perf_hooks';
-import {
-  type ChatMessage,
-  conversationHistory,
-  countMessagesTokens,
-  createInMemoryStores,
-  type DetailStore,
-  type DocumentStore,
-  dynamicMemory,
-  type Fact,
-  type FactStore,
-  InMemoryDetailStore,
-  InMemoryDocumentStore,
-  InMemoryFactStore,
-  InMemoryPlanStore,
-  InMemorySessionStore,
-  InMemoryWorkingMemoryStore,
-  KiokuBuilder,
-  longTermMemory,
-  type MemoryFeature,
-  memoryManager,
-  o200kTokenizer,
-  type PlanStore,
-  type PromptMiddleware,
-  planMode,
-  type SessionStore,
-  staticMemory,
-  type Tokenizer,
-  toolOutputOffload,
-  type WorkingMemoryStore,
-  workingMemory,
-} from '@kioku/core';
+import { type ChatMessage, conversationHistory, createInMemoryStores, type Fact, factMemory, KiokuBuilder, knowledgeDocuments, type MemoryFeature, planMode, type PromptMiddleware, type Tokenizer, toolOutputOffload, workingMemory } from '@kioku/core';
+import { type DetailStore, type DocumentStore, type FactStore, InMemoryDetailStore, InMemoryDocumentStore, InMemoryFactStore, InMemoryPlanStore, InMemorySessionStore, InMemoryWorkingMemoryStore, type PlanStore, type SessionStore, type WorkingMemoryStore } from '@kioku/core/store';
+import { countMessagesTokens, o200kTokenizer } from '@kioku/core/model';
 import { type FactSeed, factSeeds, QUERIES } from './facts.js';
 import { loadLocomo, locomoPath } from './locomo.js';
 import { cliArgs, flagValue, mean, percentile, round, sizesArg, table } from './util.js';
@@ -101,21 +73,21 @@ const TIMED_MS = 60_000;
 const MIN_TIMED = 50;
 /** Middleware names in registration order (the ledger's names). */
 const MIDDLEWARES = [
-  'dynamic-memory',
-  'static-memory',
+  'facts',
+  'knowledge',
   'plan',
-  'long-term-memory',
+  'fact-recall',
   'working-memory',
-  'memory-manager',
+  'relevant-memory',
   'conversation',
 ] as const;
 const SHORT: Record<string, string> = {
-  'dynamic-memory': 'dynamic',
-  'static-memory': 'static',
+  facts: 'dynamic',
+  knowledge: 'static',
   plan: 'plan',
-  'long-term-memory': 'long-term',
+  'fact-recall': 'long-term',
   'working-memory': 'working',
-  'memory-manager': 'mem-manager',
+  'relevant-memory': 'mem-manager',
   conversation: 'replay',
 };
 
@@ -265,12 +237,12 @@ async function benchConfig(
 
   const sink = new Map<string, number>();
   const features: MemoryFeature[] = [
-    dynamicMemory({ store: stores.facts }),
-    staticMemory({ store: stores.documents }),
+    factMemory({ facts: stores.facts }),
+    knowledgeDocuments({ store: stores.documents }),
     planMode({ store: stores.plans }),
-    longTermMemory({ store: stores.facts, sessions: stores.sessions }),
+    factMemory({ mode: 'recall', facts: stores.facts, sessions: stores.sessions }),
     workingMemory({ store: stores.working }),
-    memoryManager({ facts: stores.facts, details: stores.details }),
+    factMemory({ mode: 'relevant', facts: stores.facts, details: stores.details }),
     conversationHistory({ sessions: stores.sessions }),
     toolOutputOffload({ details: stores.details }),
   ];

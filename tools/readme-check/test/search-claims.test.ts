@@ -3,7 +3,7 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import type { FactStore } from '@kioku/core';
+import type { FactStore } from '@kioku/core/store';
 import { createJsonStores } from '@kioku/store-json';
 import { createPostgresStores } from '@kioku/store-postgres';
 import { createRedisStores } from '@kioku/store-redis';

@@ -87,7 +87,7 @@ export function memoryStack(
     systemPrompt: options.systemPrompt ?? 'You are a test agent with memory.',
     budget: { maxTokens: options.maxTokens ?? 16_000 },
   })
-    .withDynamicMemory()
+    .withFacts()
     .withPlanMode()
     .withWorkingMemory()
     .withToolOutputOffload({ thresholdTokens: 60 })

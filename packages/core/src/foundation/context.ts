@@ -6,7 +6,7 @@ const storage = new AsyncLocalStorage<Readonly<Scope>>();
 
 /**
  * Run `fn` with `scope` as the current scope. Code awaited inside (middlewares, tool handlers) reads it
- * with `currentScope()`. Unlike HPD-Agent's ConversationContext there is no static fallback: outside a
+ * with `currentScope()`. There is no static fallback: outside a
  * `runWithScope` call there is no scope, so one user's turn can never leak into another's.
  */
 export function runWithScope<T>(scope: Scope, fn: () => T): T {

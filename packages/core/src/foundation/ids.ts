@@ -21,7 +21,7 @@ export const UuidSchema = z
   .string()
   .regex(/^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$/, 'must be a UUID');
 
-/** A short random id (12 hex characters, 48 bits) — cheap in prompt tokens, like RockBot's memory ids. */
+/** A short random id (12 hex characters, 48 bits) — cheap in prompt tokens. */
 export function shortId(): string {
   return randomBytes(6).toString('hex');
 }

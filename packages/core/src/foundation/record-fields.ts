@@ -7,7 +7,7 @@ export const IsoDateSchema = z.iso.datetime({ offset: true });
 const CATEGORY_SEGMENT = /^[A-Za-z0-9][A-Za-z0-9_.-]*$/;
 
 /**
- * A hierarchical category such as `user-preferences/timezone` (RockBot's convention): up to 8
+ * A hierarchical category such as `user-preferences/timezone` up to 8
  * slash-separated segments of letters, digits and `_ . -`, no empty or `..` segments.
  */
 export const CategorySchema = z

@@ -10,7 +10,7 @@ export interface ToolOutputProcessor {
 }
 
 /**
- * A memory feature as the builder wires it (HPD-Agent's `.WithDynamicMemory()` …): a prompt middleware,
+ * A memory feature as the builder wires it (`withFacts()`, `withPlanMode()` …): a prompt middleware,
  * a toolkit for the model, a tool-output processor — any of them optional.
  */
 export interface MemoryFeature {

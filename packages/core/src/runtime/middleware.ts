@@ -90,12 +90,11 @@ export interface MiddlewareResult {
 }
 
 /**
- * One memory feature's contribution to the prompt (HPD-Agent's prompt filters, RockBot's context
- * builder steps). Middlewares run in registration order; each gets what is left of the budget, capped by
+ * One memory feature's contribution to the prompt (a memory block, or replayed history). Middlewares run in registration order; each gets what is left of the budget, capped by
  * its own share.
  */
 export interface PromptMiddleware {
-  /** Names the feature in the ledger, e.g. `dynamic-memory`. */
+  /** Names the feature in the ledger, e.g. `facts`. */
   readonly name: string;
   readonly placement: Placement;
   /**

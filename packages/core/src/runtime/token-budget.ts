@@ -5,7 +5,7 @@ export const TokenBudgetSchema = z.object({
   /** The whole prompt: system prompt, every injection, history and the user message. */
   maxTokens: z.number().int().min(1).max(10_000_000).default(16_000),
   /**
-   * Per-middleware caps in tokens, by middleware name (e.g. `{ 'dynamic-memory': 4000 }`), over
+   * Per-middleware caps in tokens, by middleware name (e.g. `{ 'facts': 4000 }`), over
    * DEFAULT_SHARES. A middleware without a share may use whatever is left.
    */
   shares: z.record(z.string(), z.number().int().min(0)).default({}),
@@ -21,12 +21,12 @@ export function parseBudget(options: TokenBudgetOptions = {}): TokenBudget {
 }
 
 /**
- * HPD-Agent's 16K breakdown: dynamic memory 4000, static memory 6000, plan 500, history 3000; and 1500 for
+ * A 16K prompt's breakdown: every-fact block 4000, knowledge documents 6000, plan 500, history 3000; and 1500 for
  * the parts of offloaded outputs that MemoryRef expansion injects.
  */
 export const DEFAULT_SHARES: Readonly<Record<string, number>> = Object.freeze({
-  'dynamic-memory': 4_000,
-  'static-memory': 6_000,
+  facts: 4_000,
+  knowledge: 6_000,
   plan: 500,
   conversation: 3_000,
   'memory-ref-expansion': 1_500,

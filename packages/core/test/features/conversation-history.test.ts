@@ -5,14 +5,14 @@ import {
   type ChatModel,
   type Conversation,
   conversationHistory,
-  countMessagesTokens,
   defaultTokenizer,
   defineTool,
-  InMemorySessionStore,
   KiokuBuilder,
   type MemoryFeature,
   type TurnLedger,
 } from '../../src/index.js';
+import { countMessagesTokens } from '../../src/model/messages.js';
+import { InMemorySessionStore } from '../../src/store/sessions/memory.js';
 import { bundleWith } from '../bundle.js';
 import { toolTokensOf } from './memory-features.harness.js';
 

@@ -1,16 +1,12 @@
 import { describe, expect, it } from 'vitest';
-import {
-  countMessageTokens,
-  countToolsTokens,
-  DEFAULT_SHARES,
-  defaultTokenizer,
-  dynamicMemory,
-  InMemoryFactStore,
-  InMemorySessionStore,
-  KiokuBuilder,
-  type TokenBudgetOptions,
-  toOpenAITool,
-} from '../../src/index.js';
+import { defaultTokenizer, KiokuBuilder } from '../../src/index.js';
+import { allFacts } from '../../src/memory/facts/all/feature.js';
+import { countMessageTokens, countToolsTokens } from '../../src/model/messages.js';
+import { toOpenAITool } from '../../src/model/tool.js';
+import type { TokenBudgetOptions } from '../../src/runtime/token-budget.js';
+import { DEFAULT_SHARES } from '../../src/runtime/token-budget.js';
+import { InMemoryFactStore } from '../../src/store/facts/memory.js';
+import { InMemorySessionStore } from '../../src/store/sessions/memory.js';
 import { ManualClock } from '../../src/testing.js';
 import { bundleWith } from '../bundle.js';
 import {
@@ -34,7 +30,7 @@ function setup(
   facts = new InMemoryFactStore({ clock: new ManualClock(Date.UTC(2025, 0, 15, 10)) }),
 ) {
   const sessions = new InMemorySessionStore();
-  const feature = dynamicMemory({
+  const feature = allFacts({
     store: facts,
     ...(options.maxTokens === undefined ? {} : { maxTokens: options.maxTokens }),
     ...(options.showIds === undefined ? {} : { showIds: options.showIds }),
@@ -53,7 +49,7 @@ function setup(
 /** The block with one more line, as fitLines would have to count it. */
 const systemTokens = (content: string) => countMessageTokens(tok, { role: 'system', content });
 
-describe('dynamicMemory — the [DYNAMIC_MEMORY] block', () => {
+describe('allFacts — the [DYNAMIC_MEMORY] block', () => {
   it('injects the user’s facts newest-updated first, with ids, after the system prompt', async () => {
     const clock = new ManualClock(Date.UTC(2025, 0, 15, 10));
     const facts = new InMemoryFactStore({ clock });
@@ -78,7 +74,7 @@ describe('dynamicMemory — the [DYNAMIC_MEMORY] block', () => {
         '[END_DYNAMIC_MEMORY]',
       ].join('\n'),
     );
-    expect(entryOf(turn, 'dynamic-memory')).toMatchObject({ included: 3, dropped: [] });
+    expect(entryOf(turn, 'facts')).toMatchObject({ included: 3, dropped: [] });
     expectLedgerAddsUp(turn, 16_000);
   });
 
@@ -100,7 +96,7 @@ describe('dynamicMemory — the [DYNAMIC_MEMORY] block', () => {
     await facts.create(bob, { content: 'Bob’s secret' });
     const turn = await (await kioku.startConversation(alice)).prepare('hi');
     expect(turn.messages.map((m) => m.role)).toEqual(['system', 'user']);
-    expect(entryOf(turn, 'dynamic-memory')).toMatchObject({ tokens: 0, included: 0, dropped: [] });
+    expect(entryOf(turn, 'facts')).toMatchObject({ tokens: 0, included: 0, dropped: [] });
     expectLedgerAddsUp(turn, 16_000);
   });
 
@@ -124,7 +120,7 @@ describe('dynamicMemory — the [DYNAMIC_MEMORY] block', () => {
   });
 });
 
-describe('dynamicMemory — token budget', () => {
+describe('allFacts — token budget', () => {
   async function manyFacts(facts: InMemoryFactStore, clock: ManualClock, n: number) {
     const ids: string[] = [];
     for (let i = 0; i < n; i++) {
@@ -150,8 +146,8 @@ describe('dynamicMemory — token budget', () => {
     const ids = await manyFacts(facts, clock, 30);
     const turn = await (await kioku.startConversation(alice)).prepare('hi');
     expectLedgerAddsUp(turn, 16_000);
-    const entry = entryOf(turn, 'dynamic-memory');
-    expect(entry.allottedTokens).toBe(DEFAULT_SHARES['dynamic-memory']);
+    const entry = entryOf(turn, 'facts');
+    expect(entry.allottedTokens).toBe(DEFAULT_SHARES['facts']);
     expect(entry.tokens).toBeLessThanOrEqual(80);
     expect(entry.included).toBeGreaterThan(2);
     expect(entry.included + entry.dropped.length).toBe(30);
@@ -177,11 +173,11 @@ describe('dynamicMemory — token budget', () => {
     const clock = new ManualClock();
     const facts = new InMemoryFactStore({ clock });
     await manyFacts(facts, clock, 40);
-    const byShare = setup({ budget: { maxTokens: 16_000, shares: { 'dynamic-memory': 60 } } }, facts);
+    const byShare = setup({ budget: { maxTokens: 16_000, shares: { facts: 60 } } }, facts);
     const shared = await (await byShare.kioku.startConversation(alice)).prepare('hi');
-    expect(entryOf(shared, 'dynamic-memory').allottedTokens).toBe(60);
-    expect(entryOf(shared, 'dynamic-memory').tokens).toBeLessThanOrEqual(60);
-    expect(entryOf(shared, 'dynamic-memory').tokens).toBeGreaterThan(40);
+    expect(entryOf(shared, 'facts').allottedTokens).toBe(60);
+    expect(entryOf(shared, 'facts').tokens).toBeLessThanOrEqual(60);
+    expect(entryOf(shared, 'facts').tokens).toBeGreaterThan(40);
     expectLedgerAddsUp(shared, 16_000);
 
     // Tight budgets for the block: the tool definitions are paid for first.
@@ -190,7 +186,7 @@ describe('dynamicMemory — token budget', () => {
       const tight = setup({ budget: { maxTokens } }, facts);
       const turn = await (await tight.kioku.startConversation(alice)).prepare('hi');
       expectLedgerAddsUp(turn, maxTokens);
-      const entry = entryOf(turn, 'dynamic-memory');
+      const entry = entryOf(turn, 'facts');
       expect(accountedFor(entry)).toBe(40);
     }
   });
@@ -204,10 +200,10 @@ describe('dynamicMemory — token budget', () => {
     const big = await facts.create(alice, { content: 'word '.repeat(500).trim() });
     const turn = await (await kioku.startConversation(alice)).prepare('hi');
     expect(injected(turn)[0]).toContain(small.id);
-    expect(entryOf(turn, 'dynamic-memory').dropped).toEqual([
+    expect(entryOf(turn, 'facts').dropped).toEqual([
       { id: big.id, reason: 'budget', tokens: expect.any(Number) },
     ]);
-    expect(entryOf(turn, 'dynamic-memory').dropped[0]!.tokens).toBeGreaterThan(500);
+    expect(entryOf(turn, 'facts').dropped[0]!.tokens).toBeGreaterThan(500);
   });
 
   it('reads thousands of facts a page at a time and accounts for the unread ones as one group', async () => {
@@ -237,7 +233,7 @@ describe('dynamicMemory — token budget', () => {
     const { kioku } = setup({ maxTokens: 2_000 }, spy);
     const turn = await (await kioku.startConversation(alice)).prepare('hi');
     expectLedgerAddsUp(turn, 16_000);
-    const entry = entryOf(turn, 'dynamic-memory');
+    const entry = entryOf(turn, 'facts');
     expect(accountedFor(entry)).toBe(3000);
     const block = injected(turn)[0]!;
     expect(block.split('\n')[1]).toBe(`- [${oldest!.id}] (user) Fact 0: Moved to Lisbon`);
@@ -265,8 +261,8 @@ describe('dynamicMemory — token budget', () => {
     await facts.create(alice, { content: 'A fact that cannot fit into twelve tokens with the markers' });
     const turn = await (await kioku.startConversation(alice)).prepare('hi');
     expect(injected(turn)).toEqual([]);
-    expect(entryOf(turn, 'dynamic-memory')).toMatchObject({ tokens: 0, included: 0 });
-    expect(entryOf(turn, 'dynamic-memory').dropped).toHaveLength(1);
+    expect(entryOf(turn, 'facts')).toMatchObject({ tokens: 0, included: 0 });
+    expect(entryOf(turn, 'facts').dropped).toHaveLength(1);
   });
 
   it('stays within the limit even with a tokenizer whose line-by-line estimate runs low', async () => {
@@ -279,7 +275,7 @@ describe('dynamicMemory — token budget', () => {
     };
     const facts = new InMemoryFactStore();
     for (let i = 0; i < 20; i++) await facts.create(alice, { content: `fact ${i} here` });
-    const feature = dynamicMemory({ store: facts });
+    const feature = allFacts({ store: facts });
     // 100 tokens for the prompt beside the tool definitions, counted with the same tokenizer.
     const tools = countToolsTokens(newlineHeavy, (feature.toolkit?.tools ?? []).map(toOpenAITool));
     const maxTokens = tools + 100;
@@ -291,7 +287,7 @@ describe('dynamicMemory — token budget', () => {
       .use(feature)
       .build();
     const turn = await (await kioku.startConversation(alice)).prepare('hi');
-    const entry = entryOf(turn, 'dynamic-memory');
+    const entry = entryOf(turn, 'facts');
     expect(turn.ledger.tools.tokens).toBe(tools);
     expect(entry.tokens).toBeLessThanOrEqual(maxTokens - tools - turn.ledger.baseTokens);
     expect(entry.tokens).toBeGreaterThan(50);
@@ -326,7 +322,7 @@ describe('dynamicMemory — token budget', () => {
     const turn = await convo.prepare('Hi');
     // The longer text no longer fits in 24 tokens: counted anew, dropped with its real cost.
     expect(injected(turn)).toEqual([]);
-    expect(entryOf(turn, 'dynamic-memory').dropped).toEqual([
+    expect(entryOf(turn, 'facts').dropped).toEqual([
       { id: 'f1', reason: 'budget', tokens: tok.count(`- [f1] (user) ${fact.content}`) + 1 },
     ]);
     fact.content = 'Vegan';
@@ -336,14 +332,14 @@ describe('dynamicMemory — token budget', () => {
   });
 
   it('rejects invalid options', () => {
-    expect(() => dynamicMemory({ store: new InMemoryFactStore(), maxTokens: 0 })).toThrow(
+    expect(() => allFacts({ store: new InMemoryFactStore(), maxTokens: 0 })).toThrow(
       expect.objectContaining({ code: 'VALIDATION' }),
     );
-    expect(dynamicMemory({ store: new InMemoryFactStore(), tools: false }).toolkit).toBeUndefined();
+    expect(allFacts({ store: new InMemoryFactStore(), tools: false }).toolkit).toBeUndefined();
   });
 });
 
-describe('dynamicMemory — tools', () => {
+describe('allFacts — tools', () => {
   it('creates, updates and deletes facts in the user’s scope, visible on the next turn', async () => {
     const { facts, kioku } = setup();
     const convo = await kioku.startConversation(alice);

@@ -1,14 +1,12 @@
 import { describe, expect, it } from 'vitest';
-import {
-  dynamicMemory,
-  type FactStore,
-  InMemoryFactStore,
-  InMemorySessionStore,
-  KiokuBuilder,
-  type LongTermMemoryOptions,
-  longTermMemory,
-  RECALL_INJECTED_KEY,
-} from '../../src/index.js';
+import { KiokuBuilder } from '../../src/index.js';
+import { allFacts } from '../../src/memory/facts/all/feature.js';
+import type { FactRecallOptions } from '../../src/memory/facts/recall/feature.js';
+import { factRecall } from '../../src/memory/facts/recall/feature.js';
+import { RECALL_INJECTED_KEY } from '../../src/memory/facts/recall/injected.js';
+import { InMemoryFactStore } from '../../src/store/facts/memory.js';
+import type { FactStore } from '../../src/store/facts/store.js';
+import { InMemorySessionStore } from '../../src/store/sessions/memory.js';
 import { ManualClock } from '../../src/testing.js';
 import { bundleWith } from '../bundle.js';
 import {
@@ -26,9 +24,7 @@ const alice = { userId: 'alice' };
 const bob = { userId: 'bob' };
 const HEADER = '[RECALLED_MEMORY] (long-term memory relevant to this message)';
 
-function setup(
-  options: Partial<Omit<LongTermMemoryOptions, 'store' | 'sessions'>> & { budget?: number } = {},
-) {
+function setup(options: Partial<Omit<FactRecallOptions, 'store' | 'sessions'>> & { budget?: number } = {}) {
   const clock = new ManualClock(Date.UTC(2025, 0, 15, 10));
   const facts = new InMemoryFactStore({ clock });
   const sessions = new InMemorySessionStore({ clock });
@@ -40,7 +36,7 @@ function setup(
       budget: { maxTokens: budget },
       clock,
     })
-      .use(longTermMemory({ store: facts, sessions, ...feature }))
+      .use(factRecall({ store: facts, sessions, ...feature }))
       .build();
   return { clock, facts, sessions, kioku: build(), build, budget };
 }
@@ -64,7 +60,7 @@ const recalledIds = (block: string | undefined) =>
     .slice(1, -1)
     .map((line) => /^- \[([^\]]+)\]/.exec(line)?.[1]);
 
-describe('longTermMemory — recall', () => {
+describe('factRecall — recall', () => {
   it('injects the facts matching the user message in RockBot’s format', async () => {
     const { facts, kioku } = setup();
     const tz = await facts.create(alice, {
@@ -77,7 +73,7 @@ describe('longTermMemory — recall', () => {
     expect(turn.messages[1]!.content).toBe(
       `${HEADER}\n- [${tz.id}] (user-preferences/timezone, user): User is in Chicago (America/Chicago, UTC-6)\n[END_RECALLED_MEMORY]`,
     );
-    expect(entryOf(turn, 'long-term-memory')).toMatchObject({ included: 1, dropped: [] });
+    expect(entryOf(turn, 'fact-recall')).toMatchObject({ included: 1, dropped: [] });
     expectLedgerAddsUp(turn, 16_000);
   });
 
@@ -90,7 +86,7 @@ describe('longTermMemory — recall', () => {
     const convo = await kioku.startConversation(alice);
 
     const first = await convo.run('What is my timezone?', scriptedModel([answer('Paris time.')]));
-    expect(entryOf(first, 'long-term-memory').included).toBe(1);
+    expect(entryOf(first, 'fact-recall').included).toBe(1);
     expect(JSON.parse((await sessions.kvGet(alice, convo.sessionId, RECALL_INJECTED_KEY))!.value)).toEqual([
       tz.id,
     ]);
@@ -98,7 +94,7 @@ describe('longTermMemory — recall', () => {
     const model = scriptedModel([answer()]);
     const second = await convo.run('And my timezone again?', model);
     expect(model.prompts[0]!.map((m) => m.content).join('\n')).not.toContain('Europe/Paris');
-    expect(entryOf(second, 'long-term-memory')).toMatchObject({
+    expect(entryOf(second, 'fact-recall')).toMatchObject({
       tokens: 0,
       included: 0,
       dropped: [{ id: tz.id, reason: 'already-injected' }],
@@ -116,7 +112,7 @@ describe('longTermMemory — recall', () => {
     const restarted = await build().resumeConversation(alice, convo.sessionId);
     const afterRestart = await restarted.prepare('What is my timezone?');
     expect(injected(afterRestart)[0]).not.toContain(tz.id);
-    expect(entryOf(afterRestart, 'long-term-memory').dropped).toContainEqual({
+    expect(entryOf(afterRestart, 'fact-recall').dropped).toContainEqual({
       id: tz.id,
       reason: 'already-injected',
     });
@@ -139,12 +135,12 @@ describe('longTermMemory — recall', () => {
     const model = scriptedModel([answer(), answer()]);
     const first = await convo.run('Good morning!', model);
     expect(recalledIds(model.prompts[0]![1]!.content)).toEqual(ids.slice(1).reverse());
-    expect(entryOf(first, 'long-term-memory').included).toBe(5);
+    expect(entryOf(first, 'fact-recall').included).toBe(5);
 
     // Turn 1: nothing matches and there is no fallback any more.
     const second = await convo.prepare('How are you?');
     expect(second.ledger.entries[0]).toMatchObject({
-      middleware: 'long-term-memory',
+      middleware: 'fact-recall',
       included: 0,
       dropped: [],
     });
@@ -162,10 +158,10 @@ describe('longTermMemory — recall', () => {
     const convo = await kioku.startConversation(alice);
     expect(injected(await convo.prepare('Good morning!'))).toEqual([]);
     const turn = await convo.prepare('deploy checklist');
-    expect(entryOf(turn, 'long-term-memory').included).toBe(3);
-    expect(() =>
-      longTermMemory({ store: facts, sessions: new InMemorySessionStore(), maxResults: 0 }),
-    ).toThrow(expect.objectContaining({ code: 'VALIDATION' }));
+    expect(entryOf(turn, 'fact-recall').included).toBe(3);
+    expect(() => factRecall({ store: facts, sessions: new InMemorySessionStore(), maxResults: 0 })).toThrow(
+      expect.objectContaining({ code: 'VALIDATION' }),
+    );
   });
 
   it('does not mark entries when the turn failed before the model answered, or was never recorded', async () => {
@@ -202,7 +198,7 @@ describe('longTermMemory — recall', () => {
     const tz = await facts.create(alice, { content: 'Timezone is Europe/Oslo' });
     const convo = await kioku.startConversation(alice);
     await convo.run('What is my timezone?', scriptedModel([answer()]));
-    expect(entryOf(await convo.prepare('My timezone again?'), 'long-term-memory').dropped).toEqual([
+    expect(entryOf(await convo.prepare('My timezone again?'), 'fact-recall').dropped).toEqual([
       { id: tz.id, reason: 'already-injected' },
     ]);
     // Another process (or a restore) resets the list: the entry is eligible again.
@@ -210,7 +206,7 @@ describe('longTermMemory — recall', () => {
     expect(recalledIds(injected(await convo.prepare('My timezone again?'))[0])).toEqual([tz.id]);
     // And marks it as injected behind this process's back: it is left out again.
     await sessions.kvSet(alice, convo.sessionId, RECALL_INJECTED_KEY, JSON.stringify([tz.id]));
-    expect(entryOf(await convo.prepare('My timezone again?'), 'long-term-memory')).toMatchObject({
+    expect(entryOf(await convo.prepare('My timezone again?'), 'fact-recall')).toMatchObject({
       included: 0,
       dropped: [{ id: tz.id, reason: 'already-injected' }],
     });
@@ -234,7 +230,7 @@ describe('longTermMemory — recall', () => {
     });
     const instance = () =>
       new KiokuBuilder({ stores: bundleWith({ sessions }), systemPrompt: 'You are helpful.' })
-        .use(longTermMemory({ store: facts, sessions: gated, maxResults: 1 }))
+        .use(factRecall({ store: facts, sessions: gated, maxResults: 1 }))
         .build();
     const convo = await build().startConversation(alice);
     const other = await instance().resumeConversation(alice, convo.sessionId);
@@ -246,8 +242,8 @@ describe('longTermMemory — recall', () => {
     const kept = (await sessions.kvList(alice, convo.sessionId)).find((e) => e.key === RECALL_INJECTED_KEY);
     expect(JSON.parse(kept!.value).sort()).toEqual([tz.id, cat.id].sort());
     // So neither fact is shown again in this session, whichever instance serves the next turn.
-    expect(entryOf(await mine.prepare('Miso?'), 'long-term-memory').included).toBe(0);
-    expect(entryOf(await other.prepare('timezone?'), 'long-term-memory').included).toBe(0);
+    expect(entryOf(await mine.prepare('Miso?'), 'fact-recall').included).toBe(0);
+    expect(entryOf(await other.prepare('timezone?'), 'fact-recall').included).toBe(0);
   });
 
   it('fits the block in the tokens it is given and marks only what went in', async () => {
@@ -257,7 +253,7 @@ describe('longTermMemory — recall', () => {
     const convo = await kioku.startConversation(alice);
     const model = scriptedModel([answer(), answer()]);
     const first = await convo.run('How do invoices get approved?', model);
-    const entry = entryOf(first, 'long-term-memory');
+    const entry = entryOf(first, 'fact-recall');
     expect(entry.tokens).toBeLessThanOrEqual(60);
     expect(entry.included).toBeGreaterThan(0);
     expect(entry.included + entry.dropped.length).toBe(8);
@@ -274,7 +270,7 @@ describe('longTermMemory — recall', () => {
     expect(next.length).toBeGreaterThan(0);
     expect(next.filter((id) => shown.includes(id))).toEqual([]);
     expect(
-      entryOf(second, 'long-term-memory')
+      entryOf(second, 'fact-recall')
         .dropped.filter((d) => d.reason === 'already-injected')
         .map((d) => d.id)
         .sort(),
@@ -290,7 +286,7 @@ describe('longTermMemory — recall', () => {
         await facts.create(alice, { content: `Server ${i} runs the billing service` });
       const turn = await (await kioku.startConversation(alice)).prepare('billing server');
       expectLedgerAddsUp(turn, budget);
-      const entry = entryOf(turn, 'long-term-memory');
+      const entry = entryOf(turn, 'fact-recall');
       expect(entry.included + entry.dropped.length).toBe(8);
     }
   });
@@ -301,7 +297,7 @@ describe('longTermMemory — recall', () => {
     const convo = await kioku.startConversation(alice);
     const turn = await convo.prepare('What is my timezone?'); // turn 0: search, then fallback
     expect(injected(turn)).toEqual([]);
-    expect(entryOf(turn, 'long-term-memory')).toMatchObject({ included: 0, dropped: [] });
+    expect(entryOf(turn, 'fact-recall')).toMatchObject({ included: 0, dropped: [] });
     await facts.create(alice, { content: 'Alice’s timezone is America/Denver' });
     const block = injected(await convo.prepare('What is my timezone?'))[0]!;
     expect(block).toContain('Denver');
@@ -341,7 +337,7 @@ describe('longTermMemory — recall', () => {
   });
 });
 
-describe('longTermMemory — tools', () => {
+describe('factRecall — tools', () => {
   it('saves, searches, lists categories and deletes in the user’s scope', async () => {
     const { facts, kioku } = setup();
     await facts.create(bob, { content: 'Bob prefers coffee', category: 'user-preferences' });
@@ -484,8 +480,8 @@ describe('longTermMemory — tools', () => {
   it('shares one delete_memory tool with dynamic memory over the same store', async () => {
     const facts = new InMemoryFactStore();
     const sessions = new InMemorySessionStore();
-    const dynamic = dynamicMemory({ store: facts });
-    const longTerm = longTermMemory({ store: facts, sessions });
+    const dynamic = allFacts({ store: facts });
+    const longTerm = factRecall({ store: facts, sessions });
     const del = (f: typeof dynamic) => f.toolkit!.tools.find((t) => t.name === 'delete_memory');
     expect(del(dynamic)).toBeDefined();
     expect(del(dynamic)).toBe(del(longTerm));
@@ -506,30 +502,30 @@ describe('longTermMemory — tools', () => {
     // Over different stores the two delete_memory tools would be ambiguous: refused up front.
     const otherStore: FactStore = new InMemoryFactStore();
     const mixed = new KiokuBuilder({ stores: bundleWith({ sessions }) })
-      .use(dynamicMemory({ store: facts }))
-      .use(longTermMemory({ store: otherStore, sessions }))
+      .use(allFacts({ store: facts }))
+      .use(factRecall({ store: otherStore, sessions }))
       .build();
     await expect(mixed.startConversation(alice)).rejects.toMatchObject({ code: 'VALIDATION' });
   });
 });
 
-describe('longTermMemory beside dynamic memory on one fact store', () => {
+describe('factRecall beside dynamic memory on one fact store', () => {
   it('does not inject a fact the dynamic-memory block already holds this turn', async () => {
     const facts = new InMemoryFactStore();
     const sessions = new InMemorySessionStore();
     const tea = await facts.create(alice, { content: 'Alice drinks green tea every morning' });
     // The root README's set-up: dynamic memory, then recall, over the same store.
     const kioku = new KiokuBuilder({ stores: bundleWith({ sessions, facts }), budget: { maxTokens: 16_000 } })
-      .withDynamicMemory()
-      .withLongTermMemory()
+      .withFacts()
+      .withFacts({ mode: 'recall' })
       .build();
     const turn = await (await kioku.startConversation(alice)).prepare('What tea does Alice drink?');
     const prompt = turn.messages.map((m) => m.content).join('\n');
     expect(prompt.split('green tea every morning')).toHaveLength(2); // exactly once
-    expect(entryOf(turn, 'long-term-memory').dropped).toContainEqual({
+    expect(entryOf(turn, 'fact-recall').dropped).toContainEqual({
       id: tea.id,
       reason: 'already-injected',
     });
-    expect(entryOf(turn, 'long-term-memory').included).toBe(0);
+    expect(entryOf(turn, 'fact-recall').included).toBe(0);
   });
 });

@@ -2,16 +2,15 @@ import { expect } from 'vitest';
 import {
   type ChatMessage,
   type ChatModel,
-  countMessagesTokens,
-  countToolsTokens,
   defaultTokenizer,
   type Kioku,
-  MEMORY_NOTICE,
   type PreparedTurn,
   type ToolCall,
   type TurnLedger,
-  toOpenAITool,
 } from '../../src/index.js';
+import { MEMORY_NOTICE } from '../../src/memory/trust/fence.js';
+import { countMessagesTokens, countToolsTokens } from '../../src/model/messages.js';
+import { toOpenAITool } from '../../src/model/tool.js';
 
 /** A model that replays scripted replies and records the prompts it saw. */
 export function scriptedModel(replies: ChatMessage[]): ChatModel & { prompts: ChatMessage[][] } {

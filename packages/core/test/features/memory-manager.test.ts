@@ -2,21 +2,19 @@ import { describe, expect, it } from 'vitest';
 import {
   type ChatMessage,
   type ChatModel,
-  countMessagesTokens,
   defaultTokenizer,
-  InMemoryDetailStore,
-  InMemoryFactStore,
-  InMemorySessionStore,
   KiokuBuilder,
-  MEMORIES_END,
-  MEMORIES_HEADER,
-  MEMORY_NOTICE,
-  MemoryManager,
-  type MemoryManagerOptions,
-  memoryManager,
-  quoteContent,
   type TurnLedger,
 } from '../../src/index.js';
+import { relevantMemory } from '../../src/memory/facts/relevant/feature.js';
+import { MEMORIES_END, MEMORIES_HEADER } from '../../src/memory/facts/relevant/format.js';
+import type { RelevantMemoryOptions } from '../../src/memory/facts/relevant/manager.js';
+import { RelevantMemory } from '../../src/memory/facts/relevant/manager.js';
+import { MEMORY_NOTICE, quoteContent } from '../../src/memory/trust/fence.js';
+import { countMessagesTokens } from '../../src/model/messages.js';
+import { InMemoryDetailStore } from '../../src/store/details/memory.js';
+import { InMemoryFactStore } from '../../src/store/facts/memory.js';
+import { InMemorySessionStore } from '../../src/store/sessions/memory.js';
 import { ManualClock } from '../../src/testing.js';
 import { bundleWith } from '../bundle.js';
 
@@ -59,9 +57,9 @@ async function seededFacts() {
   return { clock, facts, ids };
 }
 
-describe('MemoryManager (standalone)', () => {
+describe('RelevantMemory (standalone)', () => {
   it('has the seed defaults', async () => {
-    const manager = new MemoryManager({ facts: new InMemoryFactStore() });
+    const manager = new RelevantMemory({ facts: new InMemoryFactStore() });
     expect(manager).toMatchObject({
       autoRetrieve: true,
       autoStore: true,
@@ -74,7 +72,7 @@ describe('MemoryManager (standalone)', () => {
   it('stores an interaction as an episodic fact with provenance', async () => {
     const clock = new ManualClock(Date.UTC(2025, 2, 3));
     const facts = new InMemoryFactStore({ clock });
-    const manager = new MemoryManager({ facts });
+    const manager = new RelevantMemory({ facts });
     const fact = await manager.storeInteraction({ userId: 'alice', threadId: 'session-1' }, 'Hello', {
       content: 'Hi there!',
     });
@@ -92,7 +90,7 @@ describe('MemoryManager (standalone)', () => {
 
   it('refuses an empty exchange and writes nothing', async () => {
     const facts = new InMemoryFactStore();
-    const manager = new MemoryManager({ facts });
+    const manager = new RelevantMemory({ facts });
     await expect(manager.storeInteraction(alice, 'Hello', '   ')).rejects.toMatchObject({
       code: 'VALIDATION',
     });
@@ -101,7 +99,7 @@ describe('MemoryManager (standalone)', () => {
 
   it('retrieves the relevant memories with a normalized relevance, best first', async () => {
     const { facts, ids } = await seededFacts();
-    const manager = new MemoryManager({ facts });
+    const manager = new RelevantMemory({ facts });
     const results = await manager.retrieveContext(alice, 'Which database should new projects use?');
     expect(results[0]).toMatchObject({ id: ids.postgres, source: 'fact', type: 'semantic' });
     expect(results.map((r) => r.id)).not.toContain(ids.hiking);
@@ -118,7 +116,7 @@ describe('MemoryManager (standalone)', () => {
 
   it('does not pass the best hit of a poor match: relevance has an absolute part', async () => {
     const { facts, ids } = await seededFacts();
-    const manager = new MemoryManager({ facts });
+    const manager = new RelevantMemory({ facts });
     // One of five query terms ("hiking"): best hit, but relevance (1 + 1/5) / 2 = 0.6.
     const query = 'hiking boots for winter mountains trip';
     expect(await manager.retrieveContext(alice, query)).toEqual([]);
@@ -132,7 +130,7 @@ describe('MemoryManager (standalone)', () => {
 
   it('filters by memory type and caps the number of memories', async () => {
     const { facts, ids } = await seededFacts();
-    const manager = new MemoryManager({ facts });
+    const manager = new RelevantMemory({ facts });
     const query = 'database migrations transaction';
     expect((await manager.retrieveContext(alice, query, { types: ['procedural'] })).map((r) => r.id)).toEqual(
       [ids.migrations],
@@ -159,7 +157,7 @@ describe('MemoryManager (standalone)', () => {
         content: `List of relations\n${Array.from({ length: 42 }, (_, i) => `public | table_${i} | table | app`).join('\n')}`,
       },
     );
-    const manager = new MemoryManager({ facts, details });
+    const manager = new RelevantMemory({ facts, details });
     const results = await manager.retrieveContext(alice, 'database tables list');
     expect(results).toEqual([
       expect.objectContaining({
@@ -177,7 +175,7 @@ describe('MemoryManager (standalone)', () => {
 
   it('never returns another user’s memories', async () => {
     const { facts } = await seededFacts();
-    const manager = new MemoryManager({ facts, details: new InMemoryDetailStore() });
+    const manager = new RelevantMemory({ facts, details: new InMemoryDetailStore() });
     expect(await manager.retrieveContext({ userId: 'bob' }, 'hiking weekends')).toEqual([]);
     expect(await manager.retrieveContext({ userId: 'alice', agentId: 'other' }, 'hiking weekends')).toEqual(
       [],
@@ -186,33 +184,33 @@ describe('MemoryManager (standalone)', () => {
 
   it('returns nothing for a query without search terms, and validates its options', async () => {
     const { facts } = await seededFacts();
-    const manager = new MemoryManager({ facts });
+    const manager = new RelevantMemory({ facts });
     expect(await manager.retrieveContext(alice, 'what is it that they are?')).toEqual([]);
     await expect(manager.retrieveContext(alice, 'hiking', { threshold: 2 })).rejects.toMatchObject({
       code: 'VALIDATION',
     });
-    expect(() => new MemoryManager({ facts, maxMemories: 0 })).toThrow(/maxMemories/);
-    expect(() => new MemoryManager({ facts, interactionCategory: '../x' })).toThrow(/interactionCategory/);
+    expect(() => new RelevantMemory({ facts, maxMemories: 0 })).toThrow(/maxMemories/);
+    expect(() => new RelevantMemory({ facts, interactionCategory: '../x' })).toThrow(/interactionCategory/);
   });
 });
 
-describe('memoryManager feature', () => {
+describe('relevantMemory feature', () => {
   function setup(
-    options: Partial<MemoryManagerOptions> = {},
+    options: Partial<RelevantMemoryOptions> = {},
     budget?: { maxTokens: number; share?: number },
   ) {
     const facts = new InMemoryFactStore();
     const sessions = new InMemorySessionStore();
-    const manager = new MemoryManager({ facts, ...options });
+    const manager = new RelevantMemory({ facts, ...options });
     const kioku = new KiokuBuilder({
       stores: bundleWith({ sessions }),
       systemPrompt: 'You are helpful.',
       budget: {
         maxTokens: budget?.maxTokens ?? 16_000,
-        ...(budget?.share ? { shares: { 'memory-manager': budget.share } } : {}),
+        ...(budget?.share ? { shares: { 'relevant-memory': budget.share } } : {}),
       },
     })
-      .use(memoryManager(manager))
+      .use(relevantMemory(manager))
       .build();
     return { facts, manager, kioku };
   }
@@ -253,7 +251,7 @@ describe('memoryManager feature', () => {
       { role: 'user', content: 'Which database for new projects again?' },
     ]);
     expect(turn.ledger.entries).toEqual([
-      expect.objectContaining({ middleware: 'memory-manager', included: 1, dropped: [] }),
+      expect.objectContaining({ middleware: 'relevant-memory', included: 1, dropped: [] }),
     ]);
     expectLedgerAddsUp(turn.ledger, prompt);
     expect(await facts.list(alice)).toHaveLength(2);
@@ -292,7 +290,7 @@ describe('memoryManager feature', () => {
       `You are helpful.\n\n${MEMORY_NOTICE}`,
       'Postgres for new projects?',
     ]);
-    expect(off.ledger.entries[0]).toMatchObject({ middleware: 'memory-manager', tokens: 0, included: 0 });
+    expect(off.ledger.entries[0]).toMatchObject({ middleware: 'relevant-memory', tokens: 0, included: 0 });
     expect(await facts.list(alice)).toHaveLength(1);
 
     manager.autoRetrieve = true;
@@ -343,14 +341,14 @@ describe('memoryManager feature', () => {
         content: `Deploy note ${i}: the staging database migrations ran in ${i % 7} minutes, rollback plan ${i}.`,
       });
     }
-    const manager = new MemoryManager({ facts, maxMemories: 100, relevanceThreshold: 0 });
+    const manager = new RelevantMemory({ facts, maxMemories: 100, relevanceThreshold: 0 });
     for (const share of [30, 45, 120, 333, 800, 1500, 4000]) {
       const kioku = new KiokuBuilder({
         stores: bundleWith({}),
-        budget: { maxTokens: 8000, shares: { 'memory-manager': share } },
+        budget: { maxTokens: 8000, shares: { 'relevant-memory': share } },
         tokenizer: counting,
       })
-        .use(memoryManager(manager))
+        .use(relevantMemory(manager))
         .build();
       const convo = await kioku.startConversation({ userId: 'alice' });
       charsCounted = 0;

@@ -2,17 +2,17 @@ import { describe, expect, it } from 'vitest';
 import {
   type ChatModel,
   conversationHistory,
-  countMessageTokens,
   type DetailRecord,
   defaultTokenizer,
-  EXPANDED_REFS_START,
-  InMemoryDetailStore,
-  InMemorySessionStore,
   KiokuBuilder,
   type LedgerEntry,
   type PreparedTurn,
-  type RefExpansionOptions,
 } from '../../src/index.js';
+import type { RefExpansionOptions } from '../../src/memory/offload/expansion.js';
+import { EXPANDED_REFS_START } from '../../src/memory/offload/expansion.js';
+import { countMessageTokens } from '../../src/model/messages.js';
+import { InMemoryDetailStore } from '../../src/store/details/memory.js';
+import { InMemorySessionStore } from '../../src/store/sessions/memory.js';
 import { bundleWith } from '../bundle.js';
 import { scriptedJsonModel } from '../lifecycle/harness.js';
 import { expectLedgerAddsUp } from './memory-features.harness.js';

@@ -5,13 +5,13 @@ import {
   type ChatModel,
   defaultTokenizer,
   defineTool,
-  extractiveSummary,
-  InMemoryDetailStore,
   KiokuBuilder,
   type MemoryFeature,
-  modelSummarizer,
-  type ToolOutputOffloadOptions,
 } from '../../src/index.js';
+import type { ToolOutputOffloadOptions } from '../../src/memory/offload/feature.js';
+import { modelSummarizer } from '../../src/memory/offload/summarizer.js';
+import { extractiveSummary } from '../../src/memory/offload/summary.js';
+import { InMemoryDetailStore } from '../../src/store/details/memory.js';
 import { bundleWith } from '../bundle.js';
 import { answer, callTools, scriptedModel } from './memory-features.harness.js';
 

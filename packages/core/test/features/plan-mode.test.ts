@@ -1,15 +1,9 @@
 import { describe, expect, it } from 'vitest';
-import {
-  type ChatModel,
-  countMessageTokens,
-  defaultTokenizer,
-  InMemoryPlanStore,
-  InMemorySessionStore,
-  KiokuBuilder,
-  type Plan,
-  planMode,
-  renderPlan,
-} from '../../src/index.js';
+import { type ChatModel, defaultTokenizer, KiokuBuilder, type Plan, planMode } from '../../src/index.js';
+import { renderPlan } from '../../src/memory/plans/format.js';
+import { countMessageTokens } from '../../src/model/messages.js';
+import { InMemoryPlanStore } from '../../src/store/plans/memory.js';
+import { InMemorySessionStore } from '../../src/store/sessions/memory.js';
 import { ManualClock } from '../../src/testing.js';
 import { bundleWith } from '../bundle.js';
 import {

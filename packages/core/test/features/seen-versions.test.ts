@@ -1,13 +1,9 @@
 import { describe, expect, it } from 'vitest';
-import {
-  type ChatMessage,
-  type ChatModel,
-  dynamicMemory,
-  InMemoryFactStore,
-  InMemorySessionStore,
-  KiokuBuilder,
-  longTermMemory,
-} from '../../src/index.js';
+import { type ChatMessage, type ChatModel, KiokuBuilder } from '../../src/index.js';
+import { allFacts } from '../../src/memory/facts/all/feature.js';
+import { factRecall } from '../../src/memory/facts/recall/feature.js';
+import { InMemoryFactStore } from '../../src/store/facts/memory.js';
+import { InMemorySessionStore } from '../../src/store/sessions/memory.js';
 import { bundleWith } from '../bundle.js';
 import { answer, callTools, toolResults } from './memory-features.harness.js';
 
@@ -30,8 +26,8 @@ function setup() {
   const facts = new InMemoryFactStore();
   const sessions = new InMemorySessionStore();
   const kioku = new KiokuBuilder({ stores: bundleWith({ sessions }), budget: { maxTokens: 16_000 } })
-    .use(dynamicMemory({ store: facts }))
-    .use(longTermMemory({ store: facts, sessions }))
+    .use(allFacts({ store: facts }))
+    .use(factRecall({ store: facts, sessions }))
     .build();
   return { facts, kioku };
 }

@@ -2,18 +2,16 @@ import { describe, expect, it } from 'vitest';
 import {
   type ChatMessage,
   type ChatModel,
-  countMessagesTokens,
-  countMessageTokens,
   defaultTokenizer,
-  InMemoryDocumentStore,
   KiokuBuilder,
-  MEMORY_NOTICE,
+  knowledgeDocuments,
   type PreparedTurn,
-  STATIC_KNOWLEDGE_END,
-  STATIC_KNOWLEDGE_START,
-  type StaticMemoryOptions,
-  staticMemory,
 } from '../../src/index.js';
+import type { KnowledgeDocumentsOptions } from '../../src/memory/knowledge/feature.js';
+import { STATIC_KNOWLEDGE_END, STATIC_KNOWLEDGE_START } from '../../src/memory/knowledge/format.js';
+import { MEMORY_NOTICE } from '../../src/memory/trust/fence.js';
+import { countMessagesTokens, countMessageTokens } from '../../src/model/messages.js';
+import { InMemoryDocumentStore } from '../../src/store/documents/memory.js';
 import { bundleWith } from '../bundle.js';
 
 const tok = defaultTokenizer;
@@ -33,13 +31,13 @@ function scriptedModel(replies: ChatMessage[]): ChatModel & { prompts: ChatMessa
   };
 }
 
-function build(options: StaticMemoryOptions, maxTokens = 16_000, shares?: Record<string, number>) {
+function build(options: KnowledgeDocumentsOptions, maxTokens = 16_000, shares?: Record<string, number>) {
   return new KiokuBuilder({
     stores: bundleWith({}),
     systemPrompt: SYSTEM_PROMPT,
     budget: { maxTokens, ...(shares ? { shares } : {}) },
   })
-    .use(staticMemory(options))
+    .use(knowledgeDocuments(options))
     .build();
 }
 
@@ -60,7 +58,7 @@ const knowledge = (turn: PreparedTurn) =>
 const sentence = (topic: string, i: number) =>
   `Rule ${i} about ${topic}: keep ${topic} consistent across every module you write.`;
 
-describe('staticMemory: full text', () => {
+describe('knowledgeDocuments: full text', () => {
   it('injects every document as a [STATIC_KNOWLEDGE] block after the system prompt, with no tools', async () => {
     const store = new InMemoryDocumentStore();
     const alice = { userId: 'alice' };
@@ -79,11 +77,11 @@ describe('staticMemory: full text', () => {
       { role: 'user', content: 'How should I indent?' },
     ]);
     expect(turn.tools).toEqual([]);
-    expect(kioku.features[0]).toMatchObject({ name: 'static-memory' });
+    expect(kioku.features[0]).toMatchObject({ name: 'knowledge' });
     expect(kioku.features[0]?.toolkit).toBeUndefined();
     expect(turn.ledger.entries).toEqual([
       {
-        middleware: 'static-memory',
+        middleware: 'knowledge',
         allottedTokens: 6000, // the default static-memory share
         tokens: countMessageTokens(tok, turn.messages[1]!),
         included: 2,
@@ -192,7 +190,7 @@ describe('staticMemory: full text', () => {
   });
 });
 
-describe('staticMemory: indexed retrieval', () => {
+describe('knowledgeDocuments: indexed retrieval', () => {
   async function library() {
     const store = new InMemoryDocumentStore({ chunkTokens: 40 });
     const packaging = await store.create(shared, {
@@ -280,7 +278,7 @@ describe('staticMemory: indexed retrieval', () => {
   });
 });
 
-describe('staticMemory: whose documents', () => {
+describe('knowledgeDocuments: whose documents', () => {
   it('reads the turn’s own user + agent by default, so users never see each other’s documents', async () => {
     const store = new InMemoryDocumentStore();
     await store.create(
@@ -333,8 +331,10 @@ describe('staticMemory: whose documents', () => {
 
   it('rejects invalid options', () => {
     const store = new InMemoryDocumentStore();
-    expect(() => staticMemory({ store, strategy: 'vector' as 'indexed' })).toThrow(/static memory options/);
-    expect(() => staticMemory({ store, topK: 0 })).toThrow(/static memory options/);
-    expect(() => staticMemory({ store, owner: { userId: '../etc' } })).toThrow(/scope/);
+    expect(() => knowledgeDocuments({ store, strategy: 'vector' as 'indexed' })).toThrow(
+      /static memory options/,
+    );
+    expect(() => knowledgeDocuments({ store, topK: 0 })).toThrow(/static memory options/);
+    expect(() => knowledgeDocuments({ store, owner: { userId: '../etc' } })).toThrow(/scope/);
   });
 });

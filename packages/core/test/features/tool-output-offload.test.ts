@@ -4,19 +4,19 @@ import {
   type ChatMessage,
   type ChatModel,
   conversationHistory,
-  countMessagesTokens,
-  type DetailStore,
   defaultTokenizer,
   defineTool,
-  extractiveSummary,
-  InMemoryDetailStore,
-  InMemorySessionStore,
   KiokuBuilder,
   type MemoryFeature,
   parseMemoryRef,
-  type Summarize,
   toolOutputOffload,
 } from '../../src/index.js';
+import type { Summarize } from '../../src/memory/offload/processor.js';
+import { extractiveSummary } from '../../src/memory/offload/summary.js';
+import { countMessagesTokens } from '../../src/model/messages.js';
+import { InMemoryDetailStore } from '../../src/store/details/memory.js';
+import type { DetailStore } from '../../src/store/details/store.js';
+import { InMemorySessionStore } from '../../src/store/sessions/memory.js';
 import { ManualClock } from '../../src/testing.js';
 import { bundleWith } from '../bundle.js';
 

@@ -1,24 +1,24 @@
 import { describe, expect, it } from 'vitest';
 import {
-  acquireLease,
   type ChatMessage,
   type ChatModel,
   type Conversation,
-  countMessagesTokens,
   defaultTokenizer,
-  formatRemaining,
-  InMemorySessionStore,
-  InMemoryWorkingMemoryStore,
   KiokuBuilder,
-  leaseKey,
-  OWN_INVENTORY_HEADER,
-  PATROL_FINDINGS_HEADER,
   type PreparedTurn,
-  patrolNamespace,
-  subagentNamespace,
-  type WorkingMemoryFeatureOptions,
   workingMemory,
 } from '../../src/index.js';
+import type { WorkingMemoryFeatureOptions } from '../../src/memory/working/feature.js';
+import {
+  formatRemaining,
+  OWN_INVENTORY_HEADER,
+  PATROL_FINDINGS_HEADER,
+} from '../../src/memory/working/format.js';
+import { patrolNamespace, subagentNamespace } from '../../src/memory/working/namespace.js';
+import { countMessagesTokens } from '../../src/model/messages.js';
+import { acquireLease, leaseKey } from '../../src/runtime/lease.js';
+import { InMemorySessionStore } from '../../src/store/sessions/memory.js';
+import { InMemoryWorkingMemoryStore } from '../../src/store/working/memory.js';
 import { ManualClock } from '../../src/testing.js';
 import { bundleWith } from '../bundle.js';
 

@@ -1,11 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import {
-  type ChatMessage,
-  type ChatModel,
-  classifyIntent,
-  deterministicIntent,
-  modelIntentClassifier,
-} from '../../src/index.js';
+import { type ChatMessage, type ChatModel, modelIntentClassifier } from '../../src/index.js';
+import { classifyIntent, deterministicIntent } from '../../src/runtime/intent/deterministic.js';
 import { scriptedJsonModel } from '../lifecycle/harness.js';
 
 const said = (content: string): ChatMessage[] => [

@@ -2,16 +2,16 @@ import { describe, expect, it } from 'vitest';
 import {
   type ChatMessage,
   conversationHistory,
-  InMemoryFactStore,
-  InMemorySessionStore,
   type IntentClassifier,
   KiokuBuilder,
-  longTermMemory,
-  MEMORY_NOTICE,
   type MiddlewareContext,
-  memoryManager,
   type RecallMode,
 } from '../../src/index.js';
+import { factRecall } from '../../src/memory/facts/recall/feature.js';
+import { relevantMemory } from '../../src/memory/facts/relevant/feature.js';
+import { MEMORY_NOTICE } from '../../src/memory/trust/fence.js';
+import { InMemoryFactStore } from '../../src/store/facts/memory.js';
+import { InMemorySessionStore } from '../../src/store/sessions/memory.js';
 import { bundleWith } from '../bundle.js';
 import { answer, callTools, expectLedgerAddsUp, scriptedModel } from '../features/memory-features.harness.js';
 
@@ -34,7 +34,7 @@ async function setup(options: { recall?: RecallMode; intent?: IntentClassifier; 
     systemPrompt: 'You are helpful.',
     ...(options.recall ? { recall: options.recall } : {}),
     ...(options.intent ? { intent: options.intent } : {}),
-  }).use(longTermMemory({ store: counted, sessions, fallbackResults: 0 }));
+  }).use(factRecall({ store: counted, sessions, fallbackResults: 0 }));
   if (options.history) builder.use(conversationHistory({ sessions }));
   return { kioku: builder.build(), searches: () => searches };
 }
@@ -52,7 +52,7 @@ describe("recall: 'auto' — the intent step before recall", () => {
     });
     expect(turn.ledger.recall.reason).toMatch(/^Concrete: /);
     expect(searches()).toBe(0);
-    const entry = turn.ledger.entries.find((e) => e.middleware === 'long-term-memory')!;
+    const entry = turn.ledger.entries.find((e) => e.middleware === 'fact-recall')!;
     expect(entry).toMatchObject({
       tokens: 0,
       included: 0,
@@ -104,7 +104,7 @@ describe("recall: 'auto' — the intent step before recall", () => {
           },
         },
       })
-      .use(memoryManager({ facts, autoStore: false, relevanceThreshold: 0 }))
+      .use(relevantMemory({ facts, autoStore: false, relevanceThreshold: 0 }))
       .use({
         name: 'spy',
         middleware: {
@@ -121,7 +121,7 @@ describe("recall: 'auto' — the intent step before recall", () => {
     const turn = await convo.prepare('Write a haiku about green tea.');
     expect(turn.ledger.entries.map((e) => [e.middleware, e.tokens > 0, e.dropped[0]?.reason])).toEqual([
       ['block', true, undefined],
-      ['memory-manager', false, 'not-needed'],
+      ['relevant-memory', false, 'not-needed'],
       ['spy', false, undefined],
     ]);
     // One decision, handed to every middleware with what the earlier ones injected.
@@ -190,7 +190,7 @@ describe("recall: 'auto' — the intent step before recall", () => {
       },
     };
     const kioku = new KiokuBuilder({ stores: bundleWith({}), recall: 'auto', intent: counting })
-      .withDynamicMemory()
+      .withFacts()
       .build();
     const turn = await (await kioku.startConversation(alice)).prepare('Connect to the DB');
     expect(turn.ledger.recall).toMatchObject({ recall: false, by: 'setting' });

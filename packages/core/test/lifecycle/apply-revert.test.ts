@@ -1,15 +1,10 @@
 import { describe, expect, it } from 'vitest';
-import {
-  applyChangeset,
-  type Changeset,
-  ChangesetLog,
-  consolidate,
-  dream,
-  type Fact,
-  isChangesetSession,
-  isKiokuError,
-  revertChangeset,
-} from '../../src/index.js';
+import { type Fact, isKiokuError } from '../../src/index.js';
+import { applyChangeset, revertChangeset } from '../../src/memory/changesets/apply.js';
+import type { Changeset } from '../../src/memory/changesets/changeset.js';
+import { ChangesetLog, isChangesetSession } from '../../src/memory/changesets/changeset-log.js';
+import { consolidate } from '../../src/memory/dream/consolidate.js';
+import { dream } from '../../src/memory/dream/dream.js';
 import { alice, contentOf, DAY, scriptedJsonModel, seed, world } from './harness.js';
 
 /** The fields a revert restores exactly. */

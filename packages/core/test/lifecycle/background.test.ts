@@ -1,11 +1,7 @@
 import { describe, expect, it } from 'vitest';
-import {
-  type BackgroundEvent,
-  type BackgroundJob,
-  BackgroundQueue,
-  NotFoundError,
-  type Scope,
-} from '../../src/index.js';
+import { type BackgroundEvent, NotFoundError, type Scope } from '../../src/index.js';
+import type { BackgroundJob } from '../../src/memory/background/queue.js';
+import { BackgroundQueue } from '../../src/memory/background/queue.js';
 import { alice, bob, gate } from './harness.js';
 
 function recorder() {

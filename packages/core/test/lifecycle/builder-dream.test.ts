@@ -20,7 +20,7 @@ describe('kioku.dream: the builder’s model runs the passes over the wired stor
       },
     ]);
     const kioku = new KiokuBuilder({ stores, model, clock }).build();
-    const result = await kioku.dream({ scope: alice, preferences: { enabled: false } });
+    const result = await kioku.passes.dream({ scope: alice, preferences: { enabled: false } });
     expect(result.passes[0]!.error).toBeUndefined();
     const facts = await stores.facts.list(alice);
     expect(facts.map((f) => f.content)).toEqual(['Likes green tea']);
@@ -28,6 +28,6 @@ describe('kioku.dream: the builder’s model runs the passes over the wired stor
     expect(model.prompts).toHaveLength(1);
 
     const noModel = new KiokuBuilder({ stores }).build();
-    await expect(noModel.dream({ scope: alice })).rejects.toThrow(/needs a model/);
+    await expect(noModel.passes.dream({ scope: alice })).rejects.toThrow(/needs a model/);
   });
 });

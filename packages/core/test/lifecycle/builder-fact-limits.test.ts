@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { type ChatModel, KiokuBuilder, RecallLog } from '../../src/index.js';
+import { type ChatModel, KiokuBuilder } from '../../src/index.js';
+import { RecallLog } from '../../src/memory/limits/recall-log.js';
 import { alice, scriptedJsonModel, seed, world } from './harness.js';
 
 /** A chat model that answers every turn with the same text and no tool calls. */
@@ -13,10 +14,7 @@ describe('withFactLimits: the cap after a turn, recalls as uses, decay in the dr
   it('notes the facts each turn showed the model, as uses', async () => {
     const { stores, clock } = world();
     const facts = await seed(stores, clock, alice, ['Likes green tea', 'Lives in Lisbon', 'Has a cat']);
-    const kioku = new KiokuBuilder({ stores, clock })
-      .withDynamicMemory()
-      .withFactLimits({ maxFacts: 100 })
-      .build();
+    const kioku = new KiokuBuilder({ stores, clock }).withFacts().withFactLimits({ maxFacts: 100 }).build();
     const conversation = await kioku.startConversation(alice);
     await conversation.run('What do you remember about me?', answers);
     const stats = await new RecallLog(stores.sessions).stats(alice);
@@ -37,9 +35,9 @@ describe('withFactLimits: the cap after a turn, recalls as uses, decay in the dr
     await kioku.flush();
     const left = (await stores.facts.list(alice)).map((f) => f.content);
     expect(left).toEqual(['Oldest, pinned', 'Newest']);
-    const [kept] = await kioku.changesets(alice);
+    const [kept] = await kioku.passes.changesets(alice);
     expect(kept?.changeset.pass).toBe('eviction');
-    await kioku.revert(alice, kept!.changeset.id);
+    await kioku.passes.revert(alice, kept!.changeset.id);
     expect(await stores.facts.count(alice)).toBe(4);
   });
 
@@ -50,11 +48,11 @@ describe('withFactLimits: the cap after a turn, recalls as uses, decay in the dr
     const kioku = new KiokuBuilder({ stores, model, clock })
       .withFactLimits({ maxFacts: 100, forgetUnusedAfterDays: 7 })
       .build();
-    const dry = await kioku.dream({ scope: alice, dryRun: true, preferences: { enabled: false } });
+    const dry = await kioku.passes.dream({ scope: alice, dryRun: true, preferences: { enabled: false } });
     expect(dry.passes.map((p) => p.pass)).toEqual(['consolidation']);
     expect(await stores.facts.count(alice)).toBe(2);
 
-    const result = await kioku.dream({ scope: alice, preferences: { enabled: false } });
+    const result = await kioku.passes.dream({ scope: alice, preferences: { enabled: false } });
     const eviction = result.passes.find((p) => p.pass === 'eviction');
     expect(eviction?.changeset?.operations).toHaveLength(2);
     expect(await stores.facts.count(alice)).toBe(0);
@@ -63,7 +61,7 @@ describe('withFactLimits: the cap after a turn, recalls as uses, decay in the dr
   it('refuses limits that make no sense when wired, and enforcing without limits', async () => {
     const { stores } = world();
     expect(() => new KiokuBuilder({ stores }).withFactLimits({ maxFacts: -1 })).toThrow(/fact limits/);
-    await expect(new KiokuBuilder({ stores }).build().enforceFactLimits(alice)).rejects.toMatchObject({
+    await expect(new KiokuBuilder({ stores }).build().passes.enforceFactLimits(alice)).rejects.toMatchObject({
       code: 'VALIDATION',
     });
   });

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { dream } from '../../src/index.js';
+import { dream } from '../../src/memory/dream/dream.js';
 import { alice, scriptedJsonModel, seed, world } from './harness.js';
 
 describe('the conversation log is cleared after the preference pass, whatever happened before', () => {

@@ -1,11 +1,8 @@
 import { describe, expect, it } from 'vitest';
-import {
-  ChangesetLog,
-  consolidate,
-  DEFAULT_CONSOLIDATION_DIRECTIVE,
-  dream,
-  formatChangeset,
-} from '../../src/index.js';
+import { formatChangeset } from '../../src/memory/changesets/changeset.js';
+import { ChangesetLog } from '../../src/memory/changesets/changeset-log.js';
+import { consolidate, DEFAULT_CONSOLIDATION_DIRECTIVE } from '../../src/memory/dream/consolidate.js';
+import { dream } from '../../src/memory/dream/dream.js';
 import { alice, bob, contentOf, DAY, NOW, scriptedJsonModel, seed, world } from './harness.js';
 
 describe('dream pass 1: consolidation', () => {

@@ -1,21 +1,17 @@
 import { describe, expect, it } from 'vitest';
-import {
-  ChangesetLog,
-  ConversationLog,
-  dream,
-  isKiokuSession,
-  KiokuBuilder,
-  recordFeedback,
-} from '../../src/index.js';
+import { KiokuBuilder } from '../../src/index.js';
+import { ChangesetLog } from '../../src/memory/changesets/changeset-log.js';
+import { ConversationLog } from '../../src/memory/dream/conversation-log.js';
+import { dream } from '../../src/memory/dream/dream.js';
+import { recordFeedback } from '../../src/memory/feedback/feedback-log.js';
+import { isKiokuSession } from '../../src/store/sessions/kioku-sessions.js';
 import { answer, callTools, scriptedModel } from '../features/memory-features.harness.js';
 import { alice, bob, scriptedJsonModel, seed, world } from './harness.js';
 
 /** Two conversations of alice's, each with a turn, one of them calling a tool. */
 async function twoConversations() {
   const { stores, clock } = world();
-  const kioku = new KiokuBuilder({ stores, clock, systemPrompt: 'You are helpful.' })
-    .withDynamicMemory()
-    .build();
+  const kioku = new KiokuBuilder({ stores, clock, systemPrompt: 'You are helpful.' }).withFacts().build();
   const first = await kioku.startConversation(alice);
   await first.run(
     'Remember that I live in Chicago.',
@@ -160,7 +156,7 @@ describe('the dream reads the log and clears it', () => {
     const model = scriptedJsonModel([
       { preferences: [{ content: 'No emoji', sentiment: 'very_irritated', occurrences: 1 }] },
     ]);
-    const result = await kioku.dream({ scope: alice, model, consolidation: { enabled: false } });
+    const result = await kioku.passes.dream({ scope: alice, model, consolidation: { enabled: false } });
     expect(result.passes[0]!.changeset!.operations).toHaveLength(1);
     const prompt = model.prompts[0]![1]!.content;
     expect(prompt).toContain('user: Stop using emoji!');

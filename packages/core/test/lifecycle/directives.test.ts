@@ -2,7 +2,9 @@ import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { DEFAULT_PREFERENCE_DIRECTIVE, isKiokuError, KiokuBuilder, loadDirectives } from '../../src/index.js';
+import { isKiokuError, KiokuBuilder } from '../../src/index.js';
+import { loadDirectives } from '../../src/memory/dream/directives.js';
+import { DEFAULT_PREFERENCE_DIRECTIVE } from '../../src/memory/dream/preferences.js';
 import { alice, scriptedJsonModel, seed, world } from './harness.js';
 
 const dirs: string[] = [];
@@ -60,12 +62,12 @@ describe('directive files', () => {
     const d = dir({ 'dream.md': 'Custom consolidation.', 'memory-rules.md': 'Custom enrichment.' });
     const model = scriptedJsonModel([{}, { preferences: [] }, {}]);
     const kioku = new KiokuBuilder({ stores, model, clock, directives: { directory: d } }).build();
-    await kioku.dream({ scope: alice, log: [{ text: 'Metric please.' }] });
+    await kioku.passes.dream({ scope: alice, log: [{ text: 'Metric please.' }] });
     expect(model.prompts[0]![0]!.content.startsWith('Custom consolidation.\n')).toBe(true);
     expect(model.prompts[1]![0]!.content.startsWith(DEFAULT_PREFERENCE_DIRECTIVE)).toBe(true);
-    expect((await kioku.directives()).memoryRules).toBe('Custom enrichment.');
+    expect((await kioku.passes.directives()).memoryRules).toBe('Custom enrichment.');
 
-    await kioku.dream({
+    await kioku.passes.dream({
       scope: alice,
       consolidation: { directive: 'Per call.' },
       preferences: { enabled: false },
@@ -74,6 +76,6 @@ describe('directive files', () => {
 
     // Edited between dreams: read again at every dream.
     writeFileSync(path.join(d, 'dream.md'), '');
-    expect((await failure(kioku.dream({ scope: alice }))).code).toBe('VALIDATION');
+    expect((await failure(kioku.passes.dream({ scope: alice }))).code).toBe('VALIDATION');
   });
 });

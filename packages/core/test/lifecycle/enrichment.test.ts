@@ -2,14 +2,9 @@ import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
-import {
-  type BackgroundEvent,
-  ChangesetLog,
-  DEFAULT_MEMORY_RULES,
-  enrichMemory,
-  type Fact,
-  KiokuBuilder,
-} from '../../src/index.js';
+import { type BackgroundEvent, type Fact, KiokuBuilder } from '../../src/index.js';
+import { ChangesetLog } from '../../src/memory/changesets/changeset-log.js';
+import { DEFAULT_MEMORY_RULES, enrichMemory } from '../../src/memory/enrichment/enrich.js';
 import { answer, callTools, scriptedModel, toolResults } from '../features/memory-features.harness.js';
 import { alice, contentOf, gate, scriptedJsonModel, seed, world } from './harness.js';
 
@@ -28,8 +23,11 @@ async function saving(enrichmentReplies: unknown[], options: { directive?: strin
   const model = scriptedJsonModel(enrichmentReplies);
   const events: BackgroundEvent[] = [];
   const kioku = new KiokuBuilder({ stores, model, clock, background: { onEvent: (e) => events.push(e) } })
-    .withDynamicMemory()
-    .withLongTermMemory(options.directive ? { enrichment: { directive: options.directive } } : {})
+    .withFacts()
+    .withFacts({
+      mode: 'recall',
+      ...(options.directive ? { enrichment: { directive: options.directive } } : {}),
+    })
     .build();
   const convo = await kioku.startConversation(alice);
   const save = async (content = RAW) => {
@@ -225,7 +223,7 @@ describe('save_memory enrichment', () => {
     const { stores, clock } = world();
     const model = scriptedJsonModel([]);
     const kioku = new KiokuBuilder({ stores, model, clock })
-      .withLongTermMemory({ enrichment: false })
+      .withFacts({ mode: 'recall', enrichment: false })
       .build();
     const convo = await kioku.startConversation(alice);
     await convo.run('remember', scriptedModel([callTools(['save_memory', { content: RAW }]), answer()]));
@@ -241,7 +239,7 @@ describe('save_memory enrichment', () => {
       const { stores, clock } = world();
       const model = scriptedJsonModel([ENTRIES, ENTRIES]);
       const kioku = new KiokuBuilder({ stores, model, clock, directives: { directory: dir } })
-        .withLongTermMemory()
+        .withFacts({ mode: 'recall' })
         .build();
       const convo = await kioku.startConversation(alice);
       const save = async (content: string) => {
@@ -277,7 +275,7 @@ describe('save_memory enrichment', () => {
       clock,
       background: { maxPending: 1, onEvent: (e) => events.push(e) },
     })
-      .withLongTermMemory()
+      .withFacts({ mode: 'recall' })
       .build();
     const convo = await kioku.startConversation(alice);
     await convo.run(

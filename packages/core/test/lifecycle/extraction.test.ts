@@ -1,17 +1,19 @@
 import { describe, expect, it } from 'vitest';
 import {
   type BackgroundEvent,
-  ChangesetLog,
   type ChatMessage,
+  type Fact,
+  isKiokuError,
+  KiokuBuilder,
+} from '../../src/index.js';
+import { formatChangeset } from '../../src/memory/changesets/changeset.js';
+import { ChangesetLog } from '../../src/memory/changesets/changeset-log.js';
+import {
   DEFAULT_EXTRACTION_DIRECTIVE,
   DEFAULT_RECONCILIATION_DIRECTIVE,
   exchangePrompt,
   extractAndStoreFacts,
-  type Fact,
-  formatChangeset,
-  isKiokuError,
-  KiokuBuilder,
-} from '../../src/index.js';
+} from '../../src/memory/extraction/extract.js';
 import { answer, callTools, scriptedModel } from '../features/memory-features.harness.js';
 import { alice, bob, contentOf, gate, scriptedJsonModel, seed, world } from './harness.js';
 
@@ -43,8 +45,8 @@ async function chatWorld(extractionReplies: unknown[]) {
     systemPrompt: SYSTEM_PROMPT,
     background: { onEvent: (e) => events.push(e) },
   })
-    .withDynamicMemory()
-    .withLongTermMemory({ enrichment: false })
+    .withFacts()
+    .withFacts({ mode: 'recall', enrichment: false })
     .withExtraction()
     .build();
   return { stores, clock, model, kioku, events };
@@ -422,7 +424,7 @@ describe('extractAndStoreFacts', () => {
       },
     ]);
     const kioku = new KiokuBuilder({ stores, model, clock, background: { onEvent: (e) => events.push(e) } })
-      .withDynamicMemory()
+      .withFacts()
       .withExtraction()
       .build();
     const convo = await kioku.startConversation(alice);

@@ -1,12 +1,9 @@
 import { describe, expect, it } from 'vitest';
-import {
-  ChangesetLog,
-  enforceFactLimits,
-  type FactLimits,
-  planEviction,
-  RecallLog,
-  type Scope,
-} from '../../src/index.js';
+import type { Scope } from '../../src/index.js';
+import { ChangesetLog } from '../../src/memory/changesets/changeset-log.js';
+import type { FactLimits } from '../../src/memory/limits/fact-limits.js';
+import { enforceFactLimits, planEviction } from '../../src/memory/limits/fact-limits.js';
+import { RecallLog } from '../../src/memory/limits/recall-log.js';
 import { alice, bob, DAY, NOW, seed, world } from './harness.js';
 
 /** Ten facts created a day apart (day 0 … day 9 of the month before NOW), and the pieces to evict them. */

@@ -1,12 +1,7 @@
 import { describe, expect, it } from 'vitest';
-import {
-  dream,
-  FEEDBACK_LIMITS,
-  FeedbackLog,
-  isKiokuError,
-  KiokuBuilder,
-  recordFeedback,
-} from '../../src/index.js';
+import { isKiokuError, KiokuBuilder } from '../../src/index.js';
+import { dream } from '../../src/memory/dream/dream.js';
+import { FEEDBACK_LIMITS, FeedbackLog, recordFeedback } from '../../src/memory/feedback/feedback-log.js';
 import { answer, callTools, scriptedModel, toolResults } from '../features/memory-features.harness.js';
 import { alice, bob, DAY, scriptedJsonModel, seed, world } from './harness.js';
 
@@ -80,7 +75,7 @@ describe('feedback signals: durable per user, bounded, with time', () => {
       },
     ]);
     const kioku = new KiokuBuilder({ stores, model, clock }).build();
-    const result = await kioku.dream({ scope: alice, preferences: { enabled: false } });
+    const result = await kioku.passes.dream({ scope: alice, preferences: { enabled: false } });
     const prompt = model.prompts[0]![1]!.content;
     expect(prompt).toContain('correction: Use grep, not search_files.');
     expect(prompt).not.toContain('Old correction.');

@@ -1,12 +1,7 @@
 import { describe, expect, it } from 'vitest';
-import {
-  acquireLease,
-  DREAM_LEASE,
-  KiokuBuilder,
-  MEMORY_WORK_LEASE,
-  readLease,
-  waitForLease,
-} from '../../src/index.js';
+import { KiokuBuilder } from '../../src/index.js';
+import { DREAM_LEASE, MEMORY_WORK_LEASE, waitForLease } from '../../src/memory/background/memory-lease.js';
+import { acquireLease, readLease } from '../../src/runtime/lease.js';
 import { alice, bob, scriptedJsonModel, seed, world } from './harness.js';
 
 /** Two app instances: two Kioku stacks over one set of stores (as over one PostgreSQL or Redis). */
@@ -80,12 +75,12 @@ describe('background work from several app instances', () => {
     await acquireLease(stores.working, alice, DREAM_LEASE, { ttlMs: 60_000, holder: 'instance-2', clock });
     const model = scriptedJsonModel([]);
     const kioku = new KiokuBuilder({ stores, model, clock }).build();
-    const result = await kioku.dream({ scope: alice });
+    const result = await kioku.passes.dream({ scope: alice });
     expect(result.busy).toEqual({ holder: 'instance-2', expiresAt: expect.any(String) });
     expect(result.passes).toEqual([]);
     expect(model.prompts).toEqual([]);
     expect(await stores.facts.list(alice)).toEqual(before);
     // Another user's dream is not held up.
-    expect((await kioku.dream({ scope: bob, preferences: { enabled: false } })).busy).toBeUndefined();
+    expect((await kioku.passes.dream({ scope: bob, preferences: { enabled: false } })).busy).toBeUndefined();
   });
 });

@@ -1,19 +1,14 @@
 import { describe, expect, it } from 'vitest';
+import { isKiokuError, KiokuBuilder, type KiokuStores, type Scope } from '../../src/index.js';
+import { applyChangeset } from '../../src/memory/changesets/apply.js';
+import type { Changeset, DocumentDraft } from '../../src/memory/changesets/changeset.js';
+import { formatChangeset, newChangeset } from '../../src/memory/changesets/changeset.js';
 import {
-  applyChangeset,
   CHANGESET_SCHEMA_VERSION,
-  type Changeset,
   ChangesetLog,
-  type DocumentDraft,
-  formatChangeset,
   isChangesetSession,
-  isKiokuError,
-  KiokuBuilder,
-  type KiokuStores,
-  knowledgeChangeset,
-  newChangeset,
-  type Scope,
-} from '../../src/index.js';
+} from '../../src/memory/changesets/changeset-log.js';
+import { knowledgeChangeset } from '../../src/memory/knowledge/consolidate-knowledge.js';
 import type { ManualClock } from '../../src/testing.js';
 import { alice, bob, DAY, NOW, scriptedJsonModel, seed, world } from './harness.js';
 
@@ -57,8 +52,8 @@ describe('consolidation of layer 2 into knowledge', () => {
   it('turns a recurring offloaded output into a knowledge document, as a kept changeset it can revert', async () => {
     const { stores, clock } = world();
     const config = await offloads(stores, clock);
-    const kioku = new KiokuBuilder({ stores, clock }).withStaticMemory({ strategy: 'indexed' }).build();
-    const { changeset, result } = await kioku.consolidateKnowledge(alice);
+    const kioku = new KiokuBuilder({ stores, clock }).withKnowledge({ strategy: 'indexed' }).build();
+    const { changeset, result } = await kioku.passes.consolidateKnowledge(alice);
     expect(changeset).toMatchObject({ pass: 'knowledge', status: 'applied', userId: 'alice' });
     expect(changeset.operations).toHaveLength(1);
     const [op] = changeset.operations;
@@ -85,10 +80,10 @@ describe('consolidation of layer 2 into knowledge', () => {
     // The offloaded outputs stay.
     expect(await stores.details.list(alice)).toHaveLength(4);
 
-    expect((await kioku.revert(alice, changeset.id)).conflicts).toEqual([]);
+    expect((await kioku.passes.revert(alice, changeset.id)).conflicts).toEqual([]);
     expect(await stores.documents.get(alice, id)).toBeNull();
-    expect((await kioku.changesets(alice))[0]!.changeset.status).toBe('reverted');
-    expect(await kioku.revert(alice, changeset.id)).toEqual({ reverted: [], conflicts: [] });
+    expect((await kioku.passes.changesets(alice))[0]!.changeset.status).toBe('reverted');
+    expect(await kioku.passes.revert(alice, changeset.id)).toEqual({ reverted: [], conflicts: [] });
   });
 
   it('proposes nothing for an output already consolidated, and never reads another user’s outputs', async () => {
@@ -96,14 +91,14 @@ describe('consolidation of layer 2 into knowledge', () => {
     await offloads(stores, clock);
     await offloads(stores, clock, bob);
     const kioku = new KiokuBuilder({ stores, clock }).build();
-    await kioku.consolidateKnowledge(alice);
-    const again = await kioku.consolidateKnowledge(alice);
+    await kioku.passes.consolidateKnowledge(alice);
+    const again = await kioku.passes.consolidateKnowledge(alice);
     expect(again.changeset.operations).toEqual([]);
     expect(again.changeset.notes).toEqual([
       expect.stringMatching(/^"run_command output \(cmd: cat config.yaml\)" is already consolidated/),
     ]);
     expect(await stores.documents.list(bob)).toEqual([]);
-    const bobs = await kioku.consolidateKnowledge(bob);
+    const bobs = await kioku.passes.consolidateKnowledge(bob);
     const ids = (documentOf(bobs.changeset).metadata as { consolidatedFrom: string[] }).consolidatedFrom;
     for (const id of ids) expect(await stores.details.get(bob, id)).not.toBeNull();
   });
@@ -112,14 +107,14 @@ describe('consolidation of layer 2 into knowledge', () => {
     const { stores, clock } = world();
     await offloads(stores, clock);
     const kioku = new KiokuBuilder({ stores, clock }).build();
-    const { changeset } = await kioku.consolidateKnowledge(alice, { dryRun: true, keep: true });
+    const { changeset } = await kioku.passes.consolidateKnowledge(alice, { dryRun: true, keep: true });
     expect(changeset.status).toBe('proposed');
     expect(await stores.documents.list(alice)).toEqual([]);
     const text = formatChangeset(changeset);
     expect(text).toContain('0 to create, 0 to update, 0 to delete, 1 documents to create');
     expect(text).toMatch(/\+ document knowledge-[0-9a-f]{12} "run_command output \(cmd: cat config.yaml\)"/);
     expect(text).toContain('reason: "run_command output (cmd: cat config.yaml)" was offloaded 3 times');
-    const applied = await kioku.applyKept(alice, changeset.id);
+    const applied = await kioku.passes.applyKept(alice, changeset.id);
     expect(applied.applied).toHaveLength(1);
     expect(await stores.documents.list(alice)).toHaveLength(1);
   });
@@ -128,10 +123,10 @@ describe('consolidation of layer 2 into knowledge', () => {
     const { stores, clock } = world();
     await offloads(stores, clock);
     const kioku = new KiokuBuilder({ stores, clock }).build();
-    const { changeset } = await kioku.consolidateKnowledge(alice, { dryRun: true, keep: true });
+    const { changeset } = await kioku.passes.consolidateKnowledge(alice, { dryRun: true, keep: true });
     const id = documentOf(changeset).id;
     await stores.documents.create(alice, { id, title: 'Mine', text: 'Written by the user meanwhile.' });
-    const result = await kioku.applyKept(alice, changeset.id);
+    const result = await kioku.passes.applyKept(alice, changeset.id);
     expect(result.conflicts).toEqual([
       { index: 0, op: 'create_document', id, code: 'CONFLICT', message: expect.any(String) },
     ]);
@@ -140,11 +135,11 @@ describe('consolidation of layer 2 into knowledge', () => {
     const { stores: s2, clock: c2 } = world();
     await offloads(s2, c2);
     const k2 = new KiokuBuilder({ stores: s2, clock: c2 }).build();
-    const done = await k2.consolidateKnowledge(alice);
+    const done = await k2.passes.consolidateKnowledge(alice);
     const docId = documentOf(done.changeset).id;
     await s2.documents.delete(alice, docId);
     await s2.documents.create(alice, { id: docId, title: 'Replaced', text: 'Another text.' });
-    const reverted = await k2.revert(alice, done.changeset.id);
+    const reverted = await k2.passes.revert(alice, done.changeset.id);
     expect(reverted.conflicts).toMatchObject([{ op: 'create_document', id: docId, code: 'CONFLICT' }]);
     expect((await s2.documents.get(alice, docId))!.title).toBe('Replaced');
   });

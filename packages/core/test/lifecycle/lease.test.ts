@@ -1,13 +1,7 @@
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
-import {
-  acquireLease,
-  ConflictError,
-  InMemoryWorkingMemoryStore,
-  isKiokuError,
-  leaseKey,
-  readLease,
-  withLease,
-} from '../../src/index.js';
+import { ConflictError, isKiokuError } from '../../src/index.js';
+import { acquireLease, leaseKey, readLease, withLease } from '../../src/runtime/lease.js';
+import { InMemoryWorkingMemoryStore } from '../../src/store/working/memory.js';
 import { ManualClock } from '../../src/testing.js';
 
 const scope = { userId: 'u1', agentId: 'bot' };

@@ -1,15 +1,13 @@
 import { describe, expect, it } from 'vitest';
 import {
-  compareTexts,
   createInMemoryStores,
-  DEDUP_THRESHOLD,
   type Fact,
-  type FactStore,
-  findNearDuplicate,
   HashingEmbedder,
   KiokuBuilder,
   withEmbeddings,
 } from '../../src/index.js';
+import { compareTexts, DEDUP_THRESHOLD, findNearDuplicate } from '../../src/store/facts/near-duplicate.js';
+import type { FactStore } from '../../src/store/facts/store.js';
 import { answer, callTools, scriptedModel, toolResults } from '../features/memory-features.harness.js';
 import { PARAPHRASES } from './fixtures/paraphrases.js';
 import { alice, bob } from './harness.js';
@@ -76,8 +74,8 @@ async function kiokuWithTools(options: { dedup?: false | { threshold: number } }
   const stores = createInMemoryStores();
   const dedup = options.dedup === undefined ? {} : { dedup: options.dedup };
   const kioku = new KiokuBuilder({ stores })
-    .withDynamicMemory(dedup)
-    .withLongTermMemory({ ...dedup, enrichment: false })
+    .withFacts(dedup)
+    .withFacts({ mode: 'recall', ...dedup, enrichment: false })
     .build();
   const convo = await kioku.startConversation(alice);
   return { stores, convo };
@@ -221,7 +219,7 @@ describe('dedup before store: create_memory and save_memory', () => {
       },
     });
     const kioku = new KiokuBuilder({ stores: { ...stores, facts: stale } })
-      .withLongTermMemory({ enrichment: false })
+      .withFacts({ mode: 'recall', enrichment: false })
       .build();
     const convo = await kioku.startConversation(alice);
     await convo.run(

@@ -1,5 +1,10 @@
 import { describe, expect, it } from 'vitest';
-import { dream, inferPreferences, meetsPreferenceThreshold, touchesSensitiveTopic } from '../../src/index.js';
+import { dream } from '../../src/memory/dream/dream.js';
+import {
+  inferPreferences,
+  meetsPreferenceThreshold,
+  touchesSensitiveTopic,
+} from '../../src/memory/dream/preferences.js';
 import { alice, scriptedJsonModel, seed, world } from './harness.js';
 
 const log = [

@@ -29,7 +29,7 @@ async function proposed() {
   ]);
   const kioku = new KiokuBuilder({ stores, model, clock }).build();
   const before = await contentOf(stores, alice);
-  const review = await kioku.dream({
+  const review = await kioku.passes.dream({
     scope: alice,
     dryRun: true,
     keep: true,
@@ -43,41 +43,41 @@ describe('review later, apply by id', () => {
   it('a kept dry run writes no fact; applying it by id writes it and marks it applied; revert restores exactly', async () => {
     const { stores, kioku, before, cs } = await proposed();
     expect(await contentOf(stores, alice)).toEqual(before);
-    expect((await kioku.changesets(alice)).map((k) => [k.changeset.id, k.changeset.status])).toEqual([
+    expect((await kioku.passes.changesets(alice)).map((k) => [k.changeset.id, k.changeset.status])).toEqual([
       [cs.id, 'proposed'],
     ]);
 
-    const result = await kioku.applyKept(alice, cs.id);
+    const result = await kioku.passes.applyKept(alice, cs.id);
     expect(result.conflicts).toEqual([]);
     expect((await contentOf(stores, alice)).map((f) => f.content)).toEqual(['Likes green tea']);
-    const [kept] = await kioku.changesets(alice);
+    const [kept] = await kioku.passes.changesets(alice);
     expect(kept!.changeset.status).toBe('applied');
     expect(kept!.appliedAt).toBeDefined();
-    expect(await code(kioku.applyKept(alice, cs.id))).toBe('CONFLICT'); // not twice
+    expect(await code(kioku.passes.applyKept(alice, cs.id))).toBe('CONFLICT'); // not twice
 
-    const reverted = await kioku.revert(alice, cs.id);
+    const reverted = await kioku.passes.revert(alice, cs.id);
     expect(reverted.conflicts).toEqual([]);
     expect((await contentOf(stores, alice)).map(exact)).toEqual(before.map(exact));
-    expect((await kioku.changesets(alice))[0]!.changeset.status).toBe('reverted');
-    expect(await code(kioku.applyKept(alice, cs.id))).toBe('CONFLICT');
+    expect((await kioku.passes.changesets(alice))[0]!.changeset.status).toBe('reverted');
+    expect(await code(kioku.passes.applyKept(alice, cs.id))).toBe('CONFLICT');
   });
 
   it('a record changed since the review is a reported conflict, not overwritten; the rest applies', async () => {
     const { stores, kioku, cs, a, c } = await proposed();
     await stores.facts.update(alice, a.id, { content: 'Tea, edited by the user' });
-    const result = await kioku.applyKept(alice, cs.id);
+    const result = await kioku.passes.applyKept(alice, cs.id);
     expect(result.conflicts.map((x) => [x.id, x.code])).toEqual([[a.id, 'CONFLICT']]);
     expect((await stores.facts.get(alice, a.id))?.content).toBe('Tea, edited by the user');
     expect(await stores.facts.get(alice, c.id)).toBeNull();
-    expect((await kioku.changesets(alice))[0]!.changeset.status).toBe('partially_applied');
+    expect((await kioku.passes.changesets(alice))[0]!.changeset.status).toBe('partially_applied');
   });
 
   it('unknown ids, another user’s changeset and reverting a proposal are refused', async () => {
     const { kioku, cs } = await proposed();
-    expect(await code(kioku.applyKept(alice, 'nope'))).toBe('NOT_FOUND');
-    expect(await code(kioku.applyKept(bob, cs.id))).toBe('NOT_FOUND');
-    expect(await code(kioku.revert(alice, cs.id))).toBe('CONFLICT');
-    expect(await kioku.changesets(bob)).toEqual([]);
+    expect(await code(kioku.passes.applyKept(alice, 'nope'))).toBe('NOT_FOUND');
+    expect(await code(kioku.passes.applyKept(bob, cs.id))).toBe('NOT_FOUND');
+    expect(await code(kioku.passes.revert(alice, cs.id))).toBe('CONFLICT');
+    expect(await kioku.passes.changesets(bob)).toEqual([]);
   });
 
   it('a dry run without keep keeps nothing', async () => {
@@ -87,7 +87,7 @@ describe('review later, apply by id', () => {
       { merges: [{ sourceIds: [a!.id, b!.id], content: 'Tea', category: 'drinks', tags: [] }] },
     ]);
     const kioku = new KiokuBuilder({ stores, model, clock }).build();
-    await kioku.dream({ scope: alice, dryRun: true, preferences: { enabled: false } });
-    expect(await kioku.changesets(alice)).toEqual([]);
+    await kioku.passes.dream({ scope: alice, dryRun: true, preferences: { enabled: false } });
+    expect(await kioku.passes.changesets(alice)).toEqual([]);
   });
 });

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { detectInjection, INJECTION_RULES, INJECTION_THRESHOLD } from '../../src/index.js';
+import { detectInjection, INJECTION_RULES, INJECTION_THRESHOLD } from '../../src/memory/trust/detector.js';
 
 const rulesOf = (text: string, userText?: string) =>
   detectInjection(text, userText === undefined ? {} : { userText }).hits.map((h) => h.rule);

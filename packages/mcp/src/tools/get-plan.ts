@@ -1,4 +1,5 @@
-import { defineTool, type PlanStore, ScopeError, type Tool } from '@kioku/core';
+import { defineTool, ScopeError, type Tool } from '@kioku/core';
+import type { PlanStore } from '@kioku/core/store';
 import { z } from 'zod';
 
 export const GET_PLAN_TOOL = 'get_plan';

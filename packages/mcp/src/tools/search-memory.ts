@@ -1,4 +1,5 @@
-import { CategorySchema, defineTool, LIMITS, type Tool, type ToolContext } from '@kioku/core';
+import { defineTool, type Tool, type ToolContext } from '@kioku/core';
+import { CategorySchema, LIMITS } from '@kioku/core/store';
 import { z } from 'zod';
 
 export const SEARCH_MEMORY_TOOL = 'search_memory';

@@ -1,4 +1,5 @@
-import { DetailInputSchema, type DetailStore, defineTool, formatMemoryRef, type Tool } from '@kioku/core';
+import { defineTool, formatMemoryRef, type Tool } from '@kioku/core';
+import { DetailInputSchema, type DetailStore } from '@kioku/core/store';
 import { z } from 'zod';
 
 export const STORE_MEMORY_TOOL = 'store_memory';

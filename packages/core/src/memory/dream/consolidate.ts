@@ -14,7 +14,7 @@ import { trustedFacts } from '../trust/quarantine.js';
 import { type DreamProgressListener, notify } from './progress.js';
 
 /*
- * Dream pass 1 — memory consolidation (RockBot). The model sees all the user's facts (up to 1000),
+ * Dream pass 1 — memory consolidation. The model sees all the user's facts (up to 1000),
  * numbered with id, category, tags and content, and the feedback of the last 7 days (up to 50); it
  * answers with merges, refinements, deletions and anti-patterns. The pass turns that into a changeset;
  * nothing is written here.
@@ -66,7 +66,7 @@ export const ConsolidationOutputSchema = z.object({
 
 export type ConsolidationOutput = z.output<typeof ConsolidationOutputSchema>;
 
-/** The built-in instructions; `directive` replaces them (RockBot's `dream.md`). */
+/** The built-in instructions; `directive` replaces them (directive file `dream.md`). */
 export const DEFAULT_CONSOLIDATION_DIRECTIVE = `You maintain an AI agent's long-term memory about one user. Review the numbered memory entries below for duplicates, near-duplicates, noisy and outdated content.
 You may:
 1. Merge duplicate or near-duplicate entries: give every merged entry's id in sourceIds and write one well-formed entry (content, category, tags) that keeps every distinct piece of information.
@@ -81,7 +81,7 @@ export interface ConsolidateOptions {
   scope: Scope;
   /** Feedback signals; only those of the last 7 days (up to 50) are shown. */
   feedback?: readonly FeedbackSignal[];
-  /** Replaces the built-in instructions (RockBot's `dream.md`). */
+  /** Replaces the built-in instructions (directive file `dream.md`). */
   directive?: string;
   clock?: Clock;
   /** The ledger of the dream: the model call's usage is added to it. */
@@ -201,7 +201,7 @@ export function consolidationOperations(
         // Every source's metadata (flags such as requires_user_permission survive), the newest winning.
         metadata: Object.assign({}, ...sources.map((f) => f.metadata)),
         provenance: { source: 'consolidation', sourceIds },
-        // Carry the earliest createdAt of the sources (RockBot).
+        // Carry the earliest createdAt of the sources.
         createdAt: sources[0]!.createdAt,
       },
       reason: merge.reason || `Merges ${sourceIds.join(', ')}.`,

@@ -13,7 +13,7 @@ import type { ConversationLogEntry } from './conversation-log.js';
 import { type DreamProgressListener, notify } from './progress.js';
 
 /*
- * Dream pass 2 — preference inference (RockBot). The model reads the conversation log for durable
+ * Dream pass 2 — preference inference. The model reads the conversation log for durable
  * preference patterns and rates each with a sentiment and an occurrence count; a preference is written
  * only past its sentiment's threshold. Produces a changeset; nothing is written here.
  */
@@ -50,7 +50,7 @@ export const PreferenceOutputSchema = z.object({
 
 export type PreferenceOutput = z.output<typeof PreferenceOutputSchema>;
 
-/** The built-in instructions; `directive` replaces them (RockBot's `pref-dream.md`). */
+/** The built-in instructions; `directive` replaces them (directive file `pref-dream.md`). */
 export const DEFAULT_PREFERENCE_DIRECTIVE = `You infer durable preferences of one user from the conversation log below: the user's messages to an AI agent and the agent's replies, numbered, oldest first.
 Infer preferences from what the user says; the agent's replies only show what the user was reacting to.
 Report only durable patterns (how the user wants things done), never one-off requests or facts about a task.
@@ -82,7 +82,7 @@ export interface InferPreferencesOptions {
   scope: Scope;
   /** The conversation since the last pass: the user's messages (and the agent's replies, `role: 'assistant'`). */
   log: readonly ConversationLogEntry[];
-  /** Replaces the built-in instructions (RockBot's `pref-dream.md`). */
+  /** Replaces the built-in instructions (directive file `pref-dream.md`). */
   directive?: string;
   /** Where inferred preferences go (default `user-preferences/inferred`). */
   category?: string;

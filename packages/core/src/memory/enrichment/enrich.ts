@@ -17,7 +17,7 @@ import { placeCandidates } from '../extraction/placement.js';
 import { isQuarantined } from '../trust/quarantine.js';
 
 /*
- * Enrichment of a saved memory (RockBot's save_memory): the raw content was saved at once; afterwards a
+ * Enrichment of a saved memory (save_memory): the raw content was saved at once; afterwards a
  * model expands it into focused, well-formed entries. The changeset creates the entries (linked to the
  * original by provenance) and deletes the original, all or nothing: if the original changed since it
  * was saved, or any entry cannot be written, nothing stays changed.
@@ -48,7 +48,7 @@ export const EnrichmentOutputSchema = z.object({
 
 export type EnrichmentOutput = z.output<typeof EnrichmentOutputSchema>;
 
-/** The built-in memory rules (RockBot's `memory-rules.md`); `directive` replaces them. */
+/** The built-in memory rules (directive file `memory-rules.md`); `directive` replaces them. */
 export const DEFAULT_MEMORY_RULES = `You turn a memory an AI assistant saved in a hurry into focused, well-formed long-term memory entries about the user.
 Rules:
 - One entry per distinct fact; each entry is a short, self-contained sentence that makes sense without the others ("User prefers metric units", not "Prefers them").

@@ -6,7 +6,7 @@ import { deleteSeenFact } from './seen-fact-edits.js';
 const byStore = new WeakMap<FactStore, Tool>();
 
 /**
- * `delete_memory(id)`, offered by both dynamic memory (HPD-Agent) and long-term memory (RockBot) over
+ * `delete_memory(id)`, offered by the fact feature's `all` and `recall` modes over
  * the same fact store. Built once per store, so both features hand the Conversation the same Tool
  * object and it is registered once; two features over different stores would be ambiguous and the
  * Conversation refuses them.

@@ -11,7 +11,7 @@ import type { Tokenizer } from '../../tokens/tokenizer.js';
 import { fitTurns } from './replay.js';
 
 export const CONVERSATION_DEFAULTS = Object.freeze({
-  /** RockBot's `MaxLlmContextTurns` and the Rust bot's "last 20 entries". */
+  /** The most turns replayed. */
   maxTurns: 20,
   /** Transcript entries read per turn: the session store's default transcript cap. */
   maxEntries: SESSION_DEFAULTS.transcriptCap,
@@ -38,7 +38,7 @@ export interface ConversationHistoryOptions {
 }
 
 /**
- * Conversation replay (RockBot's conversation memory): the last `maxTurns` turns of the session's
+ * Conversation replay: the last `maxTurns` turns of the session's
  * transcript go back into the prompt between the memory blocks and the user message, trimmed to the
  * middleware's tokens by dropping the oldest whole turns. A tool call is never separated from its result.
  */

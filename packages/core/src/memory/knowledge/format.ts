@@ -5,7 +5,7 @@ export const STATIC_KNOWLEDGE_START = '[STATIC_KNOWLEDGE]';
 export const STATIC_KNOWLEDGE_END = '[END_STATIC_KNOWLEDGE]';
 
 /**
- * The static-knowledge block, in the style of HPD-Agent's `[DYNAMIC_MEMORY]` … `[END_DYNAMIC_MEMORY]`:
+ * The static-knowledge block, in the style of `[DYNAMIC_MEMORY]` … `[END_DYNAMIC_MEMORY]`:
  * the markers on their own lines around the body, so the model can tell reference material from
  * instructions and the other memory blocks.
  */

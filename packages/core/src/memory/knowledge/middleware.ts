@@ -15,14 +15,14 @@ import { detectInjection } from '../trust/detector.js';
 import { defuse, documentSource } from '../trust/fence.js';
 import { chunkSection, renderStaticKnowledge } from './format.js';
 
-export const STATIC_MEMORY_MIDDLEWARE = 'static-memory';
+export const KNOWLEDGE_MIDDLEWARE = 'knowledge';
 
-/** HPD-Agent's two strategies: every document's text, or the chunks that match the user message. */
-export type StaticMemoryStrategy = 'full-text' | 'indexed';
+/** Two strategies: every document's text, or the chunks that match the user message. */
+export type KnowledgeStrategy = 'full-text' | 'indexed';
 
-export interface StaticMemoryMiddlewareOptions {
+export interface KnowledgeMiddlewareOptions {
   store: DocumentStore;
-  strategy: StaticMemoryStrategy;
+  strategy: KnowledgeStrategy;
   maxTokens?: number;
   owner?: Scope;
   topK: number;
@@ -32,15 +32,15 @@ const system = (content: string): ChatMessage => ({ role: 'system', content });
 const empty = (dropped: DroppedItem[] = []): MiddlewareResult => ({ messages: [], included: 0, dropped });
 
 /**
- * Injects the agent's knowledge documents (HPD-Agent's StaticMemoryFilter) as one `[STATIC_KNOWLEDGE]`
+ * Injects the agent's knowledge documents as one `[STATIC_KNOWLEDGE]`
  * system message within min(allotted tokens, `maxTokens`), reading from `owner` when given, else from the
  * turn's user + agent.
  */
-export function staticMemoryMiddleware(options: StaticMemoryMiddlewareOptions): PromptMiddleware {
+export function knowledgeMiddleware(options: KnowledgeMiddlewareOptions): PromptMiddleware {
   const count = lastCount();
   const trust = documentTrust();
   return {
-    name: STATIC_MEMORY_MIDDLEWARE,
+    name: KNOWLEDGE_MIDDLEWARE,
     placement: 'system',
     inject(ctx) {
       const scope = options.owner ?? { userId: ctx.scope.userId, agentId: ctx.scope.agentId };
@@ -173,7 +173,7 @@ function withoutBareHeading(text: string, title: string): string {
  * one does not fit; it and the rest are dropped with reason `budget`. No match, no message.
  */
 async function injectIndexed(
-  options: StaticMemoryMiddlewareOptions,
+  options: KnowledgeMiddlewareOptions,
   scope: Scope,
   limit: number,
   ctx: MiddlewareContext,

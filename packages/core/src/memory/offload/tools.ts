@@ -16,7 +16,7 @@ export function fenceDetail(detail: DetailRecord): string {
 
 export const RETRIEVE_MEMORY_TOOL = 'retrieve_memory';
 /**
- * Not `search_memory`: that name belongs to long-term recall (RockBot's tool over facts). This one
+ * Not `search_memory`: that name belongs to fact recall (a tool over facts). This one
  * searches the detail store, i.e. offloaded outputs.
  */
 export const SEARCH_MEMORY_DETAILS_TOOL = 'search_memory_details';

@@ -4,9 +4,9 @@ export const PLAN_START = '[CURRENT_PLAN]';
 export const PLAN_END = '[END_CURRENT_PLAN]';
 
 /**
- * Marker and label per step status. HPD-Agent has ● Completed, ◐ InProgress, ○ Pending; core's plans also
+ * Marker and label per step status: ● Completed, ◐ InProgress, ○ Pending; core's plans also
  * know `blocked` (⊘, "no entry": waiting on something) and `skipped` (⊖, "struck out": deliberately
- * not done), labelled in HPD's PascalCase.
+ * not done), labelled in PascalCase.
  */
 export const STEP_STATUS_DISPLAY: Readonly<Record<PlanStepStatus, { marker: string; label: string }>> =
   Object.freeze({
@@ -55,7 +55,7 @@ export function contextNoteLine(note: Plan['contextNotes'][number]): string {
 }
 
 /**
- * HPD-Agent's plan block, with its blank lines between sections. Empty sections (no steps, no context
+ * The plan block, with its blank lines between sections. Empty sections (no steps, no context
  * notes) are left out; parts hidden by the view are announced in one line so the model knows they exist.
  */
 export function renderPlan(plan: Plan, view: PlanView = fullView()): string {

@@ -6,7 +6,7 @@ import { seenPlanId } from './seen.js';
 export const PLAN_MIDDLEWARE = 'plan';
 
 /**
- * Injects the thread's plan (HPD-Agent's AgentPlanFilter) as one `[CURRENT_PLAN]` system message, only
+ * Injects the thread's plan as one `[CURRENT_PLAN]` system message, only
  * when the conversation has one. `included` is 1 when the block went in; the parts the budget forced
  * out are listed in `dropped` (`step-2/notes`, `context-note-1`, `step-3`, or the plan id when nothing fit).
  * A plan shown is reported in `shown` with its version, which the plan tools' edits are checked against.

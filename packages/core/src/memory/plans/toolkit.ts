@@ -21,7 +21,7 @@ const StepIdSchema = z
   .transform(String);
 
 /**
- * HPD-Agent's AgentPlanToolkit: create_plan, update_plan_step, add_plan_step, add_context_note,
+ * The plan tools: create_plan, update_plan_step, add_plan_step, add_context_note,
  * complete_plan on the current thread's plan, answering with short confirmations. Step or plan
  * operations without a plan, or on an unknown step, fail with NOT_FOUND. In a Conversation, each edit is
  * checked against the plan version the model was shown (CONFLICT, with the plan as it is now, when it

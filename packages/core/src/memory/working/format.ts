@@ -8,7 +8,7 @@ export const PATROL_FINDINGS_HEADER =
 const pad = (n: number) => String(n).padStart(2, '0');
 
 /**
- * Time left as RockBot prints it: `45s`, `4m32s`, `2m01s`, `4h12m`, and `3d04h` past a day (TTLs go up
+ * Time left, printed as `45s`, `4m32s`, `2m01s`, `4h12m`, and `3d04h` past a day (TTLs go up
  * to 30 days). Rounded up to the second, so a live entry never shows `0s`.
  */
 export function formatRemaining(ms: number): string {

@@ -25,7 +25,7 @@ interface Section {
 }
 
 /**
- * RockBot's working-memory inventory: one system message listing the own namespace's live entries
+ * The working-memory inventory: one system message listing the own namespace's live entries
  * (keys, time left, category, tags — never values), and in user sessions a second one listing what patrol
  * tasks stored. Within the allotted tokens the own inventory comes first; in each section the newest
  * entries are kept when not all fit (the rest dropped with reason `budget`, past `maxListed` with `limit`),

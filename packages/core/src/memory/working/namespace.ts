@@ -12,7 +12,7 @@ const SEGMENT = /^[A-Za-z0-9_][A-Za-z0-9_.@+-]*$/;
  */
 export const NAMESPACE_ROOTS = Object.freeze(['session', 'patrol', 'subagent']);
 
-/** A user session's namespace, RockBot's default: `session/{sessionId}`. */
+/** A user session's namespace, the default: `session/{sessionId}`. */
 export function sessionNamespace(sessionId: string): string {
   return checkNamespace(`session/${sessionId}`);
 }

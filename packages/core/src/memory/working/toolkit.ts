@@ -28,7 +28,7 @@ const NamespaceParam = WorkingPrefixSchema.describe(
 );
 
 /**
- * RockBot's working-memory tools. Every call runs in the turn's scope (user + agent) and its own
+ * The working-memory tools. Every call runs in the turn's scope (user + agent) and its own
  * namespace; writes never leave it, reads may name any key of the same user + agent by its full path,
  * except under Kioku's reserved root (`kioku/…`, leases): naming one is VALIDATION. A save of a key the
  * model read in this conversation is checked against the version it read (CONFLICT when it changed since).

@@ -4,7 +4,7 @@ import type { FactStore } from '../facts/store.js';
 import type { StoreKind } from '../kinds.js';
 import type { PlanStore } from '../plans/store.js';
 import type { SessionStore } from '../sessions/store.js';
-import type { VectorIndex } from '../vector/index.js';
+import type { VectorIndex } from '../vector/store.js';
 import type { WorkingMemoryStore } from '../working/store.js';
 
 /**

@@ -3,8 +3,8 @@ import { withDetailEmbeddings } from '../hybrid/details.js';
 import { withDocumentEmbeddings } from '../hybrid/documents.js';
 import { withFactEmbeddings } from '../hybrid/facts.js';
 import type { HybridOptions } from '../hybrid/vector-side.js';
-import type { VectorIndex } from '../vector/index.js';
 import { InMemoryVectorIndex } from '../vector/memory.js';
+import type { VectorIndex } from '../vector/store.js';
 import type { KiokuStores } from './bundle.js';
 
 export interface EmbeddingsOptions extends Omit<HybridOptions, 'embedder' | 'index'> {

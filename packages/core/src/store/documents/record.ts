@@ -28,7 +28,7 @@ export type DocumentChunk = z.infer<typeof DocumentChunkSchema>;
 const TitleSchema = z.string().trim().min(1).max(LIMITS.titleChars);
 const DocumentTextSchema = textSchema(LIMITS.documentTextChars, 'text');
 
-/** A knowledge document (HPD-Agent StaticMemory): extracted text, split into chunks for retrieval. */
+/** A knowledge document: extracted text, split into chunks for retrieval. */
 export const KnowledgeDocumentSchema = z.object({
   id: IdSchema,
   userId: IdSchema,

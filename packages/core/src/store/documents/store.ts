@@ -9,7 +9,7 @@ import type {
 } from './record.js';
 
 /**
- * Knowledge documents an agent answers from (HPD-Agent StaticMemory). Partitioned by user + agent; to
+ * Knowledge documents an agent answers from. Partitioned by user + agent; to
  * share one agent's knowledge among all users, keep it under a dedicated owner id (e.g. `shared`).
  */
 export interface DocumentStore {

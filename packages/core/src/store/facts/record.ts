@@ -120,7 +120,7 @@ export const FactPatchSchema = z
 export type FactPatch = z.input<typeof FactPatchSchema>;
 
 export const FactQuerySchema = z.object({
-  /** Free text; when empty or absent, the newest matching facts are returned (RockBot's first-turn fallback). */
+  /** Free text; when empty or absent, the newest matching facts are returned (recall's first-turn fallback). */
   query: z.string().max(LIMITS.queryChars).optional(),
   /** Category or category prefix: `user-preferences` matches `user-preferences/timezone`. */
   category: CategorySchema.optional(),
@@ -179,7 +179,7 @@ export interface CategoryCount {
   count: number;
 }
 
-/** The text a fact is found by: title, content, tags and category words (RockBot: `/` and `-` as spaces). */
+/** The text a fact is found by: title, content, tags and category words (`/` and `-` as spaces). */
 export function factSearchText(fact: Pick<Fact, 'title' | 'content' | 'tags' | 'category'>): string {
   const category = fact.category.replace(/[/_-]/g, ' ');
   return [fact.title ?? '', fact.content, fact.tags.join(' '), category].join('\n');

@@ -13,7 +13,7 @@ import type {
 } from './record.js';
 
 /**
- * Durable facts about a user (HPD-Agent DynamicMemory, RockBot long-term memory, Agentflow semantic
+ * Durable facts about a user (what the fact feature shows and recalls, what extraction and the dream write;
  * memory). Facts are partitioned by `userId` and `agentId`: a read sees exactly the facts written with
  * the same user and agent (no agent = the user's agent-independent facts).
  */

@@ -11,7 +11,7 @@ import type { Fact } from '../facts/record.js';
 import type { FactStore } from '../facts/store.js';
 import type { SessionRecord } from '../sessions/record.js';
 import type { SessionStore } from '../sessions/store.js';
-import type { VectorIndex } from '../vector/index.js';
+import type { VectorIndex } from '../vector/store.js';
 import {
   detailMapping,
   documentMapping,

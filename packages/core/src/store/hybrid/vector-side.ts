@@ -2,8 +2,9 @@ import { type Clock, systemClock } from '../../foundation/clock.js';
 import type { Metadata } from '../../foundation/record-fields.js';
 import type { Scope } from '../../foundation/scope.js';
 import { type Embedder, EmbeddingModelMismatchError, embedTexts } from '../embeddings/embedder.js';
-import type { VectorHit, VectorIndex, VectorQuery } from '../vector/index.js';
 import { InMemoryVectorIndex } from '../vector/memory.js';
+import type { VectorHit, VectorQuery } from '../vector/record.js';
+import type { VectorIndex } from '../vector/store.js';
 import { RRF_K } from './fusion.js';
 
 /** How a store's records get vectors and how its search fuses them with lexical results. */

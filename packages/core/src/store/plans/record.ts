@@ -34,7 +34,7 @@ export const ContextNoteSchema = z.object({
 });
 export type ContextNote = z.infer<typeof ContextNoteSchema>;
 
-/** The plan of one conversation (HPD-Agent Plan Mode). */
+/** The plan of one conversation. */
 export const PlanSchema = z.object({
   id: IdSchema,
   userId: IdSchema,

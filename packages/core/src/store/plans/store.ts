@@ -4,7 +4,7 @@ import type { RestoreOptions, RestoreReport, SnapshotEnvelope } from '../snapsho
 import type { NewStep, Plan, PlanInput, StepUpdate } from './record.js';
 
 /**
- * One plan per conversation (HPD-Agent Plan Mode). The scope must name the thread. Step and plan
+ * One plan per conversation. The scope must name the thread. Step and plan
  * operations on a thread without a plan throw NotFoundError.
  */
 export interface PlanStore {

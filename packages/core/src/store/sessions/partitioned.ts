@@ -41,7 +41,7 @@ import type { SessionStore } from './store.js';
 
 export interface SessionStoreOptions {
   clock?: Clock;
-  /** Key-value entries per session before FIFO eviction (default 200, the Rust bot's `kv_cap`). */
+  /** Key-value entries per session before FIFO eviction (default 200). */
   kvCap?: number;
   /** Transcript entries per session before FIFO eviction (default 500, `transcript_cap`). */
   transcriptCap?: number;

@@ -5,7 +5,7 @@ import { IsoDateSchema, MetadataSchema, OptionalAgentIdSchema } from '../../foun
 import { RecordVersionSchema } from '../../foundation/version.js';
 import { ChatMessageSchema } from '../../model/messages.js';
 
-/** An entry in the user's session index (the Rust bot's `sessions.json`). */
+/** An entry in the user's session index. */
 export const SessionInfoSchema = z.object({
   id: UuidSchema,
   userId: IdSchema,

@@ -5,7 +5,7 @@ import type { RestoreOptions, RestoreReport, SnapshotEnvelope } from '../snapsho
 import type { KvEntry, SessionCreateOptions, SessionInfo, SessionRecord, TranscriptEntry } from './record.js';
 
 /**
- * Conversation sessions (the Rust bot's MemorySystem + BasicSessionStore, RockBot's conversation memory):
+ * Conversation sessions:
  * a UUIDv7 session index per user + agent, and per session a capped key-value map and a capped transcript.
  * `get` of a session id that is not in the caller's index returns null; every other operation on such an
  * id throws NotFoundError. Every k-v entry has a version: 1 when its key is set while the session has no

@@ -7,26 +7,21 @@ import {
 } from '../../foundation/scope.js';
 import { parseOrThrow } from '../../foundation/validation.js';
 import type { RestoreOptions, RestoreReport } from '../snapshot/envelope.js';
-import {
-  assertDimensions,
-  payloadMatches,
-  type VectorHit,
-  VectorIdsSchema,
-  type VectorIndex,
-  type VectorModelCount,
-  type VectorPointInput,
-  VectorPointSchema,
-  type VectorQuery,
-  VectorQuerySchema,
-  type VectorSelection,
-  VectorSelectionSchema,
-} from './index.js';
+import type {
+  VectorHit,
+  VectorModelCount,
+  VectorPointInput,
+  VectorQuery,
+  VectorSelection,
+} from './record.js';
+import { VectorIdsSchema, VectorPointSchema, VectorQuerySchema, VectorSelectionSchema } from './record.js';
 import {
   makeVectorSnapshot,
   parseVectorSnapshot,
   type VectorRecord,
   type VectorSnapshot,
 } from './snapshot.js';
+import { assertDimensions, payloadMatches, type VectorIndex } from './store.js';
 
 interface StoredPoint {
   id: string;

@@ -6,7 +6,7 @@ import { OptionalAgentIdSchema } from '../../foundation/record-fields.js';
 import { type SnapshotSelector, SnapshotSelectorSchema } from '../../foundation/scope.js';
 import { parseOrThrow } from '../../foundation/validation.js';
 import { SNAPSHOT_FORMAT, SNAPSHOT_SCHEMA_VERSION } from '../snapshot/envelope.js';
-import { VectorPointSchema } from './index.js';
+import { VectorPointSchema } from './record.js';
 
 /** One stored point with its owner, as vector snapshots carry it. */
 export const VectorRecordSchema = VectorPointSchema.extend({

@@ -40,7 +40,7 @@ import type { WorkingMemoryStore } from './store.js';
 
 export interface WorkingMemoryOptions {
   clock?: Clock;
-  /** Time to live when `set` gives none (default 5 minutes, as in RockBot). */
+  /** Time to live when `set` gives none (default 5 minutes). */
   defaultTtlMs?: number;
   /** Live entries per namespace (first two key segments); default 50. */
   maxEntriesPerNamespace?: number;
@@ -70,7 +70,7 @@ export function workingLimits(
 
 type WorkingPartition = RecordPartition<WorkingEntry>;
 
-/** Entries are grouped into one partition per root segment (`session`, `patrol`, `subagent`), as RockBot's files. */
+/** Entries are grouped into one partition per root segment (`session`, `patrol`, `subagent`). */
 function refFor(scope: Scope, key: string): PartitionRef {
   return { kind: 'working', userId: scope.userId, agentId: scope.agentId, name: keyRootOf(key) };
 }

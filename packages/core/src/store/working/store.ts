@@ -10,7 +10,7 @@ import type {
 } from './record.js';
 
 /**
- * Scratch space with expiry (RockBot working memory), per user + agent, keyed by paths whose first two
+ * Scratch space with expiry (working memory), per user + agent, keyed by paths whose first two
  * segments are a namespace. Expired entries are never returned. Each namespace holds at most
  * `maxEntriesPerNamespace` live entries (default 50). Every entry has a version: 1 when its key is set
  * without a live entry, one more on every `set` of the live entry; `set` and `delete` take an

@@ -5,9 +5,9 @@ export const DYNAMIC_MEMORY_START = '[DYNAMIC_MEMORY]';
 export const DYNAMIC_MEMORY_END = '[END_DYNAMIC_MEMORY]';
 
 /**
- * One fact as HPD-Agent prints it, with its source: `- (user) {title}: {content}`, or without a title
+ * One fact line, with its source: `- (user) {title}: {content}`, or without a title
  * `- (user) {content}`. With `showIds` the id comes first in brackets (`- [a1b2c3d4e5f6] (user) Diet:
- * vegetarian`, RockBot's style), which lets the model call update_memory / delete_memory on a fact it did
+ * vegetarian`), which lets the model call update_memory / delete_memory on a fact it did
  * not create itself. Title and content are quoted (`quoteContent`): they cannot forge a line or a marker.
  */
 export function factLine(

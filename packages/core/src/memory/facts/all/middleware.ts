@@ -6,7 +6,7 @@ import type { Tokenizer } from '../../../tokens/tokenizer.js';
 import { isQuarantined } from '../../trust/quarantine.js';
 import { factLine, renderDynamicMemory } from './format.js';
 
-export const DYNAMIC_MEMORY_MIDDLEWARE = 'dynamic-memory';
+export const FACTS_MIDDLEWARE = 'facts';
 
 /** Facts read per store call; a 2k-token block holds about a hundred typical facts. */
 const PAGE = 128;
@@ -22,19 +22,19 @@ interface CachedLine {
   item: LineItem;
 }
 
-export interface DynamicMemoryMiddlewareOptions {
+export interface AllFactsMiddlewareOptions {
   store: FactStore;
   maxTokens?: number;
   showIds: boolean;
 }
 
 /**
- * Injects the user's facts (HPD-Agent's DynamicMemoryFilter) as one `[DYNAMIC_MEMORY]` system message,
+ * Injects the user's facts as one `[DYNAMIC_MEMORY]` system message,
  * newest-updated first, within min(allotted tokens, `maxTokens`). Facts read that do not fit are dropped
  * with reason `budget`, one by one; the facts never read (the block was full first) are one ledger entry
  * `{ id: 'unread-facts', reason: 'budget', count }`. No facts, or none that fit, means no message.
  */
-export function dynamicMemoryMiddleware(options: DynamicMemoryMiddlewareOptions): PromptMiddleware {
+export function allFactsMiddleware(options: AllFactsMiddlewareOptions): PromptMiddleware {
   // Each fact's line and its token cost, per tokenizer and fact record, so a turn over 10k+ facts does
   // not rebuild every line. Stored facts are immutable records (an update is a new object); a cached
   // line is still checked against the fact's id, title and content (string identity, cheap) in case a
@@ -70,7 +70,7 @@ export function dynamicMemoryMiddleware(options: DynamicMemoryMiddlewareOptions)
   };
 
   return {
-    name: DYNAMIC_MEMORY_MIDDLEWARE,
+    name: FACTS_MIDDLEWARE,
     placement: 'system',
     async inject(ctx) {
       const limit = Math.min(ctx.maxTokens, options.maxTokens ?? Number.POSITIVE_INFINITY);

@@ -9,15 +9,12 @@ import { assistantProvenance } from '../provenance.js';
 import { updateSeenFact } from '../seen-fact-edits.js';
 
 /**
- * HPD-Agent's DynamicMemoryToolkit: create_memory, update_memory, delete_memory over the user's facts.
+ * The `all` mode's tools: create_memory, update_memory, delete_memory over the user's facts.
  * Handlers write in the turn's scope (the ToolContext's); unknown ids throw NotFoundError, which the
  * executor returns to the model as a `NOT_FOUND` tool error. create_memory dedups before it stores
  * (unless `dedup` is null): its result says whether it created, skipped or updated, with the fact's id.
  */
-export function dynamicMemoryToolkit(
-  store: FactStore,
-  options: { dedup?: DedupSettings | null } = {},
-): Toolkit {
+export function factEditTools(store: FactStore, options: { dedup?: DedupSettings | null } = {}): Toolkit {
   const dedup = options.dedup === undefined ? resolveDedup(undefined) : options.dedup;
   const createMemory = defineTool({
     name: 'create_memory',
@@ -79,5 +76,5 @@ export function dynamicMemoryToolkit(
     },
   });
 
-  return { name: 'dynamic-memory', tools: [createMemory, updateMemory, deleteMemoryTool(store)] };
+  return { name: 'facts', tools: [createMemory, updateMemory, deleteMemoryTool(store)] };
 }

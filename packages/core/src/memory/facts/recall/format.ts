@@ -4,7 +4,7 @@ import { quoteContent, sourceLabel } from '../../trust/fence.js';
 export const RECALL_HEADER = '[RECALLED_MEMORY] (long-term memory relevant to this message)';
 export const RECALL_END = '[END_RECALLED_MEMORY]';
 
-/** RockBot's recall line with the fact's source: `- [id] (category, source): content`, content quoted. */
+/** A recall line with the fact's source: `- [id] (category, source): content`, content quoted. */
 export function recallLine(fact: Pick<Fact, 'id' | 'category' | 'content' | 'provenance'>): string {
   return `- [${fact.id}] (${fact.category}, ${sourceLabel(fact.provenance)}): ${quoteContent(fact.content)}`;
 }

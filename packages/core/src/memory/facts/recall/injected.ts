@@ -12,7 +12,7 @@ const MAX_TRACKED_IDS = 10_000;
 const IdsSchema = z.array(z.string());
 
 /**
- * RockBot's InjectedMemoryTracker, persisted in the session's k-v store so that delta injection survives
+ * The facts recalled in each session, persisted in the session's k-v store so that delta injection survives
  * a process restart and a resumed Conversation. `add` writes with the version it read (and reads again on
  * CONFLICT), so turns of one session served at once by two app instances both keep what they recalled.
  */

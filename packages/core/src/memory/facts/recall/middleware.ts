@@ -9,9 +9,9 @@ import { isQuarantined } from '../../trust/quarantine.js';
 import { recallLine, renderRecall } from './format.js';
 import { InjectedMemoryTracker } from './injected.js';
 
-export const LONG_TERM_MEMORY_MIDDLEWARE = 'long-term-memory';
+export const FACT_RECALL_MIDDLEWARE = 'fact-recall';
 
-export interface LongTermMemoryMiddlewareOptions {
+export interface FactRecallMiddlewareOptions {
   store: FactStore;
   sessions: SessionStore;
   maxResults: number;
@@ -26,7 +26,7 @@ const sessionKey = (scope: Readonly<Scope>, sessionId: string) =>
   JSON.stringify([scope.userId, scope.agentId ?? null, sessionId]);
 
 /**
- * RockBot's long-term recall, per turn:
+ * Fact recall, per turn:
  * 1. search the user's facts with the user message (at most `maxResults`);
  * 2. on the first turn only (turnIndex 0), when the search finds nothing, take the `fallbackResults`
  *    newest facts instead, so the session starts with some memory;
@@ -39,12 +39,12 @@ const sessionKey = (scope: Readonly<Scope>, sessionId: string) =>
  * recorded, or whose model call failed before any reply, leaves its entries eligible for the next turn:
  * marking them in `inject` would hide them for the rest of the session although no model ever read them.
  */
-export function longTermMemoryMiddleware(options: LongTermMemoryMiddlewareOptions): PromptMiddleware {
+export function factRecallMiddleware(options: FactRecallMiddlewareOptions): PromptMiddleware {
   const tracker = new InjectedMemoryTracker(options.sessions);
   const pending = new Map<string, { turnIndex: number; ids: string[] }>();
 
   return {
-    name: LONG_TERM_MEMORY_MIDDLEWARE,
+    name: FACT_RECALL_MIDDLEWARE,
     placement: 'system',
     recall: true,
     async inject(ctx) {

@@ -18,7 +18,7 @@ const ANTI_PATTERN_HINT =
   '"anti-patterns/file-operations"), content "Don\'t [X] for [Y] — instead [Z]" and the tag "anti-pattern"; ' +
   'anti-patterns are recalled like any other memory.';
 
-export interface LongTermMemoryToolkitOptions {
+export interface FactRecallToolsOptions {
   searchResults: number;
   /** Dedup before save_memory stores; null saves every text. */
   dedup: DedupSettings | null;
@@ -27,11 +27,11 @@ export interface LongTermMemoryToolkitOptions {
 }
 
 /**
- * RockBot's memory tools over the user's facts: save_memory, search_memory, delete_memory (the same
+ * Fact recall's tools over the user's facts: save_memory, search_memory, delete_memory (the same
  * Tool object dynamic memory offers) and list_memory_categories. save_memory saves at once; its result
  * says whether it created, skipped (a memory already says it) or updated a memory, with the id.
  */
-export function longTermMemoryToolkit(store: FactStore, options: LongTermMemoryToolkitOptions): Toolkit {
+export function factRecallTools(store: FactStore, options: FactRecallToolsOptions): Toolkit {
   const saveMemory = defineTool({
     name: 'save_memory',
     description:
@@ -116,7 +116,7 @@ export function longTermMemoryToolkit(store: FactStore, options: LongTermMemoryT
   });
 
   return {
-    name: 'long-term-memory',
+    name: 'fact-recall',
     tools: [saveMemory, searchMemory, deleteMemoryTool(store), listCategories],
   };
 }

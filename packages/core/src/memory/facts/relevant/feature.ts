@@ -3,7 +3,7 @@ import type { MemoryFeature } from '../../../runtime/feature.js';
 import { LineFitter } from '../../../runtime/fit-lines.js';
 import { type DroppedItem, EMPTY_RESULT, type PromptMiddleware } from '../../../runtime/middleware.js';
 import { formatMemoryLine, renderMemories } from './format.js';
-import { MemoryManager, type MemoryManagerOptions } from './manager.js';
+import { RelevantMemory, type RelevantMemoryOptions } from './manager.js';
 import type { MemorySearchResult } from './types.js';
 
 function droppedAs(reason: DroppedItem['reason'], memories: readonly MemorySearchResult[]): DroppedItem[] {
@@ -20,14 +20,14 @@ function finalAnswer(messages: readonly ChatMessage[]): ChatMessage | undefined 
 }
 
 /**
- * Agentflow's memory callbacks as a turn feature: before the turn (when `autoRetrieve`) the memories
+ * Relevant memory as a turn feature: before the turn (when `autoRetrieve`) the memories
  * relevant to the user message are injected as "Relevant memories from past interactions:"; after it
- * (when `autoStore`) the exchange is stored. Middleware name `memory-manager`.
+ * (when `autoStore`) the exchange is stored. Middleware name `relevant-memory`.
  */
-export function memoryManager(manager: MemoryManager | MemoryManagerOptions): MemoryFeature {
-  const m = manager instanceof MemoryManager ? manager : new MemoryManager(manager);
+export function relevantMemory(manager: RelevantMemory | RelevantMemoryOptions): MemoryFeature {
+  const m = manager instanceof RelevantMemory ? manager : new RelevantMemory(manager);
   const middleware: PromptMiddleware = {
-    name: 'memory-manager',
+    name: 'relevant-memory',
     placement: 'system',
     recall: true,
     async inject(ctx) {
@@ -59,5 +59,5 @@ export function memoryManager(manager: MemoryManager | MemoryManagerOptions): Me
       });
     },
   };
-  return { name: 'memory-manager', middleware };
+  return { name: 'relevant-memory', middleware };
 }

@@ -1,11 +1,11 @@
 import { quoteContent } from '../../trust/fence.js';
 import type { MemorySearchResult } from './types.js';
 
-/** Agentflow's `_format_memories` header, as a fenced block. */
+/** The relevant-memory block's header, as a fenced block. */
 export const MEMORIES_HEADER = '[RELEVANT_MEMORIES] (from past interactions)';
 export const MEMORIES_END = '[END_RELEVANT_MEMORIES]';
 
-/** `1. [episodic, assistant] User: …` — Agentflow's numbered format with the source; content quoted. */
+/** `1. [episodic, assistant] User: …` — numbered, with the source; content quoted. */
 export function formatMemoryLine(position: number, memory: MemorySearchResult): string {
   return `${position}. [${memory.type}, ${memory.from}] ${quoteContent(memory.content)}`;
 }

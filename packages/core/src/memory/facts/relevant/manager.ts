@@ -12,7 +12,7 @@ import { detailSource, sourceLabel } from '../../trust/fence.js';
 import { isQuarantined, markUntrusted } from '../../trust/quarantine.js';
 import { factMemoryType, isFactMemoryType, type MemorySearchResult, type RankedMemories } from './types.js';
 
-export const MEMORY_MANAGER_DEFAULTS = Object.freeze({
+export const RELEVANT_MEMORY_DEFAULTS = Object.freeze({
   autoRetrieve: true,
   autoStore: true,
   relevanceThreshold: 0.7,
@@ -21,11 +21,11 @@ export const MEMORY_MANAGER_DEFAULTS = Object.freeze({
 });
 
 const ManagerOptionsSchema = z.object({
-  autoRetrieve: z.boolean().default(MEMORY_MANAGER_DEFAULTS.autoRetrieve),
-  autoStore: z.boolean().default(MEMORY_MANAGER_DEFAULTS.autoStore),
-  relevanceThreshold: z.number().min(0).max(1).default(MEMORY_MANAGER_DEFAULTS.relevanceThreshold),
-  maxMemories: z.number().int().min(1).max(100).default(MEMORY_MANAGER_DEFAULTS.maxMemories),
-  interactionCategory: CategorySchema.default(MEMORY_MANAGER_DEFAULTS.interactionCategory),
+  autoRetrieve: z.boolean().default(RELEVANT_MEMORY_DEFAULTS.autoRetrieve),
+  autoStore: z.boolean().default(RELEVANT_MEMORY_DEFAULTS.autoStore),
+  relevanceThreshold: z.number().min(0).max(1).default(RELEVANT_MEMORY_DEFAULTS.relevanceThreshold),
+  maxMemories: z.number().int().min(1).max(100).default(RELEVANT_MEMORY_DEFAULTS.maxMemories),
+  interactionCategory: CategorySchema.default(RELEVANT_MEMORY_DEFAULTS.interactionCategory),
 });
 
 const RetrieveOptionsSchema = z.object({
@@ -34,7 +34,7 @@ const RetrieveOptionsSchema = z.object({
   max: z.number().int().min(1).max(100).optional(),
 });
 
-export interface MemoryManagerOptions {
+export interface RelevantMemoryOptions {
   /** Where memories (and stored interactions) live. */
   facts: FactStore;
   /** Also search offloaded details (two-layer memory); they come back as MemoryRefs, not full content. */
@@ -66,10 +66,10 @@ const InteractionSchema = z.object({
 });
 
 /**
- * Agentflow's MemoryManager: retrieves the memories relevant to a query and stores user/assistant
- * exchanges as episodic facts. Usable on its own (pass the scope) or as a turn feature via `memoryManager()`.
+ * Relevant memory: retrieves the memories relevant to a query and stores user/assistant
+ * exchanges as episodic facts. Usable on its own (pass the scope) or as a turn feature via `relevantMemory()`.
  */
-export class MemoryManager {
+export class RelevantMemory {
   readonly facts: FactStore;
   readonly details: DetailStore | undefined;
   /** Switches read by the feature on every turn; flip them at run time. */
@@ -79,7 +79,7 @@ export class MemoryManager {
   readonly maxMemories: number;
   readonly interactionCategory: string;
 
-  constructor(options: MemoryManagerOptions) {
+  constructor(options: RelevantMemoryOptions) {
     const { facts, details, ...rest } = options;
     const o = parseOrThrow(ManagerOptionsSchema, rest, 'memory manager options');
     this.facts = facts;

@@ -1,5 +1,5 @@
-/** Agentflow's memory types. A fact's type is the first segment of its category when it is one of these. */
-export const AGENTFLOW_MEMORY_TYPES = Object.freeze([
+/** The memory types. A fact's type is the first segment of its category when it is one of these. */
+export const MEMORY_TYPES = Object.freeze([
   'episodic',
   'semantic',
   'procedural',
@@ -9,9 +9,9 @@ export const AGENTFLOW_MEMORY_TYPES = Object.freeze([
   'custom',
 ] as const);
 
-export type FactMemoryType = (typeof AGENTFLOW_MEMORY_TYPES)[number];
+export type FactMemoryType = (typeof MEMORY_TYPES)[number];
 
-const FACT_TYPES: ReadonlySet<string> = new Set(AGENTFLOW_MEMORY_TYPES);
+const FACT_TYPES: ReadonlySet<string> = new Set(MEMORY_TYPES);
 
 export function isFactMemoryType(type: string): type is FactMemoryType {
   return FACT_TYPES.has(type);
@@ -23,7 +23,7 @@ export function factMemoryType(category: string): FactMemoryType {
   return isFactMemoryType(head) ? head : 'semantic';
 }
 
-/** One retrieved memory (Agentflow's `MemorySearchResult`). */
+/** One retrieved memory. */
 export interface MemorySearchResult {
   id: string;
   source: 'fact' | 'detail';

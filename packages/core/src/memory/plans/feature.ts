@@ -3,16 +3,13 @@ import type { PlanStore } from '../../store/plans/store.js';
 import { planMiddleware } from './middleware.js';
 import { planToolkit } from './toolkit.js';
 
-export { PLAN_END, PLAN_START, renderPlan, STEP_STATUS_DISPLAY } from './format.js';
-export { PLAN_MIDDLEWARE } from './middleware.js';
-
 export interface PlanModeOptions {
   /** Where plans live: one per conversation thread. */
   store: PlanStore;
 }
 
 /**
- * HPD-Agent's Plan Mode (`.WithPlanMode()`): the thread's plan injected as `[CURRENT_PLAN]` whenever one
+ * Plan mode (`withPlanMode()`): the thread's plan injected as `[CURRENT_PLAN]` whenever one
  * exists (within the budget's `plan` share, 500 tokens by default), and the tools to create and follow it.
  */
 export function planMode(options: PlanModeOptions): MemoryFeature {

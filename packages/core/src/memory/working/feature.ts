@@ -10,23 +10,6 @@ import { WORKING_MEMORY_MIDDLEWARE, workingMemoryMiddleware } from './middleware
 import { checkNamespace, defaultNamespace } from './namespace.js';
 import { workingMemoryToolkit } from './toolkit.js';
 
-export {
-  formatRemaining,
-  inventoryLine,
-  OWN_INVENTORY_HEADER,
-  PATROL_FINDINGS_HEADER,
-} from './format.js';
-export { WORKING_MEMORY_MIDDLEWARE, workingMemoryMiddleware } from './middleware.js';
-export {
-  NAMESPACE_ROOTS,
-  patrolNamespace,
-  resolveKey,
-  resolveWriteKey,
-  sessionNamespace,
-  subagentNamespace,
-} from './namespace.js';
-export { workingMemoryToolkit } from './toolkit.js';
-
 export interface WorkingMemoryFeatureOptions {
   /** The scratch space; its TTL default (5 min) and per-namespace cap (50) apply. */
   store: WorkingMemoryStore;
@@ -38,7 +21,7 @@ export interface WorkingMemoryFeatureOptions {
   namespace?: (scope: Readonly<Scope>) => string;
   /**
    * Inject the patrol findings section. Default: true when the own namespace is a `session/…` one, so
-   * patrol tasks and subagents skip it, as in RockBot.
+   * patrol tasks and subagents skip it.
    */
   isUserSession?: boolean;
   /** Where patrol findings are listed from (default `patrol`). */
@@ -70,7 +53,7 @@ const OptionsSchema = z.object({
 });
 
 /**
- * RockBot's working memory (`.WithMemory()`): the inventory of the caller's own namespace — and, in user
+ * Working memory (`withWorkingMemory()`): the inventory of the caller's own namespace — and, in user
  * sessions, the patrol findings — injected every turn without values, plus save_to_working_memory,
  * get_from_working_memory, list_working_memory and search_working_memory.
  */

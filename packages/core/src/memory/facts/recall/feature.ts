@@ -12,14 +12,10 @@ import type { SessionStore } from '../../../store/sessions/store.js';
 import type { BackgroundQueue } from '../../background/queue.js';
 import type { ChangesetLog } from '../../changesets/changeset-log.js';
 import { enrichMemory } from '../../enrichment/enrich.js';
-import { LONG_TERM_MEMORY_MIDDLEWARE, longTermMemoryMiddleware } from './middleware.js';
-import { longTermMemoryToolkit } from './toolkit.js';
+import { FACT_RECALL_MIDDLEWARE, factRecallMiddleware } from './middleware.js';
+import { factRecallTools } from './toolkit.js';
 
-export { RECALL_END, RECALL_HEADER, recallLine, renderCategoryTree } from './format.js';
-export { RECALL_INJECTED_KEY } from './injected.js';
-export { LONG_TERM_MEMORY_MIDDLEWARE } from './middleware.js';
-
-export interface LongTermMemoryOptions {
+export interface FactRecallOptions {
   /**
    * The user's facts (shared with dynamic memory when both are used). Recall is hybrid when this store
    * is (`withEmbeddings` on the bundle, or `KiokuBuilder`'s `embeddings`).
@@ -27,7 +23,7 @@ export interface LongTermMemoryOptions {
   store: FactStore;
   /** Where the ids recalled in each session are kept (k-v key `kioku.recall.injected`). */
   sessions: SessionStore;
-  /** Entries searched per user message, and the most search_memory returns (default 8, RockBot's). */
+  /** Entries searched per user message, and the most search_memory returns (default 8). */
   maxResults?: number;
   /** Newest entries injected on a session's first turn when the search finds nothing (default 5; 0 = off). */
   fallbackResults?: number;
@@ -51,7 +47,7 @@ export interface EnrichmentOptions {
   /** Where the job runs, after the reply (KiokuBuilder hands its queue). */
   background: BackgroundQueue;
   /**
-   * Replaces the built-in memory rules (RockBot's `memory-rules.md`): the text, or a function read when a
+   * Replaces the built-in memory rules (the directive file `memory-rules.md`): the text, or a function read when a
    * job runs (the builder's directive files; undefined keeps the built-in rules).
    */
   directive?: string | (() => Promise<string | undefined>);
@@ -68,12 +64,12 @@ const OptionsSchema = z.object({
 });
 
 /**
- * RockBot's long-term memory (`.WithMemory()`): facts recalled by the user message on each turn with
+ * Fact recall (`withFacts({ mode: 'recall' })`): facts recalled by the user message on each turn with
  * delta injection and a first-turn fallback, plus save_memory, search_memory, delete_memory and
  * list_memory_categories. With `enrichment`, each memory save_memory saved is then expanded in the
  * background; the reply never waits for it, and if the model fails the saved memory stays as it is.
  */
-export function longTermMemory(options: LongTermMemoryOptions): MemoryFeature {
+export function factRecall(options: FactRecallOptions): MemoryFeature {
   const { maxResults, fallbackResults, maxTokens, dedup } = parseOrThrow(
     OptionsSchema,
     options,
@@ -112,15 +108,15 @@ export function longTermMemory(options: LongTermMemoryOptions): MemoryFeature {
       }
     : undefined;
   return {
-    name: LONG_TERM_MEMORY_MIDDLEWARE,
-    middleware: longTermMemoryMiddleware({
+    name: FACT_RECALL_MIDDLEWARE,
+    middleware: factRecallMiddleware({
       store,
       sessions: options.sessions,
       maxResults,
       fallbackResults,
       ...(maxTokens === undefined ? {} : { maxTokens }),
     }),
-    toolkit: longTermMemoryToolkit(store, {
+    toolkit: factRecallTools(store, {
       searchResults: maxResults,
       dedup: settings,
       ...(onSaved ? { onSaved } : {}),

@@ -3,29 +3,21 @@ import { parseScope, type Scope } from '../../foundation/scope.js';
 import { parseOrThrow } from '../../foundation/validation.js';
 import type { MemoryFeature } from '../../runtime/feature.js';
 import type { DocumentStore } from '../../store/documents/store.js';
-import { STATIC_MEMORY_MIDDLEWARE, type StaticMemoryStrategy, staticMemoryMiddleware } from './middleware.js';
+import { KNOWLEDGE_MIDDLEWARE, type KnowledgeStrategy, knowledgeMiddleware } from './middleware.js';
 
-export {
-  chunkSection,
-  renderStaticKnowledge,
-  STATIC_KNOWLEDGE_END,
-  STATIC_KNOWLEDGE_START,
-} from './format.js';
-export { STATIC_MEMORY_MIDDLEWARE, type StaticMemoryStrategy, staticMemoryMiddleware } from './middleware.js';
-
-export interface StaticMemoryOptions {
+export interface KnowledgeDocumentsOptions {
   /**
    * Where the knowledge documents live (add them with `store.create`, or from files and URLs with
    * `addDocumentFromSource` from `@kioku/extract`).
    */
   store: DocumentStore;
   /**
-   * `full-text` (default, HPD-Agent's FullTextInjection): every document's text, oldest first, cut to the
+   * `full-text` (default): every document's text, oldest first, cut to the
    * budget. `indexed` (IndexedRetrieval): only the chunks that match the user message, best first.
    */
-  strategy?: StaticMemoryStrategy;
+  strategy?: KnowledgeStrategy;
   /**
-   * Most tokens for the block. The budget's `static-memory` share (6000 by default, HPD's figure) applies
+   * Most tokens for the block. The budget's `knowledge` share (6000 by default) applies
    * too; the smaller one wins.
    */
   maxTokens?: number;
@@ -47,15 +39,15 @@ const OptionsSchema = z.object({
 });
 
 /**
- * HPD-Agent's StaticMemory (`.WithStaticMemory()`): the agent's knowledge documents injected as a
+ * Knowledge documents (`withKnowledge()`): the agent's knowledge documents injected as a
  * `[STATIC_KNOWLEDGE]` system message every turn, whole or retrieved by the user message. No toolkit.
  */
-export function staticMemory(options: StaticMemoryOptions): MemoryFeature {
+export function knowledgeDocuments(options: KnowledgeDocumentsOptions): MemoryFeature {
   const { strategy, maxTokens, topK } = parseOrThrow(OptionsSchema, options, 'static memory options');
   const owner = options.owner === undefined ? undefined : ownerScope(options.owner);
   return {
-    name: STATIC_MEMORY_MIDDLEWARE,
-    middleware: staticMemoryMiddleware({
+    name: KNOWLEDGE_MIDDLEWARE,
+    middleware: knowledgeMiddleware({
       store: options.store,
       strategy,
       topK,

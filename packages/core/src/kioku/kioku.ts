@@ -1,0 +1,118 @@
+import { NotFoundError } from '../foundation/errors.js';
+import { parseScope, type Scope } from '../foundation/scope.js';
+import type { BackgroundQueue } from '../memory/background/queue.js';
+import { ChangesetLog } from '../memory/changesets/changeset-log.js';
+import { type FeedbackInput, FeedbackLog } from '../memory/feedback/feedback-log.js';
+import type { FeedbackSignal } from '../memory/feedback/signal.js';
+import { MEMORY_NOTICE } from '../memory/trust/fence.js';
+import { Conversation } from '../runtime/conversation.js';
+import type { MemoryFeature } from '../runtime/feature.js';
+import type { KiokuStores } from '../store/bundle/bundle.js';
+import type { SessionCreateOptions } from '../store/sessions/record.js';
+import type { KiokuOptions, KiokuWiring } from './options.js';
+import { MemoryPasses } from './passes.js';
+import { Privacy } from './privacy.js';
+import { QuarantineReview } from './quarantine.js';
+
+/**
+ * A configured memory stack: features in registration order, ready to start or resume conversations.
+ * Besides conversations it has one object per job: `passes` (the dream, knowledge, fact limits and the
+ * changesets they keep), `privacy` (forgetting) and `quarantine` (the user's review of flagged memories).
+ */
+export class Kioku {
+  readonly features: readonly MemoryFeature[];
+  /** The stores every feature reads and writes (with embeddings, when configured). */
+  readonly stores: KiokuStores;
+  /** Where background memory work runs (extraction, enrichment). */
+  readonly background: BackgroundQueue;
+  readonly passes: MemoryPasses;
+  readonly privacy: Privacy;
+  readonly quarantine: QuarantineReview;
+  readonly #options: KiokuOptions;
+  readonly #feedback: FeedbackLog;
+
+  constructor(options: KiokuOptions, features: readonly MemoryFeature[], wiring: KiokuWiring) {
+    const { stores, clock } = options;
+    this.#options = options;
+    this.stores = stores;
+    this.features = Object.freeze([...features]);
+    this.background = wiring.background;
+    this.#feedback = new FeedbackLog(stores.sessions, clock ? { clock } : {});
+    this.passes = new MemoryPasses({
+      stores,
+      options,
+      changesets: new ChangesetLog(stores.sessions),
+      feedback: this.#feedback,
+      factLimits: wiring.factLimits,
+    });
+    this.privacy = new Privacy(stores, { clock, beforeForget: () => this.flush() });
+    this.quarantine = new QuarantineReview(stores.facts, clock);
+  }
+
+  /** Resolves when the background work queued so far (extractions, enrichments) has finished. */
+  flush(): Promise<void> {
+    return this.background.flush();
+  }
+
+  /**
+   * Take no more background work and wait for what is queued; with `signal`, stop waiting when it aborts
+   * (running jobs see it abort). The stores stay open: they are the app's to close.
+   */
+  close(options: { signal?: AbortSignal } = {}): Promise<void> {
+    return this.background.close(options);
+  }
+
+  /** A new session for the user (and agent), and its conversation. */
+  async startConversation(
+    scope: Omit<Scope, 'threadId'>,
+    session?: SessionCreateOptions,
+  ): Promise<Conversation> {
+    const s = parseScope(scope);
+    const info = await this.stores.sessions.create({ userId: s.userId, agentId: s.agentId }, session);
+    return this.#conversation({ userId: s.userId, agentId: s.agentId, threadId: info.id });
+  }
+
+  /** An existing session's conversation. NotFoundError when the session is not the user's. */
+  async resumeConversation(scope: Omit<Scope, 'threadId'>, sessionId: string): Promise<Conversation> {
+    const s = parseScope(scope);
+    const info = await this.stores.sessions.get({ userId: s.userId, agentId: s.agentId }, sessionId);
+    if (!info) {
+      throw new NotFoundError(
+        `Cannot resume session "${sessionId}": it is not one of this user's sessions (or it was deleted). Start a new one with startConversation().`,
+        { details: { sessionId } },
+      );
+    }
+    return this.#conversation({ userId: s.userId, agentId: s.agentId, threadId: info.id });
+  }
+
+  /**
+   * Record feedback for the scope's user (and agent): a correction, or what they liked or disliked (a
+   * thumbs-down button, say). The dream's consolidation reads the last 7 days of it.
+   */
+  recordFeedback(scope: Omit<Scope, 'threadId'>, signal: FeedbackInput): Promise<FeedbackSignal> {
+    return this.#feedback.record(scope, signal);
+  }
+
+  /** The app's system prompt, and `MEMORY_NOTICE` when a feature puts memory blocks in the prompt. */
+  #systemPrompt(): string | undefined {
+    const { systemPrompt } = this.#options;
+    if (!this.features.some((f) => f.middleware?.placement === 'system')) return systemPrompt;
+    return systemPrompt ? `${systemPrompt}\n\n${MEMORY_NOTICE}` : MEMORY_NOTICE;
+  }
+
+  #conversation(scope: Scope & { threadId: string }): Conversation {
+    const { budget, tokenizer, clock, recall, intent } = this.#options;
+    const systemPrompt = this.#systemPrompt();
+    return new Conversation({
+      scope,
+      sessions: this.stores.sessions,
+      features: this.features,
+      ...(systemPrompt === undefined ? {} : { systemPrompt }),
+      ...(budget === undefined ? {} : { budget }),
+      ...(tokenizer === undefined ? {} : { tokenizer }),
+      ...(clock === undefined ? {} : { clock }),
+      ...(recall === undefined ? {} : { recall }),
+      ...(intent === undefined ? {} : { intent }),
+    });
+  }
+}

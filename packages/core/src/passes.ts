@@ -1,0 +1,82 @@
+/*
+ * `@kioku/core/passes`: the memory passes for an app (or a CLI, a worker) that runs them itself rather than
+ * through the `Kioku` facade — extraction, enrichment, the dream, knowledge consolidation and the fact
+ * limits; the changesets they write and their review; forgetting and its receipt; quarantine; and the
+ * per-user leases and background queue that keep several instances from doing one user's work twice.
+ */
+
+// Background work and leases
+export { MEMORY_WORK_LEASE, waitForLease } from './memory/background/memory-lease.js';
+export {
+  type BackgroundJob,
+  BackgroundQueue,
+  type BackgroundQueueOptions,
+  type JobOutcome,
+} from './memory/background/queue.js';
+// Changesets: what a pass writes, applied with versions, kept, reverted exactly
+export {
+  type ApplyResult,
+  applyChangeset,
+  type RevertResult,
+  revertChangeset,
+} from './memory/changesets/apply.js';
+export {
+  type ChangeOperation,
+  type Changeset,
+  countOperations,
+  formatChangeset,
+} from './memory/changesets/changeset.js';
+export { ChangesetLog, type KeptChangeset, type PassResult } from './memory/changesets/changeset-log.js';
+// The dream, its inputs, and knowledge from offloaded outputs
+export { ConversationLog, type ConversationLogEntry } from './memory/dream/conversation-log.js';
+export { type Directives, loadDirectives } from './memory/dream/directives.js';
+export { type DreamOptions, type DreamResult, dream } from './memory/dream/dream.js';
+export type { DreamProgress } from './memory/dream/progress.js';
+// Extraction and enrichment
+export { type EnrichOptions, enrichMemory } from './memory/enrichment/enrich.js';
+export {
+  type ExtractOptions,
+  type ExtractSessionOptions,
+  extractAndStoreFacts,
+  extractFacts,
+  extractSession,
+} from './memory/extraction/extract.js';
+export { type FeedbackInput, FeedbackLog, recordFeedback } from './memory/feedback/feedback-log.js';
+export type { FeedbackSignal } from './memory/feedback/signal.js';
+// Forgetting
+export { type CascadeResult, forgetFact, forgetSession } from './memory/forget/cascade.js';
+export { type ForgetUserOptions, forgetUser } from './memory/forget/forget-user.js';
+export {
+  ERASABLE_KINDS,
+  type ErasableKind,
+  type ErasureReceipt,
+  erasureDigest,
+} from './memory/forget/receipt.js';
+export { type ErasureCheck, verifyErased } from './memory/forget/verify.js';
+export {
+  type ConsolidateKnowledgeOptions,
+  consolidateKnowledge,
+} from './memory/knowledge/consolidate-knowledge.js';
+export { enforceFactLimits, type FactLimits } from './memory/limits/fact-limits.js';
+// Trust: the detector, source labels, quarantine
+export { detectInjection, type InjectionVerdict } from './memory/trust/detector.js';
+export { sourceLabel } from './memory/trust/fence.js';
+export {
+  confirmQuarantined,
+  dropQuarantined,
+  explainMark,
+  isQuarantined,
+  listQuarantined,
+  requarantine,
+} from './memory/trust/quarantine.js';
+// The recall decision's deterministic classifier
+export { deterministicIntent } from './runtime/intent/deterministic.js';
+export {
+  acquireLease,
+  type Lease,
+  type LeaseOutcome,
+  leaseKey,
+  readLease,
+  withLease,
+} from './runtime/lease.js';
+export { compareTexts, findNearDuplicate } from './store/facts/near-duplicate.js';

@@ -1,7 +1,0 @@
-export {
-  type Embedder,
-  EmbeddingModelMismatchError,
-  type EmbedOptions,
-  embedTexts,
-} from './embedder.js';
-export { HashingEmbedder, type HashingEmbedderOptions } from './hashing.js';
