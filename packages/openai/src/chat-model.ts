@@ -30,9 +30,6 @@ export type StructuredOutputMode = 'json_schema' | 'json_object' | 'tool';
 
 const STRUCTURED_MODES: readonly StructuredOutputMode[] = ['json_schema', 'json_object', 'tool'];
 
-/** @deprecated Core's `ChatModelRequest` carries `onToken` now. */
-export type StreamingChatModelRequest = ChatModelRequest;
-
 /** One event of `OpenAIChatModel.stream`: a content delta, then the assembled message last. */
 export type ChatStreamEvent = { type: 'token'; text: string } | { type: 'message'; message: ChatMessage };
 

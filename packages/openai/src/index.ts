@@ -1,4 +1,3 @@
-export * from './agent.js';
 export * from './chat-model.js';
 export * from './client.js';
 export * from './embedder.js';

@@ -12,7 +12,7 @@ import {
 } from '@kioku/openai-test-server';
 import { afterEach, describe, expect, it } from 'vitest';
 import { z } from 'zod';
-import { isOpenAIEndpointError, OpenAIChatModel, OpenAIEndpointError, runAgentTurn } from '../src/index.js';
+import { isOpenAIEndpointError, OpenAIChatModel, OpenAIEndpointError } from '../src/index.js';
 
 let close: (() => Promise<void>) | undefined;
 afterEach(async () => {
@@ -205,7 +205,7 @@ describe('OpenAIChatModel', () => {
   });
 });
 
-describe('runAgentTurn', () => {
+describe('conversation.run with OpenAIChatModel', () => {
   it('runs tool calls through the pipeline, streams the answer and records the turn', async () => {
     const server = await serve([
       sse([
@@ -221,12 +221,13 @@ describe('runAgentTurn', () => {
     const { sessions, kioku } = stack();
     const conversation = await kioku.startConversation({ userId: 'alice' });
     const tokens: string[] = [];
-    const result = await runAgentTurn({
-      conversation,
-      model: new OpenAIChatModel({ baseURL: server.baseURL, stream: true }),
-      userMessage: 'ping the tool',
-      onToken: (t) => tokens.push(t),
-    });
+    const result = await conversation.run(
+      'ping the tool',
+      new OpenAIChatModel({ baseURL: server.baseURL, stream: true }),
+      {
+        onToken: (t) => tokens.push(t),
+      },
+    );
     expect(result.answer).toBe('The tool said echo: ping');
     expect(tokens.join('')).toBe(result.answer);
     expect(result.steps).toBe(2);
@@ -245,11 +246,9 @@ describe('runAgentTurn', () => {
     ]);
     const { sessions, kioku } = stack();
     const conversation = await kioku.startConversation({ userId: 'bob' });
-    const error = await runAgentTurn({
-      conversation,
-      model: new OpenAIChatModel({ baseURL: server.baseURL, maxRetries: 0 }),
-      userMessage: 'use the tool',
-    }).catch((e: unknown) => e);
+    const error = await conversation
+      .run('use the tool', new OpenAIChatModel({ baseURL: server.baseURL, maxRetries: 0 }))
+      .catch((e: unknown) => e);
     expect(error).toBeInstanceOf(OpenAIEndpointError);
     expect((error as OpenAIEndpointError).status).toBe(500);
     const transcript = await sessions.transcriptReadLast(conversation.scope, conversation.sessionId, 10);
@@ -266,10 +265,7 @@ describe('runAgentTurn', () => {
     const server = await serve([call, call]);
     const { kioku } = stack();
     const conversation = await kioku.startConversation({ userId: 'carol' });
-    const result = await runAgentTurn({
-      conversation,
-      model: new OpenAIChatModel({ baseURL: server.baseURL }),
-      userMessage: 'loop',
+    const result = await conversation.run('loop', new OpenAIChatModel({ baseURL: server.baseURL }), {
       maxSteps: 2,
     });
     expect(result).toMatchObject({ answer: '', steps: 2, stepLimitReached: true });
