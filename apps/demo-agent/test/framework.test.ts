@@ -70,7 +70,7 @@ describe('demo CLI with --framework ai-sdk', () => {
     expect(second.code).toBe(0);
     expect(second.stdout).toContain('kioku › You like genmaicha.');
     expect(systemText(server.chats()[2]!)).toContain("User's favourite tea is genmaicha");
-    expect(second.stdout).toMatch(/dynamic-memory\s+\d+ tokens\s+1 included/);
+    expect(second.stdout).toMatch(/facts\s+\d+ tokens\s+1 included/);
     expect(server.chats()).toHaveLength(3);
   });
 

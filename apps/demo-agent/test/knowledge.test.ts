@@ -49,7 +49,7 @@ describe('static memory in the chat (/learn, /docs, --knowledge), with embedding
     );
     expect(knowledge).toContain('A deploy on a Friday needs a written approval from\nthe head of platform');
     expect(JSON.stringify(request)).not.toContain('hunter2');
-    expect(result.stdout).toMatch(/static-memory\s+\d+ tokens\s+3 included/);
+    expect(result.stdout).toMatch(/knowledge\s+\d+ tokens\s+3 included/);
     // Hybrid: the chunks were embedded when learnt, and the question when searched.
     expect(server.embedded().some((t) => t.includes('Ingrid Svensson'))).toBe(true);
     expect(server.embedded()).toContain('Who has to approve a production deploy on a Friday?');

@@ -28,7 +28,7 @@ describe('offline tour (child process)', () => {
     const [before, after] = output.stdout.split('↻ Restart');
     expect(before).toContain('⚙ create_memory(');
     expect(after).toContain('kioku › You prefer metric units');
-    expect(after).toMatch(/injected: dynamic-memory \d+ \(1\)/);
+    expect(after).toMatch(/injected: facts \d+ \(1\)/);
   });
 
   it('creates and advances a plan', () => {
@@ -64,7 +64,7 @@ describe('offline tour (child process)', () => {
     expect(step).toContain(
       'kioku › The handbook Kioku injected says: "A deploy on a Friday needs a written approval from the head of platform, Ingrid Svensson',
     );
-    expect(step).toMatch(/static-memory \d+ \(3\)/);
+    expect(step).toMatch(/knowledge \d+ \(3\)/);
   });
 
   it('recalls a fact for a misspelt question through hybrid recall, and says what the embedder is', () => {
@@ -103,7 +103,7 @@ describe('offline tour (child process)', () => {
   });
 
   it('prints what Kioku injected each turn', () => {
-    expect(output.stdout.match(/injected: dynamic-memory/g)?.length).toBeGreaterThanOrEqual(8);
+    expect(output.stdout.match(/injected: facts/g)?.length).toBeGreaterThanOrEqual(8);
     expect(output.stdout).toMatch(/working-memory \d+ \(1\)/);
   });
 });

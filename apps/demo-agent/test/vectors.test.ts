@@ -7,7 +7,7 @@ import { EMBEDDING_FLAGS, startEndpoint } from './endpoint.js';
 import { runCli, useDataDir } from './run.js';
 
 /** /ledger after the misspelt question: the vector search found the fact, which dynamic memory already shows. */
-const RECALLED_BUT_SHOWN = /long-term-memory +\d+ tokens {2}0 included, dropped: 1 already-injected/;
+const RECALLED_BUT_SHOWN = /fact-recall +\d+ tokens {2}0 included, dropped: 1 already-injected/;
 /** Every message of a request to the model, joined. */
 const promptOf = (body: Record<string, unknown>) =>
   (body.messages as { content: string | null }[]).map((m) => m.content ?? '').join('\n');

@@ -76,6 +76,7 @@ export {
 export type { PlanStore } from './store/plans/store.js';
 export { isKiokuSession } from './store/sessions/kioku-sessions.js';
 export { InMemorySessionStore } from './store/sessions/memory.js';
+export { updateKvValue } from './store/sessions/update-value.js';
 export {
   type KvEntry,
   KvKeySchema,

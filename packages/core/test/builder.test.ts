@@ -42,7 +42,7 @@ describe('KiokuBuilder with* helpers', () => {
     const text = turn.messages.map((m) => m.content).join('\n');
     expect(text).toContain('[DYNAMIC_MEMORY]');
     expect(text).toContain('[CURRENT_PLAN]');
-    // The one fact is in the dynamic-memory block, so recall leaves it out rather than repeat it.
+    // The one fact is in the every-fact block, so recall leaves it out rather than repeat it.
     expect(text.split('Ann lives in Lisbon')).toHaveLength(2);
     expect(turn.ledger.entries.find((e) => e.middleware === 'fact-recall')?.dropped).toEqual([
       expect.objectContaining({ reason: 'already-injected' }),

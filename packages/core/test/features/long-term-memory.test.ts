@@ -494,7 +494,7 @@ describe('factRecall — tools', () => {
     expect(injected(before, false).join('\n')).toContain(
       `[DYNAMIC_MEMORY]\n- [${fact.id}] (user) Drink: Prefers tea`,
     );
-    // Shown once: recall skips what the dynamic-memory block already holds.
+    // Shown once: recall skips what the every-fact block already holds.
     expect(injected(before, false).join('\n')).not.toContain(`- [${fact.id}] (general, user): Prefers tea`);
     await convo.run('forget it', scriptedModel([callTools(['delete_memory', { id: fact.id }]), answer()]));
     expect(injected(await convo.prepare('tea?'), false)).toEqual([]);
@@ -510,7 +510,7 @@ describe('factRecall — tools', () => {
 });
 
 describe('factRecall beside dynamic memory on one fact store', () => {
-  it('does not inject a fact the dynamic-memory block already holds this turn', async () => {
+  it('does not inject a fact the every-fact block already holds this turn', async () => {
     const facts = new InMemoryFactStore();
     const sessions = new InMemorySessionStore();
     const tea = await facts.create(alice, { content: 'Alice drinks green tea every morning' });

@@ -41,7 +41,7 @@ function build(options: KnowledgeDocumentsOptions, maxTokens = 16_000, shares?: 
     .build();
 }
 
-/** The ledger adds up, the prompt fits, and the static-memory entry matches its messages. */
+/** The ledger adds up, the prompt fits, and the knowledge entry matches its messages. */
 function expectAccounted(turn: PreparedTurn): void {
   const { ledger, messages } = turn;
   expect(ledger.totalTokens).toBe(countMessagesTokens(tok, messages) + ledger.tools.tokens);
@@ -82,7 +82,7 @@ describe('knowledgeDocuments: full text', () => {
     expect(turn.ledger.entries).toEqual([
       {
         middleware: 'knowledge',
-        allottedTokens: 6000, // the default static-memory share
+        allottedTokens: 6000, // the default knowledge share
         tokens: countMessageTokens(tok, turn.messages[1]!),
         included: 2,
         dropped: [],
