@@ -20,6 +20,7 @@ import {
   type VectorKindCheck,
   type VectorKindReport,
 } from './reembed.js';
+import { serveStudioCommand } from './studio.js';
 import { COMMAND_USAGE, COMMANDS, type Command, MAIN_USAGE } from './usage.js';
 
 /** Where the commands read and write; the process's streams unless a test passes its own. */
@@ -88,6 +89,18 @@ const OPTIONS = {
     'allow-host': { type: 'string', multiple: true },
     'max-body': string,
     'max-output': string,
+    index: string,
+    embedder: string,
+    dimensions: string,
+    help,
+  },
+  studio: {
+    store: string,
+    host: string,
+    port: string,
+    'read-only': flag,
+    'allow-remote': flag,
+    'allow-host': { type: 'string', multiple: true },
     index: string,
     embedder: string,
     dimensions: string,
@@ -499,6 +512,10 @@ const HANDLERS: Record<Command, (args: string[], io: CliIo) => Promise<number>> 
   extract: (args, io) => extractCommand(args, io, () => usage(io, 'extract')),
   forget: (args, io) => forgetCommand(args, io, () => usage(io, 'forget')),
   mcp: mcpCommand,
+  studio: async (args, io) => {
+    const values = parseOptions('studio', args);
+    return values.help ? usage(io, 'studio') : serveStudioCommand(values, io);
+  },
 };
 
 /** Run `kioku <argv>`; resolves to the exit code. Errors are printed to `io.stderr`, never thrown. */
