@@ -6,6 +6,11 @@ import { sharedTestConfig } from '../../vitest.shared.js';
 export default mergeConfig(
   sharedTestConfig,
   defineConfig({
-    test: { include: ['test/**/*.test.ts'], testTimeout: 600_000, hookTimeout: 600_000, fileParallelism: false },
+    test: {
+      include: ['test/**/*.test.ts'],
+      testTimeout: 600_000,
+      hookTimeout: 600_000,
+      fileParallelism: false,
+    },
   }),
 );

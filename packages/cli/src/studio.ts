@@ -37,6 +37,11 @@ export async function serveStudioCommand(values: StudioValues, io: McpIo): Promi
     throw new UsageError(`--port takes a port number (0 picks a free one), not "${values.port}".`);
   }
   const studio = await importAdapter('studio', LOADERS.studio);
+  if (values.host !== undefined && !studio.isLoopback(values.host) && !values['allow-remote']) {
+    throw new UsageError(
+      `Refusing to listen on ${values.host}: anyone who reaches it with the token could read and erase memory. Add --allow-remote to mean it (and put it behind TLS).`,
+    );
+  }
   const stores = await openMemory(store, values, io);
   const stop = signalled();
   try {

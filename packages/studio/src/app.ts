@@ -18,7 +18,9 @@ export function studioApp(studio: Studio, guard: Guard): Hono {
   const app = new Hono();
   app.use(securityHeaders, checkHost(guard));
   app.get('/assets/studio.css', (c) => c.body(STYLE, 200, { 'Content-Type': 'text/css; charset=utf-8' }));
-  app.get('/assets/studio.js', (c) => c.body(SCRIPT, 200, { 'Content-Type': 'text/javascript; charset=utf-8' }));
+  app.get('/assets/studio.js', (c) =>
+    c.body(SCRIPT, 200, { 'Content-Type': 'text/javascript; charset=utf-8' }),
+  );
   app.use(checkAccess(guard), checkPost(guard));
   registerUsers(app, studio);
   registerFacts(app, studio);
@@ -29,12 +31,25 @@ export function studioApp(studio: Studio, guard: Guard): Hono {
   registerQuarantine(app, studio);
   registerPrivacy(app, studio);
 
-  app.notFound((c) => c.html(layout(studio.page(c), { title: 'Not found' }, html`<p><a href="/">Back to the users</a></p>`), 404));
+  app.notFound((c) =>
+    c.html(
+      layout(studio.page(c), { title: 'Not found' }, html`<p><a href="/">Back to the users</a></p>`),
+      404,
+    ),
+  );
   app.onError((error, c) => {
-    const status = isKiokuError(error, 'NOT_FOUND') ? 404 : isKiokuError(error) && error.code !== 'STORAGE' ? 400 : 500;
+    const status = isKiokuError(error, 'NOT_FOUND')
+      ? 404
+      : isKiokuError(error) && error.code !== 'STORAGE'
+        ? 400
+        : 500;
     const title = status === 404 ? 'Not found' : status === 400 ? 'Cannot do that' : 'Something failed';
     return c.html(
-      layout(studio.page(c), { title }, html`<p>${error.message}</p><p><a href="/">Back to the users</a></p>`),
+      layout(
+        studio.page(c),
+        { title },
+        html`<p>${error.message}</p><p><a href="/">Back to the users</a></p>`,
+      ),
       status,
     );
   });

@@ -33,7 +33,11 @@ export const SECTIONS = [
 export type Section = (typeof SECTIONS)[number][0];
 
 /** `/users/alice/facts?agent=x&page=2`: every link of a user's pages carries the agent. */
-export function userPath(scope: Scope, sub = '', params: Record<string, string | number | undefined> = {}): string {
+export function userPath(
+  scope: Scope,
+  sub = '',
+  params: Record<string, string | number | undefined> = {},
+): string {
   const query = new URLSearchParams();
   if (scope.agentId !== undefined) query.set('agent', scope.agentId);
   for (const [k, v] of Object.entries(params)) if (v !== undefined && v !== '') query.set(k, String(v));

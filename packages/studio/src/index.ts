@@ -15,4 +15,5 @@ export {
 } from './directory/index.js';
 export { LEDGER_SESSION_PURPOSE, type RecordedTurn, TurnLedgerLog } from './ledgers.js';
 export type { CascadeReceipt } from './receipts.js';
+export { isLoopback } from './security.js';
 export { type RunningStudio, type StudioOptions, serveStudio } from './server.js';

@@ -19,7 +19,8 @@ export interface RecordedTurn {
 }
 
 const KEY_PREFIX = 'ledger/';
-const keyOf = (sessionId: string, turn: number) => `${KEY_PREFIX}${sessionId}/${String(turn).padStart(6, '0')}`;
+const keyOf = (sessionId: string, turn: number) =>
+  `${KEY_PREFIX}${sessionId}/${String(turn).padStart(6, '0')}`;
 
 /**
  * The ledgers of a user's recorded turns (what each turn's prompt held, token by token), kept where Kioku
@@ -92,7 +93,8 @@ export class TurnLedgerLog {
 
   /** The dedicated session; created on the first record. Two creators at once settle on the oldest. */
   async #find(scope: Scope, create: boolean): Promise<string | undefined> {
-    const mine = (list: SessionInfo[]) => list.find((s) => s.metadata[KIOKU_SESSION_KEY] === LEDGER_SESSION_PURPOSE);
+    const mine = (list: SessionInfo[]) =>
+      list.find((s) => s.metadata[KIOKU_SESSION_KEY] === LEDGER_SESSION_PURPOSE);
     const found = mine(await this.#sessions.list(scope));
     if (found || !create) return found?.id;
     const created = await this.#sessions.create(scope, {
@@ -107,13 +109,17 @@ export class TurnLedgerLog {
 }
 
 function baseScope(scope: Scope): Scope {
-  return scope.agentId === undefined ? { userId: scope.userId } : { userId: scope.userId, agentId: scope.agentId };
+  return scope.agentId === undefined
+    ? { userId: scope.userId }
+    : { userId: scope.userId, agentId: scope.agentId };
 }
 
 function parse(text: string): RecordedTurn | undefined {
   try {
     const value = JSON.parse(text) as RecordedTurn;
-    return typeof value.turn === 'number' && value.ledger && Array.isArray(value.ledger.entries) ? value : undefined;
+    return typeof value.turn === 'number' && value.ledger && Array.isArray(value.ledger.entries)
+      ? value
+      : undefined;
   } catch {
     return undefined;
   }

@@ -118,9 +118,15 @@ export function checkPost(guard: Guard): MiddlewareHandler {
   const expected = formToken(guard.token);
   return async (c, next) => {
     if (c.req.method === 'GET' || c.req.method === 'HEAD') return next();
-    if (c.req.method !== 'POST') return refuse(c, 400, 'Not allowed', 'Studio changes memory with POST only.');
+    if (c.req.method !== 'POST')
+      return refuse(c, 400, 'Not allowed', 'Studio changes memory with POST only.');
     if (guard.readOnly) {
-      return refuse(c, 403, 'Read-only', 'Kioku Studio was started with --read-only: nothing can be changed.');
+      return refuse(
+        c,
+        403,
+        'Read-only',
+        'Kioku Studio was started with --read-only: nothing can be changed.',
+      );
     }
     const origin = c.req.header('origin');
     let originHost: string | undefined;
@@ -135,7 +141,12 @@ export function checkPost(guard: Guard): MiddlewareHandler {
     const form = await c.req.parseBody();
     const csrf = typeof form.csrf === 'string' ? form.csrf : '';
     if (!sameSecret(csrf, expected)) {
-      return refuse(c, 403, 'Refused', 'The form is out of date or from elsewhere: reload the page and try again.');
+      return refuse(
+        c,
+        403,
+        'Refused',
+        'The form is out of date or from elsewhere: reload the page and try again.',
+      );
     }
     await next();
   };

@@ -69,7 +69,9 @@ export async function serveStudio(options: StudioOptions): Promise<RunningStudio
   // The guard needs the port, known only once listening: the app reads it through this object.
   const guard: Guard = { token, hosts: new Set(), cookie: 'kioku-studio', readOnly };
   const server = await new Promise<ReturnType<typeof serve>>((resolve, reject) => {
-    const s = serve({ fetch: studioApp(studio, guard).fetch, hostname: host, port: options.port ?? 0 }, () => resolve(s));
+    const s = serve({ fetch: studioApp(studio, guard).fetch, hostname: host, port: options.port ?? 0 }, () =>
+      resolve(s),
+    );
     s.once('error', reject);
   });
   const { port } = server.address() as AddressInfo;

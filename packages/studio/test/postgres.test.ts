@@ -7,7 +7,8 @@ import { openDirectory, type RunningStudio, serveStudio } from '../src/index.js'
 import { type Browser, expectAccessible, openBrowser, text } from './browser.js';
 import { BOB_SECRET, factsOf, type Seeded, seed } from './seed.js';
 
-const URL_ = process.env.KIOKU_PG_URL ?? process.env.DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
+const URL_ =
+  process.env.KIOKU_PG_URL ?? process.env.DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
 
 /*
  * Kioku Studio over PostgreSQL (a fresh schema), in Chromium: browsing a seeded user and search; then the
@@ -64,9 +65,13 @@ describe('Kioku Studio on PostgreSQL, in a browser', () => {
       await page.getByText('What tea do I like?').waitFor();
       await page.goto(`${studio.origin}/users/alice/search?q=tea`);
       await expectAccessible(page);
-      expect(await page.getByRole('region', { name: 'Fact results' }).locator('tbody tr').count()).toBeGreaterThan(1);
+      expect(
+        await page.getByRole('region', { name: 'Fact results' }).locator('tbody tr').count(),
+      ).toBeGreaterThan(1);
       expect(await page.textContent('body')).not.toContain(BOB_SECRET);
-      expect((await page.goto(`${studio.origin}/users/alice/facts/${seeded.bobFact.id}`))?.status()).toBe(404);
+      expect((await page.goto(`${studio.origin}/users/alice/facts/${seeded.bobFact.id}`))?.status()).toBe(
+        404,
+      );
     } finally {
       await studio.close();
     }

@@ -2,8 +2,8 @@ import {
   type ChatModel,
   dream,
   type Fact,
-  type KiokuStores,
   KiokuBuilder,
+  type KiokuStores,
   markUntrusted,
   type Scope,
 } from '@kioku/core';
@@ -90,7 +90,10 @@ export async function seed(stores: KiokuStores): Promise<Seeded> {
     provenance: { source: 'extraction', sessionId, turn: 0 },
   });
   const thread = { ...alice, threadId: sessionId };
-  await stores.plans.create(thread, { goal: 'Find a new tea', steps: ['List teas', 'Taste two', 'Pick one'] });
+  await stores.plans.create(thread, {
+    goal: 'Find a new tea',
+    steps: ['List teas', 'Taste two', 'Pick one'],
+  });
   await stores.plans.updateStep(thread, '1', { status: 'completed' });
   await stores.plans.updateStep(thread, '2', { status: 'in_progress' });
 

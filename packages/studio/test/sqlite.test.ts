@@ -86,7 +86,9 @@ describe('Kioku Studio on SQLite, in a browser', () => {
       body: 'csrf=wrong',
     });
     expect(noForm.status).toBe(403);
-    expect((await stores.facts.get(seeded.alice, seeded.quarantined.id))?.provenance.quarantine).toBeDefined();
+    expect(
+      (await stores.facts.get(seeded.alice, seeded.quarantined.id))?.provenance.quarantine,
+    ).toBeDefined();
   });
 
   it("browses a user's facts, documents, sessions with transcript, plan and turn ledger, working memory, details", async () => {
@@ -122,7 +124,9 @@ describe('Kioku Studio on SQLite, in a browser', () => {
     page = await visit('/users/alice/working');
     await page.getByText('Wants short answers today').waitFor();
     // The script counts the expiry down (the server wrote an absolute time).
-    await page.waitForFunction(() => document.querySelector('[data-expires]')?.textContent?.startsWith('in '));
+    await page.waitForFunction(() =>
+      document.querySelector('[data-expires]')?.textContent?.startsWith('in '),
+    );
     page = await visit('/users/alice/details');
     await page.getByRole('region', { name: 'Offloaded details' }).getByRole('link').first().click();
     await page.waitForURL('**/details/**');
@@ -177,7 +181,8 @@ describe('Kioku Studio on SQLite, in a browser', () => {
     await page.getByRole('button', { name: `Revert changeset ${seeded.proposedId}` }).click();
     await page.waitForURL('**/review?done=revert**');
     expect(await text(page.getByRole('status'))).toContain('Reverted 3 operations');
-    const sorted = (facts: Awaited<ReturnType<typeof factsOf>>) => [...facts].sort((a, b) => (a.id < b.id ? -1 : 1));
+    const sorted = (facts: Awaited<ReturnType<typeof factsOf>>) =>
+      [...facts].sort((a, b) => (a.id < b.id ? -1 : 1));
     expect(sorted(await factsOf(stores, seeded.alice))).toEqual(sorted(before));
   });
 
@@ -215,7 +220,12 @@ describe('Kioku Studio on SQLite, in a browser', () => {
       page.getByRole('link', { name: 'Download the receipt (JSON)' }).click(),
     ]);
     const receipt = JSON.parse(await readFile((await download.path())!, 'utf8'));
-    expect(receipt).toMatchObject({ format: 'kioku.erasure-receipt', userId: 'carol', total: 2, digest: dryDigest });
+    expect(receipt).toMatchObject({
+      format: 'kioku.erasure-receipt',
+      userId: 'carol',
+      total: 2,
+      digest: dryDigest,
+    });
     expect(await verifyErased(stores, 'carol')).toEqual({ erased: true });
     expect(await stores.facts.count(seeded.alice)).toBeGreaterThan(0);
   });
@@ -229,6 +239,8 @@ describe('Kioku Studio on SQLite, in a browser', () => {
     await expectAccessible(page);
     expect(await stores.sessions.get(seeded.alice, seeded.sessionId)).toBeNull();
     expect(await stores.plans.get({ ...seeded.alice, threadId: seeded.sessionId })).toBeNull();
-    expect((await stores.facts.list(seeded.alice)).map((f) => f.content)).not.toContain('Prefers oolong after lunch');
+    expect((await stores.facts.list(seeded.alice)).map((f) => f.content)).not.toContain(
+      'Prefers oolong after lunch',
+    );
   });
 });

@@ -23,7 +23,9 @@ import { cliArgs, flagValue, percentile, round, table } from './util.js';
 
 const PG_URL = process.env.KIOKU_PG_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
 const HEAVY = 'heavy';
-const WORDS = 'tea coffee lisbon porto morning evening project deadline budget report meeting travel'.split(' ');
+const WORDS = 'tea coffee lisbon porto morning evening project deadline budget report meeting travel'.split(
+  ' ',
+);
 
 function envelope(kind: 'facts' | 'sessions', userId: string, records: unknown[]) {
   return {
@@ -53,7 +55,14 @@ async function seedUser(stores: KiokuStores, userId: string, facts: number, sess
     version: 1,
   }));
   const sessionRecords = Array.from({ length: sessions }, (_, i) => ({
-    session: { id: randomUUID(), userId, storeTypes: ['basic_session'], metadata: {}, createdAt: at(i), title: `Chat ${i}` },
+    session: {
+      id: randomUUID(),
+      userId,
+      storeTypes: ['basic_session'],
+      metadata: {},
+      createdAt: at(i),
+      title: `Chat ${i}`,
+    },
     kv: [],
     transcript: [
       { role: 'user', content: `About ${WORDS[i % WORDS.length]}?`, ts: at(i) },
@@ -66,7 +75,11 @@ async function seedUser(stores: KiokuStores, userId: string, facts: number, sess
 
 async function open(kind: string, dir: string, schema: string) {
   if (kind === 'postgres') {
-    const stores = createPostgresStores({ url: PG_URL, schema, clientOptions: { max: 4, onnotice: () => {} } });
+    const stores = createPostgresStores({
+      url: PG_URL,
+      schema,
+      clientOptions: { max: 4, onnotice: () => {} },
+    });
     await stores.setup();
     const source: DirectorySource = { type: 'postgres', url: PG_URL, schema };
     return { stores, source };
@@ -127,10 +140,26 @@ async function main(): Promise<void> {
       console.log(
         `Kioku Studio on ${kind}: user "${HEAVY}" with ${facts.toLocaleString('en-US')} facts and ${sessions.toLocaleString('en-US')} sessions (+20 light users), ${runs} runs per page\n`,
       );
-      console.log(table(['page', 'p50 ms', 'max ms', 'KiB'], rows.map((r) => [r.page, r.p50, r.max, round(r.bytes / 1024)])));
+      console.log(
+        table(
+          ['page', 'p50 ms', 'max ms', 'KiB'],
+          rows.map((r) => [r.page, r.p50, r.max, round(r.bytes / 1024)]),
+        ),
+      );
       const slowest = Math.max(...rows.map((r) => r.max));
       console.log(`\nslowest page, slowest run: ${slowest} ms (target: under 1000 ms)`);
-      if (args.includes('--json')) console.log(JSON.stringify({ bench: 'studio', store: kind, facts, sessions, runs, pages: rows, slowestMs: slowest }));
+      if (args.includes('--json'))
+        console.log(
+          JSON.stringify({
+            bench: 'studio',
+            store: kind,
+            facts,
+            sessions,
+            runs,
+            pages: rows,
+            slowestMs: slowest,
+          }),
+        );
     } finally {
       await studio.close();
     }

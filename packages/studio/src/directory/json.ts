@@ -9,7 +9,9 @@ function decodeSegment(name: string): string {
 
 async function folders(directory: string): Promise<string[]> {
   try {
-    return (await readdir(directory, { withFileTypes: true })).filter((d) => d.isDirectory()).map((d) => d.name);
+    return (await readdir(directory, { withFileTypes: true }))
+      .filter((d) => d.isDirectory())
+      .map((d) => d.name);
   } catch (error) {
     if ((error as NodeJS.ErrnoException).code === 'ENOENT') return [];
     throw error;

@@ -45,7 +45,9 @@ function categoryTree(categories: { category: string; count: number }[]): Node {
 
 function treeList(scope: Scope, node: Node, current: string | undefined): Html {
   return html`<ul>${[...node.children.values()].map(
-    (child) => html`<li><a href="${userPath(scope, '/facts', { category: child.path })}"${child.path === current ? html` aria-current="true"` : ''}>${child.name}</a> <span class="muted">${child.count}</span>
+    (
+      child,
+    ) => html`<li><a href="${userPath(scope, '/facts', { category: child.path })}"${child.path === current ? html` aria-current="true"` : ''}>${child.name}</a> <span class="muted">${child.count}</span>
 ${child.children.size > 0 ? treeList(scope, child, current) : ''}</li>`,
   )}</ul>`;
 }
@@ -87,7 +89,12 @@ export function registerFacts(app: Hono, studio: Studio): void {
     const filter = { ...(category ? { category } : {}), ...(tag ? { tags: [tag] } : {}) };
     const [total, facts, categories] = await Promise.all([
       studio.stores.facts.count(scope, filter),
-      studio.stores.facts.list(scope, { ...filter, order: 'updated', limit: PER_PAGE, offset: (page - 1) * PER_PAGE }),
+      studio.stores.facts.list(scope, {
+        ...filter,
+        order: 'updated',
+        limit: PER_PAGE,
+        offset: (page - 1) * PER_PAGE,
+      }),
       studio.stores.facts.categories(scope),
     ]);
     const pages = Math.max(1, Math.ceil(total / PER_PAGE));
@@ -108,7 +115,9 @@ ${category ? html`<input type="hidden" name="category" value="${category}">` : '
 ${facts.length === 0 ? html`<p>No facts here.</p>` : factTable('Facts', scope, facts)}
 ${pager(page, pages, (n) => userPath(scope, '/facts', { category, tag, page: n }), 'Facts')}
 </section></div>`;
-    return c.html(layout(studio.page(c), { title: `Facts of ${scope.userId}`, scope, section: '/facts' }, body));
+    return c.html(
+      layout(studio.page(c), { title: `Facts of ${scope.userId}`, scope, section: '/facts' }, body),
+    );
   });
 
   app.get('/users/:user/facts/:id', async (c) => {

@@ -2,13 +2,17 @@ import type { Context, Hono } from 'hono';
 import { id, type Studio, scopeOf } from '../context.js';
 import { previewCascade } from '../forget-preview.js';
 import { type Html, html, layout, notice, type Page, plural, scrollTable, userPath, when } from '../html.js';
-import { type ErasureReceipt, STORE_KINDS, type Scope, ValidationError } from '../kioku.js';
+import { type ErasureReceipt, type Scope, STORE_KINDS, ValidationError } from '../kioku.js';
 import { type AnyReceipt, type CascadeReceipt, cascadeReceipt } from '../receipts.js';
 
 function receiptTable(receipt: AnyReceipt): Html {
   const rows: [string, number, string][] =
     receipt.format === 'kioku.cascade-receipt'
-      ? (Object.entries(receipt.removed) as [string, string[]][]).map(([kind, ids]) => [kind, ids.length, ids.join(', ')])
+      ? (Object.entries(receipt.removed) as [string, string[]][]).map(([kind, ids]) => [
+          kind,
+          ids.length,
+          ids.join(', '),
+        ])
       : receipt.removed.map((r) => [r.kind, r.count, r.backend]);
   const third = receipt.format === 'kioku.cascade-receipt' ? 'Ids' : 'Backend';
   return scrollTable(
@@ -60,7 +64,10 @@ export function registerPrivacy(app: Hono, studio: Studio): void {
 <h2>Dry run: the receipt it will produce</h2>
 ${receiptTable(dry)}
 ${confirmForm(studio.page(c), userPath({ userId: scope.userId }, '/forget'), scope.userId, `Forget ${scope.userId}`, error)}`;
-    return c.html(layout(studio.page(c), { title: `Forget user ${scope.userId}`, scope, section: '/privacy' }, body), error ? 400 : 200);
+    return c.html(
+      layout(studio.page(c), { title: `Forget user ${scope.userId}`, scope, section: '/privacy' }, body),
+      error ? 400 : 200,
+    );
   };
   app.get('/users/:user/forget', (c) => userPage(c));
   app.post('/users/:user/forget', async (c) => {
@@ -81,12 +88,18 @@ ${confirmForm(studio.page(c), userPath({ userId: scope.userId }, '/forget'), sco
         throw new ValidationError(`Nothing to forget: no ${what} ${target} for ${scope.userId}.`);
       }
       const dry = cascadeReceipt(what, scope, target, removed, true, new Date());
-      const path = userPath(scope, `/${what === 'fact' ? 'facts' : 'sessions'}/${encodeURIComponent(target)}/forget`);
+      const path = userPath(
+        scope,
+        `/${what === 'fact' ? 'facts' : 'sessions'}/${encodeURIComponent(target)}/forget`,
+      );
       const body = html`<p>${what === 'fact' ? 'Forgetting a fact also removes the facts made from it (enrichments, merges), and their vectors.' : 'Forgetting a session removes its transcript and k-v map, its plan, the details offloaded in it, the facts extracted from it and what was made from those, and its recorded turn ledgers.'}</p>
 <h2>Dry run: the receipt it will produce</h2>
 ${receiptTable(dry)}
 ${confirmForm(studio.page(c), path, 'forget', `Forget this ${what}`, error)}`;
-      return c.html(layout(studio.page(c), { title: `Forget ${what} ${target}`, scope, section: '/privacy' }, body), error ? 400 : 200);
+      return c.html(
+        layout(studio.page(c), { title: `Forget ${what} ${target}`, scope, section: '/privacy' }, body),
+        error ? 400 : 200,
+      );
     };
     app.get(base, (c) => preview(c));
     app.post(base, async (c) => {
@@ -94,7 +107,9 @@ ${confirmForm(studio.page(c), path, 'forget', `Forget this ${what}`, error)}`;
       const target = targetOf(c);
       if (!(await confirmed(c, 'forget'))) return preview(c, 'Type forget exactly to confirm.');
       const removed =
-        what === 'fact' ? await studio.kioku.forgetFact(scope, target) : await studio.kioku.forgetSession(scope, target);
+        what === 'fact'
+          ? await studio.kioku.forgetFact(scope, target)
+          : await studio.kioku.forgetSession(scope, target);
       if (what === 'session') await studio.ledgers.forgetSession(scope, target);
       const receipt = cascadeReceipt(what, scope, target, removed, false, new Date());
       return c.redirect(`/receipts/${studio.receipts.add(receipt)}`, 303);
@@ -104,13 +119,22 @@ ${confirmForm(studio.page(c), path, 'forget', `Forget this ${what}`, error)}`;
   app.get('/receipts/:rid', (c) => {
     const rid = c.req.param('rid');
     const receipt = studio.receipts.get(rid);
-    if (!receipt) return c.html(layout(studio.page(c), { title: 'No such receipt' }, html`<p>Receipts live as long as this server runs.</p>`), 404);
+    if (!receipt)
+      return c.html(
+        layout(
+          studio.page(c),
+          { title: 'No such receipt' },
+          html`<p>Receipts live as long as this server runs.</p>`,
+        ),
+        404,
+      );
     const scope: Scope = { userId: receipt.userId };
     const title =
       receipt.format === 'kioku.cascade-receipt'
         ? `Forgot ${(receipt as CascadeReceipt).what} ${(receipt as CascadeReceipt).target}`
         : `Forgot user ${receipt.userId}`;
-    const at = receipt.format === 'kioku.cascade-receipt' ? receipt.at : (receipt as ErasureReceipt).finishedAt;
+    const at =
+      receipt.format === 'kioku.cascade-receipt' ? receipt.at : (receipt as ErasureReceipt).finishedAt;
     const body = html`${notice(html`${plural(receipt.total, 'record')} removed${receipt.format === 'kioku.erasure-receipt' ? `, verified erased after ${plural(receipt.passes, 'pass')}` : ''} (${when(at)}).`, 'ok')}
 ${receiptTable(receipt)}
 <p><a href="/receipts/${rid}/download" download>Download the receipt (JSON)</a> — keep it instead of the data: it names what was removed by count and digest, never by content.</p>
@@ -122,11 +146,18 @@ ${receiptTable(receipt)}
   app.get('/receipts/:rid/download', (c) => {
     const receipt = studio.receipts.get(c.req.param('rid'));
     if (!receipt) return c.text('No such receipt.', 404);
-    c.header('Content-Disposition', `attachment; filename="kioku-receipt-${receipt.userId}-${receipt.digest.slice(7, 19)}.json"`);
+    c.header(
+      'Content-Disposition',
+      `attachment; filename="kioku-receipt-${receipt.userId}-${receipt.digest.slice(7, 19)}.json"`,
+    );
     return c.body(`${JSON.stringify(receipt, null, 2)}\n`, 200, { 'Content-Type': 'application/json' });
   });
 }
 
-function forgetUserDryRun(studio: Studio, userId: string, backends: Record<string, string>): Promise<ErasureReceipt> {
+function forgetUserDryRun(
+  studio: Studio,
+  userId: string,
+  backends: Record<string, string>,
+): Promise<ErasureReceipt> {
   return studio.kioku.forgetUser(userId, { dryRun: true, backends });
 }

@@ -25,7 +25,9 @@ ${postForm(page, path('confirm'), 'Confirm', { label: `Confirm fact ${fact.id}` 
 ${postForm(page, path('drop'), 'Drop', { label: `Drop fact ${fact.id}`, danger: true })}
 </article>`;
 })}`;
-    return c.html(layout(page, { title: `Quarantine of ${scope.userId}`, scope, section: '/quarantine' }, body));
+    return c.html(
+      layout(page, { title: `Quarantine of ${scope.userId}`, scope, section: '/quarantine' }, body),
+    );
   });
 
   app.post('/users/:user/quarantine/:id/:verb{confirm|drop}', async (c) => {

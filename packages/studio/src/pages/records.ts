@@ -21,7 +21,10 @@ ${
     : scrollTable(
         'Working memory',
         html`<table class="stack"><thead><tr><th scope="col">Key</th><th scope="col">Value</th><th scope="col">Expires</th><th scope="col">Stored</th><th scope="col" class="num">Version</th></tr></thead><tbody>${entries.map(
-          (e, i) => html`<tr><td data-label="Key"><code>${e.key}</code>${e.category ? html`<br><span class="muted">${e.category}</span>` : ''}${e.tags.length ? html`<br><span class="muted">${e.tags.join(', ')}</span>` : ''}</td>
+          (
+            e,
+            i,
+          ) => html`<tr><td data-label="Key"><code>${e.key}</code>${e.category ? html`<br><span class="muted">${e.category}</span>` : ''}${e.tags.length ? html`<br><span class="muted">${e.tags.join(', ')}</span>` : ''}</td>
 <td data-label="Value"><pre class="content">${truncate(values[i]?.value ?? '', 600)}</pre></td>
 <td data-label="Expires"><time datetime="${e.expiresAt}" data-expires="${e.expiresAt}">${e.expiresAt.slice(0, 16).replace('T', ' ')}</time></td>
 <td data-label="Stored">${when(e.storedAt)}</td><td class="num" data-label="Version">${e.version}</td></tr>`,
@@ -29,7 +32,13 @@ ${
       )
 }
 ${pager(page, pages, (n) => userPath(scope, '/working', { page: n }), 'Working memory')}`;
-    return c.html(layout(studio.page(c), { title: `Working memory of ${scope.userId}`, scope, section: '/working' }, body));
+    return c.html(
+      layout(
+        studio.page(c),
+        { title: `Working memory of ${scope.userId}`, scope, section: '/working' },
+        body,
+      ),
+    );
   });
 
   app.get('/users/:user/documents', async (c) => {
@@ -45,13 +54,17 @@ ${
     : scrollTable(
         'Documents',
         html`<table class="stack"><thead><tr><th scope="col">Title</th><th scope="col">Tags</th><th scope="col" class="num">Tokens</th><th scope="col" class="num">Chunks</th><th scope="col">Added</th></tr></thead><tbody>${docs.map(
-          (d) => html`<tr><td data-label="Title"><a href="${userPath(scope, `/documents/${encodeURIComponent(d.id)}`)}">${d.title}</a>${d.description ? html`<br><span class="muted">${d.description}</span>` : ''}</td>
+          (
+            d,
+          ) => html`<tr><td data-label="Title"><a href="${userPath(scope, `/documents/${encodeURIComponent(d.id)}`)}">${d.title}</a>${d.description ? html`<br><span class="muted">${d.description}</span>` : ''}</td>
 <td data-label="Tags">${d.tags.join(', ')}</td><td class="num" data-label="Tokens">${d.tokenCount}</td><td class="num" data-label="Chunks">${d.chunks.length}</td><td data-label="Added">${when(d.addedAt)}</td></tr>`,
         )}</tbody></table>`,
       )
 }
 ${pager(page, pages, (n) => userPath(scope, '/documents', { page: n }), 'Documents')}`;
-    return c.html(layout(studio.page(c), { title: `Documents of ${scope.userId}`, scope, section: '/documents' }, body));
+    return c.html(
+      layout(studio.page(c), { title: `Documents of ${scope.userId}`, scope, section: '/documents' }, body),
+    );
   });
 
   app.get('/users/:user/documents/:id', async (c) => {
@@ -79,13 +92,21 @@ ${
     : scrollTable(
         'Offloaded details',
         html`<table class="stack"><thead><tr><th scope="col">MemoryRef</th><th scope="col">Type</th><th scope="col">Description</th><th scope="col" class="num">Tokens</th><th scope="col">Created</th></tr></thead><tbody>${details.map(
-          (d) => html`<tr><td data-label="MemoryRef"><a href="${userPath(scope, `/details/${encodeURIComponent(d.id)}`)}">${d.id}</a>${d.active ? '' : html` <span class="badge">inactive</span>`}</td>
+          (
+            d,
+          ) => html`<tr><td data-label="MemoryRef"><a href="${userPath(scope, `/details/${encodeURIComponent(d.id)}`)}">${d.id}</a>${d.active ? '' : html` <span class="badge">inactive</span>`}</td>
 <td data-label="Type">${d.type}</td><td data-label="Description">${truncate(d.description, 200)}</td><td class="num" data-label="Tokens">${d.tokenCount}</td><td data-label="Created">${when(d.createdAt)}</td></tr>`,
         )}</tbody></table>`,
       )
 }
 ${pager(page, upTo.length > page * PER_PAGE ? page + 1 : page, (n) => userPath(scope, '/details', { page: n }), 'Offloaded details')}`;
-    return c.html(layout(studio.page(c), { title: `Offloaded details of ${scope.userId}`, scope, section: '/details' }, body));
+    return c.html(
+      layout(
+        studio.page(c),
+        { title: `Offloaded details of ${scope.userId}`, scope, section: '/details' },
+        body,
+      ),
+    );
   });
 
   app.get('/users/:user/details/:id', async (c) => {

@@ -1,6 +1,17 @@
 import type { Hono } from 'hono';
 import { id, type Studio, scopeOf } from '../context.js';
-import { type Html, html, layout, notice, plural, postForm, type Page, truncate, userPath, when } from '../html.js';
+import {
+  type Html,
+  html,
+  layout,
+  notice,
+  type Page,
+  plural,
+  postForm,
+  truncate,
+  userPath,
+  when,
+} from '../html.js';
 import type { ChangeOperation, FactDraft, KeptChangeset, Scope } from '../kioku.js';
 
 const FIELDS = ['title', 'content', 'category', 'tags', 'metadata', 'provenance'] as const;
@@ -12,7 +23,9 @@ function show(value: unknown): string {
 
 /** A fact's fields as a table; with `before`, each changed field as old (struck) and new. */
 function draftTable(after: Partial<FactDraft> | undefined, before?: Partial<FactDraft>): Html {
-  const rows = FIELDS.filter((f) => (after && after[f] !== undefined) || (before && before[f] !== undefined)).map((f) => {
+  const rows = FIELDS.filter(
+    (f) => (after && after[f] !== undefined) || (before && before[f] !== undefined),
+  ).map((f) => {
     const old = show(before?.[f]);
     const now = show(after?.[f]);
     if (before && after && old === now) return html``;
@@ -22,7 +35,8 @@ function draftTable(after: Partial<FactDraft> | undefined, before?: Partial<Fact
 }
 
 function operation(scope: Scope, op: ChangeOperation): Html {
-  const factLink = (factId: string) => html`<a href="${userPath(scope, `/facts/${encodeURIComponent(factId)}`)}">${factId}</a>`;
+  const factLink = (factId: string) =>
+    html`<a href="${userPath(scope, `/facts/${encodeURIComponent(factId)}`)}">${factId}</a>`;
   const head =
     op.op === 'create'
       ? html`<strong>create</strong> fact ${factLink(op.after.id)}`
@@ -44,7 +58,8 @@ function operation(scope: Scope, op: ChangeOperation): Html {
 
 function changesetCard(page: Page, scope: Scope, kept: KeptChangeset): Html {
   const cs = kept.changeset;
-  const action = (verb: 'apply' | 'revert') => userPath(scope, `/review/${encodeURIComponent(cs.id)}/${verb}`);
+  const action = (verb: 'apply' | 'revert') =>
+    userPath(scope, `/review/${encodeURIComponent(cs.id)}/${verb}`);
   const buttons =
     cs.status === 'proposed'
       ? postForm(page, action('apply'), 'Apply', { label: `Apply changeset ${cs.id}` })
@@ -85,7 +100,9 @@ export function registerReview(app: Hono, studio: Studio): void {
 ${pending.length === 0 ? html`<p>No changeset waits for review.</p>` : pending.map((k) => changesetCard(page, scope, k))}
 <h2>Kept (${done.length})</h2>
 ${done.length === 0 ? html`<p>None yet.</p>` : done.map((k) => changesetCard(page, scope, k))}`;
-    return c.html(layout(page, { title: `Review ${scope.userId}'s changesets`, scope, section: '/review' }, body));
+    return c.html(
+      layout(page, { title: `Review ${scope.userId}'s changesets`, scope, section: '/review' }, body),
+    );
   });
 
   app.post('/users/:user/review/:id/:verb{apply|revert}', async (c) => {
@@ -93,7 +110,9 @@ ${done.length === 0 ? html`<p>None yet.</p>` : done.map((k) => changesetCard(pag
     const changesetId = id(c.req.param('id'), 'changeset id');
     const verb = c.req.param('verb');
     const result =
-      verb === 'apply' ? await studio.kioku.applyKept(scope, changesetId) : await studio.kioku.revert(scope, changesetId);
+      verb === 'apply'
+        ? await studio.kioku.applyKept(scope, changesetId)
+        : await studio.kioku.revert(scope, changesetId);
     const n = 'applied' in result ? result.applied.length : result.reverted.length;
     return c.redirect(
       `${userPath(scope, '/review', { done: verb, cs: changesetId, n, conflicts: result.conflicts.length })}#cs-${changesetId}`,

@@ -1,7 +1,14 @@
 import type { Hono } from 'hono';
 import { type Studio, scopeOf } from '../context.js';
 import { type Html, html, layout, scrollTable, truncate, userPath } from '../html.js';
-import { englishAnalyzer, type Fact, factSearchText, HybridFactStore, isQuarantined, type Scope } from '../kioku.js';
+import {
+  englishAnalyzer,
+  type Fact,
+  factSearchText,
+  HybridFactStore,
+  isQuarantined,
+  type Scope,
+} from '../kioku.js';
 import { factBadges } from './facts.js';
 
 const LIMIT = 20;
@@ -26,14 +33,23 @@ function matchedTerms(queryTerms: string[], fact: Fact): string[] {
  * when the store has vectors), each with its score and matched terms; with vectors, also each side's rank
  * before fusion.
  */
-async function explainFacts(studio: Studio, scope: Scope, query: string): Promise<{ hits: Explained[]; hybrid: boolean }> {
+async function explainFacts(
+  studio: Studio,
+  scope: Scope,
+  query: string,
+): Promise<{ hits: Explained[]; hybrid: boolean }> {
   const facts = studio.stores.facts;
   const hits = await facts.search(scope, { query, limit: LIMIT });
   const queryTerms = englishAnalyzer.terms(query);
-  const explained: Explained[] = hits.map((h) => ({ fact: h.fact, score: h.score, matched: matchedTerms(queryTerms, h.fact) }));
+  const explained: Explained[] = hits.map((h) => ({
+    fact: h.fact,
+    score: h.score,
+    matched: matchedTerms(queryTerms, h.fact),
+  }));
   if (!(facts instanceof HybridFactStore)) return { hits: explained, hybrid: false };
   const pool = facts.vectors.candidates(LIMIT);
-  const base = scope.agentId === undefined ? { userId: scope.userId } : { userId: scope.userId, agentId: scope.agentId };
+  const base =
+    scope.agentId === undefined ? { userId: scope.userId } : { userId: scope.userId, agentId: scope.agentId };
   const [lexical, nearest] = await Promise.all([
     facts.store.search(scope, { query, limit: pool }),
     facts.vectors.search(base, query, pool),
@@ -42,7 +58,8 @@ async function explainFacts(studio: Studio, scope: Scope, query: string): Promis
   const vectorRank = new Map<string, { rank: number; score: number }>();
   for (const [i, hit] of nearest.entries()) {
     const factId = hit.payload.id;
-    if (typeof factId === 'string' && !vectorRank.has(factId)) vectorRank.set(factId, { rank: i + 1, score: hit.score });
+    if (typeof factId === 'string' && !vectorRank.has(factId))
+      vectorRank.set(factId, { rank: i + 1, score: hit.score });
   }
   for (const e of explained) {
     const l = lexicalRank.get(e.fact.id);
@@ -57,7 +74,9 @@ async function explainFacts(studio: Studio, scope: Scope, query: string): Promis
 }
 
 function rankCell(rank: number | undefined, extra?: string): Html | string {
-  return rank === undefined ? html`<span class="muted">not in its top results</span>` : `#${rank}${extra ?? ''}`;
+  return rank === undefined
+    ? html`<span class="muted">not in its top results</span>`
+    : `#${rank}${extra ?? ''}`;
 }
 
 /** `/users/:user/search`: facts and document chunks for a query, with why each ranks where it does. */
@@ -87,7 +106,10 @@ ${
         'Fact results',
         html`<table class="stack"><thead><tr><th scope="col" class="num">Rank</th><th scope="col" class="num">Score</th><th scope="col">Fact</th><th scope="col">Matched terms</th>${hybrid ? html`<th scope="col">Lexical rank</th><th scope="col">Vector rank</th>` : ''}</tr></thead>
 <tbody>${hits.map(
-          (h, i) => html`<tr${isQuarantined(h.fact) ? html` class="muted"` : ''}><td class="num" data-label="Rank">${i + 1}</td><td class="num" data-label="Score">${h.score.toFixed(4)}</td>
+          (
+            h,
+            i,
+          ) => html`<tr${isQuarantined(h.fact) ? html` class="muted"` : ''}><td class="num" data-label="Rank">${i + 1}</td><td class="num" data-label="Score">${h.score.toFixed(4)}</td>
 <td data-label="Fact"><a href="${userPath(scope, `/facts/${encodeURIComponent(h.fact.id)}`)}">${h.fact.id}</a> ${factBadges(h.fact)}<br><span class="content">${truncate(h.fact.content, 300)}</span></td>
 <td data-label="Matched terms">${h.matched.length ? h.matched.map((t) => html`<code>${t}</code> `) : html`<span class="muted">none (vector match)</span>`}</td>
 ${hybrid ? html`<td data-label="Lexical rank">${rankCell(h.lexicalRank)}</td><td data-label="Vector rank">${rankCell(h.vectorRank, h.similarity === undefined ? '' : ` (cosine ${h.similarity.toFixed(3)})`)}</td>` : ''}</tr>`,
@@ -102,7 +124,10 @@ ${
         'Document results',
         html`<table class="stack"><thead><tr><th scope="col" class="num">Rank</th><th scope="col" class="num">Score</th><th scope="col">Document</th><th scope="col">Chunk</th></tr></thead>
 <tbody>${chunks.map(
-          (h, i) => html`<tr><td class="num" data-label="Rank">${i + 1}</td><td class="num" data-label="Score">${h.score.toFixed(4)}</td>
+          (
+            h,
+            i,
+          ) => html`<tr><td class="num" data-label="Rank">${i + 1}</td><td class="num" data-label="Score">${h.score.toFixed(4)}</td>
 <td data-label="Document"><a href="${userPath(scope, `/documents/${encodeURIComponent(h.documentId)}`)}">${h.title}</a></td><td data-label="Chunk"><span class="content">${truncate(h.chunk.text, 400)}</span></td></tr>`,
         )}</tbody></table>`,
       )

@@ -41,13 +41,18 @@ ${scrollTable(
   'Sessions',
   html`<table class="stack"><thead><tr><th scope="col">Session</th><th scope="col">Title</th><th scope="col">Created</th></tr></thead>
 <tbody>${sessions.map(
-    (s) => html`<tr><td data-label="Session"><a href="${userPath(scope, `/sessions/${s.id}`)}">${s.id}</a>${
-      isKiokuSession(s) ? html` <span class="badge">Kioku: ${String(s.metadata[KIOKU_SESSION_KEY])}</span>` : ''
-    }</td><td data-label="Title">${s.title ?? html`<span class="muted">untitled</span>`}</td><td data-label="Created">${when(s.createdAt)}</td></tr>`,
+    (s) =>
+      html`<tr><td data-label="Session"><a href="${userPath(scope, `/sessions/${s.id}`)}">${s.id}</a>${
+        isKiokuSession(s)
+          ? html` <span class="badge">Kioku: ${String(s.metadata[KIOKU_SESSION_KEY])}</span>`
+          : ''
+      }</td><td data-label="Title">${s.title ?? html`<span class="muted">untitled</span>`}</td><td data-label="Created">${when(s.createdAt)}</td></tr>`,
   )}</tbody></table>`,
 )}
 ${pager(page, pages, (n) => userPath(scope, '/sessions', { page: n, own: own ? 1 : undefined }), 'Sessions')}`;
-    return c.html(layout(studio.page(c), { title: `Sessions of ${scope.userId}`, scope, section: '/sessions' }, body));
+    return c.html(
+      layout(studio.page(c), { title: `Sessions of ${scope.userId}`, scope, section: '/sessions' }, body),
+    );
   });
 
   app.get('/users/:user/sessions/:session', async (c) => {
@@ -76,7 +81,8 @@ ${
   turns.length === 0
     ? html`<p>No turn ledgers recorded for this session (an app records them with <code>TurnLedgerLog</code>).</p>`
     : turns.map(
-        (t) => html`<div class="card"><h3><a href="${userPath(scope, `/sessions/${sessionId}/turns/${t.turn}`)}">Turn ${t.turn}</a> <span class="muted">${when(t.recordedAt)}</span></h3>${ledgerBar(t.ledger)}</div>`,
+        (t) =>
+          html`<div class="card"><h3><a href="${userPath(scope, `/sessions/${sessionId}/turns/${t.turn}`)}">Turn ${t.turn}</a> <span class="muted">${when(t.recordedAt)}</span></h3>${ledgerBar(t.ledger)}</div>`,
       )
 }
 <h2>Transcript</h2>
@@ -87,7 +93,9 @@ ${
     : scrollTable(
         'Transcript',
         html`<table class="stack"><thead><tr><th scope="col">Time</th><th scope="col">Role</th><th scope="col">Content</th></tr></thead><tbody>${shown.map(
-          (e) => html`<tr><td data-label="Time">${when(e.ts)}</td><td data-label="Role">${e.role}${e.name ? ` (${e.name})` : ''}</td>
+          (
+            e,
+          ) => html`<tr><td data-label="Time">${when(e.ts)}</td><td data-label="Role">${e.role}${e.name ? ` (${e.name})` : ''}</td>
 <td data-label="Content"><pre class="content">${truncate(e.content, 4000)}</pre>${
             e.toolCalls?.length
               ? html`<ul>${e.toolCalls.map((t) => html`<li>calls <code>${t.name}</code> <code>${truncate(t.arguments, 300)}</code></li>`)}</ul>`
@@ -103,12 +111,21 @@ ${
     : scrollTable(
         'Key-value map',
         html`<table class="stack"><thead><tr><th scope="col">Key</th><th scope="col">Value</th><th scope="col" class="num">Version</th><th scope="col">Set</th></tr></thead><tbody>${kv.map(
-          (e) => html`<tr><td data-label="Key">${e.key}</td><td data-label="Value"><pre class="content">${truncate(e.value, 600)}</pre></td><td class="num" data-label="Version">${e.version}</td><td data-label="Set">${when(e.ts)}</td></tr>`,
+          (e) =>
+            html`<tr><td data-label="Key">${e.key}</td><td data-label="Value"><pre class="content">${truncate(e.value, 600)}</pre></td><td class="num" data-label="Version">${e.version}</td><td data-label="Set">${when(e.ts)}</td></tr>`,
         )}</tbody></table>`,
       )
 }`;
     return c.html(
-      layout(studio.page(c), { title: session.title ? `Session: ${session.title}` : `Session ${sessionId}`, scope, section: '/sessions' }, body),
+      layout(
+        studio.page(c),
+        {
+          title: session.title ? `Session: ${session.title}` : `Session ${sessionId}`,
+          scope,
+          section: '/sessions',
+        },
+        body,
+      ),
     );
   });
 
@@ -118,7 +135,8 @@ ${
     await sessionOf(studio, scope, sessionId);
     const turn = Number(c.req.param('turn'));
     const found = (await studio.ledgers.list(scope, sessionId)).find((t) => t.turn === turn);
-    if (!found) throw new NotFoundError(`No ledger recorded for turn ${c.req.param('turn')} of session ${sessionId}.`);
+    if (!found)
+      throw new NotFoundError(`No ledger recorded for turn ${c.req.param('turn')} of session ${sessionId}.`);
     const body = html`<p><a href="${userPath(scope, `/sessions/${sessionId}`)}">Back to the session</a> · recorded ${when(found.recordedAt)}</p>
 <h2>Where the tokens went</h2>
 ${ledgerBar(found.ledger)}
@@ -131,11 +149,15 @@ ${ledgerTable(found.ledger)}`;
     const scope = scopeOf(c);
     const page = pageNumber(c.req.query('page'));
     const { pages, sessions } = await sessionsPage(studio, scope, page, false);
-    const plans = await Promise.all(sessions.map((s) => studio.stores.plans.get({ ...scope, threadId: s.id })));
+    const plans = await Promise.all(
+      sessions.map((s) => studio.stores.plans.get({ ...scope, threadId: s.id })),
+    );
     const found = sessions.flatMap((s, i) => (plans[i] ? [{ session: s, plan: plans[i]! }] : []));
     const body = html`<p class="muted">A plan belongs to a session; these are the plans of the sessions on this page (${sessions.length} sessions, newest first).</p>
 ${found.length === 0 ? html`<p>No plans in these sessions.</p>` : found.map(({ session, plan }) => html`<h2><a href="${userPath(scope, `/sessions/${session.id}`)}">${session.title ?? session.id}</a></h2>${planView(plan)}`)}
 ${pager(page, pages, (n) => userPath(scope, '/plans', { page: n }), 'Plans')}`;
-    return c.html(layout(studio.page(c), { title: `Plans of ${scope.userId}`, scope, section: '/plans' }, body));
+    return c.html(
+      layout(studio.page(c), { title: `Plans of ${scope.userId}`, scope, section: '/plans' }, body),
+    );
   });
 }

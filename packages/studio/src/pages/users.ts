@@ -1,7 +1,7 @@
 import type { Hono } from 'hono';
 import { type Studio, scopeOf } from '../context.js';
-import { partitionCounts, DETAIL_COUNT_LIMIT } from '../counts.js';
-import { html, layout, pageNumber, pager, plural, scrollTable, userPath, type Html } from '../html.js';
+import { DETAIL_COUNT_LIMIT, partitionCounts } from '../counts.js';
+import { type Html, html, layout, pageNumber, pager, plural, scrollTable, userPath } from '../html.js';
 import { STORE_KINDS, type StoreKind } from '../kioku.js';
 
 const PER_PAGE = 50;
@@ -17,10 +17,15 @@ export function registerUsers(app: Hono, studio: Studio): void {
   app.get('/', async (c) => {
     const prefix = c.req.query('q')?.trim() ?? '';
     const page = pageNumber(c.req.query('page'));
-    const found = await studio.directory.list({ limit: PER_PAGE, offset: (page - 1) * PER_PAGE, userPrefix: prefix });
+    const found = await studio.directory.list({
+      limit: PER_PAGE,
+      offset: (page - 1) * PER_PAGE,
+      userPrefix: prefix,
+    });
     const rows = await Promise.all(
       found.partitions.map(async (p) => {
-        const scope = p.agentId === undefined ? { userId: p.userId } : { userId: p.userId, agentId: p.agentId };
+        const scope =
+          p.agentId === undefined ? { userId: p.userId } : { userId: p.userId, agentId: p.agentId };
         return { scope, counts: p.counts ?? (await partitionCounts(studio.stores, scope)) };
       }),
     );
