@@ -19,6 +19,8 @@ export interface RecordedTurn {
 }
 
 const KEY_PREFIX = 'ledger/';
+/** More entries than any transcript keeps. */
+const TRANSCRIPT_READ_ALL = 100_000;
 const keyOf = (sessionId: string, turn: number) =>
   `${KEY_PREFIX}${sessionId}/${String(turn).padStart(6, '0')}`;
 
@@ -40,18 +42,29 @@ export class TurnLedgerLog {
     this.#now = options.now ?? (() => new Date());
   }
 
-  /** Keep a turn's ledger (`TurnResult.ledger`, `PreparedTurn.ledger`) for the session's `turn`. */
-  async record(scope: Scope, sessionId: string, turn: number, ledger: TurnLedger): Promise<void> {
+  /**
+   * Keep a turn's ledger (`TurnResult.ledger`, `PreparedTurn.ledger`) once the turn is recorded. `turn` is
+   * the turn's index (`PreparedTurn.turnIndex`); without it, the index of the transcript's last user
+   * message, counted as the conversation counts turns.
+   */
+  async record(scope: Scope, sessionId: string, ledger: TurnLedger, turn?: number): Promise<RecordedTurn> {
     const base = baseScope(scope);
+    const index = turn ?? (await this.#lastTurn(base, sessionId));
     const { cues: _cues, ...recall } = ledger.recall;
     const entry: RecordedTurn = {
       sessionId,
-      turn,
+      turn: index,
       recordedAt: this.#now().toISOString(),
       ledger: { ...ledger, recall },
     };
     const own = await this.#find(base, true);
-    await this.#sessions.kvSet(base, own!, keyOf(sessionId, turn), JSON.stringify(entry));
+    await this.#sessions.kvSet(base, own!, keyOf(sessionId, index), JSON.stringify(entry));
+    return entry;
+  }
+
+  async #lastTurn(scope: Scope, sessionId: string): Promise<number> {
+    const transcript = await this.#sessions.transcriptReadLast(scope, sessionId, TRANSCRIPT_READ_ALL);
+    return Math.max(0, transcript.filter((e) => e.role === 'user').length - 1);
   }
 
   /** The session's recorded turns, oldest first. */

@@ -100,16 +100,16 @@ describe('Kioku Studio on PostgreSQL, in a browser', () => {
         '/users/carol/forget',
         `/users/alice/facts/${seeded.tea.id}/forget`,
       ]) {
+        await page.evaluate((to) => {
+          const form = document.createElement('form');
+          form.method = 'post';
+          form.action = to;
+          form.innerHTML = '<input name="confirm" value="carol"><button id="post-it">Post</button>';
+          document.body.append(form);
+        }, action);
         const [response] = await Promise.all([
           page.waitForResponse((r) => r.request().method() === 'POST'),
-          page.evaluate((to) => {
-            const form = document.createElement('form');
-            form.method = 'post';
-            form.action = to;
-            form.innerHTML = '<input name="confirm" value="carol">';
-            document.body.append(form);
-            setTimeout(() => form.submit()); // after evaluate returns: the submit navigates away
-          }, action),
+          page.locator('#post-it').click(),
         ]);
         statuses.push(response.status());
         await page.waitForLoadState();

@@ -81,7 +81,7 @@ export async function seed(stores: KiokuStores): Promise<Seeded> {
   const kioku = new KiokuBuilder({ stores }).withMemory().withPlanMode().build();
   const conversation = await kioku.startConversation(alice);
   const result = await conversation.run('What tea do I like?', scriptedModel(['You like green tea.']));
-  await new TurnLedgerLog(stores.sessions).record(alice, conversation.sessionId, 0, result.ledger);
+  await new TurnLedgerLog(stores.sessions).record(alice, conversation.sessionId, result.ledger);
   await kioku.close();
   const sessionId = conversation.sessionId;
   const extracted = await stores.facts.create(alice, {
