@@ -1,6 +1,6 @@
 import type { Context } from 'hono';
 import type { UserDirectory } from './directory/index.js';
-import type { Page } from './html.js';
+import { type Html, layout, type Page, type Section } from './html.js';
 import { IdSchema, type Kioku, type KiokuStores, type Scope, ValidationError } from './kioku.js';
 import type { TurnLedgerLog } from './ledgers.js';
 import type { Receipts } from './receipts.js';
@@ -31,4 +31,15 @@ export function id(value: string | undefined, what: string): string {
   const result = IdSchema.safeParse(value);
   if (!result.success) throw new ValidationError(`Not a valid ${what}: ${JSON.stringify(value ?? '')}.`);
   return result.data;
+}
+
+/** A full page: the layout around `body`, with the request's page settings. */
+export function render(
+  c: Context,
+  studio: Studio,
+  options: { title: string; scope?: Scope; section?: Section },
+  body: Html | Html[],
+  status: 200 | 400 | 404 = 200,
+) {
+  return c.html(layout(studio.page(c), options, body), status);
 }

@@ -1,5 +1,6 @@
 import {
   type ChatModel,
+  draftOf,
   dream,
   type Fact,
   KiokuBuilder,
@@ -127,18 +128,7 @@ export async function seed(stores: KiokuStores): Promise<Seeded> {
   return { alice, bob, carol, tea, greenTea, quarantined, bobFact, sessionId, extracted, proposedId };
 }
 
-/** The fields a revert restores exactly, sorted by id. */
+/** The fields a revert restores exactly. */
 export async function factsOf(stores: KiokuStores, scope: Scope) {
-  return (await stores.facts.list(scope)).map(
-    ({ id, title, content, category, tags, metadata, provenance, createdAt }) => ({
-      id,
-      title,
-      content,
-      category,
-      tags,
-      metadata,
-      provenance,
-      createdAt,
-    }),
-  );
+  return (await stores.facts.list(scope)).map(draftOf);
 }

@@ -1,9 +1,8 @@
 import type { Hono } from 'hono';
-import { id, type Studio, scopeOf } from '../context.js';
+import { id, render, type Studio, scopeOf } from '../context.js';
 import {
   type Html,
   html,
-  layout,
   pageNumber,
   pager,
   plural,
@@ -115,9 +114,7 @@ ${category ? html`<input type="hidden" name="category" value="${category}">` : '
 ${facts.length === 0 ? html`<p>No facts here.</p>` : factTable('Facts', scope, facts)}
 ${pager(page, pages, (n) => userPath(scope, '/facts', { category, tag, page: n }), 'Facts')}
 </section></div>`;
-    return c.html(
-      layout(studio.page(c), { title: `Facts of ${scope.userId}`, scope, section: '/facts' }, body),
-    );
+    return render(c, studio, { title: `Facts of ${scope.userId}`, scope, section: '/facts' }, body);
   });
 
   app.get('/users/:user/facts/:id', async (c) => {
@@ -155,6 +152,6 @@ ${p.quarantine ? html`<p><a href="${userPath(scope, '/quarantine')}">Review it i
 }
 <h2>Privacy</h2>
 <p><a href="${userPath(scope, `/facts/${encodeURIComponent(fact.id)}/forget`)}">Forget this fact…</a> (a dry run comes first)</p>`;
-    return c.html(layout(studio.page(c), { title: `Fact ${fact.id}`, scope, section: '/facts' }, body));
+    return render(c, studio, { title: `Fact ${fact.id}`, scope, section: '/facts' }, body);
   });
 }

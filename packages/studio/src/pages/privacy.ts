@@ -1,7 +1,7 @@
 import type { Context, Hono } from 'hono';
-import { id, type Studio, scopeOf } from '../context.js';
+import { id, render, type Studio, scopeOf } from '../context.js';
 import { previewCascade } from '../forget-preview.js';
-import { type Html, html, layout, notice, type Page, plural, scrollTable, userPath, when } from '../html.js';
+import { type Html, html, notice, type Page, plural, scrollTable, userPath, when } from '../html.js';
 import { type ErasureReceipt, type Scope, STORE_KINDS, ValidationError } from '../kioku.js';
 import { type AnyReceipt, type CascadeReceipt, cascadeReceipt } from '../receipts.js';
 
@@ -54,7 +54,7 @@ export function registerPrivacy(app: Hono, studio: Studio): void {
 <li>Forget one session: open it from <a href="${userPath(scope, '/sessions')}">Sessions</a> (its plan, offloaded details and the facts extracted from it go too).</li>
 </ul>
 <p class="muted">Each starts with a dry run showing the receipt it will produce; nothing is removed until you type the confirmation.</p>`;
-    return c.html(layout(studio.page(c), { title: 'Privacy', scope, section: '/privacy' }, body));
+    return render(c, studio, { title: 'Privacy', scope, section: '/privacy' }, body);
   });
 
   const userPage = async (c: Context, error?: string) => {
@@ -64,8 +64,11 @@ export function registerPrivacy(app: Hono, studio: Studio): void {
 <h2>Dry run: the receipt it will produce</h2>
 ${receiptTable(dry)}
 ${confirmForm(studio.page(c), userPath({ userId: scope.userId }, '/forget'), scope.userId, `Forget ${scope.userId}`, error)}`;
-    return c.html(
-      layout(studio.page(c), { title: `Forget user ${scope.userId}`, scope, section: '/privacy' }, body),
+    return render(
+      c,
+      studio,
+      { title: `Forget user ${scope.userId}`, scope, section: '/privacy' },
+      body,
       error ? 400 : 200,
     );
   };
@@ -96,8 +99,11 @@ ${confirmForm(studio.page(c), userPath({ userId: scope.userId }, '/forget'), sco
 <h2>Dry run: the receipt it will produce</h2>
 ${receiptTable(dry)}
 ${confirmForm(studio.page(c), path, 'forget', `Forget this ${what}`, error)}`;
-      return c.html(
-        layout(studio.page(c), { title: `Forget ${what} ${target}`, scope, section: '/privacy' }, body),
+      return render(
+        c,
+        studio,
+        { title: `Forget ${what} ${target}`, scope, section: '/privacy' },
+        body,
         error ? 400 : 200,
       );
     };
@@ -120,12 +126,12 @@ ${confirmForm(studio.page(c), path, 'forget', `Forget this ${what}`, error)}`;
     const rid = c.req.param('rid');
     const receipt = studio.receipts.get(rid);
     if (!receipt)
-      return c.html(
-        layout(
-          studio.page(c),
-          { title: 'No such receipt' },
-          html`<p>Receipts live as long as this server runs.</p>`,
-        ),
+      return render(
+        c,
+        studio,
+        { title: 'No such receipt' },
+        html`<p>Receipts live as long as this server runs.</p>`,
+
         404,
       );
     const scope: Scope = { userId: receipt.userId };
@@ -140,7 +146,7 @@ ${receiptTable(receipt)}
 <p><a href="/receipts/${rid}/download" download>Download the receipt (JSON)</a> — keep it instead of the data: it names what was removed by count and digest, never by content.</p>
 <details><summary>The receipt as JSON</summary><pre class="code">${JSON.stringify(receipt, null, 2)}</pre></details>
 <p>${receipt.format === 'kioku.erasure-receipt' ? html`<a href="/">Back to the users</a>` : html`<a href="${userPath(scope)}">Back to ${receipt.userId}</a>`}</p>`;
-    return c.html(layout(studio.page(c), { title }, body));
+    return render(c, studio, { title }, body);
   });
 
   app.get('/receipts/:rid/download', (c) => {

@@ -1,6 +1,6 @@
 import type { Hono } from 'hono';
-import { id, type Studio, scopeOf } from '../context.js';
-import { html, layout, notice, plural, postForm, userPath, when } from '../html.js';
+import { id, render, type Studio, scopeOf } from '../context.js';
+import { html, notice, plural, postForm, userPath, when } from '../html.js';
 
 /** The quarantine queue: facts the injection detector flagged, with its reasons; confirm or drop each. */
 export function registerQuarantine(app: Hono, studio: Studio): void {
@@ -25,9 +25,7 @@ ${postForm(page, path('confirm'), 'Confirm', { label: `Confirm fact ${fact.id}` 
 ${postForm(page, path('drop'), 'Drop', { label: `Drop fact ${fact.id}`, danger: true })}
 </article>`;
 })}`;
-    return c.html(
-      layout(page, { title: `Quarantine of ${scope.userId}`, scope, section: '/quarantine' }, body),
-    );
+    return render(c, studio, { title: `Quarantine of ${scope.userId}`, scope, section: '/quarantine' }, body);
   });
 
   app.post('/users/:user/quarantine/:id/:verb{confirm|drop}', async (c) => {

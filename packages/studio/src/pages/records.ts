@@ -1,6 +1,6 @@
 import type { Hono } from 'hono';
-import { id, type Studio, scopeOf } from '../context.js';
-import { html, layout, pageNumber, pager, plural, scrollTable, truncate, userPath, when } from '../html.js';
+import { id, render, type Studio, scopeOf } from '../context.js';
+import { html, pageNumber, pager, plural, scrollTable, truncate, userPath, when } from '../html.js';
 import { NotFoundError } from '../kioku.js';
 
 const PER_PAGE = 50;
@@ -32,12 +32,11 @@ ${
       )
 }
 ${pager(page, pages, (n) => userPath(scope, '/working', { page: n }), 'Working memory')}`;
-    return c.html(
-      layout(
-        studio.page(c),
-        { title: `Working memory of ${scope.userId}`, scope, section: '/working' },
-        body,
-      ),
+    return render(
+      c,
+      studio,
+      { title: `Working memory of ${scope.userId}`, scope, section: '/working' },
+      body,
     );
   });
 
@@ -62,9 +61,7 @@ ${
       )
 }
 ${pager(page, pages, (n) => userPath(scope, '/documents', { page: n }), 'Documents')}`;
-    return c.html(
-      layout(studio.page(c), { title: `Documents of ${scope.userId}`, scope, section: '/documents' }, body),
-    );
+    return render(c, studio, { title: `Documents of ${scope.userId}`, scope, section: '/documents' }, body);
   });
 
   app.get('/users/:user/documents/:id', async (c) => {
@@ -75,7 +72,7 @@ ${pager(page, pages, (n) => userPath(scope, '/documents', { page: n }), 'Documen
     const body = html`<dl class="facts"><dt>Id</dt><dd>${doc.id}</dd><dt>Added</dt><dd>${when(doc.addedAt)}</dd>
 <dt>Source</dt><dd><pre class="code">${JSON.stringify(doc.source, null, 2)}</pre></dd><dt>Tokens</dt><dd>${doc.tokenCount} in ${plural(doc.chunks.length, 'chunk')}</dd></dl>
 <h2>Text</h2><pre class="content">${truncate(doc.text, 100_000)}</pre>`;
-    return c.html(layout(studio.page(c), { title: doc.title, scope, section: '/documents' }, body));
+    return render(c, studio, { title: doc.title, scope, section: '/documents' }, body);
   });
 
   app.get('/users/:user/details', async (c) => {
@@ -100,12 +97,11 @@ ${
       )
 }
 ${pager(page, upTo.length > page * PER_PAGE ? page + 1 : page, (n) => userPath(scope, '/details', { page: n }), 'Offloaded details')}`;
-    return c.html(
-      layout(
-        studio.page(c),
-        { title: `Offloaded details of ${scope.userId}`, scope, section: '/details' },
-        body,
-      ),
+    return render(
+      c,
+      studio,
+      { title: `Offloaded details of ${scope.userId}`, scope, section: '/details' },
+      body,
     );
   });
 
@@ -120,6 +116,6 @@ ${pager(page, upTo.length > page * PER_PAGE ? page + 1 : page, (n) => userPath(s
 ${detail.threadId ? html`<dt>Session</dt><dd><a href="${userPath(scope, `/sessions/${encodeURIComponent(detail.threadId)}`)}">${detail.threadId}</a></dd>` : ''}
 ${Object.keys(detail.metadata).length ? html`<dt>Metadata</dt><dd><pre class="code">${JSON.stringify(detail.metadata, null, 2)}</pre></dd>` : ''}</dl>
 <h2>Content</h2><pre class="code">${truncate(detail.content, 200_000)}</pre>`;
-    return c.html(layout(studio.page(c), { title: `Detail ${detail.id}`, scope, section: '/details' }, body));
+    return render(c, studio, { title: `Detail ${detail.id}`, scope, section: '/details' }, body);
   });
 }

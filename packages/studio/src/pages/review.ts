@@ -1,17 +1,6 @@
 import type { Hono } from 'hono';
-import { id, type Studio, scopeOf } from '../context.js';
-import {
-  type Html,
-  html,
-  layout,
-  notice,
-  type Page,
-  plural,
-  postForm,
-  truncate,
-  userPath,
-  when,
-} from '../html.js';
+import { id, render, type Studio, scopeOf } from '../context.js';
+import { type Html, html, notice, type Page, plural, postForm, truncate, userPath, when } from '../html.js';
 import type { ChangeOperation, FactDraft, KeptChangeset, Scope } from '../kioku.js';
 
 const FIELDS = ['title', 'content', 'category', 'tags', 'metadata', 'provenance'] as const;
@@ -100,8 +89,11 @@ export function registerReview(app: Hono, studio: Studio): void {
 ${pending.length === 0 ? html`<p>No changeset waits for review.</p>` : pending.map((k) => changesetCard(page, scope, k))}
 <h2>Kept (${done.length})</h2>
 ${done.length === 0 ? html`<p>None yet.</p>` : done.map((k) => changesetCard(page, scope, k))}`;
-    return c.html(
-      layout(page, { title: `Review ${scope.userId}'s changesets`, scope, section: '/review' }, body),
+    return render(
+      c,
+      studio,
+      { title: `Review ${scope.userId}'s changesets`, scope, section: '/review' },
+      body,
     );
   });
 

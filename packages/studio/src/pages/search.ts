@@ -1,6 +1,6 @@
 import type { Hono } from 'hono';
-import { type Studio, scopeOf } from '../context.js';
-import { type Html, html, layout, scrollTable, truncate, userPath } from '../html.js';
+import { render, type Studio, scopeOf } from '../context.js';
+import { type Html, html, scrollTable, truncate, userPath } from '../html.js';
 import {
   englishAnalyzer,
   type Fact,
@@ -89,7 +89,7 @@ ${scope.agentId ? html`<input type="hidden" name="agent" value="${scope.agentId}
 <div><label for="q">Search ${scope.userId}'s memory</label><input id="q" name="q" type="search" value="${query}" required></div>
 <button type="submit">Search</button></form>`;
     if (!query) {
-      return c.html(layout(studio.page(c), { title: 'Search', scope, section: '/search' }, form));
+      return render(c, studio, { title: 'Search', scope, section: '/search' }, form);
     }
     const [{ hits, hybrid }, chunks] = await Promise.all([
       explainFacts(studio, scope, query),
@@ -132,6 +132,6 @@ ${
         )}</tbody></table>`,
       )
 }`;
-    return c.html(layout(studio.page(c), { title: `Search: ${query}`, scope, section: '/search' }, body));
+    return render(c, studio, { title: `Search: ${query}`, scope, section: '/search' }, body);
   });
 }

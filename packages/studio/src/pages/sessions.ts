@@ -1,6 +1,6 @@
 import type { Hono } from 'hono';
-import { id, type Studio, scopeOf } from '../context.js';
-import { html, layout, pageNumber, pager, plural, scrollTable, truncate, userPath, when } from '../html.js';
+import { id, render, type Studio, scopeOf } from '../context.js';
+import { html, pageNumber, pager, plural, scrollTable, truncate, userPath, when } from '../html.js';
 import { isKiokuSession, KIOKU_SESSION_KEY, NotFoundError, type Scope, type SessionInfo } from '../kioku.js';
 import { ledgerBar, ledgerTable } from './ledger-view.js';
 import { planView } from './plans-view.js';
@@ -50,9 +50,7 @@ ${scrollTable(
   )}</tbody></table>`,
 )}
 ${pager(page, pages, (n) => userPath(scope, '/sessions', { page: n, own: own ? 1 : undefined }), 'Sessions')}`;
-    return c.html(
-      layout(studio.page(c), { title: `Sessions of ${scope.userId}`, scope, section: '/sessions' }, body),
-    );
+    return render(c, studio, { title: `Sessions of ${scope.userId}`, scope, section: '/sessions' }, body);
   });
 
   app.get('/users/:user/sessions/:session', async (c) => {
@@ -116,16 +114,15 @@ ${
         )}</tbody></table>`,
       )
 }`;
-    return c.html(
-      layout(
-        studio.page(c),
-        {
-          title: session.title ? `Session: ${session.title}` : `Session ${sessionId}`,
-          scope,
-          section: '/sessions',
-        },
-        body,
-      ),
+    return render(
+      c,
+      studio,
+      {
+        title: session.title ? `Session: ${session.title}` : `Session ${sessionId}`,
+        scope,
+        section: '/sessions',
+      },
+      body,
     );
   });
 
@@ -142,7 +139,7 @@ ${
 ${ledgerBar(found.ledger)}
 <h2>Memory blocks</h2>
 ${ledgerTable(found.ledger)}`;
-    return c.html(layout(studio.page(c), { title: `Turn ${turn}`, scope, section: '/sessions' }, body));
+    return render(c, studio, { title: `Turn ${turn}`, scope, section: '/sessions' }, body);
   });
 
   app.get('/users/:user/plans', async (c) => {
@@ -156,8 +153,6 @@ ${ledgerTable(found.ledger)}`;
     const body = html`<p class="muted">A plan belongs to a session; these are the plans of the sessions on this page (${sessions.length} sessions, newest first).</p>
 ${found.length === 0 ? html`<p>No plans in these sessions.</p>` : found.map(({ session, plan }) => html`<h2><a href="${userPath(scope, `/sessions/${session.id}`)}">${session.title ?? session.id}</a></h2>${planView(plan)}`)}
 ${pager(page, pages, (n) => userPath(scope, '/plans', { page: n }), 'Plans')}`;
-    return c.html(
-      layout(studio.page(c), { title: `Plans of ${scope.userId}`, scope, section: '/plans' }, body),
-    );
+    return render(c, studio, { title: `Plans of ${scope.userId}`, scope, section: '/plans' }, body);
   });
 }

@@ -1,7 +1,7 @@
 import type { Hono } from 'hono';
-import { type Studio, scopeOf } from '../context.js';
+import { render, type Studio, scopeOf } from '../context.js';
 import { DETAIL_COUNT_LIMIT, partitionCounts } from '../counts.js';
-import { type Html, html, layout, pageNumber, pager, plural, scrollTable, userPath } from '../html.js';
+import { type Html, html, pageNumber, pager, plural, scrollTable, userPath } from '../html.js';
 import { STORE_KINDS, type StoreKind } from '../kioku.js';
 
 const PER_PAGE = 50;
@@ -54,7 +54,7 @@ ${STORE_KINDS.map((k) => html`<td class="num" data-label="${k}">${count(counts, 
       )
 }
 ${pager(page, pages, (n) => `/?${new URLSearchParams({ ...(prefix ? { q: prefix } : {}), page: String(n) })}`, 'Users')}`;
-    return c.html(layout(studio.page(c), { title: 'Users' }, body));
+    return render(c, studio, { title: 'Users' }, body);
   });
 
   app.get('/users/:user', async (c) => {
@@ -89,6 +89,6 @@ ${
     : html`<ul>${categories.slice(0, 20).map((cat) => html`<li><a href="${userPath(scope, '/facts', { category: cat.category })}">${cat.category}</a> (${cat.count})</li>`)}</ul>
 ${categories.length > 20 ? html`<p><a href="${userPath(scope, '/facts')}">All ${categories.length} categories</a></p>` : ''}`
 }`;
-    return c.html(layout(studio.page(c), { title: `User ${scope.userId}`, scope, section: '' }, body));
+    return render(c, studio, { title: `User ${scope.userId}`, scope, section: '' }, body);
   });
 }
