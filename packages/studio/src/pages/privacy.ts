@@ -41,7 +41,11 @@ async function confirmed(c: Context, word: string): Promise<boolean> {
   return form.confirm === word;
 }
 
-/** Forgetting: the whole user, one fact or one session — a dry run first, a typed confirmation, a receipt. */
+/**
+ * Forgetting: the whole user, one fact or one session — a dry run first, a typed confirmation, a receipt.
+ * The suppression list (what was forgotten and must not be learnt again) gets its section on the privacy
+ * page once core keeps one.
+ */
 export function registerPrivacy(app: Hono, studio: Studio): void {
   const backends = Object.fromEntries(STORE_KINDS.map((kind) => [kind, studio.backend]));
 

@@ -1,7 +1,7 @@
 import type { Hono } from 'hono';
 import { id, render, type Studio, scopeOf } from '../context.js';
 import { type Html, html, notice, type Page, plural, postForm, truncate, userPath, when } from '../html.js';
-import type { ChangeOperation, FactDraft, KeptChangeset, Scope } from '../kioku.js';
+import { type ChangeOperation, type FactDraft, IdSchema, type KeptChangeset, type Scope } from '../kioku.js';
 
 const FIELDS = ['title', 'content', 'category', 'tags', 'metadata', 'provenance'] as const;
 
@@ -79,7 +79,7 @@ export function registerReview(app: Hono, studio: Studio): void {
     const result =
       verb === 'apply' || verb === 'revert'
         ? notice(
-            `${verb === 'apply' ? 'Applied' : 'Reverted'} ${plural(applied, 'operation')} of changeset ${c.req.query('cs') ?? ''}${conflicts ? `; ${plural(conflicts, 'conflict')} left as they were` : ''}.`,
+            `${verb === 'apply' ? 'Applied' : 'Reverted'} ${plural(applied, 'operation')} of changeset ${IdSchema.safeParse(c.req.query('cs')).data ?? ''}${conflicts ? `; ${plural(conflicts, 'conflict')} left as they were` : ''}.`,
             conflicts ? 'danger' : 'ok',
           )
         : '';
