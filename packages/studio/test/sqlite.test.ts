@@ -243,4 +243,18 @@ describe('Kioku Studio on SQLite, in a browser', () => {
       'Prefers oolong after lunch',
     );
   });
+
+  it('forgets one fact with the facts made from it: dry run, typed confirmation, receipt', async () => {
+    const page = await visit(`/users/alice/facts/${seeded.tea.id}`);
+    await page.getByRole('link', { name: 'Forget this fact…' }).click();
+    await page.waitForURL(`**/facts/${seeded.tea.id}/forget`);
+    await expectAccessible(page);
+    expect(await text(page.getByRole('region', { name: 'Receipt' }))).toContain(seeded.tea.id);
+    await page.getByLabel('Type forget to confirm').fill('forget');
+    await page.getByRole('button', { name: 'Forget this fact' }).click();
+    await page.waitForURL('**/receipts/**');
+    expect(await text(page.getByRole('status'))).toContain('1 record removed');
+    expect(await stores.facts.get(seeded.alice, seeded.tea.id)).toBeNull();
+    expect(await stores.facts.get(seeded.alice, seeded.greenTea.id)).not.toBeNull();
+  });
 });
