@@ -101,6 +101,8 @@ describe('Kioku Studio on SQLite, in a browser', () => {
     await page.waitForURL('**/facts?category=user-preferences%2Fdrinks');
     expect(await page.textContent('h2#facts-heading')).toBe('3 facts in user-preferences/drinks');
     await screenshot(page, 'facts');
+    await screenshot(page, 'facts-phone', { phone: true });
+    await expectAccessible(page);
     expect(await page.textContent('body')).not.toContain(BOB_SECRET);
 
     page = await visit(`/users/alice/facts/${seeded.quarantined.id}`);

@@ -42,7 +42,7 @@ export function ledgerBar(ledger: TurnLedger): Html {
 export function ledgerTable(ledger: TurnLedger): Html {
   const r = ledger.recall;
   return html`<p>${ledger.totalTokens} of ${ledger.maxTokens} tokens (${ledger.tokenizer}).
-Recall ${r.recall ? 'ran' : 'was skipped'} (${r.mode}, decided by ${r.by}${r.intent ? `, intent ${r.intent}` : ''}): ${r.reason}${r.forcedBy ? html` — then the model called ${r.forcedBy.tool}` : ''}.</p>
+Recall ${r.recall ? 'ran' : 'was skipped'} (${r.mode}, decided by ${r.by}${r.intent ? `, intent ${r.intent}` : ''}): ${r.reason.replace(/\.$/, '')}${r.forcedBy ? html` — then the model called ${r.forcedBy.tool}` : ''}.</p>
 <div class="scroll" role="region" aria-label="Memory blocks" tabindex="0"><table class="stack">
 <thead><tr><th scope="col">Block</th><th scope="col" class="num">Allotted</th><th scope="col" class="num">Tokens</th><th scope="col" class="num">Included</th><th scope="col">Dropped</th><th scope="col">Notes</th></tr></thead>
 <tbody>${ledger.entries.map(
