@@ -1,6 +1,7 @@
 /**
- * The packages behind each backend, vector index and embedder, and the MCP server of `kioku mcp`. They
- * are optional peers of the CLI, imported only when a spec of their type (or the command) is used.
+ * The packages behind each backend, vector index and embedder, the MCP server of `kioku mcp` and the web
+ * page of `kioku studio`. They are optional peers of the CLI, imported only when a spec of their type (or
+ * the command) is used.
  */
 const ADAPTERS = {
   json: { role: 'backend', pkg: '@kioku/store-json', peers: [] },
@@ -10,6 +11,7 @@ const ADAPTERS = {
   qdrant: { role: 'index', pkg: '@kioku/store-qdrant', peers: ['@qdrant/js-client-rest'] },
   openai: { role: 'embedder', pkg: '@kioku/openai', peers: ['openai'] },
   mcp: { role: 'command', pkg: '@kioku/mcp', peers: [] },
+  studio: { role: 'command', pkg: '@kioku/studio', peers: [] },
 } as const;
 
 export type AdapterType = keyof typeof ADAPTERS;
@@ -29,6 +31,7 @@ export const LOADERS = {
   },
   openai: () => import('@kioku/openai'),
   mcp: () => import('@kioku/mcp'),
+  studio: () => import('@kioku/studio'),
 } as const satisfies Record<AdapterType, () => Promise<unknown>>;
 
 /**

@@ -22,6 +22,7 @@ import {
   type VectorKindCheck,
   type VectorKindReport,
 } from './reembed.js';
+import { serveStudioCommand } from './studio.js';
 import { COMMAND_USAGE, COMMANDS, type Command, MAIN_USAGE } from './usage.js';
 
 /** An error with what the command was doing when it happened ("while writing plans to …"). */
@@ -81,6 +82,18 @@ const OPTIONS = {
     'allow-host': { type: 'string', multiple: true },
     'max-body': string,
     'max-output': string,
+    index: string,
+    embedder: string,
+    dimensions: string,
+    help,
+  },
+  studio: {
+    store: string,
+    host: string,
+    port: string,
+    'read-only': flag,
+    'allow-remote': flag,
+    'allow-host': { type: 'string', multiple: true },
     index: string,
     embedder: string,
     dimensions: string,
@@ -492,6 +505,10 @@ const HANDLERS: Record<Command, (args: string[], io: CliIo) => Promise<number>> 
   extract: (args, io) => extractCommand(args, io, () => usage(io, 'extract')),
   forget: (args, io) => forgetCommand(args, io, () => usage(io, 'forget')),
   mcp: mcpCommand,
+  studio: async (args, io) => {
+    const values = parseOptions('studio', args);
+    return values.help ? usage(io, 'studio') : serveStudioCommand(values, io);
+  },
 };
 
 /** Run `kioku <argv>`; resolves to the exit code. Errors are printed to `io.stderr`, never thrown. */

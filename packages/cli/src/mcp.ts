@@ -64,7 +64,7 @@ function asUsage<T>(fn: () => T, option: string): T {
   }
 }
 
-function signalled(): { promise: Promise<string>; dispose(): void } {
+export function signalled(): { promise: Promise<string>; dispose(): void } {
   let dispose = () => {};
   const promise = new Promise<string>((resolve) => {
     const on = (signal: string) => resolve(signal);
@@ -112,7 +112,11 @@ function storeSpec(values: McpValues): string {
   return store;
 }
 
-async function openMemory(store: string, values: McpValues, io: McpIo): Promise<KiokuStores> {
+export async function openMemory(
+  store: string,
+  values: Pick<McpValues, 'index' | 'embedder' | 'dimensions'>,
+  io: McpIo,
+): Promise<KiokuStores> {
   const stores = await openStores(store, io.clock ? { clock: io.clock } : {});
   if (values.index === undefined || values.embedder === undefined) return stores;
   try {

@@ -1,6 +1,6 @@
 /** `kioku --help`. */
 export const MAIN_USAGE = `kioku — move Kioku memory between backends, rebuild its vectors, look after it with a model,
-serve it over MCP
+serve it over MCP, look at it in a browser
 
 Usage:
   kioku migrate --from <backend> --to <backend> (--user <id> | --all-users) [--kinds <list>] [--dry-run]
@@ -14,6 +14,7 @@ Usage:
   kioku mcp     --store <backend> --user <id> [--agent <id>] [--tools <list>]           (MCP over stdio)
   kioku mcp     --store <backend> --http <host:port> --tokens <file> [--tools <list>]   (MCP over HTTP)
   kioku mcp token --user <id> [--agent <id>]
+  kioku studio  --store <backend> [--port <n>] [--read-only]                           (a local web page)
   kioku help [command]    kioku --version
 
 Backends:
@@ -42,6 +43,7 @@ Examples:
   kioku reembed --store sqlite:./kioku.db --index qdrant:http://localhost:6333 --embedder openai:text-embedding-3-small --all-users --check
   kioku mcp --store sqlite:./kioku.db --user alice
   kioku mcp --store postgres://localhost/app --http 127.0.0.1:8765 --tokens ./tokens.json --tools details,facts
+  kioku studio --store sqlite:./kioku.db
 
 The target's schema is created or upgraded first (setup()). Each kind's restore replaces the partitions
 (a user's memory per agent, a thread's plan, a session…) the snapshot contains and leaves the rest alone,
@@ -229,6 +231,26 @@ Examples:
   kioku mcp --store sqlite:./kioku.db --user alice
   kioku mcp token --user alice --agent cursor
   kioku mcp --store postgres://localhost/app --http 127.0.0.1:8765 --tokens ./tokens.json --tools details,facts`,
+  studio: `kioku studio --store <backend> [--port <n>] [--read-only] [options]
+
+Serves Kioku Studio (@kioku/studio), a web page over the memory in --store: every user with what they
+hold, their facts, documents, sessions, plans, working memory and offloaded details; search with its
+ranking explained; the changesets of the memory passes to apply or revert; the quarantine queue; forgetting
+a fact, a session or a user with a dry run and a receipt; the token ledger of recorded turns.
+Prints the address with a random access token on stdout; runs until SIGINT / SIGTERM.
+
+Options:
+  --store <backend>        json:, sqlite:, postgres:// or redis:// (created or upgraded, like a target)
+  --port <n>               port on 127.0.0.1 (default 4983; 0 picks a free one)
+  --read-only              show everything, change nothing (every POST is refused)
+  --host <address>         listen elsewhere than 127.0.0.1; a non-loopback address needs --allow-remote
+  --allow-remote           allow a non-loopback --host: anyone who reaches it with the token can erase memory
+  --allow-host <name>      a Host header name to accept besides the loopback ones (repeatable)
+  --index, --embedder      hybrid search, as in reembed: search then shows each fact's vector rank
+
+Examples:
+  kioku studio --store sqlite:./kioku.db
+  kioku studio --store postgres://localhost/app --read-only --port 8080`,
 } as const;
 
 export type Command = keyof typeof COMMAND_USAGE;

@@ -24,6 +24,8 @@ export {
   type ChangeOperation,
   type Changeset,
   countOperations,
+  draftOf,
+  type FactDraft,
   formatChangeset,
 } from './memory/changesets/changeset.js';
 export { ChangesetLog, type KeptChangeset, type PassResult } from './memory/changesets/changeset-log.js';
@@ -67,6 +69,7 @@ export {
   explainMark,
   isQuarantined,
   listQuarantined,
+  markUntrusted,
   requarantine,
 } from './memory/trust/quarantine.js';
 // The recall decision's deterministic classifier

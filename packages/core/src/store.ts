@@ -57,7 +57,7 @@ export type { FactStore } from './store/facts/store.js';
 // Hybrid recall, store by store (`withEmbeddings` at the root wraps a whole bundle)
 export { withDetailEmbeddings } from './store/hybrid/details.js';
 export { withDocumentEmbeddings } from './store/hybrid/documents.js';
-export { withFactEmbeddings } from './store/hybrid/facts.js';
+export { HybridFactStore, withFactEmbeddings } from './store/hybrid/facts.js';
 export type { HybridKind } from './store/hybrid/kinds.js';
 export { type ReembedReport, reembed } from './store/hybrid/reembed.js';
 export {
@@ -74,7 +74,7 @@ export {
   type PlanStep,
 } from './store/plans/record.js';
 export type { PlanStore } from './store/plans/store.js';
-export { isKiokuSession } from './store/sessions/kioku-sessions.js';
+export { isKiokuSession, KIOKU_SESSION_KEY } from './store/sessions/kioku-sessions.js';
 export { InMemorySessionStore } from './store/sessions/memory.js';
 export { updateKvValue } from './store/sessions/update-value.js';
 export {

@@ -28,7 +28,16 @@ import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { fileURLToPath } from 'node:url';
-import { type ChatMessage, type ChatModel, createInMemoryStores, defineTool, type IntentClassifier, KiokuBuilder, modelIntentClassifier, type RecallMode } from '@kioku/core';
+import {
+  type ChatMessage,
+  type ChatModel,
+  createInMemoryStores,
+  defineTool,
+  type IntentClassifier,
+  KiokuBuilder,
+  modelIntentClassifier,
+  type RecallMode,
+} from '@kioku/core';
 import { deterministicIntent } from '@kioku/core/passes';
 import { OpenAIChatModel } from '@kioku/openai';
 import { z } from 'zod';

@@ -16,7 +16,16 @@
  * fact standing for it is in the prompt.
  */
 import { pathToFileURL } from 'node:url';
-import { type ChatModel, Conversation, createInMemoryStores, defaultTokenizer, type Fact, factMemory, KiokuBuilder, type KiokuStores } from '@kioku/core';
+import {
+  type ChatModel,
+  Conversation,
+  createInMemoryStores,
+  defaultTokenizer,
+  type Fact,
+  factMemory,
+  KiokuBuilder,
+  type KiokuStores,
+} from '@kioku/core';
 import { countMessagesTokens, UsageLedger } from '@kioku/core/model';
 import { type Changeset, countOperations, extractAndStoreFacts, type PassResult } from '@kioku/core/passes';
 import { ManualClock } from '@kioku/core/testing';

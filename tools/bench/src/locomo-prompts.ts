@@ -5,9 +5,26 @@
  */
 import { createHash } from 'node:crypto';
 import { performance } from 'node:perf_hooks';
-import { type Clock, Conversation, conversationHistory, createInMemoryStores, defaultTokenizer, factMemory, type IntentClassifier, KiokuBuilder, type MemoryFeature, type PreparedTurn, type RecallMode } from '@kioku/core';
-import { type FactStore, InMemoryFactStore, InMemorySessionStore, type SessionStore } from '@kioku/core/store';
+import {
+  type Clock,
+  Conversation,
+  conversationHistory,
+  createInMemoryStores,
+  defaultTokenizer,
+  factMemory,
+  type IntentClassifier,
+  KiokuBuilder,
+  type MemoryFeature,
+  type PreparedTurn,
+  type RecallMode,
+} from '@kioku/core';
 import { countMessagesTokens } from '@kioku/core/model';
+import {
+  type FactStore,
+  InMemoryFactStore,
+  InMemorySessionStore,
+  type SessionStore,
+} from '@kioku/core/store';
 import type { Conversation as LocomoConversation } from './locomo.js';
 import { mean, round } from './util.js';
 

@@ -1,4 +1,15 @@
-import { type Analyzer, bm25Idf, DEFAULT_BM25, DEFAULT_FEEDBACK, englishAnalyzer, type FeedbackParams, feedbackQuery, type LexicalHit, type LexicalIndexOptions, type LexicalSearchOptions } from '@kioku/core/adapter';
+import {
+  type Analyzer,
+  bm25Idf,
+  DEFAULT_BM25,
+  DEFAULT_FEEDBACK,
+  englishAnalyzer,
+  type FeedbackParams,
+  feedbackQuery,
+  type LexicalHit,
+  type LexicalIndexOptions,
+  type LexicalSearchOptions,
+} from '@kioku/core/adapter';
 import MiniSearch, { type Query, type SearchResult } from 'minisearch';
 
 interface IndexedTerms {

@@ -16,7 +16,16 @@
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { type ChatMessage, type ChatModel, createInMemoryStores, defaultTokenizer, defineTool, KiokuBuilder, knowledgeDocuments, type MemoryFeature } from '@kioku/core';
+import {
+  type ChatMessage,
+  type ChatModel,
+  createInMemoryStores,
+  defaultTokenizer,
+  defineTool,
+  KiokuBuilder,
+  knowledgeDocuments,
+  type MemoryFeature,
+} from '@kioku/core';
 import { MEMORY_NOTICE } from '@kioku/core/model';
 import { detectInjection } from '@kioku/core/passes';
 import { InMemoryDocumentStore } from '@kioku/core/store';

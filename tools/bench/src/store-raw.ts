@@ -19,7 +19,17 @@
  * `string_to_array(search_terms)` (all of them, or a sample of the first found; or the partition's own index), core's scoring in
  * TypeScript, the feedback round, then the winners' rows by primary key.
  */
-import { DEFAULT_FEEDBACK, englishAnalyzer, expandQuery, factSearchText, feedbackTerms, type RankCandidate, scoreCandidates, termCounts, termsByRarity } from '@kioku/core/adapter';
+import {
+  DEFAULT_FEEDBACK,
+  englishAnalyzer,
+  expandQuery,
+  factSearchText,
+  feedbackTerms,
+  type RankCandidate,
+  scoreCandidates,
+  termCounts,
+  termsByRarity,
+} from '@kioku/core/adapter';
 import type Database from 'better-sqlite3';
 import type { Sql } from 'postgres';
 import type { FactSeed } from './facts.js';

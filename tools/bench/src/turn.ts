@@ -22,9 +22,36 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { performance } from 'node:perf_hooks';
-import { type ChatMessage, conversationHistory, createInMemoryStores, type Fact, factMemory, KiokuBuilder, knowledgeDocuments, type MemoryFeature, planMode, type PromptMiddleware, type Tokenizer, toolOutputOffload, workingMemory } from '@kioku/core';
-import { type DetailStore, type DocumentStore, type FactStore, InMemoryDetailStore, InMemoryDocumentStore, InMemoryFactStore, InMemoryPlanStore, InMemorySessionStore, InMemoryWorkingMemoryStore, type PlanStore, type SessionStore, type WorkingMemoryStore } from '@kioku/core/store';
+import {
+  type ChatMessage,
+  conversationHistory,
+  createInMemoryStores,
+  type Fact,
+  factMemory,
+  KiokuBuilder,
+  knowledgeDocuments,
+  type MemoryFeature,
+  type PromptMiddleware,
+  planMode,
+  type Tokenizer,
+  toolOutputOffload,
+  workingMemory,
+} from '@kioku/core';
 import { countMessagesTokens, o200kTokenizer } from '@kioku/core/model';
+import {
+  type DetailStore,
+  type DocumentStore,
+  type FactStore,
+  InMemoryDetailStore,
+  InMemoryDocumentStore,
+  InMemoryFactStore,
+  InMemoryPlanStore,
+  InMemorySessionStore,
+  InMemoryWorkingMemoryStore,
+  type PlanStore,
+  type SessionStore,
+  type WorkingMemoryStore,
+} from '@kioku/core/store';
 import { type FactSeed, factSeeds, QUERIES } from './facts.js';
 import { loadLocomo, locomoPath } from './locomo.js';
 import { cliArgs, flagValue, mean, percentile, round, sizesArg, table } from './util.js';

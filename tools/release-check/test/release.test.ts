@@ -40,8 +40,8 @@ describe('the pending release', () => {
 describe('every publishable package', () => {
   const packages = publishablePackages(root);
 
-  it('is found (all thirteen)', () => {
-    expect(packages.map((p) => p.json.name)).toHaveLength(13);
+  it('is found (all fourteen)', () => {
+    expect(packages.map((p) => p.json.name)).toHaveLength(14);
   });
 
   it.each(packages.map((p) => [p.json.name, p] as const))('%s is ready to publish', (_name, pkg) => {

@@ -1,0 +1,79 @@
+import { importAdapter, LOADERS } from './adapters.js';
+import { parseBackend } from './backends.js';
+import { UsageError } from './errors.js';
+import { type McpIo, openMemory, signalled } from './mcp.js';
+
+/** What `kioku studio` was given (node:util parseArgs values). */
+export interface StudioValues {
+  store?: string;
+  host?: string;
+  port?: string;
+  'read-only'?: boolean;
+  'allow-remote'?: boolean;
+  'allow-host'?: string[];
+  index?: string;
+  embedder?: string;
+  dimensions?: string;
+}
+
+/** The port `kioku studio` listens on unless told otherwise. */
+export const STUDIO_PORT = 4983;
+
+/**
+ * `kioku studio`: serve Kioku Studio (@kioku/studio) over one store until SIGINT / SIGTERM. The address
+ * with its access token goes to stdout; everything else to stderr.
+ */
+export async function serveStudioCommand(values: StudioValues, io: McpIo): Promise<number> {
+  const store = values.store;
+  if (store === undefined || store.trim() === '') {
+    throw new UsageError('--store is required, e.g. --store sqlite:./kioku.db.');
+  }
+  const spec = parseBackend(store);
+  if ((values.index === undefined) !== (values.embedder === undefined)) {
+    throw new UsageError('Hybrid search needs both --index <index> and --embedder <embedder>, or neither.');
+  }
+  const port = values.port === undefined ? STUDIO_PORT : Number(values.port);
+  if (!Number.isInteger(port) || port < 0 || port > 65535) {
+    throw new UsageError(`--port takes a port number (0 picks a free one), not "${values.port}".`);
+  }
+  const studio = await importAdapter('studio', LOADERS.studio);
+  if (values.host !== undefined && !studio.isLoopback(values.host) && !values['allow-remote']) {
+    throw new UsageError(
+      `Refusing to listen on ${values.host}: anyone who reaches it with the token could read and erase memory. Add --allow-remote to mean it (and put it behind TLS).`,
+    );
+  }
+  const stores = await openMemory(store, values, io);
+  const stop = signalled();
+  try {
+    const directory = await studio.openDirectory(spec);
+    const running = await studio
+      .serveStudio({
+        stores,
+        directory,
+        storeLabel: spec.label,
+        backend: spec.type,
+        port,
+        ...(values.host === undefined ? {} : { host: values.host }),
+        readOnly: values['read-only'] === true,
+        allowRemote: values['allow-remote'] === true,
+        ...(values['allow-host'] ? { allowHosts: values['allow-host'] } : {}),
+      })
+      .catch(async (error: unknown) => {
+        await directory.close();
+        if ((error as NodeJS.ErrnoException).code === 'EADDRINUSE') {
+          throw new UsageError(`Port ${port} is in use: give another with --port (0 picks a free one).`);
+        }
+        throw error;
+      });
+    io.stdout.write(`Kioku Studio: ${running.url}\n`);
+    io.stderr.write(
+      `kioku studio: serving ${spec.label}${values['read-only'] ? ' read-only' : ''}; open the address above (it carries the access token). Ctrl-C stops it.\n`,
+    );
+    await stop.promise;
+    await running.close();
+    return 0;
+  } finally {
+    stop.dispose();
+    await stores.close().catch(() => {});
+  }
+}
