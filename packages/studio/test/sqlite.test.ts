@@ -121,7 +121,7 @@ describe('Kioku Studio on SQLite, in a browser', () => {
     await page.locator('svg.bar').first().waitFor();
     await screenshot(page, 'session');
     page = await visit(`/users/alice/sessions/${seeded.sessionId}/turns/0`);
-    await page.getByRole('rowheader', { name: 'long-term-memory' }).waitFor();
+    await page.getByRole('rowheader', { name: 'fact-recall' }).waitFor();
     await screenshot(page, 'turn');
 
     page = await visit('/users/alice/working');

@@ -323,7 +323,7 @@ async function expansionRun(
 }
 
 /** The recall configurations of bench:tokens (those with a recall middleware). */
-const RECALL_SETUPS = ['long-term', 'long-term-fill', 'relevant-memory', 'memory-manager-fill'];
+const RECALL_SETUPS = ['fact-recall', 'fact-recall-fill', 'relevant-memory', 'relevant-memory-fill'];
 
 async function main(): Promise<void> {
   const options = parseArgs();

@@ -55,13 +55,13 @@ export const SETUPS: Setup[] = [
     features: (s) => [factMemory({ facts: s.facts, tools: false })],
   },
   {
-    key: 'long-term',
+    key: 'fact-recall',
     name: 'long-term recall, default (maxResults 8)',
     thread: 'new',
     features: (s) => [factMemory({ mode: 'recall', facts: s.facts, sessions: s.sessions })],
   },
   {
-    key: 'long-term-fill',
+    key: 'fact-recall-fill',
     name: 'long-term recall, maxResults 100 (fills the budget)',
     thread: 'new',
     features: (s) => [factMemory({ mode: 'recall', facts: s.facts, sessions: s.sessions, maxResults: 100 })],
@@ -73,7 +73,7 @@ export const SETUPS: Setup[] = [
     features: (s) => [factMemory({ mode: 'relevant', facts: s.facts, autoStore: false })],
   },
   {
-    key: 'memory-manager-fill',
+    key: 'relevant-memory-fill',
     name: 'memory manager, max 100, threshold 0',
     thread: 'new',
     features: (s) => [

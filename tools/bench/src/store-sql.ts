@@ -85,7 +85,7 @@ export interface SqlOptions {
 
 const SCOPE: Scope = { userId: SEARCHED_USER };
 const SQLITE_CHUNK = 10_000;
-/** Timed dynamic-memory reads per side. */
+/** Timed every-fact block reads per side. */
 const DYNAMIC_READS = 300;
 
 /** What one size's run needs from an adapter: the store, its raw twin, prefill and cleanup. */
@@ -348,7 +348,7 @@ export async function benchSqlite(
       row.dynamicRead = await dynamicRead('sqlite', store, raw);
       const d = row.dynamicRead;
       options.log(
-        `  sqlite ${size}: dynamic-memory read (list updated 128 + count of ${d.facts}) p50 ${d.p50} ms (raw ${d.rawP50}), p95 ${d.p95} ms (raw ${d.rawP95}), ×${d.ratio}`,
+        `  sqlite ${size}: every-fact block read (list updated 128 + count of ${d.facts}) p50 ${d.p50} ms (raw ${d.rawP50}), p95 ${d.p95} ms (raw ${d.rawP95}), ×${d.ratio}`,
       );
       rows.push(row);
     } finally {
@@ -374,7 +374,7 @@ async function dynamicRead(
     idsOf(await store.list(SCOPE, page)) !== idsOf(await raw.updatedPage()) ||
     facts !== (await raw.count())
   )
-    console.error(`  ${adapter}: raw dynamic-memory read differs`);
+    console.error(`  ${adapter}: raw every-fact block read differs`);
   const t = await interleaved(
     DYNAMIC_READS,
     async () => {
@@ -477,7 +477,7 @@ export async function benchPostgres(
         row.dynamicRead = await dynamicRead('postgres', store, raw);
         const d = row.dynamicRead;
         options.log(
-          `  postgres ${size}: dynamic-memory read (list updated 128 + count of ${d.facts}) p50 ${d.p50} ms (raw ${d.rawP50}), p95 ${d.p95} ms (raw ${d.rawP95}), ×${d.ratio}`,
+          `  postgres ${size}: every-fact block read (list updated 128 + count of ${d.facts}) p50 ${d.p50} ms (raw ${d.rawP50}), p95 ${d.p95} ms (raw ${d.rawP95}), ×${d.ratio}`,
         );
         rows.push(row);
       } finally {
