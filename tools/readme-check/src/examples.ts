@@ -1,7 +1,9 @@
-import { readFileSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
+import { type Need, parseNeeds } from './needs.js';
+import { parseReplies, type ScriptedReply } from './replies.js';
 
-/** One TypeScript block of a README, as a module to compile. */
+/** One TypeScript block of a README, as a module to compile and a program to run. */
 export interface ReadmeExample {
   /** The README it comes from, relative to the repository root. */
   readme: string;
@@ -10,14 +12,39 @@ export interface ReadmeExample {
   code: string;
   /** Where the block is compiled as if it were a file (absolute): decides how its imports resolve. */
   file: string;
+  /** The servers its `// Needs:` line names; none for an example that runs on its own. */
+  needs: Need[];
+  /**
+   * `test/conformance.test.ts` when the block's first line is `// test/conformance.test.ts`: a vitest test
+   * file, run with `vitest run` from a directory where it has that path.
+   */
+  testFile?: string;
+  /** What the scripted model answers, in order, from a `<!-- readme-check model: […] -->` line. */
+  replies: ScriptedReply[];
 }
 
 /**
- * `<!-- readme-check: packages/store-sqlite/test/conformance.test.ts -->` on the line before a block: compile
+ * `<!-- readme-check: packages/store-sqlite/test/conformance.test.ts -->` on a line before a block: compile
  * it as that file (relative to the repository root), for examples whose relative imports mean something
  * only there.
  */
-const LOCATION = /<!--\s*readme-check:\s*(\S+)\s*-->\s*$/;
+const LOCATION = /^<!--\s*readme-check:\s*(\S+)\s*-->\s*$/;
+/** `<!-- readme-check model: ["Noted."] -->` on a line before a block: the scripted model's replies. */
+const MODEL = /^<!--\s*readme-check model:\s*(.*?)\s*-->\s*$/;
+/** `// test/conformance.test.ts` as a block's first line. */
+const TEST_FILE = /^\/\/\s*(\S+\.test\.ts)\s*$/;
+
+/** The root README and every package's, app's and tool's, relative to the repository root. */
+export function repositoryReadmes(root: string): string[] {
+  const found = ['README.md'];
+  for (const group of ['packages', 'apps', 'tools']) {
+    for (const entry of readdirSync(path.join(root, group), { withFileTypes: true })) {
+      const readme = path.join(group, entry.name, 'README.md');
+      if (entry.isDirectory() && existsSync(path.join(root, readme))) found.push(readme);
+    }
+  }
+  return found;
+}
 
 /** A standalone program starts with an import: fragments (a call, an option object) are not checked. */
 function isStandalone(code: string): boolean {
@@ -26,7 +53,8 @@ function isStandalone(code: string): boolean {
 
 /**
  * The standalone ```ts blocks of one README. Blocks that do not start with an import are fragments
- * and are left out.
+ * and are left out. A malformed marker (an unknown server, replies that are not JSON) throws, naming
+ * the README line.
  */
 export function readmeExamples(root: string, readme: string, defaultDir: string): ReadmeExample[] {
   const lines = readFileSync(path.join(root, readme), 'utf8').split('\n');
@@ -38,14 +66,31 @@ export function readmeExamples(root: string, readme: string, defaultDir: string)
     let end = start;
     while (end < lines.length && !lines[end]!.startsWith('```')) end++;
     const code = lines.slice(start, end).join('\n');
-    const location = lines[i - 1]?.match(LOCATION)?.[1];
     if (isStandalone(code)) {
-      const file = location
-        ? path.join(root, location)
-        : path.join(defaultDir, `${slug}.${examples.length + 1}.ts`);
-      examples.push({ readme, line: start + 1, code, file });
+      const markers = markersBefore(lines, i);
+      const at = `${readme}:${start + 1}`;
+      const location = markers.map((m) => m.match(LOCATION)?.[1]).find(Boolean);
+      const model = markers.map((m) => m.match(MODEL)?.[1]).find((m) => m !== undefined);
+      examples.push({
+        readme,
+        line: start + 1,
+        code,
+        file: location
+          ? path.join(root, location)
+          : path.join(defaultDir, `${slug}.${examples.length + 1}.ts`),
+        needs: parseNeeds(code, at),
+        testFile: code.split('\n')[0]!.match(TEST_FILE)?.[1],
+        replies: model === undefined ? [] : parseReplies(model, at),
+      });
     }
     i = end;
   }
   return examples;
+}
+
+/** The `<!-- readme-check … -->` lines right above the fence at `fence`. */
+function markersBefore(lines: string[], fence: number): string[] {
+  const markers: string[] = [];
+  for (let j = fence - 1; j >= 0 && /^<!--\s*readme-check[\s:]/.test(lines[j]!); j--) markers.push(lines[j]!);
+  return markers;
 }

@@ -1,25 +1,20 @@
-import { readdirSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
-import { readmeExamples, typecheckExamples } from '../src/index.js';
+import {
+  checkExample,
+  readmeExamples,
+  repositoryReadmes,
+  ServerUnavailableError,
+  typecheckExamples,
+} from '../src/index.js';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 const root = path.resolve(here, '../../..');
 const examplesDir = path.join(root, 'tools/readme-check/examples');
-
-/** The root README and every package's, app's and tool's. */
-function readmes(): string[] {
-  const found = ['README.md'];
-  for (const group of ['packages', 'apps', 'tools']) {
-    for (const entry of readdirSync(path.join(root, group), { withFileTypes: true })) {
-      if (!entry.isDirectory()) continue;
-      const readme = path.join(group, entry.name, 'README.md');
-      if (readdirSync(path.join(root, group, entry.name)).includes('README.md')) found.push(readme);
-    }
-  }
-  return found;
-}
+/** A hung example is killed after this; the slowest takes seconds. */
+const LIMIT_MS = 10 * 60_000;
+const examples = repositoryReadmes(root).flatMap((readme) => readmeExamples(root, readme, examplesDir));
 
 describe('README examples', () => {
   it('finds standalone blocks, leaves fragments out and honours a location comment', () => {
@@ -39,10 +34,24 @@ describe('README examples', () => {
   });
 
   it('every standalone TypeScript example in the repository compiles against the current API', () => {
-    const examples = readmes().flatMap((readme) => readmeExamples(root, readme, examplesDir));
-    // Guards the finder: the READMEs hold about twenty programs.
-    expect(examples.length).toBeGreaterThanOrEqual(15);
+    // Guards the finder: the READMEs hold about forty programs.
+    expect(examples.length).toBeGreaterThanOrEqual(35);
     const errors = typecheckExamples(root, examples);
     expect(errors.map((e) => `${e.at} ${e.message}`)).toEqual([]);
   }, 120_000);
+});
+
+// Each example is its own process; vitest's maxConcurrency (vitest.config.ts) bounds how many run at once.
+describe.concurrent('every README example runs as pasted and prints what it computes', () => {
+  it.for(examples)('$readme:$line', async (example, { skip }) => {
+    let failure: string | undefined;
+    try {
+      failure = await checkExample(example, LIMIT_MS);
+    } catch (error) {
+      // PostgreSQL and Redis examples need the local servers: skipped outside CI, a failure under CI.
+      if (process.env.CI || !(error instanceof ServerUnavailableError)) throw error;
+      return skip(`${example.readme}:${example.line}: ${error.message}`);
+    }
+    if (failure) throw new Error(failure);
+  }, LIMIT_MS + 120_000);
 });
