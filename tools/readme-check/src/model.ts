@@ -12,33 +12,41 @@ export const DEFAULT_REPLY = 'OK.';
 /**
  * The model a README example talks to through OPENAI_BASE_URL: tools/openai-test-server answering
  * Chat Completions, Responses (what `@ai-sdk/openai` and the Agents SDK call by default) and embeddings,
- * streamed or not as asked. A chat request gets the next of `replies`, then `DEFAULT_REPLY`; a request for
- * a JSON-schema answer gets the schema's smallest instance; embeddings are `HashingEmbedder` vectors of
- * the size the request names (1536 by default, 3072 for a "large" model).
+ * streamed or not as asked. A chat request gets the next text or tool call of `replies`, else
+ * `DEFAULT_REPLY`; a request for a JSON-schema answer the next `{ json }` of `replies`, else the schema's
+ * smallest instance; embeddings are `HashingEmbedder` vectors of the size the request names (1536 by
+ * default, 3072 for a "large" model).
  */
 export async function startScriptedModel(replies: readonly ScriptedReply[]) {
   const script = [...replies];
   let calls = 0;
-  const nextReply = (): Reply => {
-    const reply = script.shift() ?? DEFAULT_REPLY;
-    if (typeof reply === 'string') return { text: reply };
+  const chatReply = (): Reply => {
+    const next = script[0];
+    if (next === undefined || (typeof next === 'object' && 'json' in next)) return { text: DEFAULT_REPLY };
+    script.shift();
+    if (typeof next === 'string') return { text: next };
     calls++;
-    return { call: { id: `call_${calls}`, name: reply.call, arguments: JSON.stringify(reply.arguments) } };
+    return { call: { id: `call_${calls}`, name: next.call, arguments: JSON.stringify(next.arguments) } };
+  };
+  const objectReply = (schema: unknown): Reply => {
+    const next = script[0];
+    if (typeof next === 'object' && 'json' in next) {
+      script.shift();
+      return { text: JSON.stringify(next.json) };
+    }
+    return { text: JSON.stringify(minimalInstance(schema)) };
   };
   return startScriptedServer((res, body, req) => {
     const path = req.url ?? '';
     if (path.endsWith('/embeddings')) return void embeddings(res, body);
     if (path.endsWith('/chat/completions')) {
       const format = body.response_format as { json_schema?: { schema?: unknown } } | undefined;
-      const reply = format?.json_schema
-        ? { text: JSON.stringify(minimalInstance(format.json_schema.schema)) }
-        : nextReply();
+      const reply = format?.json_schema ? objectReply(format.json_schema.schema) : chatReply();
       return chatCompletion(reply, body.stream === true)(res, body, req);
     }
     if (path.endsWith('/responses')) {
       const format = (body.text as { format?: { type?: string; schema?: unknown } } | undefined)?.format;
-      const reply =
-        format?.type === 'json_schema' ? { text: JSON.stringify(minimalInstance(format.schema)) } : nextReply();
+      const reply = format?.type === 'json_schema' ? objectReply(format.schema) : chatReply();
       return void responses(res, reply, String(body.model), body.stream === true);
     }
     json(res, 404, { error: { message: `readme-check's scripted model does not serve ${path}` } });
