@@ -35,7 +35,7 @@ export function driftHint(error: string): string | undefined {
   const subpath = error.match(/Package subpath '([^']+)' is not defined by "exports" in \S*node_modules\/(\S+?)\/package\.json/);
   if (subpath)
     return `it imports ${subpath[2]}${subpath[1]!.slice(1)}, an entry point ${subpath[2]} does not have; update the README's import`;
-  const notFound = error.match(/Cannot find (?:package|module) '([^']+)'/);
+  const notFound = error.match(/Cannot find (?:package|module) '([^'./][^']*)'/);
   if (notFound)
     return `it imports ${notFound[1]}, which is not installed for the examples; add it to tools/readme-check's devDependencies, and to the README's install line`;
   return undefined;

@@ -9,6 +9,7 @@ import { SERVER_VARIABLES } from './servers.js';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 const require = createRequire(import.meta.url);
+const VITEST_CLI = path.join(path.dirname(require.resolve('vitest/package.json')), 'vitest.mjs');
 
 /** Process groups of the examples running now: killed if this process exits first (a cancelled test run). */
 const running = new Set<number>();
@@ -50,7 +51,7 @@ export async function runExample(example: ReadmeExample, options: RunOptions): P
     await mkdir(path.dirname(path.join(dir, file)), { recursive: true });
     await writeFile(path.join(dir, file), `${example.code}\n`);
     const args = example.testFile
-      ? [require.resolve('vitest/vitest.mjs'), 'run', '--config', path.resolve(here, '../vitest.examples.ts'), '--root', dir]
+      ? [VITEST_CLI, 'run', '--config', path.resolve(here, '../vitest.examples.ts'), '--root', dir]
       : [require.resolve('tsx/cli'), '--conditions=@kioku/source', file];
     const result = await spawnLimited(args, dir, childEnv(options.env), options.limitMs);
     return { ...result, stderr: atReadme(result.stderr, dir, file, example) };

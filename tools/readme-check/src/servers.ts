@@ -51,7 +51,9 @@ export async function provideServers(example: ReadmeExample): Promise<Servers> {
       } else if (need === 'pgvector') {
         const server = await startPgvectorTestServer();
         stops.push(() => server.stop());
-        env.DATABASE_URL = server.url;
+        // One connection per client (postgres.js reads `max` from the URL): the stand-in runs one PostgreSQL
+        // session for all connections, and a pool's concurrent queries can lose each other's portals.
+        env.DATABASE_URL = `${server.url}?max=1`;
       } else if (need === 'qdrant') {
         const server = await startQdrantTestServer();
         stops.push(() => server.stop());
