@@ -10,7 +10,7 @@ export interface ReadmeExample {
   /** 1-based line of the block's first code line in the README. */
   line: number;
   code: string;
-  /** Where the block is compiled as if it were a file (absolute): decides how its imports resolve. */
+  /** Where the block is compiled as if it were a file (absolute; never written). */
   file: string;
   /** The servers its `// Needs:` line names; none for an example that runs on its own. */
   needs: Need[];
@@ -23,12 +23,6 @@ export interface ReadmeExample {
   replies: ScriptedReply[];
 }
 
-/**
- * `<!-- readme-check: packages/store-sqlite/test/conformance.test.ts -->` on a line before a block: compile
- * it as that file (relative to the repository root), for examples whose relative imports mean something
- * only there.
- */
-const LOCATION = /^<!--\s*readme-check:\s*(\S+)\s*-->\s*$/;
 /** `<!-- readme-check model: ["Noted."] -->` on a line before a block: the scripted model's replies. */
 const MODEL = /^<!--\s*readme-check model:\s*(.*?)\s*-->\s*$/;
 /** `// test/conformance.test.ts` as a block's first line. */
@@ -52,11 +46,11 @@ function isStandalone(code: string): boolean {
 }
 
 /**
- * The standalone ```ts blocks of one README. Blocks that do not start with an import are fragments
- * and are left out. A malformed marker (an unknown server, replies that are not JSON) throws, naming
+ * The standalone ```ts blocks of one README, each to be compiled as a file in `dir`. Blocks that do not
+ * start with an import are fragments and are left out. A malformed marker (an unknown server, replies that are not JSON) throws, naming
  * the README line.
  */
-export function readmeExamples(root: string, readme: string, defaultDir: string): ReadmeExample[] {
+export function readmeExamples(root: string, readme: string, dir: string): ReadmeExample[] {
   const lines = readFileSync(path.join(root, readme), 'utf8').split('\n');
   const examples: ReadmeExample[] = [];
   const slug = readme.replaceAll(/[^A-Za-z0-9]+/g, '-').replace(/-md$/, '');
@@ -67,17 +61,13 @@ export function readmeExamples(root: string, readme: string, defaultDir: string)
     while (end < lines.length && !lines[end]!.startsWith('```')) end++;
     const code = lines.slice(start, end).join('\n');
     if (isStandalone(code)) {
-      const markers = markersBefore(lines, i);
       const at = `${readme}:${start + 1}`;
-      const location = markers.map((m) => m.match(LOCATION)?.[1]).find(Boolean);
-      const model = markers.map((m) => m.match(MODEL)?.[1]).find((m) => m !== undefined);
+      const model = lines[i - 1]?.match(MODEL)?.[1];
       examples.push({
         readme,
         line: start + 1,
         code,
-        file: location
-          ? path.join(root, location)
-          : path.join(defaultDir, `${slug}.${examples.length + 1}.ts`),
+        file: path.join(dir, `${slug}.${examples.length + 1}.ts`),
         needs: parseNeeds(code, at),
         testFile: code.split('\n')[0]!.match(TEST_FILE)?.[1],
         replies: model === undefined ? [] : parseReplies(model, at),
@@ -86,11 +76,4 @@ export function readmeExamples(root: string, readme: string, defaultDir: string)
     i = end;
   }
   return examples;
-}
-
-/** The `<!-- readme-check … -->` lines right above the fence at `fence`. */
-function markersBefore(lines: string[], fence: number): string[] {
-  const markers: string[] = [];
-  for (let j = fence - 1; j >= 0 && /^<!--\s*readme-check[\s:]/.test(lines[j]!); j--) markers.push(lines[j]!);
-  return markers;
 }

@@ -67,7 +67,12 @@ function chatCompletion(reply: Reply, stream: boolean) {
     return completion({ content: text }, { usage: USAGE });
   }
   if (call) {
-    const delta = { index: 0, id: call.id, type: 'function', function: { name: call.name, arguments: call.arguments } };
+    const delta = {
+      index: 0,
+      id: call.id,
+      type: 'function',
+      function: { name: call.name, arguments: call.arguments },
+    };
     return sse([{ role: 'assistant', tool_calls: [delta] }], { finishReason: 'tool_calls' });
   }
   return sse([{ role: 'assistant', content: text }], { finishReason: 'stop' });
@@ -76,8 +81,21 @@ function chatCompletion(reply: Reply, stream: boolean) {
 /** A Responses API answer: one output item (a message or a function call), as JSON or as its events. */
 function responses(res: ServerResponse, reply: Reply, model: string, stream: boolean) {
   const item = reply.call
-    ? { type: 'function_call', id: `fc_${reply.call.id}`, call_id: reply.call.id, name: reply.call.name, arguments: reply.call.arguments, status: 'completed' }
-    : { type: 'message', id: 'msg_1', status: 'completed', role: 'assistant', content: [{ type: 'output_text', text: reply.text, annotations: [] }] };
+    ? {
+        type: 'function_call',
+        id: `fc_${reply.call.id}`,
+        call_id: reply.call.id,
+        name: reply.call.name,
+        arguments: reply.call.arguments,
+        status: 'completed',
+      }
+    : {
+        type: 'message',
+        id: 'msg_1',
+        status: 'completed',
+        role: 'assistant',
+        content: [{ type: 'output_text', text: reply.text, annotations: [] }],
+      };
   const response = (status: string, output: unknown[]) => ({
     id: 'resp_1',
     object: 'response',
@@ -99,17 +117,31 @@ function responses(res: ServerResponse, reply: Reply, model: string, stream: boo
   const at = { item_id: item.id, output_index: 0 };
   const events: Body[] = [
     { type: 'response.created', response: response('in_progress', []) },
-    { type: 'response.output_item.added', output_index: 0, item: { ...item, status: 'in_progress', ...(reply.call ? { arguments: '' } : { content: [] }) } },
+    {
+      type: 'response.output_item.added',
+      output_index: 0,
+      item: { ...item, status: 'in_progress', ...(reply.call ? { arguments: '' } : { content: [] }) },
+    },
     ...(reply.call
       ? [
           { type: 'response.function_call_arguments.delta', ...at, delta: reply.call.arguments },
           { type: 'response.function_call_arguments.done', ...at, arguments: reply.call.arguments },
         ]
       : [
-          { type: 'response.content_part.added', ...at, content_index: 0, part: { type: 'output_text', text: '', annotations: [] } },
+          {
+            type: 'response.content_part.added',
+            ...at,
+            content_index: 0,
+            part: { type: 'output_text', text: '', annotations: [] },
+          },
           { type: 'response.output_text.delta', ...at, content_index: 0, delta: reply.text, logprobs: [] },
           { type: 'response.output_text.done', ...at, content_index: 0, text: reply.text, logprobs: [] },
-          { type: 'response.content_part.done', ...at, content_index: 0, part: { type: 'output_text', text: reply.text, annotations: [] } },
+          {
+            type: 'response.content_part.done',
+            ...at,
+            content_index: 0,
+            part: { type: 'output_text', text: reply.text, annotations: [] },
+          },
         ]),
     { type: 'response.output_item.done', output_index: 0, item },
     { type: 'response.completed', response: response('completed', [item]) },

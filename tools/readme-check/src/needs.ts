@@ -36,7 +36,9 @@ export function parseNeeds(code: string, at: string): Need[] {
     const server = SERVERS[name];
     if (!server) {
       const known = Object.entries(SERVERS).map(([n, s]) => `${n} (${s.env.join(', ')})`);
-      throw new Error(`${at}: "// Needs:" names "${name}", which readme-check cannot provide. Use: ${known.join('; ')}.`);
+      throw new Error(
+        `${at}: "// Needs:" names "${name}", which readme-check cannot provide. Use: ${known.join('; ')}.`,
+      );
     }
     const named = vars.split(',').map((v) => v.trim());
     const unknown = named.filter((v) => !server.env.includes(v));
@@ -45,6 +47,8 @@ export function parseNeeds(code: string, at: string): Need[] {
     needs.push(server.need);
   }
   if (needs.length === 0 || consumed !== list.length)
-    throw new Error(`${at}: write "// Needs: <server> (<VARIABLE>), …", e.g. "// Needs: PostgreSQL (DATABASE_URL)"; got "${list}".`);
+    throw new Error(
+      `${at}: write "// Needs: <server> (<VARIABLE>), …", e.g. "// Needs: PostgreSQL (DATABASE_URL)"; got "${list}".`,
+    );
   return needs;
 }

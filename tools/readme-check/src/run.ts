@@ -47,7 +47,11 @@ export async function runExample(example: ReadmeExample, options: RunOptions): P
   try {
     const file = example.testFile ?? 'example.ts';
     await writeFile(path.join(dir, 'package.json'), '{ "type": "module", "private": true }\n');
-    await symlink(options.modules ?? path.resolve(here, '../node_modules'), path.join(dir, 'node_modules'), 'dir');
+    await symlink(
+      options.modules ?? path.resolve(here, '../node_modules'),
+      path.join(dir, 'node_modules'),
+      'dir',
+    );
     await mkdir(path.dirname(path.join(dir, file)), { recursive: true });
     await writeFile(path.join(dir, file), `${example.code}\n`);
     const args = example.testFile
@@ -63,13 +67,13 @@ export async function runExample(example: ReadmeExample, options: RunOptions): P
 /**
  * The example's environment: this one, without the variables of servers it did not ask for (nor any
  * `OPENAI_*`: an example that reaches for a model without saying so fails), without vitest's own, plus
- * the ones of the servers it needs.
+ * the ones of the servers it needs. No colours (Nx forces them), so errors read as text.
  */
 function childEnv(servers: Record<string, string>): NodeJS.ProcessEnv {
   const env: NodeJS.ProcessEnv = {};
   for (const [key, value] of Object.entries(process.env)) {
     if (SERVER_VARIABLES.includes(key) || key.startsWith('OPENAI_') || key.startsWith('VITEST')) continue;
-    if (key === 'NODE_ENV' || key === 'TEST' || key === 'NODE_OPTIONS') continue;
+    if (['NODE_ENV', 'TEST', 'NODE_OPTIONS', 'FORCE_COLOR'].includes(key)) continue;
     env[key] = value;
   }
   return { ...env, ...servers, NO_COLOR: '1' };
@@ -78,7 +82,12 @@ function childEnv(servers: Record<string, string>): NodeJS.ProcessEnv {
 function spawnLimited(args: string[], cwd: string, env: NodeJS.ProcessEnv, limitMs: number) {
   return new Promise<Omit<RunResult, 'stderr'> & { stderr: string }>((resolve, reject) => {
     // Its own process group, so a hung example is killed with everything it started.
-    const child = spawn(process.execPath, args, { cwd, env, detached: true, stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawn(process.execPath, args, {
+      cwd,
+      env,
+      detached: true,
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
     if (child.pid) running.add(child.pid);
     let stdout = '';
     let stderr = '';

@@ -96,7 +96,11 @@ async function freshDatabase(stops: Array<() => Promise<unknown>>): Promise<stri
 const PREFIX = /prefix:\s*'([^']+)'/g;
 
 async function redisFor(code: string, stops: Array<() => Promise<unknown>>): Promise<string> {
-  const redis = new Redis(REDIS_URL, { maxRetriesPerRequest: 0, lazyConnect: true });
+  const redis = new Redis(REDIS_URL, {
+    maxRetriesPerRequest: 0,
+    lazyConnect: true,
+    retryStrategy: () => null,
+  });
   try {
     await redis.connect();
   } catch (error) {

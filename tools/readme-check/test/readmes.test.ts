@@ -17,12 +17,17 @@ const LIMIT_MS = 10 * 60_000;
 const examples = repositoryReadmes(root).flatMap((readme) => readmeExamples(root, readme, examplesDir));
 
 describe('README examples', () => {
-  it('finds standalone blocks, leaves fragments out and honours a location comment', () => {
+  it('finds standalone blocks, leaves fragments out and reads their markers', () => {
     const fixture = path.relative(root, path.join(here, 'fixtures/pkg/README.md'));
     const examples = readmeExamples(root, fixture, examplesDir);
     expect(examples.map((e) => e.line)).toEqual([12, 21, 31]);
-    expect(examples[2]!.file).toBe(path.join(root, 'tools/readme-check/test/as-if-here.ts'));
-    expect(examples[0]!.file.startsWith(examplesDir)).toBe(true);
+    expect(examples.every((e) => e.file.startsWith(examplesDir))).toBe(true);
+    expect(examples[0]).toMatchObject({ needs: [], replies: [], testFile: undefined });
+    expect(examples[2]).toMatchObject({
+      needs: ['model'],
+      testFile: 'test/model.test.ts',
+      replies: [{ call: 'create_memory', arguments: { content: 'Prefers tea' } }, 'Noted.', { json: {} }],
+    });
   });
 
   it('reports a misused API at the README line it is on, and only there', () => {
@@ -43,7 +48,7 @@ describe('README examples', () => {
 
 // Each example is its own process; vitest's maxConcurrency (vitest.config.ts) bounds how many run at once.
 describe.concurrent('every README example runs as pasted and prints what it computes', () => {
-  it.for(examples)('$readme:$line', async (example, { skip }) => {
+  it.for(examples)('$readme:$line', { timeout: LIMIT_MS + 120_000 }, async (example, { skip }) => {
     let failure: string | undefined;
     try {
       failure = await checkExample(example, LIMIT_MS);
@@ -53,5 +58,5 @@ describe.concurrent('every README example runs as pasted and prints what it comp
       return skip(`${example.readme}:${example.line}: ${error.message}`);
     }
     if (failure) throw new Error(failure);
-  }, LIMIT_MS + 120_000);
+  });
 });

@@ -3,7 +3,7 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import type { FactStore } from '@kioku/core';
+import { type FactStore, HashingEmbedder, withFactEmbeddings } from '@kioku/core';
 import { createJsonStores } from '@kioku/store-json';
 import { createPostgresStores } from '@kioku/store-postgres';
 import { createRedisStores } from '@kioku/store-redis';
@@ -75,10 +75,12 @@ describe('README examples that search find what they stored', () => {
     );
   });
 
-  it.for(claims)('$at: "$query"', async ({ at, contents, query }, { skip }) => {
+  it.for(claims)('$at: "$query"', async ({ at, contents, query, hybrid }, { skip }) => {
     let facts: FactStore;
     try {
       facts = await storeFor(at);
+      // An example with an embedder searches lexically and by vector: so does its claim.
+      if (hybrid) facts = withFactEmbeddings(facts, { embedder: new HashingEmbedder({ dimensions: 256 }) });
     } catch (error) {
       // PostgreSQL and Redis examples need the servers: skipped outside CI, a failure under CI.
       if (process.env.CI) throw error;
