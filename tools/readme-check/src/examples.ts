@@ -21,6 +21,8 @@ export interface ReadmeExample {
   testFile?: string;
   /** What the scripted model answers, in order, from a `<!-- readme-check model: […] -->` line. */
   replies: ScriptedReply[];
+  /** Packages it imports that no `pnpm add` / `npm install` line above it names: a newcomer would lack them. */
+  uninstalled: string[];
 }
 
 /** `<!-- readme-check model: ["Noted."] -->` on a line before a block: the scripted model's replies. */
@@ -38,6 +40,30 @@ export function repositoryReadmes(root: string): string[] {
     }
   }
   return found;
+}
+
+const INSTALL = /\b(?:pnpm add|npm install|npm i)\s+(.*)$/;
+
+/** The package an import specifier or an install argument names: `@kioku/core/testing` → `@kioku/core`. */
+function packageName(spec: string): string {
+  const [first, second] = spec.split('/');
+  const name = first!.startsWith('@') ? `${first}/${second?.split('@')[0]}` : first!.split('@')[0]!;
+  return name.replace(/[^\w@/.-].*$/, '');
+}
+
+/** Packages the block imports (not Node's own) that no install line above `fence` names. */
+function uninstalled(code: string, lines: string[], fence: number): string[] {
+  const installed = new Set(
+    lines
+      .slice(0, fence)
+      .flatMap((l) => l.match(INSTALL)?.[1]?.split(/\s+/) ?? [])
+      .filter((arg) => !arg.startsWith('-'))
+      .map(packageName),
+  );
+  const imported = [...code.matchAll(/^import[^'"]*['"]([^'"]+)['"]/gm)].map((m) => m[1]!);
+  return [...new Set(imported.filter((s) => !s.startsWith('node:')).map(packageName))].filter(
+    (name) => !installed.has(name),
+  );
 }
 
 /** A standalone program starts with an import: fragments (a call, an option object) are not checked. */
@@ -71,6 +97,7 @@ export function readmeExamples(root: string, readme: string, dir: string): Readm
         needs: parseNeeds(code, at),
         testFile: code.split('\n')[0]!.match(TEST_FILE)?.[1],
         replies: model === undefined ? [] : parseReplies(model, at),
+        uninstalled: uninstalled(code, lines, i),
       });
     }
     i = end;

@@ -22,7 +22,12 @@ describe('README examples', () => {
     const examples = readmeExamples(root, fixture, examplesDir);
     expect(examples.map((e) => e.line)).toEqual([12, 21, 31]);
     expect(examples.every((e) => e.file.startsWith(examplesDir))).toBe(true);
-    expect(examples[0]).toMatchObject({ needs: [], replies: [], testFile: undefined });
+    expect(examples[0]).toMatchObject({
+      needs: [],
+      replies: [],
+      testFile: undefined,
+      uninstalled: ['@kioku/core'],
+    });
     expect(examples[2]).toMatchObject({
       needs: ['model'],
       testFile: 'test/model.test.ts',
@@ -36,6 +41,11 @@ describe('README examples', () => {
     expect(errors).toEqual([
       { at: `${fixture}:15`, message: expect.stringMatching(/^TS2322: Type 'number' is not assignable/) },
     ]);
+  });
+
+  it('every package an example imports is on an install line above it', () => {
+    const uninstalled = examples.filter((e) => e.uninstalled.length > 0);
+    expect(uninstalled.map((e) => `${e.readme}:${e.line} imports ${e.uninstalled.join(', ')}`)).toEqual([]);
   });
 
   it('every standalone TypeScript example in the repository compiles against the current API', () => {
