@@ -7,7 +7,7 @@ import { minimalInstance } from './schema-instance.js';
 type Body = Record<string, unknown>;
 
 /** What a request past the example's script gets: the examples print it. */
-export const DEFAULT_REPLY = 'OK.';
+const DEFAULT_REPLY = 'OK.';
 
 /**
  * The model a README example talks to through OPENAI_BASE_URL: tools/openai-test-server answering

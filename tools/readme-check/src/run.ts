@@ -14,8 +14,16 @@ const VITEST_CLI = path.join(path.dirname(require.resolve('vitest/package.json')
 /** Process groups of the examples running now: killed if this process exits first (a cancelled test run). */
 const running = new Set<number>();
 process.on('exit', () => {
-  for (const pid of running) process.kill(-pid, 'SIGKILL');
+  for (const pid of running) killGroup(pid);
 });
+
+function killGroup(pid: number): void {
+  try {
+    process.kill(-pid, 'SIGKILL');
+  } catch {
+    // Already gone.
+  }
+}
 
 /** How a run ended, with what it printed. */
 export interface RunResult {
@@ -32,8 +40,6 @@ export interface RunOptions {
   env: Record<string, string>;
   /** The run is killed after this long: a limit for a hung example, far above any example's duration. */
   limitMs: number;
-  /** Where the example's bare imports resolve from (default: this tool's node_modules). */
-  modules?: string;
 }
 
 /**
@@ -47,11 +53,7 @@ export async function runExample(example: ReadmeExample, options: RunOptions): P
   try {
     const file = example.testFile ?? 'example.ts';
     await writeFile(path.join(dir, 'package.json'), '{ "type": "module", "private": true }\n');
-    await symlink(
-      options.modules ?? path.resolve(here, '../node_modules'),
-      path.join(dir, 'node_modules'),
-      'dir',
-    );
+    await symlink(path.resolve(here, '../node_modules'), path.join(dir, 'node_modules'), 'dir');
     await mkdir(path.dirname(path.join(dir, file)), { recursive: true });
     await writeFile(path.join(dir, file), `${example.code}\n`);
     const args = example.testFile
@@ -80,7 +82,7 @@ function childEnv(servers: Record<string, string>): NodeJS.ProcessEnv {
 }
 
 function spawnLimited(args: string[], cwd: string, env: NodeJS.ProcessEnv, limitMs: number) {
-  return new Promise<Omit<RunResult, 'stderr'> & { stderr: string }>((resolve, reject) => {
+  return new Promise<RunResult>((resolve, reject) => {
     // Its own process group, so a hung example is killed with everything it started.
     const child = spawn(process.execPath, args, {
       cwd,
@@ -100,7 +102,7 @@ function spawnLimited(args: string[], cwd: string, env: NodeJS.ProcessEnv, limit
     });
     const timer = setTimeout(() => {
       timedOut = true;
-      process.kill(-child.pid!, 'SIGKILL');
+      killGroup(child.pid!);
     }, limitMs);
     child.on('error', (error) => {
       clearTimeout(timer);

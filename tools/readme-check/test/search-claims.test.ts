@@ -9,12 +9,9 @@ import { createPostgresStores } from '@kioku/store-postgres';
 import { createRedisStores } from '@kioku/store-redis';
 import { createSqliteStores } from '@kioku/store-sqlite';
 import { afterAll, describe, expect, it } from 'vitest';
-import { readmeExamples, searchClaims } from '../src/index.js';
+import { PG_URL, REDIS_URL, readmeExamples, searchClaims } from '../src/index.js';
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../..');
-const PG_URL =
-  process.env.KIOKU_PG_URL ?? process.env.DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
-const REDIS_URL = process.env.KIOKU_REDIS_URL ?? 'redis://127.0.0.1:6379';
 const cleanups: Array<() => Promise<unknown>> = [];
 afterAll(async () => {
   for (const cleanup of cleanups.reverse()) await cleanup().catch(() => {});
