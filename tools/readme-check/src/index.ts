@@ -1,4 +1,4 @@
-export { checkExample } from './check.js';
+export { checkExample, EXAMPLE_LIMIT_MS } from './check.js';
 export { type ReadmeExample, readmeExamples, repositoryReadmes } from './examples.js';
 export { type Need, parseNeeds } from './needs.js';
 export { driftHint, importErrorHint } from './report.js';

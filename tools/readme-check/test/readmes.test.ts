@@ -3,6 +3,7 @@ import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import {
   checkExample,
+  EXAMPLE_LIMIT_MS,
   readmeExamples,
   repositoryReadmes,
   ServerUnavailableError,
@@ -12,8 +13,6 @@ import {
 const here = path.dirname(fileURLToPath(import.meta.url));
 const root = path.resolve(here, '../../..');
 const examplesDir = path.join(root, 'tools/readme-check/examples');
-/** A hung example is killed after this; the slowest takes seconds. */
-const LIMIT_MS = 10 * 60_000;
 const examples = repositoryReadmes(root).flatMap((readme) => readmeExamples(root, readme, examplesDir));
 
 describe('README examples', () => {
@@ -58,10 +57,10 @@ describe('README examples', () => {
 
 // Each example is its own process; vitest's maxConcurrency (vitest.config.ts) bounds how many run at once.
 describe.concurrent('every README example runs as pasted and prints what it computes', () => {
-  it.for(examples)('$readme:$line', { timeout: LIMIT_MS + 120_000 }, async (example, { skip }) => {
+  it.for(examples)('$readme:$line', { timeout: EXAMPLE_LIMIT_MS + 120_000 }, async (example, { skip }) => {
     let failure: string | undefined;
     try {
-      failure = await checkExample(example, LIMIT_MS);
+      failure = await checkExample(example);
     } catch (error) {
       // PostgreSQL and Redis examples need the local servers: skipped outside CI, a failure under CI.
       if (process.env.CI || !(error instanceof ServerUnavailableError)) throw error;

@@ -4,6 +4,7 @@ import { describe, expect, it, vi } from 'vitest';
 import {
   checkExample,
   driftHint,
+  EXAMPLE_LIMIT_MS,
   importErrorHint,
   parseNeeds,
   provideServers,
@@ -15,35 +16,33 @@ const here = path.dirname(fileURLToPath(import.meta.url));
 const root = path.resolve(here, '../../..');
 const fixture = path.relative(root, path.join(here, 'fixtures/run/README.md'));
 const [prints, fails, silent, moved, scripted] = readmeExamples(root, fixture, path.join(here, 'examples'));
-/** A hung example is killed after this; these take a few seconds. */
-const LIMIT_MS = 10 * 60_000;
 
-describe.concurrent('running an example', { timeout: LIMIT_MS + 60_000 }, () => {
+describe.concurrent('running an example', { timeout: EXAMPLE_LIMIT_MS + 60_000 }, () => {
   it('runs it in a directory of its own, without server variables it did not ask for', async () => {
     vi.stubEnv('DATABASE_URL', 'postgres://not-for-examples@127.0.0.1/none');
-    const result = await runExample(prints!, { env: {}, limitMs: LIMIT_MS });
+    const result = await runExample(prints!, { env: {}, limitMs: EXAMPLE_LIMIT_MS });
     vi.unstubAllEnvs();
     expect(result.stderr).toBe('');
     expect(result.stdout).toBe('1 true undefined\n');
     expect(result.code).toBe(0);
-    expect(await checkExample(prints!, LIMIT_MS)).toBeUndefined();
+    expect(await checkExample(prints!)).toBeUndefined();
   });
 
   it('fails with the README line, the exit code and its stderr at README lines', async () => {
-    const failure = await checkExample(fails!, LIMIT_MS);
+    const failure = await checkExample(fails!);
     expect(failure).toMatch(new RegExp(`^${fixture}:${fails!.line} exited with code 1\n`));
     expect(failure).toContain('NotFoundError');
     expect(failure).toContain(`${fixture}:${fails!.line + 3}`);
   });
 
   it('fails an example that prints nothing', async () => {
-    expect(await checkExample(silent!, LIMIT_MS)).toBe(
+    expect(await checkExample(silent!)).toBe(
       `${fixture}:${silent!.line} printed nothing: an example prints what it computes (console.log the result it shows).`,
     );
   });
 
   it('says plainly when an import no longer exists', async () => {
-    expect(await checkExample(moved!, LIMIT_MS)).toContain(
+    expect(await checkExample(moved!)).toContain(
       'it imports NoSuchExport from @kioku/core, which no longer exports it; update the README',
     );
   });
@@ -52,7 +51,7 @@ describe.concurrent('running an example', { timeout: LIMIT_MS + 60_000 }, () => 
     expect(scripted!.needs).toEqual(['model']);
     const servers = await provideServers(scripted!);
     try {
-      const result = await runExample(scripted!, { env: servers.env, limitMs: LIMIT_MS });
+      const result = await runExample(scripted!, { env: servers.env, limitMs: EXAMPLE_LIMIT_MS });
       expect(result.stderr).toBe('');
       expect(JSON.parse(result.stdout)).toEqual(['scripted object', 'scripted text', { count: 2, tags: [] }]);
     } finally {
