@@ -6,6 +6,8 @@
 export interface SearchClaim {
   contents: string[];
   query: string;
+  /** The example searches with embeddings (an embedder in its code): the claim holds for hybrid search. */
+  hybrid: boolean;
 }
 
 const CONTENT = /facts\.create\([^)]*?\{\s*content:\s*'([^']+)'/g;
@@ -14,5 +16,6 @@ const QUERY = /facts\.search\([^)]*?\{\s*query:\s*'([^']+)'/g;
 export function searchClaims(code: string): SearchClaim[] {
   const contents = [...code.matchAll(CONTENT)].map((m) => m[1]!);
   if (contents.length === 0) return [];
-  return [...code.matchAll(QUERY)].map((m) => ({ contents, query: m[1]! }));
+  const hybrid = /Embedder\(/.test(code);
+  return [...code.matchAll(QUERY)].map((m) => ({ contents, query: m[1]!, hybrid }));
 }

@@ -1,6 +1,7 @@
 import path from 'node:path';
 import ts from 'typescript';
 import type { ReadmeExample } from './examples.js';
+import { importErrorHint } from './report.js';
 
 /** A compiler error in an example, placed at its README line. */
 export interface ExampleError {
@@ -48,9 +49,10 @@ export function typecheckExamples(root: string, examples: readonly ReadmeExample
       continue;
     }
     const { line } = diagnostic.file.getLineAndCharacterOfPosition(diagnostic.start ?? 0);
+    const hint = importErrorHint(diagnostic.code);
     errors.push({
       at: `${example.readme}:${example.line + line}`,
-      message: `TS${diagnostic.code}: ${message}`,
+      message: `TS${diagnostic.code}: ${message}${hint ? ` (${hint})` : ''}`,
     });
   }
   return errors;

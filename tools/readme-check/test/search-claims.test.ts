@@ -3,18 +3,16 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import type { FactStore } from '@kioku/core/store';
+import { HashingEmbedder } from '@kioku/core';
+import { type FactStore, withFactEmbeddings } from '@kioku/core/store';
 import { createJsonStores } from '@kioku/store-json';
 import { createPostgresStores } from '@kioku/store-postgres';
 import { createRedisStores } from '@kioku/store-redis';
 import { createSqliteStores } from '@kioku/store-sqlite';
 import { afterAll, describe, expect, it } from 'vitest';
-import { readmeExamples, searchClaims } from '../src/index.js';
+import { PG_URL, REDIS_URL, readmeExamples, searchClaims } from '../src/index.js';
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../..');
-const PG_URL =
-  process.env.KIOKU_PG_URL ?? process.env.DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
-const REDIS_URL = process.env.KIOKU_REDIS_URL ?? 'redis://127.0.0.1:6379';
 const cleanups: Array<() => Promise<unknown>> = [];
 afterAll(async () => {
   for (const cleanup of cleanups.reverse()) await cleanup().catch(() => {});
@@ -75,10 +73,12 @@ describe('README examples that search find what they stored', () => {
     );
   });
 
-  it.for(claims)('$at: "$query"', async ({ at, contents, query }, { skip }) => {
+  it.for(claims)('$at: "$query"', async ({ at, contents, query, hybrid }, { skip }) => {
     let facts: FactStore;
     try {
       facts = await storeFor(at);
+      // An example with an embedder searches lexically and by vector: so does its claim.
+      if (hybrid) facts = withFactEmbeddings(facts, { embedder: new HashingEmbedder({ dimensions: 256 }) });
     } catch (error) {
       // PostgreSQL and Redis examples need the servers: skipped outside CI, a failure under CI.
       if (process.env.CI) throw error;

@@ -1,0 +1,11 @@
+import { defineConfig, mergeConfig } from 'vitest/config';
+import { sharedTestConfig } from '../../vitest.shared.js';
+
+/**
+ * How readme-check runs a README example that is a test file (first line `// test/….test.ts`): with
+ * `--root` its own directory, against the packages' source like every test here.
+ */
+export default mergeConfig(
+  sharedTestConfig,
+  defineConfig({ cacheDir: '.vitest-cache', test: { include: ['**/*.test.ts'] } }),
+);
