@@ -132,7 +132,7 @@ export class HybridFactStore implements FactStore {
         lexical.map((hit) => ({ key: hit.fact.id, item: hit.fact })),
         vectorFacts.map((fact) => ({ key: fact.id, item: fact })),
       ],
-      { k: this.vectors.rrfK },
+      this.vectors.fusion,
     )
       .slice(0, q.limit)
       .map(({ item, score }) => ({ fact: item, score }));
