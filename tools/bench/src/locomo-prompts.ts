@@ -25,7 +25,7 @@ import {
   type RecallMode,
   type SessionStore,
 } from '@kioku/core';
-import type { Conversation as LocomoConversation } from './locomo.js';
+import { type Conversation as LocomoConversation, parseLocomoDate } from './locomo.js';
 import { mean, round } from './util.js';
 
 export interface Stores {
@@ -108,31 +108,6 @@ export interface Summary {
   turnsPct: number;
   /** Questions with every evidence turn present, %. */
   allPct: number;
-}
-
-const MONTHS = [
-  'january',
-  'february',
-  'march',
-  'april',
-  'may',
-  'june',
-  'july',
-  'august',
-  'september',
-  'october',
-  'november',
-  'december',
-];
-
-/** `1:56 pm on 8 May, 2023` → epoch ms (UTC); undefined when the text has another shape. */
-export function parseLocomoDate(text: string): number | undefined {
-  const m = /(\d{1,2}):(\d{2})\s*(am|pm)\s+on\s+(\d{1,2})\s+([A-Za-z]+),?\s+(\d{4})/i.exec(text);
-  if (!m) return undefined;
-  const month = MONTHS.indexOf(m[5]!.toLowerCase());
-  if (month < 0) return undefined;
-  const hour = (Number(m[1]) % 12) + (m[3]!.toLowerCase() === 'pm' ? 12 : 0);
-  return Date.UTC(Number(m[6]), month, Number(m[4]), hour, Number(m[2]));
 }
 
 export const sessionOf = (diaId: string) => Number(/^D(\d+):/.exec(diaId)?.[1] ?? 0);

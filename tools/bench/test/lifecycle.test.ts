@@ -2,18 +2,54 @@ import { OpenAIChatModel } from '@kioku/openai';
 import { type Reply, startScriptedServer, text } from '@kioku/openai-test-server';
 import { afterEach, describe, expect, it } from 'vitest';
 import { runLifecycleBench } from '../src/lifecycle.js';
-import type { Conversation } from '../src/locomo.js';
+import { type Conversation, TURN_MS } from '../src/locomo.js';
 
 /** A LoCoMo-shaped conversation of six turns in two sessions, with two questions. */
 const CONVERSATION: Conversation = {
   sampleId: 'conv-test',
   units: [
-    { id: 'D1:1', text: 'Caroline said, "I moved to Lisbon last spring."' },
-    { id: 'D1:2', text: 'Melanie said, "How do you like it there?"' },
-    { id: 'D1:3', text: 'Caroline said, "I adopted a dog named Pixel."' },
-    { id: 'D2:1', text: 'Caroline said, "Pixel loves the beach."' },
-    { id: 'D2:2', text: 'Melanie said, "I started pottery classes."' },
-    { id: 'D2:3', text: 'Caroline said, "I live in Lisbon, by the way."' },
+    {
+      id: 'D1:1',
+      session: 1,
+      turn: 0,
+      time: Date.UTC(2023, 4, 8, 13, 56) + 1 * TURN_MS,
+      text: 'Caroline said, "I moved to Lisbon last spring."',
+    },
+    {
+      id: 'D1:2',
+      session: 1,
+      turn: 1,
+      time: Date.UTC(2023, 4, 8, 13, 56) + 2 * TURN_MS,
+      text: 'Melanie said, "How do you like it there?"',
+    },
+    {
+      id: 'D1:3',
+      session: 1,
+      turn: 2,
+      time: Date.UTC(2023, 4, 8, 13, 56) + 3 * TURN_MS,
+      text: 'Caroline said, "I adopted a dog named Pixel."',
+    },
+    {
+      id: 'D2:1',
+      session: 2,
+      turn: 0,
+      time: Date.UTC(2023, 4, 9, 15, 0) + 1 * TURN_MS,
+      text: 'Caroline said, "Pixel loves the beach."',
+    },
+    {
+      id: 'D2:2',
+      session: 2,
+      turn: 1,
+      time: Date.UTC(2023, 4, 9, 15, 0) + 2 * TURN_MS,
+      text: 'Melanie said, "I started pottery classes."',
+    },
+    {
+      id: 'D2:3',
+      session: 2,
+      turn: 2,
+      time: Date.UTC(2023, 4, 9, 15, 0) + 3 * TURN_MS,
+      text: 'Caroline said, "I live in Lisbon, by the way."',
+    },
   ],
   sessionDates: { 1: '1:56 pm on 8 May, 2023', 2: '3:00 pm on 9 May, 2023' },
   questions: [
