@@ -10,7 +10,9 @@ import { ENGLISH_STOP_WORDS } from '../data/english-stop-words.js';
 /** Capitalised words that are not names: function words, question words, days and months. */
 const NOT_NAMES: ReadonlySet<string> = new Set([
   ...ENGLISH_STOP_WORDS.split(' ').map((w) => w.replace(/['’]/g, '')),
-  ...'hey hi hello oh wow yes yeah no ok okay thanks thank sure well so also just really please dear'.split(' '),
+  ...'hey hi hello oh wow yes yeah no ok okay thanks thank sure well so also just really please dear'.split(
+    ' ',
+  ),
   ...'monday tuesday wednesday thursday friday saturday sunday'.split(' '),
   ...'january february march april may june july august september october november december'.split(' '),
   ...'user assistant'.split(' '),
@@ -63,7 +65,8 @@ const RELATIONS: ReadonlyMap<string, string> = new Map(
 const NAME = /\p{Lu}[\p{Ll}\p{Lu}'’-]*\p{L}|\p{Lu}/gu;
 const POSSESSIVE = /['’]s?$/u;
 const WORD = /[\p{L}'’-]+/gu;
-const OWNER = /^(?:my|his|her|their|our|your|mein(?:e|er|em|en)?|sein(?:e)?|ihr(?:e)?|mon|ma|mes|sa|ses|mi|mis|su|sus)$/iu;
+const OWNER =
+  /^(?:my|his|her|their|our|your|mein(?:e|er|em|en)?|sein(?:e)?|ihr(?:e)?|mon|ma|mes|sa|ses|mi|mis|su|sus)$/iu;
 
 function nameOf(word: string): string | undefined {
   const bare = word.replace(POSSESSIVE, '');

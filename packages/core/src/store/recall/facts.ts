@@ -1,6 +1,7 @@
 import { type Clock, systemClock } from '../../foundation/clock.js';
 import { categoryMatches, hasAllTags } from '../../foundation/record-fields.js';
 import type { Scope, SnapshotSelector } from '../../foundation/scope.js';
+import { SizedLru } from '../../foundation/sized-lru.js';
 import { parseOrThrow } from '../../foundation/validation.js';
 import type { WriteOptions } from '../../foundation/version.js';
 import { linkedNames } from '../../search/signals/entities.js';
@@ -13,6 +14,7 @@ import {
   type SignalCandidate,
   type SignalWeights,
 } from '../../search/signals/rerank.js';
+import { type TimeSpan, timeSpans } from '../../search/signals/time.js';
 import {
   type CategoryCount,
   type Fact,
@@ -49,17 +51,8 @@ interface Candidate extends SignalCandidate {
   fact: Fact;
 }
 
-function candidateOf(fact: Fact, score: number): Candidate {
-  return {
-    fact,
-    score,
-    text: factSearchText(fact),
-    time: Date.parse(fact.eventTime ?? fact.createdAt),
-    session: fact.provenance.sessionId,
-    turn: fact.provenance.turn,
-    preference: categoryMatches(fact.category, PREFERENCE_CATEGORY),
-  };
-}
+/** The times facts' texts name, by fact version: searches meet the same facts again and again. */
+const MENTIONS_CACHED = 50_000;
 
 /**
  * A FactStore whose `search` re-ranks the store's hits with recall's signals (context, session, entity,
@@ -75,6 +68,11 @@ export class RecallFactStore implements FactStore {
   readonly #weights: SignalWeights;
   readonly #pool: (limit: number) => number;
   readonly #clock: Clock;
+  readonly #mentions = new SizedLru<readonly TimeSpan[]>({
+    maxSize: MENTIONS_CACHED,
+    maxEntries: MENTIONS_CACHED,
+    sizeOf: () => 1,
+  });
 
   constructor(store: FactStore, options: RecallSignalOptions = {}) {
     this.store = store;
@@ -132,7 +130,7 @@ export class RecallFactStore implements FactStore {
     const signals = querySignals(text, this.#clock.now());
     const hits = await this.store.search(scope, { ...q, limit: Math.max(q.limit, this.#pool(q.limit)) });
     if (hits.length === 0) return hits;
-    const candidates = hits.map((hit) => candidateOf(hit.fact, hit.score));
+    const candidates = hits.map((hit) => this.#candidate(hit.fact, hit.score));
     const linked = await this.#addLinked(scope, q, signals, candidates);
     await this.#addProfile(scope, q, signals, candidates);
     return rerankCandidates(candidates, signals, this.#weights, linked)
@@ -180,6 +178,29 @@ export class RecallFactStore implements FactStore {
     );
   }
 
+  #candidate(fact: Fact, score: number): Candidate {
+    const text = factSearchText(fact);
+    const time = Date.parse(fact.eventTime ?? fact.createdAt);
+    const key = JSON.stringify([fact.userId, fact.agentId ?? null, fact.id, fact.version]);
+    return {
+      fact,
+      score,
+      text,
+      time,
+      mentions: () => {
+        let spans = this.#mentions.get(key);
+        if (!spans) {
+          spans = timeSpans(text, time);
+          this.#mentions.set(key, spans);
+        }
+        return spans;
+      },
+      session: fact.provenance.sessionId,
+      turn: fact.provenance.turn,
+      preference: categoryMatches(fact.category, PREFERENCE_CATEGORY),
+    };
+  }
+
   /** Hits not among the candidates yet join them, scaled so their best scores `share` × the best candidate. */
   #join(candidates: Candidate[], hits: readonly FactHit[], share: number): void {
     const have = new Set(candidates.map((c) => c.fact.id));
@@ -187,7 +208,7 @@ export class RecallFactStore implements FactStore {
     const top = hits.reduce((m, h) => Math.max(m, h.score), 0) || 1;
     for (const hit of hits) {
       if (have.has(hit.fact.id)) continue;
-      candidates.push(candidateOf(hit.fact, (share * best * hit.score) / top));
+      candidates.push(this.#candidate(hit.fact, (share * best * hit.score) / top));
     }
   }
 }
