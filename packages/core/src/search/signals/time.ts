@@ -95,6 +95,7 @@ const LAST_AFTER = new Set(['dernière', 'dernier', 'pasada', 'pasado']);
 /** Words before a month or a year that make it a time ("in May", "during 2022"). */
 const IN = new Set(['in', 'during', 'since', 'last', 'this', 'of', 'im', 'en', 'de', 'del']);
 
+const OF = new Set(['of', 'de']);
 const PART_OF_DAY = new Set(['morning', 'afternoon', 'evening']);
 
 const WORDS = /[\p{L}\p{N}'’]+(?:-\d+)*/gu;
@@ -170,13 +171,15 @@ export function timeSpans(text: string, reference: number): TimeSpan[] {
     // "8 May 2023", "8th of May", "8 May".
     const day = dayNumber(word);
     if (day !== undefined) {
-      const at = words[i + 1] === 'of' ? i + 2 : i + 1;
+      // "of" (English) or "de" (Spanish) may stand between the day, the month and the year.
+      const at = OF.has(words[i + 1] ?? '') ? i + 2 : i + 1;
       const named = MONTH.get(words[at] ?? '');
       if (named !== undefined) {
-        const year = yearAt(at + 1);
+        const yearIndex = OF.has(words[at + 1] ?? '') ? at + 2 : at + 1;
+        const year = yearAt(yearIndex);
         const span = validDay(year ?? refYear, named, day);
         if (span) spans.push(span);
-        i = year === undefined ? at : at + 1;
+        i = year === undefined ? at : yearIndex;
         continue;
       }
     }
