@@ -25,12 +25,15 @@ import {
   type RecallMode,
   type SessionStore,
 } from '@kioku/core';
+import { withRecallSignals } from './core-recall.js';
 import { type Conversation as LocomoConversation, parseLocomoDate } from './locomo.js';
 import { mean, round } from './util.js';
 
 export interface Stores {
   facts: FactStore;
   sessions: SessionStore;
+  /** `facts` as recall reads it: the store's search re-ranked by recall's signals (`RecallFactStore`). */
+  recall: FactStore;
 }
 
 export interface Setup {
@@ -58,11 +61,17 @@ export const SETUPS: Setup[] = [
     key: 'long-term',
     name: 'long-term recall, default (maxResults 8)',
     thread: 'new',
-    features: (s) => [longTermMemory({ store: s.facts, sessions: s.sessions })],
+    features: (s) => [longTermMemory({ store: s.recall, sessions: s.sessions })],
   },
   {
     key: 'long-term-fill',
     name: 'long-term recall, maxResults 100 (fills the budget)',
+    thread: 'new',
+    features: (s) => [longTermMemory({ store: s.recall, sessions: s.sessions, maxResults: 100 })],
+  },
+  {
+    key: 'long-term-fill-lexical',
+    name: 'the same, lexical search alone (no recall signals)',
     thread: 'new',
     features: (s) => [longTermMemory({ store: s.facts, sessions: s.sessions, maxResults: 100 })],
   },
@@ -70,11 +79,19 @@ export const SETUPS: Setup[] = [
     key: 'memory-manager',
     name: 'memory manager, default (5, relevance ≥ 0.7)',
     thread: 'new',
-    features: (s) => [memoryManager({ facts: s.facts, autoStore: false })],
+    features: (s) => [memoryManager({ facts: s.recall, autoStore: false })],
   },
   {
     key: 'memory-manager-fill',
     name: 'memory manager, max 100, threshold 0',
+    thread: 'new',
+    features: (s) => [
+      memoryManager({ facts: s.recall, autoStore: false, maxMemories: 100, relevanceThreshold: 0 }),
+    ],
+  },
+  {
+    key: 'memory-manager-fill-lexical',
+    name: 'the same, lexical search alone (no recall signals)',
     thread: 'new',
     features: (s) => [
       memoryManager({ facts: s.facts, autoStore: false, maxMemories: 100, relevanceThreshold: 0 }),
@@ -131,12 +148,14 @@ export function fullText(conv: LocomoConversation): string {
 export async function ingest(conv: LocomoConversation): Promise<{ stores: Stores; lastSession: string }> {
   let now = 0;
   const clock: Clock = { now: () => now };
+  const facts = new InMemoryFactStore({ clock });
   const stores: Stores = {
-    facts: new InMemoryFactStore({ clock }),
+    facts,
     sessions: new InMemorySessionStore({ clock }),
+    recall: withRecallSignals(facts, { clock }),
   };
   const kioku = new KiokuBuilder({
-    stores: { ...createInMemoryStores({ clock }), ...stores },
+    stores: { ...createInMemoryStores({ clock }), facts: stores.facts, sessions: stores.sessions },
     clock,
   }).build();
   const scope = { userId: conv.sampleId.replace(/[^A-Za-z0-9_.@+-]/g, '_') };
@@ -160,7 +179,8 @@ export async function ingest(conv: LocomoConversation): Promise<{ stores: Stores
       content: unit.text,
       category: 'conversation',
       metadata: { dia_id: unit.id, session, date: conv.sessionDates[session] ?? null },
-      provenance: { source: 'user', sessionId: conversation!.sessionId },
+      provenance: { source: 'user', sessionId: conversation!.sessionId, turn: unit.turn },
+      eventTime: new Date(now).toISOString(),
     });
   }
   return { stores, lastSession: conversation!.sessionId };
