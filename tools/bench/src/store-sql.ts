@@ -14,6 +14,7 @@
  * Both also time dynamic memory's read per turn, `list({ order: 'updated', limit: 128 })` + `count()`,
  * beside the same two statements through the driver (`dynamicRead` in the row).
  */
+
 import { randomBytes } from 'node:crypto';
 import { mkdtemp, rm, stat } from 'node:fs/promises';
 import os from 'node:os';
@@ -24,6 +25,7 @@ import type PostgresClient from 'postgres';
 import type { FactSeed } from './facts.js';
 import { type Layout, otherUsers, SEARCHED_USER, searchedShare } from './layout.js';
 import { RawPostgresFacts, RawSqliteFacts } from './store-raw.js';
+import { timeSignals } from './store-signals.js';
 import { percentile, randomPicks, round } from './util.js';
 
 export type SqlAdapter = 'sqlite' | 'postgres';
@@ -256,6 +258,7 @@ async function run(
     (i) => store.search(SCOPE, { query: queries[i % queries.length]! }),
     (i) => raw.search(queries[i % queries.length]!),
   );
+  await timeSignals(adapter, size, store, SCOPE, queries, options.searches);
   // Last, a search right after each write: writes change what the stores cache (SQLite's document
   // frequencies, PostgreSQL's pages), as they do in an application that stores facts between searches.
   const now2 = new Date().toISOString();

@@ -37,6 +37,7 @@ import { MiniSearchLexicalIndex } from './minisearch-lexical-index.js';
 import { benchPgvector, type PgvectorRow } from './store-pgvector.js';
 import { benchQdrant, type QdrantRow } from './store-qdrant.js';
 import { benchRedis, type RedisRow } from './store-redis.js';
+import { signalsRows, signalsTable, timeSignals } from './store-signals.js';
 import { benchPostgres, benchSqlite, type SqlAdapter, type SqlRow } from './store-sql.js';
 import { cliArgs, percentile, randomPicks, round, table } from './util.js';
 
@@ -193,6 +194,7 @@ async function benchMemory(
   const firstSearchMs = performance.now() - t0;
   const readsPerS = await timeReads(store, ids);
   const search = await timeSearches(store, queries, searches);
+  await timeSignals('memory', size, store, SCOPE, queries, searches);
   return {
     adapter: 'memory',
     size,
@@ -242,6 +244,7 @@ async function benchJson(
     const writeMs = performance.now() - start;
     const readsPerS = await timeReads(store, ids);
     const search = await timeSearches(store, queries, searches);
+    await timeSignals('json', size, store, SCOPE, queries, searches);
     return {
       adapter: 'json',
       size,
@@ -488,6 +491,7 @@ async function main(): Promise<void> {
             ...dynamicReadTable(sqlRows),
           ]
         : []),
+      ...signalsTable(),
       ...(indexRows.length
         ? [
             '',
@@ -546,6 +550,12 @@ async function main(): Promise<void> {
               sqlRows.filter((r) => Number.isFinite(r.diskMb)),
               (r) => r.diskMb,
             ),
+          }
+        : {}),
+      ...(signalsRows.length
+        ? {
+            signals_search_p95_ms: by(signalsRows, (r) => r.signalsP95),
+            no_signals_search_p95_ms: by(signalsRows, (r) => r.p95),
           }
         : {}),
       index_search_p95_ms: Object.fromEntries(

@@ -181,13 +181,13 @@ export class RecallFactStore implements FactStore {
   #candidate(fact: Fact, score: number): Candidate {
     const text = factSearchText(fact);
     const time = Date.parse(fact.eventTime ?? fact.createdAt);
-    const key = JSON.stringify([fact.userId, fact.agentId ?? null, fact.id, fact.version]);
     return {
       fact,
       score,
       text,
       time,
       mentions: () => {
+        const key = JSON.stringify([fact.userId, fact.agentId ?? null, fact.id, fact.version]);
         let spans = this.#mentions.get(key);
         if (!spans) {
           spans = timeSpans(text, time);
