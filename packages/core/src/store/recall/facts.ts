@@ -1,9 +1,8 @@
 import { type Clock, systemClock } from '../../foundation/clock.js';
 import { categoryMatches, hasAllTags } from '../../foundation/record-fields.js';
-import type { Scope, SnapshotSelector } from '../../foundation/scope.js';
+import type { Scope } from '../../foundation/scope.js';
 import { SizedLru } from '../../foundation/sized-lru.js';
 import { parseOrThrow } from '../../foundation/validation.js';
-import type { WriteOptions } from '../../foundation/version.js';
 import { linkedNames } from '../../search/signals/entities.js';
 import { PREFERENCE_CATEGORY } from '../../search/signals/preferences.js';
 import {
@@ -15,20 +14,9 @@ import {
   type SignalWeights,
 } from '../../search/signals/rerank.js';
 import { type TimeSpan, timeSpans } from '../../search/signals/time.js';
-import {
-  type CategoryCount,
-  type Fact,
-  type FactFilter,
-  type FactHit,
-  type FactInput,
-  type FactListOptions,
-  type FactPatch,
-  type FactQuery,
-  FactQuerySchema,
-  factSearchText,
-} from '../facts/record.js';
+import { DelegatingFactStore } from '../facts/delegating.js';
+import { type Fact, type FactHit, type FactQuery, FactQuerySchema, factSearchText } from '../facts/record.js';
 import type { FactStore } from '../facts/store.js';
-import type { RestoreOptions, RestoreReport, SnapshotEnvelope } from '../snapshot/envelope.js';
 
 export interface RecallSignalOptions {
   /** Weights of the signals (0 turns one off); default {@link DEFAULT_SIGNAL_WEIGHTS}. */
@@ -63,8 +51,7 @@ const MENTIONS_CACHED = 50_000;
  * consults the user's preference facts (category `user-preferences`). Everything else is the wrapped
  * store's.
  */
-export class RecallFactStore implements FactStore {
-  readonly store: FactStore;
+export class RecallFactStore extends DelegatingFactStore {
   readonly #weights: SignalWeights;
   readonly #pool: (limit: number) => number;
   readonly #clock: Clock;
@@ -75,7 +62,7 @@ export class RecallFactStore implements FactStore {
   });
 
   constructor(store: FactStore, options: RecallSignalOptions = {}) {
-    this.store = store;
+    super(store);
     this.#weights = { ...DEFAULT_SIGNAL_WEIGHTS, ...options.weights };
     this.#pool =
       options.pool ??
@@ -83,47 +70,7 @@ export class RecallFactStore implements FactStore {
     this.#clock = options.clock ?? systemClock;
   }
 
-  get(scope: Scope, id: string): Promise<Fact | null> {
-    return this.store.get(scope, id);
-  }
-
-  list(scope: Scope, options?: FactListOptions): Promise<Fact[]> {
-    return this.store.list(scope, options);
-  }
-
-  count(scope: Scope, filter?: FactFilter): Promise<number> {
-    return this.store.count(scope, filter);
-  }
-
-  create(scope: Scope, input: FactInput): Promise<Fact> {
-    return this.store.create(scope, input);
-  }
-
-  update(scope: Scope, id: string, patch: FactPatch, options?: WriteOptions): Promise<Fact> {
-    return this.store.update(scope, id, patch, options);
-  }
-
-  delete(scope: Scope, id: string, options?: WriteOptions): Promise<boolean> {
-    return this.store.delete(scope, id, options);
-  }
-
-  categories(scope: Scope): Promise<CategoryCount[]> {
-    return this.store.categories(scope);
-  }
-
-  eraseUser(userId: string): Promise<string[]> {
-    return this.store.eraseUser(userId);
-  }
-
-  snapshot(selector: SnapshotSelector): Promise<SnapshotEnvelope<Fact>> {
-    return this.store.snapshot(selector);
-  }
-
-  restore(snapshot: unknown, options?: RestoreOptions): Promise<RestoreReport> {
-    return this.store.restore(snapshot, options);
-  }
-
-  async search(scope: Scope, query: FactQuery): Promise<FactHit[]> {
+  override async search(scope: Scope, query: FactQuery): Promise<FactHit[]> {
     const q = parseOrThrow(FactQuerySchema, query, 'fact query');
     const text = q.query?.trim();
     if (!text) return this.store.search(scope, q);
