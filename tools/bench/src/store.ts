@@ -335,6 +335,7 @@ async function main(): Promise<void> {
   const { queries } = options.corpus;
   const seeds = options.corpus.seeds(Math.max(2000, ...allSizes));
   await benchMemory(2000, seeds, queries); // JIT warm-up, not reported
+  signalsRows.length = 0;
   const rows: Row[] = [];
   const unavailable: Record<string, string> = {};
   const log = (line: string) => {

@@ -50,6 +50,8 @@ export interface SignalCandidate {
    * the same records again can hand in a cached copy (it costs ~10 µs a text).
    */
   mentions?: (() => readonly TimeSpan[]) | undefined;
+  /** Its subject (default: `subjectOf(text)`), cached the same way. */
+  subject?: (() => string | undefined) | undefined;
   /** The conversation it came from and its turn there, for the context and session signals. */
   session?: string | undefined;
   turn?: number | undefined;
@@ -130,7 +132,7 @@ export function rerankCandidates<T extends SignalCandidate>(
       factor *= 1 + weights.session * (sessionShare.get(candidate.session) ?? 0);
     }
     if (useEntity) {
-      const subject = subjectOf(candidate.text);
+      const subject = candidate.subject ? candidate.subject() : subjectOf(candidate.text);
       const about =
         (subject !== undefined && entities.has(subject)) ||
         (linkedNames.size > 0 && names(candidate.text).some((n) => linkedNames.has(n)));

@@ -3,7 +3,7 @@ import { categoryMatches, hasAllTags } from '../../foundation/record-fields.js';
 import type { Scope } from '../../foundation/scope.js';
 import { SizedLru } from '../../foundation/sized-lru.js';
 import { parseOrThrow } from '../../foundation/validation.js';
-import { linkedNames } from '../../search/signals/entities.js';
+import { linkedNames, subjectOf } from '../../search/signals/entities.js';
 import { PREFERENCE_CATEGORY } from '../../search/signals/preferences.js';
 import {
   DEFAULT_SIGNAL_WEIGHTS,
@@ -15,7 +15,7 @@ import {
 } from '../../search/signals/rerank.js';
 import { type TimeSpan, timeSpans } from '../../search/signals/time.js';
 import { DelegatingFactStore } from '../facts/delegating.js';
-import { type Fact, type FactHit, type FactQuery, FactQuerySchema, factSearchText } from '../facts/record.js';
+import { type Fact, type FactHit, type FactQuery, FactQuerySchema } from '../facts/record.js';
 import type { FactStore } from '../facts/store.js';
 
 export interface RecallSignalOptions {
@@ -39,8 +39,13 @@ interface Candidate extends SignalCandidate {
   fact: Fact;
 }
 
-/** The times facts' texts name, by fact version: searches meet the same facts again and again. */
-const MENTIONS_CACHED = 50_000;
+/** What the signals read from a fact's text, by fact version: searches meet the same facts again and again. */
+interface Analysed {
+  subject?: string | undefined;
+  mentions?: readonly TimeSpan[];
+}
+
+const ANALYSED_CACHED = 50_000;
 
 /**
  * A FactStore whose `search` re-ranks the store's hits with recall's signals (context, session, entity,
@@ -55,9 +60,9 @@ export class RecallFactStore extends DelegatingFactStore {
   readonly #weights: SignalWeights;
   readonly #pool: (limit: number) => number;
   readonly #clock: Clock;
-  readonly #mentions = new SizedLru<readonly TimeSpan[]>({
-    maxSize: MENTIONS_CACHED,
-    maxEntries: MENTIONS_CACHED,
+  readonly #analysed = new SizedLru<Analysed>({
+    maxSize: ANALYSED_CACHED,
+    maxEntries: ANALYSED_CACHED,
     sizeOf: () => 1,
   });
 
@@ -77,7 +82,8 @@ export class RecallFactStore extends DelegatingFactStore {
     const signals = querySignals(text, this.#clock.now());
     const hits = await this.store.search(scope, { ...q, limit: Math.max(q.limit, this.#pool(q.limit)) });
     if (hits.length === 0) return hits;
-    const candidates = hits.map((hit) => this.#candidate(hit.fact, hit.score));
+    const timed = signals.times.length > 0;
+    const candidates = hits.map((hit) => this.#candidate(hit.fact, hit.score, timed));
     const linked = await this.#addLinked(scope, q, signals, candidates);
     await this.#addProfile(scope, q, signals, candidates);
     return rerankCandidates(candidates, signals, this.#weights, linked)
@@ -99,7 +105,7 @@ export class RecallFactStore extends DelegatingFactStore {
     const names = [...new Set(candidates.flatMap((c) => linkedNames(c.text, signals.relations)))];
     if (names.length === 0) return [];
     const more = await this.store.search(scope, { ...q, query: names.join(' ') });
-    this.#join(candidates, more, 0.5);
+    this.#join(candidates, more, 0.5, signals.times.length > 0);
     return names;
   }
 
@@ -122,25 +128,40 @@ export class RecallFactStore extends DelegatingFactStore {
       candidates,
       facts.map((fact) => ({ fact, score: 1 })),
       PROFILE.share,
+      signals.times.length > 0,
     );
   }
 
-  #candidate(fact: Fact, score: number): Candidate {
-    const text = factSearchText(fact);
-    const time = Date.parse(fact.eventTime ?? fact.createdAt);
+  /**
+   * A fact as the signals see it. Its text is what the signals read (title and content); its event time is
+   * read only for a query that names a time; its subject and time mentions are cached per fact version.
+   */
+  #candidate(fact: Fact, score: number, timed: boolean): Candidate {
+    const text = fact.title === undefined ? fact.content : `${fact.title}\n${fact.content}`;
+    const time = timed ? Date.parse(fact.eventTime ?? fact.createdAt) : undefined;
+    const analysed = () => {
+      const key = `${fact.userId}\u0000${fact.agentId ?? ''}\u0000${fact.id}\u0000${fact.version}`;
+      let found = this.#analysed.get(key);
+      if (!found) {
+        found = {};
+        this.#analysed.set(key, found);
+      }
+      return found;
+    };
     return {
       fact,
       score,
       text,
       time,
       mentions: () => {
-        const key = JSON.stringify([fact.userId, fact.agentId ?? null, fact.id, fact.version]);
-        let spans = this.#mentions.get(key);
-        if (!spans) {
-          spans = timeSpans(text, time);
-          this.#mentions.set(key, spans);
-        }
-        return spans;
+        const found = analysed();
+        found.mentions ??= timeSpans(text, time ?? Date.parse(fact.eventTime ?? fact.createdAt));
+        return found.mentions;
+      },
+      subject: () => {
+        const found = analysed();
+        if (!('subject' in found)) found.subject = subjectOf(text);
+        return found.subject;
       },
       session: fact.provenance.sessionId,
       turn: fact.provenance.turn,
@@ -149,13 +170,13 @@ export class RecallFactStore extends DelegatingFactStore {
   }
 
   /** Hits not among the candidates yet join them, scaled so their best scores `share` × the best candidate. */
-  #join(candidates: Candidate[], hits: readonly FactHit[], share: number): void {
+  #join(candidates: Candidate[], hits: readonly FactHit[], share: number, timed: boolean): void {
     const have = new Set(candidates.map((c) => c.fact.id));
     const best = candidates.reduce((m, c) => Math.max(m, c.score), 0);
     const top = hits.reduce((m, h) => Math.max(m, h.score), 0) || 1;
     for (const hit of hits) {
       if (have.has(hit.fact.id)) continue;
-      candidates.push(this.#candidate(hit.fact, (share * best * hit.score) / top));
+      candidates.push(this.#candidate(hit.fact, (share * best * hit.score) / top, timed));
     }
   }
 }
