@@ -1,6 +1,6 @@
 /**
  * The store bench's "search with recall's signals" rows: each adapter's `search` beside the same store
- * wrapped in `RecallFactStore` (which asks it for a pool of max(50, 4 × limit) hits and re-ranks them),
+ * wrapped in `RecallFactStore` (which asks it for a pool of max(32, 4 × limit) hits and re-ranks them),
  * interleaved call by call so both see the same machine load. The queries are the bench's own (limit 8).
  */
 import type { FactStore, Scope } from '@kioku/core';

@@ -22,7 +22,7 @@ export interface RecallSignalOptions {
   /** Weights of the signals (0 turns one off); default {@link DEFAULT_SIGNAL_WEIGHTS}. */
   weights?: Partial<SignalWeights>;
   /**
-   * How many of the store's hits the signals re-rank for a search of `limit`: default `max(50, 4 × limit)`,
+   * How many of the store's hits the signals re-rank for a search of `limit`: default `max(32, 4 × limit)`,
    * at most 1000. A turn is lifted by the turn before it only when both are among them.
    */
   pool?: (limit: number) => number;
@@ -30,7 +30,7 @@ export interface RecallSignalOptions {
   clock?: Clock;
 }
 
-export const RECALL_POOL = Object.freeze({ min: 50, factor: 4, max: 1000 });
+export const RECALL_POOL = Object.freeze({ min: 32, factor: 4, max: 1000 });
 
 /** Preference facts consulted when a request asks for a choice, and where they join the ranking. */
 const PROFILE = Object.freeze({ facts: 5, share: 0.3 });
