@@ -1,13 +1,5 @@
 import { type Embedder, type Scope, UnsupportedError } from '@kioku/core';
-import {
-  type ReembedReport,
-  reembed,
-  type SnapshotSelector,
-  type VectorHit,
-  type VectorIndex,
-  type VectorModelCount,
-  type VectorSnapshot,
-} from '@kioku/core/store';
+import { reembed, type ReembedReport, type SnapshotSelector, type VectorHit, type VectorIndex, type VectorModelCount, type VectorSnapshot } from '@kioku/core/store';
 import type { Backend } from './backends.js';
 import type { VectorKind } from './kinds.js';
 

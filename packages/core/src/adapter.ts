@@ -12,7 +12,7 @@ export { categoryMatches, hasAllTags } from './foundation/record-fields.js';
 export { parseScope, parseThreadScope } from './foundation/scope.js';
 export { parseOrThrow } from './foundation/validation.js';
 export { parseWriteOptions } from './foundation/version.js';
-// Search: the lexical index and the ranking every backend scores with
+// Search: the lexical index, the ranking every backend scores with, and recall's signals
 export { type Analyzer, englishAnalyzer } from './search/analyzer.js';
 export {
   type LexicalHit,
@@ -36,6 +36,12 @@ export {
   termCounts,
   termsByRarity,
 } from './search/ranking.js';
+export {
+  type QuerySignals,
+  querySignals,
+  rerankCandidates,
+  type SignalCandidate,
+} from './search/signals/rerank.js';
 // Seams: whole partitions, single records, and the stores over them
 export { MemoryPartitionBackend } from './store/backend/memory-backend.js';
 export {
@@ -77,6 +83,7 @@ export {
   newDocument,
   searchChunks,
 } from './store/documents/rules.js';
+export { DelegatingFactStore } from './store/facts/delegating.js';
 export { PartitionedFactStore } from './store/facts/partitioned.js';
 export { factSearchText, newestUpdatedFirst } from './store/facts/record.js';
 export { checkFactVersion, missingFactError, newFact, patchFact } from './store/facts/rules.js';

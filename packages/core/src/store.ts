@@ -10,6 +10,8 @@ export { LIMITS } from './foundation/limits.js';
 export { CategorySchema, type Metadata } from './foundation/record-fields.js';
 export { type SnapshotSelector, SnapshotSelectorSchema, type ThreadScope } from './foundation/scope.js';
 export type { UpsertOptions, WriteOptions } from './foundation/version.js';
+// Recall's ranking signals (context, session, entity, time, preference) over a fact store's search
+export { DEFAULT_SIGNAL_WEIGHTS, type SignalWeights } from './search/signals/rerank.js';
 // In-memory stores, kind by kind (`createInMemoryStores` at the root makes all six)
 export { InMemoryDetailStore } from './store/details/memory.js';
 // Records, inputs and queries, with their schemas
@@ -74,9 +76,9 @@ export {
   type PlanStep,
 } from './store/plans/record.js';
 export type { PlanStore } from './store/plans/store.js';
+export { RecallFactStore, type RecallSignalOptions, withRecallSignals } from './store/recall/facts.js';
 export { isKiokuSession, KIOKU_SESSION_KEY } from './store/sessions/kioku-sessions.js';
 export { InMemorySessionStore } from './store/sessions/memory.js';
-export { updateKvValue } from './store/sessions/update-value.js';
 export {
   type KvEntry,
   KvKeySchema,
@@ -85,6 +87,8 @@ export {
   SessionRecordSchema,
 } from './store/sessions/record.js';
 export type { SessionStore } from './store/sessions/store.js';
+export { updateKvValue } from './store/sessions/update-value.js';
+
 // Snapshots
 export {
   type RestoreOptions,

@@ -10,12 +10,14 @@ import {
 import { InMemoryDetailStore } from '../src/store/details/memory.js';
 import { InMemoryDocumentStore } from '../src/store/documents/memory.js';
 import { InMemoryFactStore } from '../src/store/facts/memory.js';
+import type { FactStore } from '../src/store/facts/store.js';
 import { withDetailEmbeddings } from '../src/store/hybrid/details.js';
 import { withDocumentEmbeddings } from '../src/store/hybrid/documents.js';
 import { HybridFactStore, withFactEmbeddings } from '../src/store/hybrid/facts.js';
 import { RRF_K, reciprocalRankFusion } from '../src/store/hybrid/fusion.js';
 import { reembed } from '../src/store/hybrid/reembed.js';
 import { withTranscriptEmbeddings } from '../src/store/hybrid/transcript.js';
+import { HYBRID_DEFAULTS } from '../src/store/hybrid/vector-side.js';
 import { InMemorySessionStore } from '../src/store/sessions/memory.js';
 import { InMemoryVectorIndex } from '../src/store/vector/memory.js';
 import { ManualClock } from '../src/testing.js';
@@ -66,15 +68,30 @@ function conceptEmbedder(modelId = 'concept-v1', dimensions = 6): Embedder & { c
 const alice = { userId: 'alice' };
 const bob = { userId: 'bob' };
 
-function facts(embedder: Embedder | undefined = conceptEmbedder(), index?: InMemoryVectorIndex) {
+function facts(
+  embedder: Embedder | undefined = conceptEmbedder(),
+  index?: InMemoryVectorIndex,
+  weights?: { lexical?: number; vector?: number },
+) {
   const clock = new ManualClock();
   const store = new InMemoryFactStore({ clock });
   const vectors = index ?? new InMemoryVectorIndex({ dimensions: embedder?.dimensions ?? 6 });
-  const hybrid = withFactEmbeddings(store, { embedder, index: vectors });
+  const hybrid = withFactEmbeddings(store, { embedder, index: vectors, ...(weights ? { weights } : {}) });
   return { clock, store, index: vectors, hybrid };
 }
 
 describe('reciprocalRankFusion', () => {
+  it('scales each list by its weight; bad weights are a RangeError', () => {
+    const lists = [[{ key: 'a', item: 'A' }], [{ key: 'b', item: 'B' }]];
+    const fused = reciprocalRankFusion(lists, { weights: [1, 0.25] });
+    expect(fused.map((f) => [f.key, f.score])).toEqual([
+      ['a', 1 / 61],
+      ['b', 0.25 / 61],
+    ]);
+    expect(() => reciprocalRankFusion(lists, { weights: [1] })).toThrow(RangeError);
+    expect(() => reciprocalRankFusion(lists, { weights: [1, -1] })).toThrow(RangeError);
+  });
+
   it('sums 1 / (k + rank) over the lists, k = 60 by default', () => {
     const fused = reciprocalRankFusion([
       [
@@ -124,7 +141,7 @@ describe('hybrid fact search', () => {
   });
 
   it('fuses lexical and vector results: synonyms are found, texts found by both rank first', async () => {
-    const { hybrid, store } = facts();
+    const { hybrid, store } = facts(conceptEmbedder(), undefined, { vector: 1 });
     // Distinct categories, so lexical feedback (query expansion) has no shared word to spread through.
     const sedan = await hybrid.create(alice, { content: 'Drives a blue sedan to work', category: 'commute' });
     const car = await hybrid.create(alice, {
@@ -148,6 +165,33 @@ describe('hybrid fact search', () => {
     const vectorOnly = await hybrid.search(alice, { query: 'automobile' });
     expect(vectorOnly.map((h) => h.fact.id)).toEqual([sedan.id, car.id]);
     expect(await store.search(alice, { query: 'automobile' })).toEqual([]);
+  });
+
+  it('weighs the vector ranking by the embedder’s fusionWeight, else 0.25, unless weights are given', async () => {
+    const fill = async (hybrid: FactStore) => {
+      const sedan = await hybrid.create(alice, {
+        content: 'Drives a blue sedan to work',
+        category: 'commute',
+      });
+      const car = await hybrid.create(alice, { content: 'Wants to sell the car', category: 'plans' });
+      return { sedan, car };
+    };
+    // Default: the vector side weighs HYBRID_DEFAULTS.vectorWeight; the lexical match ranks first.
+    const byDefault = facts();
+    const { car } = await fill(byDefault.hybrid);
+    const [first] = await byDefault.hybrid.search(alice, { query: 'car', limit: 1 });
+    expect(first!.fact.id).toBe(car.id);
+    expect(first!.score).toBeCloseTo(1 / 61 + HYBRID_DEFAULTS.vectorWeight / 62, 12);
+    // The embedder's own weight.
+    const weighted = facts({ ...conceptEmbedder(), fusionWeight: 0.5 });
+    await fill(weighted.hybrid);
+    const [top] = await weighted.hybrid.search(alice, { query: 'car', limit: 1 });
+    expect(top!.score).toBeCloseTo(1 / 61 + 0.5 / 62, 12);
+    // Vector weight 0: the lexical ranking alone decides, and vector-only hits come after it.
+    const lexicalOnly = facts(conceptEmbedder(), undefined, { vector: 0 });
+    const fillZero = await fill(lexicalOnly.hybrid);
+    const ranked = await lexicalOnly.hybrid.search(alice, { query: 'automobile car' });
+    expect(ranked[0]!.fact.id).toBe(fillZero.car.id);
   });
 
   it('applies limit, category and tag filters to vector hits too', async () => {

@@ -62,6 +62,8 @@ export function kiokuTables(schema?: string) {
       tagKeys: text('tag_keys').array().notNull(),
       metadata: json('metadata').$type<Metadata>().notNull(),
       provenance: json('provenance').$type<Provenance>().notNull(),
+      /** When what the fact tells happened, when known (core's `Fact.eventTime`); NULL otherwise. */
+      eventTime: isoTimestamp('event_time'),
       createdAt: isoTimestamp('created_at').notNull(),
       updatedAt: isoTimestamp('updated_at').notNull(),
       /** 1 on create, one more on every update (core's record version); rows from before it read as 1. */

@@ -39,6 +39,8 @@ export const facts = sqliteTable(
     tags: text('tags', { mode: 'json' }).$type<string[]>().notNull(),
     metadata: text('metadata', { mode: 'json' }).$type<Record<string, Json>>().notNull(),
     provenance: text('provenance', { mode: 'json' }).$type<Record<string, unknown>>().notNull(),
+    /** When what the fact tells happened, when known (core's `Fact.eventTime`, ISO UTC); NULL otherwise. */
+    eventTime: text('event_time'),
     createdAt: text('created_at').notNull(),
     updatedAt: text('updated_at').notNull(),
     version: integer('version').notNull().default(1),

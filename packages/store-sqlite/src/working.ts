@@ -1,5 +1,5 @@
 import type { Scope, WorkingEntry } from '@kioku/core';
-import { checkWorkingVersion, isWorkingEntryLive, keyRootOf, namespaceEvictions, namespaceOf, newWorkingSet, parseOrThrow, parseScope, parseWriteOptions, versionedWorkingEntry, workingEntryInfo, workingLimits, type WorkingLimits, type WorkingMemoryOptions } from '@kioku/core/adapter';
+import { checkWorkingVersion, isWorkingEntryLive, keyRootOf, namespaceEvictions, namespaceOf, newWorkingSet, parseOrThrow, parseScope, parseWriteOptions, versionedWorkingEntry, workingEntryInfo, type WorkingLimits, workingLimits, type WorkingMemoryOptions } from '@kioku/core/adapter';
 import { type RestoreOptions, type RestoreReport, type SnapshotEnvelope, type SnapshotSelector, type WorkingEntryInfo, WorkingEntrySchema, type WorkingHit, WorkingKeySchema, type WorkingMemoryStore, WorkingPrefixSchema, type WorkingQuery, WorkingQuerySchema, type WorkingSetOptions, type WriteOptions } from '@kioku/core/store';
 import { and, asc, count, desc, eq, gt, inArray, isNotNull, lte, ne, type SQL } from 'drizzle-orm';
 import { analyze, workingText } from './analysis.js';

@@ -106,6 +106,23 @@ export function factStoreSuite(h: StoreHarness<FactStore>): void {
         expect(await fx.store.get(scope, input.id)).toEqual(fact);
       });
 
+      it('keeps the event time (in UTC) beside the stored time, through get, list, search and a snapshot', async () => {
+        const scope = randomScope();
+        const fact = await fx.store.create(scope, {
+          content: 'Went hiking at Mount Tam',
+          eventTime: '2023-05-07T18:30:00.000-07:00',
+        });
+        expect(fact.eventTime).toBe('2023-05-08T01:30:00.000Z');
+        expect(await fx.store.get(scope, fact.id)).toEqual(fact);
+        expect(await fx.store.list(scope)).toEqual([fact]);
+        expect((await fx.store.search(scope, { query: 'hiking' }))[0]?.fact).toEqual(fact);
+        const [record] = (await fx.store.snapshot({ userId: scope.userId })).records;
+        expect(record?.eventTime).toBe(fact.eventTime);
+        const plain = await fx.store.create(scope, { content: 'No date known' });
+        expect(plain.eventTime).toBeUndefined();
+        expect((await fx.store.get(scope, plain.id))?.eventTime).toBeUndefined();
+      });
+
       it('round-trips a quarantine mark in provenance, and an update that moves it to confirmed', async () => {
         const scope = randomScope();
         const mark = {
@@ -212,6 +229,19 @@ export function factStoreSuite(h: StoreHarness<FactStore>): void {
         expect((await fx.store.get(scope, fact.id))?.title).toBeUndefined();
         const [record] = (await fx.store.snapshot({ userId: scope.userId })).records;
         expect(record?.title).toBeUndefined();
+      });
+
+      it('eventTime: a string sets it, null removes it, absent keeps it', async () => {
+        const scope = randomScope();
+        const fact = await fx.store.create(scope, { content: 'c', eventTime: '2023-05-08T00:00:00.000Z' });
+        const kept = await fx.store.update(scope, fact.id, { content: 'c2' });
+        expect(kept.eventTime).toBe('2023-05-08T00:00:00.000Z');
+        const moved = await fx.store.update(scope, fact.id, { eventTime: '2023-06-01T12:00:00.000+02:00' });
+        expect(moved.eventTime).toBe('2023-06-01T10:00:00.000Z');
+        expect(await fx.store.get(scope, fact.id)).toEqual(moved);
+        const removed = await fx.store.update(scope, fact.id, { eventTime: null });
+        expect(removed.eventTime).toBeUndefined();
+        expect(await fx.store.get(scope, fact.id)).toEqual(removed);
       });
 
       it('a missing fact is NOT_FOUND', async () => {

@@ -24,13 +24,16 @@ import {
   InMemoryFactStore,
   InMemorySessionStore,
   type SessionStore,
+  withRecallSignals,
 } from '@kioku/core/store';
-import type { Conversation as LocomoConversation } from './locomo.js';
+import { type Conversation as LocomoConversation, parseLocomoDate } from './locomo.js';
 import { mean, round } from './util.js';
 
 export interface Stores {
   facts: FactStore;
   sessions: SessionStore;
+  /** `facts` as recall reads it: the store's search re-ranked by recall's signals (`RecallFactStore`). */
+  recall: FactStore;
 }
 
 export interface Setup {
@@ -58,11 +61,17 @@ export const SETUPS: Setup[] = [
     key: 'fact-recall',
     name: 'long-term recall, default (maxResults 8)',
     thread: 'new',
-    features: (s) => [factMemory({ mode: 'recall', facts: s.facts, sessions: s.sessions })],
+    features: (s) => [factMemory({ mode: 'recall', facts: s.recall, sessions: s.sessions })],
   },
   {
     key: 'fact-recall-fill',
     name: 'long-term recall, maxResults 100 (fills the budget)',
+    thread: 'new',
+    features: (s) => [factMemory({ mode: 'recall', facts: s.recall, sessions: s.sessions, maxResults: 100 })],
+  },
+  {
+    key: 'fact-recall-fill-lexical',
+    name: 'the same, lexical search alone (no recall signals)',
     thread: 'new',
     features: (s) => [factMemory({ mode: 'recall', facts: s.facts, sessions: s.sessions, maxResults: 100 })],
   },
@@ -70,11 +79,25 @@ export const SETUPS: Setup[] = [
     key: 'relevant-memory',
     name: 'memory manager, default (5, relevance ≥ 0.7)',
     thread: 'new',
-    features: (s) => [factMemory({ mode: 'relevant', facts: s.facts, autoStore: false })],
+    features: (s) => [factMemory({ mode: 'relevant', facts: s.recall, autoStore: false })],
   },
   {
     key: 'relevant-memory-fill',
     name: 'memory manager, max 100, threshold 0',
+    thread: 'new',
+    features: (s) => [
+      factMemory({
+        mode: 'relevant',
+        facts: s.recall,
+        autoStore: false,
+        maxMemories: 100,
+        relevanceThreshold: 0,
+      }),
+    ],
+  },
+  {
+    key: 'memory-manager-fill-lexical',
+    name: 'the same, lexical search alone (no recall signals)',
     thread: 'new',
     features: (s) => [
       factMemory({
@@ -116,31 +139,6 @@ export interface Summary {
   allPct: number;
 }
 
-const MONTHS = [
-  'january',
-  'february',
-  'march',
-  'april',
-  'may',
-  'june',
-  'july',
-  'august',
-  'september',
-  'october',
-  'november',
-  'december',
-];
-
-/** `1:56 pm on 8 May, 2023` → epoch ms (UTC); undefined when the text has another shape. */
-export function parseLocomoDate(text: string): number | undefined {
-  const m = /(\d{1,2}):(\d{2})\s*(am|pm)\s+on\s+(\d{1,2})\s+([A-Za-z]+),?\s+(\d{4})/i.exec(text);
-  if (!m) return undefined;
-  const month = MONTHS.indexOf(m[5]!.toLowerCase());
-  if (month < 0) return undefined;
-  const hour = (Number(m[1]) % 12) + (m[3]!.toLowerCase() === 'pm' ? 12 : 0);
-  return Date.UTC(Number(m[6]), month, Number(m[4]), hour, Number(m[2]));
-}
-
 export const sessionOf = (diaId: string) => Number(/^D(\d+):/.exec(diaId)?.[1] ?? 0);
 
 /** The whole conversation as a full-context prompt would hold it: dated session headers, then the turns. */
@@ -162,12 +160,14 @@ export function fullText(conv: LocomoConversation): string {
 export async function ingest(conv: LocomoConversation): Promise<{ stores: Stores; lastSession: string }> {
   let now = 0;
   const clock: Clock = { now: () => now };
+  const facts = new InMemoryFactStore({ clock });
   const stores: Stores = {
-    facts: new InMemoryFactStore({ clock }),
+    facts,
     sessions: new InMemorySessionStore({ clock }),
+    recall: withRecallSignals(facts, { clock }),
   };
   const kioku = new KiokuBuilder({
-    stores: { ...createInMemoryStores({ clock }), ...stores },
+    stores: { ...createInMemoryStores({ clock }), facts: stores.facts, sessions: stores.sessions },
     clock,
   }).build();
   const scope = { userId: conv.sampleId.replace(/[^A-Za-z0-9_.@+-]/g, '_') };
@@ -191,7 +191,8 @@ export async function ingest(conv: LocomoConversation): Promise<{ stores: Stores
       content: unit.text,
       category: 'conversation',
       metadata: { dia_id: unit.id, session, date: conv.sessionDates[session] ?? null },
-      provenance: { source: 'user', sessionId: conversation!.sessionId },
+      provenance: { source: 'user', sessionId: conversation!.sessionId, turn: unit.turn },
+      eventTime: new Date(now).toISOString(),
     });
   }
   return { stores, lastSession: conversation!.sessionId };

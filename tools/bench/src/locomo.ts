@@ -6,6 +6,11 @@ import { fileURLToPath } from 'node:url';
 export interface Unit {
   id: string;
   text: string;
+  /** Its session's number and its place in the session (0 = first turn). */
+  session: number;
+  turn: number;
+  /** When it was said: the session's date plus half a minute per turn (epoch ms, UTC). */
+  time: number;
 }
 
 export interface Question {
@@ -75,6 +80,34 @@ interface RawSample {
   qa: Array<{ question: string; category: number; evidence: string[] }>;
 }
 
+const MONTHS = [
+  'january',
+  'february',
+  'march',
+  'april',
+  'may',
+  'june',
+  'july',
+  'august',
+  'september',
+  'october',
+  'november',
+  'december',
+];
+
+/** `1:56 pm on 8 May, 2023` → epoch ms (UTC); undefined when the text has another shape. */
+export function parseLocomoDate(text: string): number | undefined {
+  const m = /(\d{1,2}):(\d{2})\s*(am|pm)\s+on\s+(\d{1,2})\s+([A-Za-z]+),?\s+(\d{4})/i.exec(text);
+  if (!m) return undefined;
+  const month = MONTHS.indexOf(m[5]!.toLowerCase());
+  if (month < 0) return undefined;
+  const hour = (Number(m[1]) % 12) + (m[3]!.toLowerCase() === 'pm' ? 12 : 0);
+  return Date.UTC(Number(m[6]), month, Number(m[4]), hour, Number(m[2]));
+}
+
+/** Half a minute per turn after the session's date. */
+export const TURN_MS = 30_000;
+
 export function loadLocomo(file = locomoPath()): Conversation[] {
   if (!existsSync(file)) {
     throw new Error(
@@ -89,13 +122,22 @@ export function loadLocomo(file = locomoPath()): Conversation[] {
       .map((key) => /^session_(\d+)$/.exec(key))
       .filter((m): m is RegExpExecArray => m !== null)
       .sort((a, b) => Number(a[1]) - Number(b[1]));
+    let start = Date.UTC(2023, 0, 1);
     for (const m of sessions) {
+      const session = Number(m[1]);
       const date = sample.conversation[`session_${m[1]}_date_time`];
-      if (typeof date === 'string') sessionDates[Number(m[1])] = date;
-      for (const turn of sample.conversation[m[0]] as RawTurn[]) {
+      if (typeof date === 'string') sessionDates[session] = date;
+      start = parseLocomoDate(typeof date === 'string' ? date : '') ?? start + 86_400_000;
+      for (const [turnIndex, turn] of (sample.conversation[m[0]] as RawTurn[]).entries()) {
         let text = `${turn.speaker} said, "${turn.text}"`;
         if (turn.blip_caption) text += ` and shared ${turn.blip_caption}`;
-        units.push({ id: turn.dia_id, text });
+        units.push({
+          id: turn.dia_id,
+          text,
+          session,
+          turn: turnIndex,
+          time: start + (turnIndex + 1) * TURN_MS,
+        });
       }
     }
     const observations: string[] = [];

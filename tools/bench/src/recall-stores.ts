@@ -8,9 +8,15 @@ import { randomBytes } from 'node:crypto';
 import { mkdtemp, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
-import type { Fact } from '@kioku/core';
+import type { Clock, Embedder, Fact } from '@kioku/core';
 import { makeEnvelope, systemClock } from '@kioku/core/adapter';
-import { type FactStore, InMemoryFactStore } from '@kioku/core/store';
+import {
+  type FactStore,
+  InMemoryFactStore,
+  type SignalWeights,
+  withFactEmbeddings,
+  withRecallSignals,
+} from '@kioku/core/store';
 import type { Engine } from './engines.js';
 import type { Unit } from './locomo.js';
 import { redisUrl } from './store-redis.js';
@@ -96,31 +102,68 @@ async function openStore(adapter: RecallAdapter): Promise<OpenStore | string> {
 const factId = (unitId: string) => unitId.replace(':', '-');
 const unitId = (fact: Fact) => fact.id.replace('-', ':');
 
+export interface StoreEngineOptions {
+  /** Row name (default `Kioku via <adapter> store`). */
+  name?: string;
+  /** Recall's signals over the store's search, with these weights; `false`: the store's search alone. */
+  signals?: Partial<SignalWeights> | false;
+  /** Hybrid recall with this embedder, its vector side weighing `vectorWeight` (default: the embedder's). */
+  embedder?: Embedder;
+  vectorWeight?: number;
+}
+
+/**
+ * A LoCoMo turn as the fact a deployment would store for it: its text, the session it was said in and its
+ * turn there (provenance), and when it was said (event time).
+ */
+export function turnFact(unit: Unit, userId: string, storedAt: string): Fact {
+  return {
+    id: factId(unit.id),
+    userId,
+    content: unit.text,
+    category: 'general',
+    tags: [],
+    metadata: {},
+    provenance: { source: 'import', sessionId: `session-${unit.session}`, turn: unit.turn },
+    eventTime: new Date(unit.time).toISOString(),
+    createdAt: storedAt,
+    updatedAt: storedAt,
+    version: 1,
+  };
+}
+
+/**
+ * The store as recall reads it: the adapter's search, fused with vectors when an embedder is given, with
+ * recall's signals re-ranking the result (the store's own hits first, then the fusion, then the signals).
+ */
+function recallStore(store: FactStore, options: StoreEngineOptions, clock: Clock): FactStore {
+  const signalled =
+    options.signals === false ? store : withRecallSignals(store, { weights: options.signals ?? {}, clock });
+  if (!options.embedder) return signalled;
+  return withFactEmbeddings(signalled, {
+    embedder: options.embedder,
+    ...(options.vectorWeight === undefined ? {} : { weights: { vector: options.vectorWeight } }),
+  });
+}
+
 /** The engine, and a `close` for the store behind it; or why the adapter is not available. */
 export async function storeEngine(
   adapter: RecallAdapter,
+  options: StoreEngineOptions = {},
 ): Promise<{ engine: Engine; close(): Promise<void> } | string> {
   const opened = await openStore(adapter);
   if (typeof opened === 'string') return opened;
-  const { store } = opened;
+  // Questions are asked the day after the conversation's last turn ("last week" means the week before).
+  let askedAt = 0;
+  const store = recallStore(opened.store, options, { now: () => askedAt });
   let conversations = 0;
   const now = new Date().toISOString();
   const engine: Engine = {
-    name: `Kioku via ${adapter} store`,
+    name: options.name ?? `Kioku via ${adapter} store`,
     async build(units: readonly Unit[]) {
       const scope = { userId: `locomo-${++conversations}` };
-      const records: Fact[] = units.map((unit) => ({
-        id: factId(unit.id),
-        userId: scope.userId,
-        content: unit.text,
-        category: 'general',
-        tags: [],
-        metadata: {},
-        provenance: { source: 'import' },
-        createdAt: now,
-        updatedAt: now,
-        version: 1,
-      }));
+      const records = units.map((unit) => turnFact(unit, scope.userId, now));
+      askedAt = Math.max(...units.map((unit) => unit.time)) + 86_400_000;
       await store.restore(makeEnvelope('facts', { userId: scope.userId }, records, systemClock));
       return async (query: string, limit: number) =>
         (await store.search(scope, { query, limit })).map((hit) => unitId(hit.fact));

@@ -1,17 +1,28 @@
 /**
- * LoCoMo retrieval recall (the paper's "recall accuracy"), Kioku's LexicalIndex against peers.
+ * LoCoMo retrieval recall (the paper's "recall accuracy"), Kioku's recall against peers.
  * Protocol: /work/shared/bench-data/README.md — one index per conversation, dialog turns as units,
- * question as query, score = |evidence ∩ top-k| / |evidence|, per category and overall.
+ * question as query, score = |evidence ∩ top-k| / |evidence|, per category and overall, and per half
+ * (conversations 0–4, on which every parameter was chosen, and 5–9, held out).
  *
- *   pnpm bench:recall [--json] [--ablation] [--adapter memory,json,sqlite,postgres,redis|all]
+ *   pnpm bench:recall [--json] [--ablation] [--adapter memory,json,sqlite,postgres,redis|all] [--embedder hashing]
  *
- * `--adapter` adds a row per store: the same questions through `FactStore.search` (recall-stores.ts).
+ * "Kioku" is core's recall as an application gets it: the in-memory fact store's lexical search, re-ranked by
+ * recall's signals (`RecallFactStore`), each turn a fact with its session, turn and event time.
+ * `--adapter` adds a row per store (recall-stores.ts), `--ablation` one row per signal left out and per
+ * analyzer change, `--embedder hashing` hybrid recall with the built-in HashingEmbedder at several weights.
  */
+import { HashingEmbedder } from '@kioku/core';
+import { DEFAULT_SIGNAL_WEIGHTS, type SignalWeights } from '@kioku/core/store';
 import { ablationEngines } from './ablation.js';
 import { type Engine, kiokuEngine, miniSearchEngine, plainBm25Engine, winkEngine } from './engines.js';
-import { DRAGON, type EngineResult, evaluate, KS } from './evaluate.js';
+import { DRAGON, type EngineResult, evaluate, HALVES, KS } from './evaluate.js';
 import { CATEGORY_NAMES, loadLocomo, locomoPath } from './locomo.js';
-import { RECALL_ADAPTERS, type RecallAdapter, storeEngine } from './recall-stores.js';
+import {
+  RECALL_ADAPTERS,
+  type RecallAdapter,
+  type StoreEngineOptions,
+  storeEngine,
+} from './recall-stores.js';
 import { cliArgs, flagValue, table } from './util.js';
 
 function adaptersArg(args: readonly string[]): RecallAdapter[] {
@@ -23,35 +34,86 @@ function adaptersArg(args: readonly string[]): RecallAdapter[] {
   return names.includes('all') ? [...RECALL_ADAPTERS] : (names as RecallAdapter[]);
 }
 
+const EMBEDDERS = ['hashing'] as const;
+
+function embedderArg(args: readonly string[]): (typeof EMBEDDERS)[number] | undefined {
+  const name = flagValue(args, '--embedder');
+  if (name === undefined) return undefined;
+  if (!(EMBEDDERS as readonly string[]).includes(name)) {
+    throw new Error(`--embedder: unknown ${name} (use ${EMBEDDERS.join(', ')})`);
+  }
+  return name as (typeof EMBEDDERS)[number];
+}
+
+/** A row: an engine over a store to open (and close), or a plain engine. */
+type Row = { store: RecallAdapter; options: StoreEngineOptions } | Engine;
+
+/** Hybrid recall's vector weights shown with `--embedder`: equal RRF down to the HashingEmbedder's default. */
+const VECTOR_WEIGHTS = [1, 0.25, 0.1, 0.05, 0.02] as const;
+
 async function main(): Promise<void> {
   const args = cliArgs();
   const json = args.includes('--json');
   const ablation = args.includes('--ablation');
   const adapters = adaptersArg(args);
+  const embedder = embedderArg(args);
   const conversations = loadLocomo();
   const questions = conversations.reduce((a, c) => a + c.questions.length, 0);
   const turns = conversations.reduce((a, c) => a + c.units.length, 0);
 
-  const engines: Engine[] = [kiokuEngine(), plainBm25Engine, miniSearchEngine, winkEngine];
-  if (ablation) engines.push(...ablationEngines());
-  const engineResults: EngineResult[] = [];
-  for (const engine of engines) engineResults.push(await evaluate(engine, conversations));
-  const [kioku, ...peers] = engineResults as [EngineResult, ...EngineResult[]];
-  const stores: Partial<Record<RecallAdapter, EngineResult>> = {};
+  const rows: Row[] = [
+    { store: 'memory', options: { name: 'Kioku' } },
+    kiokuEngine('Kioku, lexical search alone'),
+    plainBm25Engine,
+    miniSearchEngine,
+    winkEngine,
+  ];
+  const signalRows: string[] = [];
+  if (ablation) {
+    for (const signal of Object.keys(DEFAULT_SIGNAL_WEIGHTS) as Array<keyof SignalWeights>) {
+      const name = `Kioku without the ${signal} signal`;
+      signalRows.push(name);
+      rows.push({ store: 'memory', options: { name, signals: { [signal]: 0 } } });
+    }
+    rows.push(...ablationEngines());
+  }
+  const embedderRows: string[] = [];
+  if (embedder === 'hashing') {
+    const hashing = new HashingEmbedder();
+    for (const weight of VECTOR_WEIGHTS) {
+      const name = `Kioku + hashing vectors, weight ${weight}`;
+      embedderRows.push(name);
+      rows.push({ store: 'memory', options: { name, embedder: hashing, vectorWeight: weight } });
+    }
+    const name = `Kioku + hashing vectors (default, weight ${hashing.fusionWeight})`;
+    embedderRows.push(name);
+    rows.push({ store: 'memory', options: { name, embedder: hashing } });
+  }
+  for (const adapter of adapters) rows.push({ store: adapter, options: {} });
+
+  const results: EngineResult[] = [];
   const unavailable: Record<string, string> = {};
-  for (const adapter of adapters) {
-    const opened = await storeEngine(adapter);
+  const stores: Partial<Record<RecallAdapter, EngineResult>> = {};
+  for (const row of rows) {
+    if (!('store' in row)) {
+      results.push(await evaluate(row, conversations));
+      continue;
+    }
+    const opened = await storeEngine(row.store, row.options);
     if (typeof opened === 'string') {
-      unavailable[adapter] = opened;
+      unavailable[row.store] = opened;
       continue;
     }
     try {
-      stores[adapter] = await evaluate(opened.engine, conversations);
+      const result = await evaluate(opened.engine, conversations);
+      results.push(result);
+      if (!row.options.name) stores[row.store] = result;
     } finally {
       await opened.close();
     }
   }
-  const results = [...engineResults, ...Object.values(stores)];
+  const [kioku, ...others] = results as [EngineResult, ...EngineResult[]];
+  const peers = others.filter((r) => !Object.values(stores).includes(r));
 
   const lines: string[] = [];
   lines.push(
@@ -87,6 +149,28 @@ async function main(): Promise<void> {
       ]),
     ),
     '',
+    'By half: conversations 0–4 (every parameter chosen there) and 5–9 (held out):',
+    table(
+      [
+        'engine',
+        ...Object.keys(HALVES).flatMap((h) => [
+          `${h} R@5`,
+          `${h} R@10`,
+          `${h} multi-hop`,
+          `${h} open-domain`,
+        ]),
+      ],
+      results.map((r) => [
+        r.name,
+        ...Object.values(r.halves).flatMap((h) => [
+          h.overall['5']!.toFixed(1),
+          h.overall['10']!.toFixed(1),
+          h.byCategory['multi-hop']?.['10']?.toFixed(1) ?? '-',
+          h.byCategory['open-domain']?.['10']?.toFixed(1) ?? '-',
+        ]),
+      ]),
+    ),
+    '',
     ...Object.entries(unavailable).map(([adapter, why]) => `${adapter}: not available (${why})`),
     `${kioku.name} by category:`,
     table(
@@ -102,19 +186,26 @@ async function main(): Promise<void> {
       engine: kioku.name,
       overall: kioku.overall,
       byCategory: kioku.byCategory,
+      halves: kioku.halves,
       latency_ms: kioku.latency,
+      signal_weights: DEFAULT_SIGNAL_WEIGHTS,
       peers: {
         ...Object.fromEntries(
-          peers.map((p) => [p.name, { overall: p.overall, byCategory: p.byCategory, latency_ms: p.latency }]),
+          peers.map((p) => [
+            p.name,
+            { overall: p.overall, byCategory: p.byCategory, halves: p.halves, latency_ms: p.latency },
+          ]),
         ),
         'DRAGON (published)': { overall: DRAGON },
       },
       adapters: Object.fromEntries(
         Object.entries(stores).map(([a, r]) => [
           a,
-          { overall: r.overall, byCategory: r.byCategory, latency_ms: r.latency },
+          { overall: r.overall, byCategory: r.byCategory, halves: r.halves, latency_ms: r.latency },
         ]),
       ),
+      signal_ablation: signalRows,
+      embedder_rows: embedderRows,
       unavailable,
     };
     console.log(JSON.stringify(out));

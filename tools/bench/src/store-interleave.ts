@@ -4,7 +4,7 @@
  * row shape (`SqlRow`) these rows also use, so `src/store.ts` prints them in the same tables.
  */
 import { performance } from 'node:perf_hooks';
-import type { Figures, SqlRow } from './store-sql.js';
+import type { Figures, SqlRow } from './store-rows.js';
 import { percentile, randomPicks, round } from './util.js';
 
 /** A row of an adapter measured beside its raw client, in the SQL rows' shape. */

@@ -37,6 +37,7 @@ import { factSearchText, LexicalIndex } from '@kioku/core/adapter';
 import type { Redis as RedisClient } from 'ioredis';
 import type { FactSeed } from './facts.js';
 import { type AdapterRow, clientCpu, figures, interleaved, walk } from './store-interleave.js';
+import { timeSignals } from './store-signals.js';
 import type { SqlOptions } from './store-sql.js';
 import { percentile, round } from './util.js';
 
@@ -475,6 +476,7 @@ async function run(
     (i) => store.search(SCOPE, { query: queries[i % queries.length]! }),
     (i) => raw.search(queries[i % queries.length]!),
   );
+  await timeSignals('redis', size, store, SCOPE, queries, options.searches);
   // A search right after each write: the copy fetches and indexes the new facts (both sides' writes).
   const now2 = new Date().toISOString();
   const a = await interleaved(

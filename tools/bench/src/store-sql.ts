@@ -14,6 +14,7 @@
  * Both also time dynamic memory's read per turn, `list({ order: 'updated', limit: 128 })` + `count()`,
  * beside the same two statements through the driver (`dynamicRead` in the row).
  */
+
 import { randomBytes } from 'node:crypto';
 import { mkdtemp, rm, stat } from 'node:fs/promises';
 import os from 'node:os';
@@ -25,48 +26,9 @@ import type PostgresClient from 'postgres';
 import type { FactSeed } from './facts.js';
 import { type Layout, otherUsers, SEARCHED_USER, searchedShare } from './layout.js';
 import { RawPostgresFacts, RawSqliteFacts } from './store-raw.js';
+import type { DynamicRead, Figures, SqlAdapter, SqlRow } from './store-rows.js';
+import { timeSignals } from './store-signals.js';
 import { percentile, randomPicks, round } from './util.js';
-
-export type SqlAdapter = 'sqlite' | 'postgres';
-
-export interface Figures {
-  writesPerS: number;
-  readsPerS: number;
-  /** Median time of one write / one read, in µs (the overhead ratios use these). */
-  writeP50Us: number;
-  readP50Us: number;
-  searchP50: number;
-  searchP95: number;
-  searchMean: number;
-  /** Searches each right after a write of the same side (what an application interleaves), in ms. */
-  afterWriteP50: number;
-  afterWriteP95: number;
-}
-
-export interface SqlRow extends Figures {
-  adapter: SqlAdapter;
-  size: number;
-  /** Users the prefill is spread over (`--users`; SQL adapters only). */
-  users?: number;
-  writes: number;
-  firstSearchMs: number;
-  prefillMs: number;
-  /** Database size on disk after the run (SQLite file + WAL; PostgreSQL table + indexes), in MB. */
-  diskMb: number;
-  raw: Figures;
-  /** Dynamic memory's read (first page newest-updated + count), ms per read, adapter and raw. */
-  dynamicRead?: DynamicRead;
-}
-
-export interface DynamicRead {
-  facts: number;
-  p50: number;
-  p95: number;
-  rawP50: number;
-  rawP95: number;
-  /** Adapter median ÷ raw median (as for reads: an occasional slow call would swamp a mean). */
-  ratio: number;
-}
 
 export interface SqlOptions {
   searches: number;
@@ -257,6 +219,7 @@ async function run(
     (i) => store.search(SCOPE, { query: queries[i % queries.length]! }),
     (i) => raw.search(queries[i % queries.length]!),
   );
+  await timeSignals(adapter, size, store, SCOPE, queries, options.searches);
   // Last, a search right after each write: writes change what the stores cache (SQLite's document
   // frequencies, PostgreSQL's pages), as they do in an application that stores facts between searches.
   const now2 = new Date().toISOString();

@@ -38,7 +38,9 @@ import { MiniSearchLexicalIndex } from './minisearch-lexical-index.js';
 import { benchPgvector, type PgvectorRow } from './store-pgvector.js';
 import { benchQdrant, type QdrantRow } from './store-qdrant.js';
 import { benchRedis, type RedisRow } from './store-redis.js';
-import { benchPostgres, benchSqlite, type SqlAdapter, type SqlRow } from './store-sql.js';
+import type { SqlAdapter, SqlRow } from './store-rows.js';
+import { signalsRows, signalsTable, timeSignals } from './store-signals.js';
+import { benchPostgres, benchSqlite } from './store-sql.js';
 import { cliArgs, percentile, randomPicks, round, table } from './util.js';
 
 type Adapter = 'memory' | 'json' | SqlAdapter | 'redis' | 'qdrant' | 'pgvector';
@@ -194,6 +196,7 @@ async function benchMemory(
   const firstSearchMs = performance.now() - t0;
   const readsPerS = await timeReads(store, ids);
   const search = await timeSearches(store, queries, searches);
+  await timeSignals('memory', size, store, SCOPE, queries, searches);
   return {
     adapter: 'memory',
     size,
@@ -243,6 +246,7 @@ async function benchJson(
     const writeMs = performance.now() - start;
     const readsPerS = await timeReads(store, ids);
     const search = await timeSearches(store, queries, searches);
+    await timeSignals('json', size, store, SCOPE, queries, searches);
     return {
       adapter: 'json',
       size,
@@ -333,6 +337,7 @@ async function main(): Promise<void> {
   const { queries } = options.corpus;
   const seeds = options.corpus.seeds(Math.max(2000, ...allSizes));
   await benchMemory(2000, seeds, queries); // JIT warm-up, not reported
+  signalsRows.length = 0;
   const rows: Row[] = [];
   const unavailable: Record<string, string> = {};
   const log = (line: string) => {
@@ -489,6 +494,7 @@ async function main(): Promise<void> {
             ...dynamicReadTable(sqlRows),
           ]
         : []),
+      ...signalsTable(),
       ...(indexRows.length
         ? [
             '',
@@ -547,6 +553,12 @@ async function main(): Promise<void> {
               sqlRows.filter((r) => Number.isFinite(r.diskMb)),
               (r) => r.diskMb,
             ),
+          }
+        : {}),
+      ...(signalsRows.length
+        ? {
+            signals_search_p95_ms: by(signalsRows, (r) => r.signalsP95),
+            no_signals_search_p95_ms: by(signalsRows, (r) => r.p95),
           }
         : {}),
       index_search_p95_ms: Object.fromEntries(

@@ -2,18 +2,33 @@ import { OpenAIChatModel } from '@kioku/openai';
 import { type Reply, startScriptedServer, text } from '@kioku/openai-test-server';
 import { afterEach, describe, expect, it } from 'vitest';
 import { runLifecycleBench } from '../src/lifecycle.js';
-import type { Conversation } from '../src/locomo.js';
+import { type Conversation, TURN_MS, type Unit } from '../src/locomo.js';
+
+/** A session's dialog turns as LoCoMo units (`D<session>:<n>`), half a minute apart from its date. */
+function turns(session: number, date: number, texts: string[]): Unit[] {
+  return texts.map((text, turn) => ({
+    id: `D${session}:${turn + 1}`,
+    session,
+    turn,
+    time: date + (turn + 1) * TURN_MS,
+    text,
+  }));
+}
 
 /** A LoCoMo-shaped conversation of six turns in two sessions, with two questions. */
 const CONVERSATION: Conversation = {
   sampleId: 'conv-test',
   units: [
-    { id: 'D1:1', text: 'Caroline said, "I moved to Lisbon last spring."' },
-    { id: 'D1:2', text: 'Melanie said, "How do you like it there?"' },
-    { id: 'D1:3', text: 'Caroline said, "I adopted a dog named Pixel."' },
-    { id: 'D2:1', text: 'Caroline said, "Pixel loves the beach."' },
-    { id: 'D2:2', text: 'Melanie said, "I started pottery classes."' },
-    { id: 'D2:3', text: 'Caroline said, "I live in Lisbon, by the way."' },
+    ...turns(1, Date.UTC(2023, 4, 8, 13, 56), [
+      'Caroline said, "I moved to Lisbon last spring."',
+      'Melanie said, "How do you like it there?"',
+      'Caroline said, "I adopted a dog named Pixel."',
+    ]),
+    ...turns(2, Date.UTC(2023, 4, 9, 15, 0), [
+      'Caroline said, "Pixel loves the beach."',
+      'Melanie said, "I started pottery classes."',
+      'Caroline said, "I live in Lisbon, by the way."',
+    ]),
   ],
   sessionDates: { 1: '1:56 pm on 8 May, 2023', 2: '3:00 pm on 9 May, 2023' },
   questions: [

@@ -16,6 +16,7 @@ const exact = (f: Fact) => ({
   tags: f.tags,
   metadata: f.metadata,
   provenance: f.provenance,
+  eventTime: f.eventTime,
   createdAt: f.createdAt,
 });
 
@@ -28,6 +29,9 @@ async function seeded() {
     'Noise',
   ]);
   await stores.facts.update(alice, facts[0]!.id, { title: 'A title' });
+  // Event times on the refined and the deleted fact: a revert must bring them back too.
+  await stores.facts.update(alice, facts[2]!.id, { eventTime: '2023-05-08T10:00:00.000Z' });
+  await stores.facts.update(alice, facts[3]!.id, { eventTime: '2022-01-02T00:00:00.000Z' });
   const current = await contentOf(stores, alice);
   const [a, b, c, d] = current;
   const reply = {

@@ -28,6 +28,7 @@ const exact = (f: Fact) => ({
   tags: f.tags,
   metadata: f.metadata,
   provenance: f.provenance,
+  eventTime: f.eventTime,
   createdAt: f.createdAt,
 });
 
@@ -203,6 +204,33 @@ describe('extractAndStoreFacts', () => {
     });
     expect(model.prompts[0]![0]!.content.startsWith('My own extraction rules')).toBe(true);
     expect(said(model.prompts[0]!)).not.toContain(DEFAULT_EXTRACTION_DIRECTIVE);
+  });
+
+  it('keeps the event time the model gives (in UTC); an unreadable one is left out', async () => {
+    const { stores, clock } = world();
+    const model = scriptedJsonModel([
+      {
+        facts: [
+          { content: 'User ran the Berlin marathon', eventTime: '2024-09-29T09:15:00+02:00' },
+          { content: 'User adopted a cat named Miso', eventTime: 'some time last spring' },
+        ],
+      },
+    ]);
+    const { changeset } = await extractAndStoreFacts({
+      stores,
+      model,
+      scope: alice,
+      messages: [
+        { role: 'user', content: 'I ran the Berlin marathon on 29 September! We also adopted Miso.' },
+      ],
+      clock,
+    });
+    const stored = await stores.facts.list(alice);
+    expect(stored.map((f) => [f.content, f.eventTime])).toEqual([
+      ['User ran the Berlin marathon', '2024-09-29T07:15:00.000Z'],
+      ['User adopted a cat named Miso', undefined],
+    ]);
+    expect(changeset.operations.map((op) => op.op)).toEqual(['create', 'create']);
   });
 
   it('skips a candidate a fact already says, without a reconciliation call', async () => {

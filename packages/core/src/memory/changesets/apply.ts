@@ -200,6 +200,7 @@ function inputOf(draft: FactDraft | Fact) {
     tags: draft.tags,
     metadata: draft.metadata,
     provenance: draft.provenance,
+    ...(draft.eventTime !== undefined ? { eventTime: draft.eventTime } : {}),
     createdAt: draft.createdAt,
   };
 }
@@ -219,7 +220,10 @@ function guarded(after: FactDraft, before?: Fact): FactDraft {
   return provenance === after.provenance ? after : { ...after, provenance };
 }
 
-/** The patch that makes a fact equal to `target` in every field a patch can set (no title removes it). */
+/**
+ * The patch that makes a fact equal to `target` in every field a patch can set (no title or event time
+ * removes it).
+ */
 function patchTo(target: FactDraft | Fact) {
   return {
     title: target.title ?? null,
@@ -228,6 +232,7 @@ function patchTo(target: FactDraft | Fact) {
     tags: target.tags,
     metadata: target.metadata,
     provenance: target.provenance,
+    eventTime: target.eventTime ?? null,
   };
 }
 

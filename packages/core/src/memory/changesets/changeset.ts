@@ -28,6 +28,7 @@ export const FactDraftSchema = FactSchema.pick({
   tags: true,
   metadata: true,
   provenance: true,
+  eventTime: true,
   createdAt: true,
 });
 
@@ -121,7 +122,7 @@ export function newChangeset(
 
 /** The draft of an existing fact: what `update` starts from. */
 export function draftOf(fact: z.infer<typeof FactSchema>): FactDraft {
-  const { id, title, content, category, tags, metadata, provenance, createdAt } = fact;
+  const { id, title, content, category, tags, metadata, provenance, eventTime, createdAt } = fact;
   return {
     id,
     ...(title !== undefined ? { title } : {}),
@@ -130,6 +131,7 @@ export function draftOf(fact: z.infer<typeof FactSchema>): FactDraft {
     tags,
     metadata,
     provenance,
+    ...(eventTime !== undefined ? { eventTime } : {}),
     createdAt,
   };
 }

@@ -6,6 +6,7 @@ import { CategorySchema } from '../../foundation/record-fields.js';
 import type { Scope } from '../../foundation/scope.js';
 import type { ChatModel } from '../../model/chat-model.js';
 import { generateObject, type UsageLedger } from '../../model/structured.js';
+import { PREFERENCE_CATEGORY } from '../../search/signals/preferences.js';
 import type { FactStore } from '../../store/facts/store.js';
 import { type Changeset, type FactOperation, newChangeset } from '../changesets/changeset.js';
 import { trustedFacts } from '../trust/quarantine.js';
@@ -28,7 +29,7 @@ export const PREFERENCE_THRESHOLDS: Readonly<Record<Sentiment, number>> = Object
   minor: 3,
 });
 
-export const INFERRED_PREFERENCE_CATEGORY = 'user-preferences/inferred';
+export const INFERRED_PREFERENCE_CATEGORY = `${PREFERENCE_CATEGORY}/inferred`;
 
 export const PreferenceOutputSchema = z.object({
   preferences: z
@@ -109,7 +110,7 @@ export async function inferPreferences(options: InferPreferencesOptions): Promis
     return newChangeset('preferences', scope, [], { createdAt: isoAt(clock) });
   }
   const known = trustedFacts(
-    await options.facts.list(scope, { category: 'user-preferences', limit: 1000, order: 'newest' }),
+    await options.facts.list(scope, { category: PREFERENCE_CATEGORY, limit: 1000, order: 'newest' }),
   );
   notify(options.onProgress, { pass: 'preferences', stage: 'model', entries: options.log.length });
   const result = await generateObject(options.model, {

@@ -44,6 +44,8 @@ export const ExtractionOutputSchema = z.object({
         content: z.string().trim().min(1).max(EXTRACTED_FACT_MAX_CHARS),
         category: CategorySchema.default(DEFAULT_CATEGORY),
         tags: TagsSchema.default([]),
+        /** When what it tells happened, if the exchange says: an ISO 8601 date or date-time. */
+        eventTime: z.string().max(64).optional(),
       }),
     )
     .default([]),
@@ -76,7 +78,7 @@ export type ReconciliationOutput = z.output<typeof ReconciliationOutputSchema>;
 /** The built-in extraction instructions; `directive` replaces them. */
 export const DEFAULT_EXTRACTION_DIRECTIVE = `You extract durable facts about the user from one exchange between the user and an AI assistant, for the assistant's long-term memory.
 Extract only what will still be useful in later conversations: what the user says about themselves, their life, the people in it, their work and projects, their plans, preferences and decisions.
-Write each fact as one short, self-contained sentence in the third person ("User lives in Berlin", "User's daughter Mia started school in 2024"), with a slash-separated category (e.g. user-preferences/food, personal/family, project-context/<name>) and a few tags.
+Write each fact as one short, self-contained sentence in the third person ("User lives in Berlin", "User's daughter Mia started school in 2024"), with a slash-separated category (e.g. user-preferences/food, personal/family, project-context/<name>) and a few tags. When the exchange says when something happened, give that date as eventTime (ISO 8601, e.g. 2024-09-02).
 Do not extract: what the assistant says about itself or its abilities; general knowledge; suggestions the user did not take up; one-off requests ("user asked for a poem"); greetings and small talk; things the assistant only repeats or recalls; instructions about this conversation only; passwords, keys or other secrets.
 When nothing is worth remembering, answer with an empty list; that is often the right answer.`;
 
@@ -356,9 +358,24 @@ function distinct(facts: ExtractionOutput['facts'], notes: string[]): Candidate[
   for (const fact of facts) {
     const twin = out.find((c) => compareTexts(fact.content, c.content).decision === 'skipped');
     if (twin) notes.push(`A proposed fact repeats another and was dropped: ${oneLine(fact.content)}`);
-    else out.push({ content: fact.content, category: fact.category, tags: [...new Set(fact.tags)] });
+    else {
+      const eventTime = isoDate(fact.eventTime);
+      out.push({
+        content: fact.content,
+        category: fact.category,
+        tags: [...new Set(fact.tags)],
+        ...(eventTime ? { eventTime } : {}),
+      });
+    }
   }
   return out;
+}
+
+/** A model's date as an ISO instant in UTC, or undefined when it is not one Date can read. */
+function isoDate(text: string | undefined): string | undefined {
+  if (!text) return undefined;
+  const time = Date.parse(text);
+  return Number.isFinite(time) ? new Date(time).toISOString() : undefined;
 }
 
 function createOp(candidate: Candidate, provenance: Provenance, now: string, reason: string): FactOperation {
@@ -371,6 +388,7 @@ function createOp(candidate: Candidate, provenance: Provenance, now: string, rea
       tags: candidate.tags,
       metadata: {},
       provenance,
+      ...(candidate.eventTime ? { eventTime: candidate.eventTime } : {}),
       createdAt: now,
     },
     reason,
@@ -386,6 +404,7 @@ function updateOp(before: Fact, candidate: Candidate, provenance: Provenance, re
       content: candidate.content,
       tags: [...new Set([...before.tags, ...candidate.tags])].slice(0, LIMITS.tagCount),
       provenance,
+      ...(candidate.eventTime ? { eventTime: candidate.eventTime } : {}),
     },
     reason,
   };

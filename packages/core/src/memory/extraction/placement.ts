@@ -14,6 +14,8 @@ export interface Candidate {
   content: string;
   category: string;
   tags: string[];
+  /** When what it tells happened, when the model gave a readable date (ISO, UTC). */
+  eventTime?: string;
 }
 
 /** A candidate with what dedup decided and the user's facts most similar to it. */

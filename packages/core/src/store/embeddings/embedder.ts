@@ -20,6 +20,11 @@ export interface Embedder {
    * size. Leave it out when `embed` batches by itself (it then gets every text at once).
    */
   readonly maxBatchSize?: number | undefined;
+  /**
+   * How much this model's ranking weighs against lexical search's (1) when hybrid recall fuses them,
+   * measured for the model (`bench:recall --embedder`); without it, `HYBRID_DEFAULTS.vectorWeight`.
+   */
+  readonly fusionWeight?: number | undefined;
   /** One vector of `dimensions` finite numbers per text, in order. At most `maxBatchSize` texts. */
   embed(texts: readonly string[], options?: EmbedOptions): Promise<number[][]>;
 }

@@ -51,6 +51,12 @@ function signOf(hash: number): 1 | -1 {
 export class HashingEmbedder implements Embedder {
   readonly modelId: string;
   readonly dimensions: number;
+  /**
+   * Its ranking is a blurred copy of lexical search's, so it weighs little in hybrid recall: on LoCoMo's
+   * conversations 0–4, RRF weights 1, 0.5, 0.25 and 0.1 all ranked below lexical search alone; 0.01 had the
+   * best R@5 + R@10 of those that did not (tools/bench, `bench:recall --embedder hashing`).
+   */
+  readonly fusionWeight = 0.01;
   readonly maxBatchSize: number;
   readonly #ngram: number;
   readonly #ngramWeight: number;

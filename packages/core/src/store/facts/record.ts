@@ -79,6 +79,11 @@ export const FactSchema = z.object({
   tags: TagsSchema,
   metadata: MetadataSchema,
   provenance: ProvenanceSchema,
+  /**
+   * When what the fact tells happened, when known (the date of the conversation it came from, a date the
+   * model read in it), beside `createdAt`, when it was stored. Recall ranks by it when a query names a time.
+   */
+  eventTime: IsoDateSchema.optional(),
   createdAt: IsoDateSchema,
   updatedAt: IsoDateSchema,
   /** 1 when created, one more on every update (see `records/version.ts`). */
@@ -96,6 +101,8 @@ export const FactInputSchema = z.object({
   tags: TagsSchema.default([]),
   metadata: MetadataSchema.default({}),
   provenance: ProvenanceSchema.default({ source: 'user' }),
+  /** When what it tells happened, when known (see `Fact.eventTime`). Stored in UTC. */
+  eventTime: IsoDateSchema.optional(),
   /**
    * When the fact was first learned, for imports, merges (which carry the earliest `createdAt` of their
    * sources) and reverts (which restore a deleted fact exactly). Default: now. Stored in UTC.
@@ -114,6 +121,8 @@ export const FactPatchSchema = z
     tags: TagsSchema.optional(),
     metadata: MetadataSchema.optional(),
     provenance: ProvenanceSchema.optional(),
+    /** `null` removes the event time. */
+    eventTime: IsoDateSchema.nullable().optional(),
   })
   .strict();
 

@@ -24,6 +24,7 @@ export function newFact(scope: Scope, data: z.output<typeof FactInputSchema>, no
   fact.tags = data.tags;
   fact.metadata = data.metadata;
   fact.provenance = data.provenance;
+  if (data.eventTime !== undefined) fact.eventTime = new Date(data.eventTime).toISOString();
   // Normalized to UTC, so string order stays time order on every backend.
   fact.createdAt = data.createdAt === undefined ? now : new Date(data.createdAt).toISOString();
   fact.updatedAt = now;
@@ -47,13 +48,15 @@ export function patchFact(
   expectedVersion?: number,
 ): Fact {
   checkFactVersion(current, expectedVersion);
-  const { title, ...rest } = changes;
+  const { title, eventTime, ...rest } = changes;
   const next: Fact = { ...current, updatedAt, version: current.version + 1 };
   for (const [key, value] of Object.entries(rest)) {
     if (value !== undefined) (next as Record<string, unknown>)[key] = value;
   }
   if (title === null) delete next.title;
   else if (title !== undefined) next.title = title;
+  if (eventTime === null) delete next.eventTime;
+  else if (eventTime !== undefined) next.eventTime = new Date(eventTime).toISOString();
   return next;
 }
 

@@ -106,7 +106,7 @@ export class HybridDetailStore implements DetailStore {
     }
     await this.vectors.forget(indexScope(s), gone);
     const ranked = (hits: DetailHit[]) => hits.map((hit) => ({ key: hit.detail.id, item: hit.detail }));
-    return reciprocalRankFusion([ranked(lexical), ranked(vectorHits)], { k: this.vectors.rrfK })
+    return reciprocalRankFusion([ranked(lexical), ranked(vectorHits)], this.vectors.fusion)
       .slice(0, q.limit)
       .map(({ item, score }) => ({ detail: item, score }));
   }

@@ -111,7 +111,7 @@ export class HybridDocumentStore implements DocumentStore {
     await this.vectors.forget(indexScope(s), gone);
     const ranked = (hits: DocumentChunkHit[]) =>
       hits.map((hit) => ({ key: chunkKey(hit.documentId, hit.chunk.index), item: hit }));
-    return reciprocalRankFusion([ranked(lexical), ranked(vectorHits)], { k: this.vectors.rrfK })
+    return reciprocalRankFusion([ranked(lexical), ranked(vectorHits)], this.vectors.fusion)
       .slice(0, q.limit)
       .map(({ item, score }) => ({ ...item, score }));
   }

@@ -1,17 +1,9 @@
 import { categoryMatches, hasAllTags } from '../../foundation/record-fields.js';
-import { parseScope, type Scope, type SnapshotSelector } from '../../foundation/scope.js';
+import { parseScope, type Scope } from '../../foundation/scope.js';
 import { parseOrThrow } from '../../foundation/validation.js';
 import type { WriteOptions } from '../../foundation/version.js';
-import type {
-  CategoryCount,
-  Fact,
-  FactFilter,
-  FactHit,
-  FactInput,
-  FactListOptions,
-  FactPatch,
-  FactQuery,
-} from '../facts/record.js';
+import { DelegatingFactStore } from '../facts/delegating.js';
+import type { Fact, FactHit, FactInput, FactPatch, FactQuery } from '../facts/record.js';
 import { FactQuerySchema } from '../facts/record.js';
 import type { FactStore } from '../facts/store.js';
 import type { RestoreOptions, RestoreReport, SnapshotEnvelope } from '../snapshot/envelope.js';
@@ -34,44 +26,18 @@ const indexScope = (scope: Scope): Scope =>
  * `reembed()` adds the vector). Vector hits are always read back from the store, and vectors whose fact
  * is gone are dropped from the index as they are found.
  */
-export class HybridFactStore implements FactStore {
-  readonly store: FactStore;
+export class HybridFactStore extends DelegatingFactStore {
   readonly vectors: VectorSide;
 
   constructor(
     store: FactStore,
     options: HybridOptions & { embedder: NonNullable<HybridOptions['embedder']> },
   ) {
-    this.store = store;
+    super(store);
     this.vectors = new VectorSide('facts', options.embedder, options);
   }
 
-  get(scope: Scope, id: string): Promise<Fact | null> {
-    return this.store.get(scope, id);
-  }
-
-  list(scope: Scope, options?: FactListOptions): Promise<Fact[]> {
-    return this.store.list(scope, options);
-  }
-
-  count(scope: Scope, filter?: FactFilter): Promise<number> {
-    return this.store.count(scope, filter);
-  }
-
-  categories(scope: Scope): Promise<CategoryCount[]> {
-    return this.store.categories(scope);
-  }
-
-  /** The records only: `forgetUser` erases the user's vectors from the index once, for every kind. */
-  eraseUser(userId: string): Promise<string[]> {
-    return this.store.eraseUser(userId);
-  }
-
-  snapshot(selector: SnapshotSelector): Promise<SnapshotEnvelope<Fact>> {
-    return this.store.snapshot(selector);
-  }
-
-  async create(scope: Scope, input: FactInput): Promise<Fact> {
+  override async create(scope: Scope, input: FactInput): Promise<Fact> {
     const s = indexScope(parseScope(scope));
     await this.vectors.ensureModel(s);
     const fact = await this.store.create(scope, input);
@@ -79,7 +45,7 @@ export class HybridFactStore implements FactStore {
     return fact;
   }
 
-  async update(scope: Scope, id: string, patch: FactPatch, options?: WriteOptions): Promise<Fact> {
+  override async update(scope: Scope, id: string, patch: FactPatch, options?: WriteOptions): Promise<Fact> {
     const s = indexScope(parseScope(scope));
     await this.vectors.ensureModel(s);
     const fact = await this.store.update(scope, id, patch, options);
@@ -87,14 +53,14 @@ export class HybridFactStore implements FactStore {
     return fact;
   }
 
-  async delete(scope: Scope, id: string, options?: WriteOptions): Promise<boolean> {
+  override async delete(scope: Scope, id: string, options?: WriteOptions): Promise<boolean> {
     const deleted = await this.store.delete(scope, id, options);
     // Also when nothing was deleted: a vector left behind by an earlier failure goes too.
     await this.vectors.remove(indexScope(parseScope(scope)), [factVectorId(id)]);
     return deleted;
   }
 
-  async search(scope: Scope, query: FactQuery): Promise<FactHit[]> {
+  override async search(scope: Scope, query: FactQuery): Promise<FactHit[]> {
     const s = parseScope(scope);
     const q = parseOrThrow(FactQuerySchema, query, 'fact query');
     const text = q.query?.trim();
@@ -132,14 +98,14 @@ export class HybridFactStore implements FactStore {
         lexical.map((hit) => ({ key: hit.fact.id, item: hit.fact })),
         vectorFacts.map((fact) => ({ key: fact.id, item: fact })),
       ],
-      { k: this.vectors.rrfK },
+      this.vectors.fusion,
     )
       .slice(0, q.limit)
       .map(({ item, score }) => ({ fact: item, score }));
   }
 
   /** Restores the store, then rebuilds the vectors of every partition the snapshot contains. */
-  async restore(snapshot: unknown, options?: RestoreOptions): Promise<RestoreReport> {
+  override async restore(snapshot: unknown, options?: RestoreOptions): Promise<RestoreReport> {
     const report = await this.store.restore(snapshot, options);
     await reindexRecords(this.vectors, factMapping, (snapshot as SnapshotEnvelope<Fact>).records);
     return report;

@@ -173,7 +173,7 @@ export class HybridSessionStore implements SessionStore {
         lexicalHits.map((hit) => ({ key: hit.id, item: byId.get(hit.id)! })),
         nearest.filter((hit) => byId.has(hit.id)).map((hit) => ({ key: hit.id, item: byId.get(hit.id)! })),
       ],
-      { k: this.vectors.rrfK },
+      this.vectors.fusion,
     )
       .slice(0, q.limit)
       .map(({ item, score }) => ({ ...item, score }));

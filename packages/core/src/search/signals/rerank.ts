@@ -1,0 +1,156 @@
+import { names, relationsAsked, subjectOf } from './entities.js';
+import { asksForChoice, statesPreference } from './preferences.js';
+import { dayOf, overlaps, type TimeSpan, timeSpans } from './time.js';
+
+/**
+ * Recall's ranking signals, fused with the lexical (or hybrid) ranking a store returned. Each reads the
+ * query and the candidates only, so it works the same over every store:
+ *
+ * - **context**: a conversation turn is found through the turn before it ("what are your pets' names?" →
+ *   "Luna and Oliver!"): a candidate gains `context` × the score of the turn before it in the same
+ *   session, and half that from the turn after it;
+ * - **session**: turns of a session that holds many good candidates rank higher (× 1 + `session` × the
+ *   session's share of the best session's scores);
+ * - **entity**: a candidate whose subject is a person the query names, or a name the candidates link to a
+ *   relation the query asks about ("my sister" → "my sister Anna" → Anna), × 1 + `entity`;
+ * - **time**: when the query names a time ("on 8 May", "last week", "in 2022"), a candidate whose event
+ *   time or whose own time expressions (resolved against its event time) fall in it, × 1 + `time`;
+ * - **preference**: when the query asks for a choice or a recommendation, a candidate that states a
+ *   preference (or is a preference fact), × 1 + `preference`.
+ *
+ * Weights were chosen on LoCoMo's conversations 0–4 only (tools/bench, `bench:recall --ablation` shows
+ * what each adds on both halves).
+ */
+export interface SignalWeights {
+  context: number;
+  session: number;
+  entity: number;
+  time: number;
+  preference: number;
+}
+
+export const DEFAULT_SIGNAL_WEIGHTS: Readonly<SignalWeights> = Object.freeze({
+  context: 0.3,
+  session: 0.2,
+  entity: 0.3,
+  time: 1,
+  preference: 0.2,
+});
+
+/** A record the store found, as the signals see it. */
+export interface SignalCandidate {
+  /** The store's score (lexical or fused); higher is better. */
+  score: number;
+  /** The text the record is found by. */
+  text: string;
+  /** When what it tells happened (ms since the epoch), else when it was stored. */
+  time?: number | undefined;
+  /**
+   * The times its text names, resolved against `time` (default: `timeSpans(text, time)`): a store that sees
+   * the same records again can hand in a cached copy (it costs ~10 µs a text).
+   */
+  mentions?: (() => readonly TimeSpan[]) | undefined;
+  /** Its subject (default: `subjectOf(text)`), cached the same way. */
+  subject?: (() => string | undefined) | undefined;
+  /** The conversation it came from and its turn there, for the context and session signals. */
+  session?: string | undefined;
+  turn?: number | undefined;
+  /** A preference record by its category (see `PREFERENCE_CATEGORY`). */
+  preference?: boolean | undefined;
+}
+
+/** What the signals read from a query, once. */
+export interface QuerySignals {
+  /** Spans of time it names, resolved against the time it is asked. */
+  times: TimeSpan[];
+  /** Names it mentions (lower case). */
+  names: string[];
+  /** Relations it asks about through an owner ("my sister" → sister). */
+  relations: string[];
+  /** It asks for a choice or a recommendation. */
+  choice: boolean;
+}
+
+export function querySignals(query: string, now: number): QuerySignals {
+  return {
+    times: timeSpans(query, now),
+    names: names(query),
+    relations: relationsAsked(query),
+    choice: asksForChoice(query),
+  };
+}
+
+const sessionTurn = (session: string, turn: number) => `${session}\u0000${turn}`;
+
+/**
+ * The candidates re-ranked by the signals, best first (ties keep the store's order); `linked` are names
+ * linked to the query's relations (see `linkedNames`). Returns new scores; the candidates are not changed.
+ */
+export function rerankCandidates<T extends SignalCandidate>(
+  candidates: readonly T[],
+  query: QuerySignals,
+  weights: Readonly<SignalWeights> = DEFAULT_SIGNAL_WEIGHTS,
+  linked: readonly string[] = [],
+): Array<{ candidate: T; score: number }> {
+  const best = candidates.reduce((m, c) => Math.max(m, c.score), 0);
+  if (!(best > 0)) return candidates.map((candidate) => ({ candidate, score: candidate.score }));
+  const base = candidates.map((c) => c.score / best);
+  const boost = candidates.map(() => 0);
+
+  if (weights.context > 0) {
+    const at = new Map<string, number>();
+    candidates.forEach((c, i) => {
+      if (c.session !== undefined && c.turn !== undefined) at.set(sessionTurn(c.session, c.turn), i);
+    });
+    candidates.forEach((c, i) => {
+      if (c.session === undefined || c.turn === undefined) return;
+      const next = at.get(sessionTurn(c.session, c.turn + 1));
+      const previous = at.get(sessionTurn(c.session, c.turn - 1));
+      if (next !== undefined) boost[next]! += weights.context * base[i]!;
+      if (previous !== undefined) boost[previous]! += (weights.context / 2) * base[i]!;
+    });
+  }
+
+  const sessionShare = new Map<string, number>();
+  if (weights.session > 0) {
+    candidates.forEach((c, i) => {
+      if (c.session !== undefined) sessionShare.set(c.session, (sessionShare.get(c.session) ?? 0) + base[i]!);
+    });
+    const top = Math.max(0, ...sessionShare.values());
+    for (const [session, sum] of sessionShare) sessionShare.set(session, top > 0 ? sum / top : 0);
+  }
+
+  const entities = new Set(query.names);
+  const linkedNames = new Set(linked);
+  const useEntity = weights.entity > 0 && (entities.size > 0 || linkedNames.size > 0);
+  const useTime = weights.time > 0 && query.times.length > 0;
+  const usePreference = weights.preference > 0 && query.choice;
+
+  const scored = candidates.map((candidate, i) => {
+    let factor = 1;
+    if (candidate.session !== undefined && weights.session > 0) {
+      factor *= 1 + weights.session * (sessionShare.get(candidate.session) ?? 0);
+    }
+    if (useEntity) {
+      const subject = candidate.subject ? candidate.subject() : subjectOf(candidate.text);
+      const about =
+        (subject !== undefined && entities.has(subject)) ||
+        (linkedNames.size > 0 && names(candidate.text).some((n) => linkedNames.has(n)));
+      if (about) factor *= 1 + weights.entity;
+    }
+    if (useTime && candidate.time !== undefined) {
+      const time = candidate.time;
+      const inTime =
+        overlaps(query.times, [dayOf(time)]) ||
+        overlaps(query.times, candidate.mentions?.() ?? timeSpans(candidate.text, time));
+      if (inTime) factor *= 1 + weights.time;
+    }
+    if (usePreference && (candidate.preference || statesPreference(candidate.text))) {
+      factor *= 1 + weights.preference;
+    }
+    return { candidate, score: (base[i]! + boost[i]!) * factor, order: i };
+  });
+  return scored
+    .sort((a, b) => b.score - a.score || a.order - b.order)
+    .map(({ candidate, score }) => ({ candidate, score }));
+}

@@ -1,0 +1,1 @@
+ALTER TABLE "facts" ADD COLUMN "event_time" timestamp (3) with time zone;

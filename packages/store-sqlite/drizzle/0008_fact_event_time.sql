@@ -1,0 +1,1 @@
+ALTER TABLE `kioku_facts` ADD `event_time` text;
