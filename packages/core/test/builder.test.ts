@@ -3,6 +3,7 @@ import { defaultTokenizer, KiokuBuilder } from '../src/index.js';
 import { countMessagesTokens } from '../src/model/messages.js';
 import { InMemoryFactStore } from '../src/store/facts/memory.js';
 import { InMemoryPlanStore } from '../src/store/plans/memory.js';
+import { RecallFactStore } from '../src/store/recall/facts.js';
 import { InMemorySessionStore } from '../src/store/sessions/memory.js';
 import { InMemoryWorkingMemoryStore } from '../src/store/working/memory.js';
 import { bundleWith } from './bundle.js';
@@ -59,5 +60,16 @@ describe('KiokuBuilder with* helpers', () => {
     expect(names).toEqual(
       expect.arrayContaining(['create_plan', 'save_memory', 'retrieve_memory', 'save_to_working_memory']),
     );
+  });
+});
+
+describe('KiokuBuilder: recall signals', () => {
+  it("wires recall's signals over the bundle's fact search by default, and not with `recallSignals: false`", () => {
+    const facts = new InMemoryFactStore();
+    const ranked = new KiokuBuilder({ stores: bundleWith({ facts }) }).build().stores.facts;
+    const plain = new KiokuBuilder({ stores: bundleWith({ facts }), recallSignals: false }).build().stores
+      .facts;
+    expect(ranked).toBeInstanceOf(RecallFactStore);
+    expect(plain).toBe(facts);
   });
 });

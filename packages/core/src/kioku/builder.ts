@@ -21,6 +21,7 @@ import type { ChatModel } from '../model/chat-model.js';
 import type { MemoryFeature } from '../runtime/feature.js';
 import type { KiokuStores } from '../store/bundle/bundle.js';
 import { withEmbeddings } from '../store/bundle/with-embeddings.js';
+import { withBundleRecallSignals } from '../store/bundle/with-recall-signals.js';
 import { Kioku } from './kioku.js';
 import type { FactLimitsWiring, FeatureFactory, KiokuOptions } from './options.js';
 
@@ -58,11 +59,18 @@ export class KiokuBuilder {
   #factLimits: FactLimitsWiring | undefined;
 
   constructor(options: KiokuOptions) {
-    const { embeddings } = options;
+    const { embeddings, recallSignals } = options;
+    const signalled =
+      recallSignals === false
+        ? options.stores
+        : withBundleRecallSignals(options.stores, {
+            ...(options.clock ? { clock: options.clock } : {}),
+            ...recallSignals,
+          });
     const stores =
       embeddings === undefined
-        ? options.stores
-        : withEmbeddings(options.stores, 'embed' in embeddings ? { embedder: embeddings } : embeddings);
+        ? signalled
+        : withEmbeddings(signalled, 'embed' in embeddings ? { embedder: embeddings } : embeddings);
     this.#options = { ...options, stores };
     // By default each background job holds the user's memory-work lease, so several app instances over
     // one database can all run background work (an app's own guard replaces it).
@@ -73,7 +81,7 @@ export class KiokuBuilder {
     });
   }
 
-  /** The stores features get (the bundle, with embeddings when configured). */
+  /** The stores features get (the bundle, with recall's signals and, when configured, embeddings). */
   get stores(): KiokuStores {
     return this.#options.stores;
   }

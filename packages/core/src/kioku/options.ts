@@ -9,6 +9,7 @@ import type { TokenBudgetOptions } from '../runtime/token-budget.js';
 import type { KiokuStores } from '../store/bundle/bundle.js';
 import type { EmbeddingsOptions } from '../store/bundle/with-embeddings.js';
 import type { Embedder } from '../store/embeddings/embedder.js';
+import type { RecallSignalOptions } from '../store/recall/facts.js';
 import type { Tokenizer } from '../tokens/tokenizer.js';
 
 export interface KiokuOptions {
@@ -19,6 +20,13 @@ export interface KiokuOptions {
    * its index and tuning (see `withEmbeddings`). Every feature then searches through the same stores.
    */
   embeddings?: Embedder | EmbeddingsOptions;
+  /**
+   * Recall's ranking signals over every fact search (on by default): the store's hits re-ranked by the
+   * conversation around each hit, its session, the people and relations the query names, the time it
+   * asks about and, for a request for a choice, the user's preferences. Options tune the weights;
+   * `false` leaves the store's own ranking.
+   */
+  recallSignals?: RecallSignalOptions | false;
   /**
    * The model memory work in the background uses (extraction, save_memory's enrichment, the dream); may
    * be a cheaper one.

@@ -24,6 +24,12 @@ export function bundleEmbedder(stores: KiokuStores): Embedder | undefined {
   return embedderOf.get(stores);
 }
 
+/** A bundle made from `from` by wrapping some of its stores searches with the same embedder. */
+export function keepEmbedder(from: KiokuStores, to: KiokuStores): void {
+  const embedder = embedderOf.get(from);
+  if (embedder) embedderOf.set(to, embedder);
+}
+
 /**
  * Hybrid recall for a whole bundle, wired once: facts, documents and details search lexically and by
  * vector (fused by rank), all through one embedder and one index, so every feature that reads them —
