@@ -47,14 +47,16 @@ module.exports = {
     },
     {
       name: 'adapters-depend-on-core-only',
-      comment: 'An adapter imports @kioku/core and its own files, never another adapter, the CLI, apps or tools.',
+      comment:
+        'An adapter imports @kioku/core and its own files, never another adapter, the CLI, apps or tools.',
       severity: 'error',
       from: { path: `^packages/(${ADAPTERS})/src/` },
       to: { path: '^(packages/|apps/|tools/)', pathNot: ['^packages/core/', '^packages/$1/'] },
     },
     {
       name: 'core-through-its-entry-points',
-      comment: 'Other packages import @kioku/core, /store, /adapter, /passes, /model or /testing, never a file inside.',
+      comment:
+        'Other packages import @kioku/core, /store, /adapter, /passes, /model or /testing, never a file inside.',
       severity: 'error',
       from: { path: '^(packages/(?!core/)|apps/|tools/)' },
       to: { path: '^packages/core/src/(?!(index|store|adapter|passes|model|testing)\\.ts$)' },

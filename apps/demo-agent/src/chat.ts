@@ -1,6 +1,14 @@
 import path from 'node:path';
 import { createInterface } from 'node:readline';
-import { type BackgroundEvent, type ChatModel, type Conversation, isKiokuError, type Kioku, type Scope, type TurnLedger } from '@kioku/core';
+import {
+  type BackgroundEvent,
+  type ChatModel,
+  type Conversation,
+  isKiokuError,
+  type Kioku,
+  type Scope,
+  type TurnLedger,
+} from '@kioku/core';
 import { isKiokuSession } from '@kioku/core/store';
 import type { OpenAIChatModel } from '@kioku/openai';
 import type { TurnRunner } from './ai-sdk-turns.js';

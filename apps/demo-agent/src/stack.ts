@@ -1,5 +1,13 @@
 import { openStores as openSpecs, type StoresSpec } from '@kioku/cli';
-import { type BackgroundEvent, type ChatModel, type Clock, type Kioku, KiokuBuilder, type KiokuStores, STORE_KINDS } from '@kioku/core';
+import {
+  type BackgroundEvent,
+  type ChatModel,
+  type Clock,
+  type Kioku,
+  KiokuBuilder,
+  type KiokuStores,
+  STORE_KINDS,
+} from '@kioku/core';
 import { sandboxToolkit } from './sandbox.js';
 
 export const KINDS = STORE_KINDS;

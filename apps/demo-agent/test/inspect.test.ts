@@ -64,9 +64,7 @@ describe('/ledger', () => {
     expect(text.split('\n')[0]).toBe(
       '  recall skipped (auto, deterministic; model failed: TIMEOUT): Concrete: the message carries the material it is about. — the model searched memory itself (search_memory)',
     );
-    expect(text).toMatch(
-      /fact-recall +0 tokens {2}0 included, dropped: 1 not-needed — skipped: Concrete/,
-    );
+    expect(text).toMatch(/fact-recall +0 tokens {2}0 included, dropped: 1 not-needed — skipped: Concrete/);
     expect(formatLedger(ledger).split('\n')[0]).toBe(
       "  recall ran (always, setting): Recall runs on every turn (recall: 'always').",
     );

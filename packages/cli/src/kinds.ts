@@ -1,5 +1,13 @@
 import type { StoreKind } from '@kioku/core';
-import { DetailRecordSchema, FactSchema, type HybridKind, KnowledgeDocumentSchema, PlanSchema, SessionRecordSchema, WorkingEntrySchema } from '@kioku/core/store';
+import {
+  DetailRecordSchema,
+  FactSchema,
+  type HybridKind,
+  KnowledgeDocumentSchema,
+  PlanSchema,
+  SessionRecordSchema,
+  WorkingEntrySchema,
+} from '@kioku/core/store';
 import type { z } from 'zod';
 import { UsageError } from './errors.js';
 

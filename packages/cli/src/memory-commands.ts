@@ -1,5 +1,15 @@
 import { KiokuBuilder, type KiokuStores, type Scope } from '@kioku/core';
-import { ChangesetLog, countOperations, type DreamProgress, extractSession, formatChangeset, type KeptChangeset, MEMORY_WORK_LEASE, type PassResult, waitForLease } from '@kioku/core/passes';
+import {
+  ChangesetLog,
+  countOperations,
+  type DreamProgress,
+  extractSession,
+  formatChangeset,
+  type KeptChangeset,
+  MEMORY_WORK_LEASE,
+  type PassResult,
+  waitForLease,
+} from '@kioku/core/passes';
 import { idOption, type OptionTable, parseCommandOptions, plural, required, userId, write } from './args.js';
 import { UsageError } from './errors.js';
 import type { CliIo } from './io.js';

@@ -1,5 +1,13 @@
 import { type Embedder, type Scope, UnsupportedError } from '@kioku/core';
-import { reembed, type ReembedReport, type SnapshotSelector, type VectorHit, type VectorIndex, type VectorModelCount, type VectorSnapshot } from '@kioku/core/store';
+import {
+  type ReembedReport,
+  reembed,
+  type SnapshotSelector,
+  type VectorHit,
+  type VectorIndex,
+  type VectorModelCount,
+  type VectorSnapshot,
+} from '@kioku/core/store';
 import type { Backend } from './backends.js';
 import type { VectorKind } from './kinds.js';
 

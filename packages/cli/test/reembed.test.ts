@@ -1,7 +1,14 @@
 import { randomBytes } from 'node:crypto';
 import path from 'node:path';
 import { type Embedder, EmbeddingModelMismatchError, HashingEmbedder, type Scope } from '@kioku/core';
-import { type VectorIndex, type VectorSnapshot, withDetailEmbeddings, withDocumentEmbeddings, withFactEmbeddings, withTranscriptEmbeddings } from '@kioku/core/store';
+import {
+  type VectorIndex,
+  type VectorSnapshot,
+  withDetailEmbeddings,
+  withDocumentEmbeddings,
+  withFactEmbeddings,
+  withTranscriptEmbeddings,
+} from '@kioku/core/store';
 import { ManualClock } from '@kioku/core/testing';
 import { json, type Reply, startScriptedServer, status } from '@kioku/openai-test-server';
 import { type QdrantTestServer, startQdrantTestServer } from '@kioku/qdrant-test-server';

@@ -1,4 +1,13 @@
-import { factMemory, type KiokuStores, type MemoryFeature, planMode, type Tool, toolOutputOffload, ValidationError, workingMemory } from '@kioku/core';
+import {
+  factMemory,
+  type KiokuStores,
+  type MemoryFeature,
+  planMode,
+  type Tool,
+  toolOutputOffload,
+  ValidationError,
+  workingMemory,
+} from '@kioku/core';
 import { GET_PLAN_TOOL, getPlanTool } from './tools/get-plan.js';
 import { SEARCH_MAX_LIMIT, SEARCH_MEMORY_TOOL, searchMemoryTool } from './tools/search-memory.js';
 import { storeMemoryTool } from './tools/store-memory.js';

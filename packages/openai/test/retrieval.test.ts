@@ -1,4 +1,10 @@
-import { createInMemoryStores, defineTool, factMemory, KiokuBuilder, modelIntentClassifier } from '@kioku/core';
+import {
+  createInMemoryStores,
+  defineTool,
+  factMemory,
+  KiokuBuilder,
+  modelIntentClassifier,
+} from '@kioku/core';
 import { InMemoryFactStore } from '@kioku/core/store';
 import { hang, type Reply, startScriptedServer, text, toolCalls, usage } from '@kioku/openai-test-server';
 import { afterEach, describe, expect, it } from 'vitest';

@@ -1,5 +1,14 @@
 import type { Clock, KiokuStores, Tokenizer } from '@kioku/core';
-import { PartitionedDetailStore, PartitionedDocumentStore, PartitionedFactStore, PartitionedPlanStore, PartitionedSessionStore, PartitionedWorkingMemoryStore, type SessionStoreOptions, type WorkingMemoryOptions } from '@kioku/core/adapter';
+import {
+  PartitionedDetailStore,
+  PartitionedDocumentStore,
+  PartitionedFactStore,
+  PartitionedPlanStore,
+  PartitionedSessionStore,
+  PartitionedWorkingMemoryStore,
+  type SessionStoreOptions,
+  type WorkingMemoryOptions,
+} from '@kioku/core/adapter';
 import { JsonFileBackend, type JsonFileBackendOptions } from './file-backend.js';
 
 export interface JsonStoreOptions extends JsonFileBackendOptions {

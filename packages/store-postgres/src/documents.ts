@@ -1,6 +1,32 @@
 import type { KnowledgeDocument, Scope } from '@kioku/core';
-import { chunkSearchText, combineKnowledge, type DocumentChunking, documentChunking, type DocumentChunkingOptions, documentExistsError, isoAt, makeEnvelope, newDocument, parseKnowledgeBudget, parseOrThrow, parseScope } from '@kioku/core/adapter';
-import { type CombinedKnowledge, type DocumentChunkHit, type DocumentInput, type DocumentQuery, DocumentQuerySchema, type DocumentStore, IdSchema, KnowledgeDocumentSchema, type RestoreOptions, type RestoreReport, type SnapshotEnvelope, type SnapshotSelector } from '@kioku/core/store';
+import {
+  chunkSearchText,
+  combineKnowledge,
+  type DocumentChunking,
+  type DocumentChunkingOptions,
+  documentChunking,
+  documentExistsError,
+  isoAt,
+  makeEnvelope,
+  newDocument,
+  parseKnowledgeBudget,
+  parseOrThrow,
+  parseScope,
+} from '@kioku/core/adapter';
+import {
+  type CombinedKnowledge,
+  type DocumentChunkHit,
+  type DocumentInput,
+  type DocumentQuery,
+  DocumentQuerySchema,
+  type DocumentStore,
+  IdSchema,
+  KnowledgeDocumentSchema,
+  type RestoreOptions,
+  type RestoreReport,
+  type SnapshotEnvelope,
+  type SnapshotSelector,
+} from '@kioku/core/store';
 import { and, asc, desc, eq, getTableColumns, type SQL, sql } from 'drizzle-orm';
 import type { Tx } from './database.js';
 import { SEARCH_TEXT_CHARS } from './schema.js';

@@ -1,4 +1,13 @@
-import { expandQuery as expand, feedbackTerms, type PartitionStats, type RankCandidate as Candidate, scoreCandidates as score, type ScoredCandidate as Scored, termCounts, termsByRarity } from '@kioku/core/adapter';
+import {
+  type RankCandidate as Candidate,
+  expandQuery as expand,
+  feedbackTerms,
+  type PartitionStats,
+  type ScoredCandidate as Scored,
+  scoreCandidates as score,
+  termCounts,
+  termsByRarity,
+} from '@kioku/core/adapter';
 import type { Sql } from 'postgres';
 import { queryTerms } from './analysis.js';
 

@@ -1,6 +1,36 @@
 import { ConflictError, type Fact, type Scope } from '@kioku/core';
-import { type CategoryCount, type FactFilter, FactFilterSchema, type FactHit, type FactInput, FactInputSchema, type FactListOptions, FactListOptionsSchema, type FactPatch, FactPatchSchema, type FactQuery, FactQuerySchema, FactSchema, type FactStore, IdSchema, type RestoreOptions, type RestoreReport, type SnapshotEnvelope, type SnapshotSelector, type WriteOptions } from '@kioku/core/store';
-import { checkFactVersion, isoAt, makeEnvelope, missingFactError, newFact, parseOrThrow, parseScope, parseWriteOptions } from '@kioku/core/adapter';
+import {
+  checkFactVersion,
+  isoAt,
+  makeEnvelope,
+  missingFactError,
+  newFact,
+  parseOrThrow,
+  parseScope,
+  parseWriteOptions,
+} from '@kioku/core/adapter';
+import {
+  type CategoryCount,
+  type FactFilter,
+  FactFilterSchema,
+  type FactHit,
+  type FactInput,
+  FactInputSchema,
+  type FactListOptions,
+  FactListOptionsSchema,
+  type FactPatch,
+  FactPatchSchema,
+  type FactQuery,
+  FactQuerySchema,
+  FactSchema,
+  type FactStore,
+  IdSchema,
+  type RestoreOptions,
+  type RestoreReport,
+  type SnapshotEnvelope,
+  type SnapshotSelector,
+  type WriteOptions,
+} from '@kioku/core/store';
 import { and, asc, count, desc, eq, getTableColumns, type SQL, sql } from 'drizzle-orm';
 import { analyzeFact } from './analysis.js';
 import type { Db } from './database.js';

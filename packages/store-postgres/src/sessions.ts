@@ -1,6 +1,36 @@
 import type { ChatMessage, Scope, SessionInfo, TranscriptEntry } from '@kioku/core';
-import { checkKvVersion, isoAt, makeEnvelope, newKvSet, newSession, newTranscriptEntries, parseOrThrow, parseScope, parseWriteOptions, sessionCaps, type SessionCaps, sessionKey, sessionNotFoundError, type SessionStoreOptions, transcriptReadCount, versionedKvEntry } from '@kioku/core/adapter';
-import { type KvEntry, KvKeySchema, type RestoreOptions, type RestoreReport, type SessionCreateOptions, type SessionRecord, SessionRecordSchema, type SessionStore, type SnapshotEnvelope, type SnapshotSelector, type UpsertOptions, type WriteOptions } from '@kioku/core/store';
+import {
+  checkKvVersion,
+  isoAt,
+  makeEnvelope,
+  newKvSet,
+  newSession,
+  newTranscriptEntries,
+  parseOrThrow,
+  parseScope,
+  parseWriteOptions,
+  type SessionCaps,
+  type SessionStoreOptions,
+  sessionCaps,
+  sessionKey,
+  sessionNotFoundError,
+  transcriptReadCount,
+  versionedKvEntry,
+} from '@kioku/core/adapter';
+import {
+  type KvEntry,
+  KvKeySchema,
+  type RestoreOptions,
+  type RestoreReport,
+  type SessionCreateOptions,
+  type SessionRecord,
+  SessionRecordSchema,
+  type SessionStore,
+  type SnapshotEnvelope,
+  type SnapshotSelector,
+  type UpsertOptions,
+  type WriteOptions,
+} from '@kioku/core/store';
 import { and, asc, desc, eq, getTableColumns, lte, type SQL, sql } from 'drizzle-orm';
 import type { Tx } from './database.js';
 import { groupByPartition, parseSnapshot, selectedUser } from './snapshot.js';

@@ -1,6 +1,33 @@
 import { type Clock, CorruptDataError, type Scope, ValidationError } from '@kioku/core';
-import { type RestoreOptions, type RestoreReport, type SnapshotSelector, SnapshotSelectorSchema, type VectorHit, VectorIdsSchema, type VectorIndex, type VectorModelCount, type VectorPoint, type VectorPointInput, VectorPointSchema, type VectorQuery, VectorQuerySchema, type VectorRecord, VectorRecordSchema, type VectorSelection, VectorSelectionSchema, type VectorSnapshot } from '@kioku/core/store';
-import { assertDimensions, makeVectorSnapshot, parseOrThrow, parseScope, parseVectorSnapshot, sortModelCounts, systemClock } from '@kioku/core/adapter';
+import {
+  assertDimensions,
+  makeVectorSnapshot,
+  parseOrThrow,
+  parseScope,
+  parseVectorSnapshot,
+  sortModelCounts,
+  systemClock,
+} from '@kioku/core/adapter';
+import {
+  type RestoreOptions,
+  type RestoreReport,
+  type SnapshotSelector,
+  SnapshotSelectorSchema,
+  type VectorHit,
+  VectorIdsSchema,
+  type VectorIndex,
+  type VectorModelCount,
+  type VectorPoint,
+  type VectorPointInput,
+  VectorPointSchema,
+  type VectorQuery,
+  VectorQuerySchema,
+  type VectorRecord,
+  VectorRecordSchema,
+  type VectorSelection,
+  VectorSelectionSchema,
+  type VectorSnapshot,
+} from '@kioku/core/store';
 import type { PendingQuery, Row, Sql, TransactionSql } from 'postgres';
 import { type PostgresConnectionOptions, PostgresDatabase } from './database.js';
 import { toKiokuError } from './errors.js';

@@ -1,6 +1,36 @@
 import type { Scope, WorkingEntry } from '@kioku/core';
-import { checkWorkingVersion, isWorkingEntryLive, keyRootOf, makeEnvelope, namespaceEvictions, namespaceOf, newWorkingSet, parseOrThrow, parseScope, parseWriteOptions, versionedWorkingEntry, type WorkingLimits, workingLimits, type WorkingMemoryOptions } from '@kioku/core/adapter';
-import { type RestoreOptions, type RestoreReport, type SnapshotEnvelope, type SnapshotSelector, type WorkingEntryInfo, WorkingEntrySchema, type WorkingHit, WorkingKeySchema, type WorkingMemoryStore, WorkingPrefixSchema, type WorkingQuery, WorkingQuerySchema, type WorkingSetOptions, type WriteOptions } from '@kioku/core/store';
+import {
+  checkWorkingVersion,
+  isWorkingEntryLive,
+  keyRootOf,
+  makeEnvelope,
+  namespaceEvictions,
+  namespaceOf,
+  newWorkingSet,
+  parseOrThrow,
+  parseScope,
+  parseWriteOptions,
+  versionedWorkingEntry,
+  type WorkingLimits,
+  type WorkingMemoryOptions,
+  workingLimits,
+} from '@kioku/core/adapter';
+import {
+  type RestoreOptions,
+  type RestoreReport,
+  type SnapshotEnvelope,
+  type SnapshotSelector,
+  type WorkingEntryInfo,
+  WorkingEntrySchema,
+  type WorkingHit,
+  WorkingKeySchema,
+  type WorkingMemoryStore,
+  WorkingPrefixSchema,
+  type WorkingQuery,
+  WorkingQuerySchema,
+  type WorkingSetOptions,
+  type WriteOptions,
+} from '@kioku/core/store';
 import { and, asc, count, desc, eq, getTableColumns, gt, lte, ne, type SQL, sql } from 'drizzle-orm';
 import { groupByPartition, parseSnapshot, selectedUser } from './snapshot.js';
 import { agentField, agentKey, batches, hasAllTags, tagKeys, underPrefix, withoutNulls } from './sql.js';

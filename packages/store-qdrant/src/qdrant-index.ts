@@ -1,6 +1,36 @@
-import { type Clock, CorruptDataError, isKiokuError, type Scope, StorageError, ValidationError } from '@kioku/core';
-import { type RestoreOptions, type RestoreReport, type SnapshotSelector, SnapshotSelectorSchema, type VectorHit, VectorIdsSchema, type VectorIndex, type VectorModelCount, type VectorPointInput, type VectorQuery, type VectorRecord, VectorRecordSchema, type VectorSelection, VectorSelectionSchema, type VectorSnapshot } from '@kioku/core/store';
-import { assertDimensions, makeVectorSnapshot, parseOrThrow, parseScope, parseVectorSnapshot, systemClock } from '@kioku/core/adapter';
+import {
+  type Clock,
+  CorruptDataError,
+  isKiokuError,
+  type Scope,
+  StorageError,
+  ValidationError,
+} from '@kioku/core';
+import {
+  assertDimensions,
+  makeVectorSnapshot,
+  parseOrThrow,
+  parseScope,
+  parseVectorSnapshot,
+  systemClock,
+} from '@kioku/core/adapter';
+import {
+  type RestoreOptions,
+  type RestoreReport,
+  type SnapshotSelector,
+  SnapshotSelectorSchema,
+  type VectorHit,
+  VectorIdsSchema,
+  type VectorIndex,
+  type VectorModelCount,
+  type VectorPointInput,
+  type VectorQuery,
+  type VectorRecord,
+  VectorRecordSchema,
+  type VectorSelection,
+  VectorSelectionSchema,
+  type VectorSnapshot,
+} from '@kioku/core/store';
 import { QdrantClient } from '@qdrant/js-client-rest';
 import { FIELDS, INDEXED_FIELDS, type QdrantFilter, scopeFilter } from './payload.js';
 import { pointId } from './point-id.js';

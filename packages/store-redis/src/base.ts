@@ -1,6 +1,12 @@
 import { type Clock, type StoreKind, ValidationError } from '@kioku/core';
-import { type RestoreOptions, type RestoreReport, type SnapshotEnvelope, type SnapshotSelector, SnapshotSelectorSchema } from '@kioku/core/store';
 import { makeEnvelope, parseOrThrow, planRestore, type RestoreSpec, systemClock } from '@kioku/core/adapter';
+import {
+  type RestoreOptions,
+  type RestoreReport,
+  type SnapshotEnvelope,
+  type SnapshotSelector,
+  SnapshotSelectorSchema,
+} from '@kioku/core/store';
 import { type Multi, RedisConnection, type RedisConnectionOptions, type SetupReport } from './connection.js';
 import type { PartitionAddress } from './keys.js';
 

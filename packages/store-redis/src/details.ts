@@ -1,6 +1,29 @@
-import { defaultTokenizer, type DetailRecord, type Scope, type Tokenizer } from '@kioku/core';
-import { type DetailHit, type DetailInput, type DetailListOptions, DetailListOptionsSchema, type DetailQuery, DetailQuerySchema, DetailRecordSchema, type DetailStore, IdSchema, type RestoreOptions, type RestoreReport, type SnapshotEnvelope, type SnapshotSelector } from '@kioku/core/store';
-import { detailIndexEntries, isoAt, listDetails, newDetail, parseOrThrow, parseScope, searchDetails, visibleDetail } from '@kioku/core/adapter';
+import { type DetailRecord, defaultTokenizer, type Scope, type Tokenizer } from '@kioku/core';
+import {
+  detailIndexEntries,
+  isoAt,
+  listDetails,
+  newDetail,
+  parseOrThrow,
+  parseScope,
+  searchDetails,
+  visibleDetail,
+} from '@kioku/core/adapter';
+import {
+  type DetailHit,
+  type DetailInput,
+  type DetailListOptions,
+  DetailListOptionsSchema,
+  type DetailQuery,
+  DetailQuerySchema,
+  DetailRecordSchema,
+  type DetailStore,
+  IdSchema,
+  type RestoreOptions,
+  type RestoreReport,
+  type SnapshotEnvelope,
+  type SnapshotSelector,
+} from '@kioku/core/store';
 import { RedisStoreBase, type RedisStoreOptions } from './base.js';
 import type { RedisSearchOptions } from './facts.js';
 import { PartitionCache, type PartitionKeys, partitionKeys, RecordPartitions } from './records.js';

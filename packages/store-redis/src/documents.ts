@@ -1,6 +1,31 @@
 import type { KnowledgeDocument, Scope } from '@kioku/core';
-import { chunkIndexEntries, combineKnowledge, type DocumentChunking, documentChunking, type DocumentChunkingOptions, isoAt, newDocument, parseKnowledgeBudget, parseOrThrow, parseScope, searchChunks } from '@kioku/core/adapter';
-import { type CombinedKnowledge, type DocumentChunkHit, type DocumentInput, type DocumentQuery, DocumentQuerySchema, type DocumentStore, IdSchema, KnowledgeDocumentSchema, type RestoreOptions, type RestoreReport, type SnapshotEnvelope, type SnapshotSelector } from '@kioku/core/store';
+import {
+  chunkIndexEntries,
+  combineKnowledge,
+  type DocumentChunking,
+  type DocumentChunkingOptions,
+  documentChunking,
+  isoAt,
+  newDocument,
+  parseKnowledgeBudget,
+  parseOrThrow,
+  parseScope,
+  searchChunks,
+} from '@kioku/core/adapter';
+import {
+  type CombinedKnowledge,
+  type DocumentChunkHit,
+  type DocumentInput,
+  type DocumentQuery,
+  DocumentQuerySchema,
+  type DocumentStore,
+  IdSchema,
+  KnowledgeDocumentSchema,
+  type RestoreOptions,
+  type RestoreReport,
+  type SnapshotEnvelope,
+  type SnapshotSelector,
+} from '@kioku/core/store';
 import { RedisStoreBase, type RedisStoreOptions } from './base.js';
 import type { RedisSearchOptions } from './facts.js';
 import { NO_AGENT } from './keys.js';

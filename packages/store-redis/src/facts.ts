@@ -1,6 +1,41 @@
 import type { Fact, Scope } from '@kioku/core';
-import { type CategoryCount, type FactFilter, FactFilterSchema, type FactHit, type FactInput, FactInputSchema, type FactListOptions, FactListOptionsSchema, type FactPatch, FactPatchSchema, type FactQuery, FactQuerySchema, FactSchema, type FactStore, IdSchema, type RestoreOptions, type RestoreReport, type SnapshotEnvelope, type SnapshotSelector, type WriteOptions } from '@kioku/core/store';
-import { categoryMatches, checkFactVersion, factSearchText, hasAllTags, isoAt, type LexicalIndexOptions, missingFactError, newestUpdatedFirst, newFact, parseOrThrow, parseScope, parseWriteOptions, patchFact } from '@kioku/core/adapter';
+import {
+  categoryMatches,
+  checkFactVersion,
+  factSearchText,
+  hasAllTags,
+  isoAt,
+  type LexicalIndexOptions,
+  missingFactError,
+  newestUpdatedFirst,
+  newFact,
+  parseOrThrow,
+  parseScope,
+  parseWriteOptions,
+  patchFact,
+} from '@kioku/core/adapter';
+import {
+  type CategoryCount,
+  type FactFilter,
+  FactFilterSchema,
+  type FactHit,
+  type FactInput,
+  FactInputSchema,
+  type FactListOptions,
+  FactListOptionsSchema,
+  type FactPatch,
+  FactPatchSchema,
+  type FactQuery,
+  FactQuerySchema,
+  FactSchema,
+  type FactStore,
+  IdSchema,
+  type RestoreOptions,
+  type RestoreReport,
+  type SnapshotEnvelope,
+  type SnapshotSelector,
+  type WriteOptions,
+} from '@kioku/core/store';
 import { RedisStoreBase, type RedisStoreOptions } from './base.js';
 import { NO_AGENT } from './keys.js';
 import {

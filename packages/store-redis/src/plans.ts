@@ -1,7 +1,26 @@
 import { createHash } from 'node:crypto';
 import { type Plan, StorageError } from '@kioku/core';
-import { type PlanInput, PlanSchema, type PlanStore, type RestoreOptions, type RestoreReport, type SnapshotEnvelope, type SnapshotSelector, type ThreadScope, type WriteOptions } from '@kioku/core/store';
-import { checkPlanVersion, isoAt, missingPlanError, newPlan, parseThreadScope, parseWriteOptions, type PlanEdit, withPlanEdits } from '@kioku/core/adapter';
+import {
+  checkPlanVersion,
+  isoAt,
+  missingPlanError,
+  newPlan,
+  type PlanEdit,
+  parseThreadScope,
+  parseWriteOptions,
+  withPlanEdits,
+} from '@kioku/core/adapter';
+import {
+  type PlanInput,
+  PlanSchema,
+  type PlanStore,
+  type RestoreOptions,
+  type RestoreReport,
+  type SnapshotEnvelope,
+  type SnapshotSelector,
+  type ThreadScope,
+  type WriteOptions,
+} from '@kioku/core/store';
 import { RedisStoreBase } from './base.js';
 import { lua } from './connection.js';
 import { encodePart, NO_AGENT } from './keys.js';

@@ -1,6 +1,34 @@
 import type { ChatMessage, Scope, SessionInfo, TranscriptEntry } from '@kioku/core';
-import { checkKvVersion, isoAt, newKvSet, newSession, newTranscriptEntries, parseOrThrow, parseScope, parseWriteOptions, sessionCaps, type SessionCaps, sessionKey, sessionNotFoundError, type SessionStoreOptions, transcriptReadCount } from '@kioku/core/adapter';
-import { type KvEntry, KvKeySchema, type RestoreOptions, type RestoreReport, type SessionCreateOptions, type SessionRecord, SessionRecordSchema, type SessionStore, type SnapshotEnvelope, type SnapshotSelector, type UpsertOptions, type WriteOptions } from '@kioku/core/store';
+import {
+  checkKvVersion,
+  isoAt,
+  newKvSet,
+  newSession,
+  newTranscriptEntries,
+  parseOrThrow,
+  parseScope,
+  parseWriteOptions,
+  type SessionCaps,
+  type SessionStoreOptions,
+  sessionCaps,
+  sessionKey,
+  sessionNotFoundError,
+  transcriptReadCount,
+} from '@kioku/core/adapter';
+import {
+  type KvEntry,
+  KvKeySchema,
+  type RestoreOptions,
+  type RestoreReport,
+  type SessionCreateOptions,
+  type SessionRecord,
+  SessionRecordSchema,
+  type SessionStore,
+  type SnapshotEnvelope,
+  type SnapshotSelector,
+  type UpsertOptions,
+  type WriteOptions,
+} from '@kioku/core/store';
 import { RedisStoreBase, type RedisStoreOptions } from './base.js';
 import { lua } from './connection.js';
 import { encodePart, NO_AGENT } from './keys.js';

@@ -1,5 +1,10 @@
 import type { KiokuStores, Tokenizer } from '@kioku/core';
-import { type LexicalIndexOptions, once, type SessionStoreOptions, type WorkingMemoryOptions } from '@kioku/core/adapter';
+import {
+  type LexicalIndexOptions,
+  once,
+  type SessionStoreOptions,
+  type WorkingMemoryOptions,
+} from '@kioku/core/adapter';
 import type { RedisStoreOptions } from './base.js';
 import { RedisConnection, type SetupReport } from './connection.js';
 import { RedisDetailStore } from './details.js';

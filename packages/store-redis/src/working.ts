@@ -1,6 +1,40 @@
 import type { Scope, WorkingEntry } from '@kioku/core';
-import { checkWorkingVersion, isWorkingEntryLive, keyHasPrefix, keyRootOf, LexicalIndex, type LexicalIndexOptions, namespaceFullError, namespaceOf, newWorkingSet, parseOrThrow, parseScope, parseWriteOptions, workingEntryInfo, type WorkingLimits, workingLimits, type WorkingMemoryOptions, workingQueryMatches, workingSearchText } from '@kioku/core/adapter';
-import { type RestoreOptions, type RestoreReport, type SnapshotEnvelope, type SnapshotSelector, type WorkingEntryInfo, WorkingEntrySchema, type WorkingHit, WorkingKeySchema, type WorkingMemoryStore, WorkingPrefixSchema, type WorkingQuery, WorkingQuerySchema, type WorkingSetOptions, type WriteOptions } from '@kioku/core/store';
+import {
+  checkWorkingVersion,
+  isWorkingEntryLive,
+  keyHasPrefix,
+  keyRootOf,
+  LexicalIndex,
+  type LexicalIndexOptions,
+  namespaceFullError,
+  namespaceOf,
+  newWorkingSet,
+  parseOrThrow,
+  parseScope,
+  parseWriteOptions,
+  type WorkingLimits,
+  type WorkingMemoryOptions,
+  workingEntryInfo,
+  workingLimits,
+  workingQueryMatches,
+  workingSearchText,
+} from '@kioku/core/adapter';
+import {
+  type RestoreOptions,
+  type RestoreReport,
+  type SnapshotEnvelope,
+  type SnapshotSelector,
+  type WorkingEntryInfo,
+  WorkingEntrySchema,
+  type WorkingHit,
+  WorkingKeySchema,
+  type WorkingMemoryStore,
+  WorkingPrefixSchema,
+  type WorkingQuery,
+  WorkingQuerySchema,
+  type WorkingSetOptions,
+  type WriteOptions,
+} from '@kioku/core/store';
 import { RedisStoreBase, type RedisStoreOptions } from './base.js';
 import { lua } from './connection.js';
 import { ENCODED_SLASH, encodePart, NO_AGENT } from './keys.js';

@@ -1,6 +1,19 @@
 import { type Clock, type Scope, type StoreKind, ValidationError } from '@kioku/core';
-import { type RestoreOptions, type RestoreReport, type SnapshotEnvelope, type SnapshotSelector, SnapshotSelectorSchema } from '@kioku/core/store';
-import { makeEnvelope, parseOrThrow, parseScope, planRestore, type RestoreSpec, systemClock } from '@kioku/core/adapter';
+import {
+  makeEnvelope,
+  parseOrThrow,
+  parseScope,
+  planRestore,
+  type RestoreSpec,
+  systemClock,
+} from '@kioku/core/adapter';
+import {
+  type RestoreOptions,
+  type RestoreReport,
+  type SnapshotEnvelope,
+  type SnapshotSelector,
+  SnapshotSelectorSchema,
+} from '@kioku/core/store';
 import { type SetupReport, SqliteConnection, type SqliteConnectionOptions } from './connection.js';
 import { LexicalSearch, type SearchSettings } from './search.js';
 

@@ -1,6 +1,28 @@
-import { defaultTokenizer, type DetailRecord, type Scope, type Tokenizer } from '@kioku/core';
-import { type DetailHit, type DetailInput, type DetailListOptions, DetailListOptionsSchema, type DetailQuery, DetailQuerySchema, DetailRecordSchema, type DetailStore, IdSchema, type RestoreOptions, type RestoreReport, type SnapshotEnvelope, type SnapshotSelector } from '@kioku/core/store';
-import { detailExistsError, type DetailFilter, isoAt, newDetail, parseOrThrow, parseScope, visibleDetail } from '@kioku/core/adapter';
+import { type DetailRecord, defaultTokenizer, type Scope, type Tokenizer } from '@kioku/core';
+import {
+  type DetailFilter,
+  detailExistsError,
+  isoAt,
+  newDetail,
+  parseOrThrow,
+  parseScope,
+  visibleDetail,
+} from '@kioku/core/adapter';
+import {
+  type DetailHit,
+  type DetailInput,
+  type DetailListOptions,
+  DetailListOptionsSchema,
+  type DetailQuery,
+  DetailQuerySchema,
+  DetailRecordSchema,
+  type DetailStore,
+  IdSchema,
+  type RestoreOptions,
+  type RestoreReport,
+  type SnapshotEnvelope,
+  type SnapshotSelector,
+} from '@kioku/core/store';
 import { and, asc, desc, eq, inArray, type SQL } from 'drizzle-orm';
 import { analyze, detailText } from './analysis.js';
 import { agentOf, SqliteStoreBase, type SqliteStoreOptions } from './base.js';

@@ -1,6 +1,30 @@
 import type { KnowledgeDocument, Scope } from '@kioku/core';
-import { combineKnowledge, type DocumentChunking, documentChunking, type DocumentChunkingOptions, documentExistsError, isoAt, newDocument, parseKnowledgeBudget, parseOrThrow, parseScope } from '@kioku/core/adapter';
-import { type CombinedKnowledge, type DocumentChunkHit, type DocumentInput, type DocumentQuery, DocumentQuerySchema, type DocumentStore, IdSchema, KnowledgeDocumentSchema, type RestoreOptions, type RestoreReport, type SnapshotEnvelope, type SnapshotSelector } from '@kioku/core/store';
+import {
+  combineKnowledge,
+  type DocumentChunking,
+  type DocumentChunkingOptions,
+  documentChunking,
+  documentExistsError,
+  isoAt,
+  newDocument,
+  parseKnowledgeBudget,
+  parseOrThrow,
+  parseScope,
+} from '@kioku/core/adapter';
+import {
+  type CombinedKnowledge,
+  type DocumentChunkHit,
+  type DocumentInput,
+  type DocumentQuery,
+  DocumentQuerySchema,
+  type DocumentStore,
+  IdSchema,
+  KnowledgeDocumentSchema,
+  type RestoreOptions,
+  type RestoreReport,
+  type SnapshotEnvelope,
+  type SnapshotSelector,
+} from '@kioku/core/store';
 import { and, asc, eq, inArray, type SQL, sql } from 'drizzle-orm';
 import { analyze, chunkText } from './analysis.js';
 import { agentColumn, agentOf, SqliteStoreBase, type SqliteStoreOptions } from './base.js';

@@ -1,6 +1,35 @@
 import { ConflictError, type Fact, type Scope } from '@kioku/core';
-import { type CategoryCount, type FactFilter, FactFilterSchema, type FactHit, type FactInput, FactInputSchema, type FactListOptions, FactListOptionsSchema, type FactPatch, FactPatchSchema, type FactQuery, FactQuerySchema, FactSchema, type FactStore, IdSchema, type RestoreOptions, type RestoreReport, type SnapshotEnvelope, type SnapshotSelector, type WriteOptions } from '@kioku/core/store';
-import { checkFactVersion, isoAt, missingFactError, newFact, parseOrThrow, parseWriteOptions, patchFact } from '@kioku/core/adapter';
+import {
+  checkFactVersion,
+  isoAt,
+  missingFactError,
+  newFact,
+  parseOrThrow,
+  parseWriteOptions,
+  patchFact,
+} from '@kioku/core/adapter';
+import {
+  type CategoryCount,
+  type FactFilter,
+  FactFilterSchema,
+  type FactHit,
+  type FactInput,
+  FactInputSchema,
+  type FactListOptions,
+  FactListOptionsSchema,
+  type FactPatch,
+  FactPatchSchema,
+  type FactQuery,
+  FactQuerySchema,
+  FactSchema,
+  type FactStore,
+  IdSchema,
+  type RestoreOptions,
+  type RestoreReport,
+  type SnapshotEnvelope,
+  type SnapshotSelector,
+  type WriteOptions,
+} from '@kioku/core/store';
 import { and, asc, count, desc, eq, type SQL, sql } from 'drizzle-orm';
 import { analyze, factText } from './analysis.js';
 import { agentColumn, agentOf, checkScope, SqliteStoreBase } from './base.js';

@@ -1,6 +1,25 @@
 import type { Plan } from '@kioku/core';
-import { type PlanInput, PlanSchema, type PlanStore, type RestoreOptions, type RestoreReport, type SnapshotEnvelope, type SnapshotSelector, type ThreadScope, type WriteOptions } from '@kioku/core/store';
-import { checkPlanVersion, isoAt, missingPlanError, newPlan, parseThreadScope, parseWriteOptions, type PlanEdit, withPlanEdits } from '@kioku/core/adapter';
+import {
+  checkPlanVersion,
+  isoAt,
+  missingPlanError,
+  newPlan,
+  type PlanEdit,
+  parseThreadScope,
+  parseWriteOptions,
+  withPlanEdits,
+} from '@kioku/core/adapter';
+import {
+  type PlanInput,
+  PlanSchema,
+  type PlanStore,
+  type RestoreOptions,
+  type RestoreReport,
+  type SnapshotEnvelope,
+  type SnapshotSelector,
+  type ThreadScope,
+  type WriteOptions,
+} from '@kioku/core/store';
 import { and, asc, eq, type SQL } from 'drizzle-orm';
 import { agentColumn, agentOf, SqliteStoreBase } from './base.js';
 import { plans } from './schema.js';

@@ -1,4 +1,10 @@
-import { expandQuery, type RankCandidate, scoreCandidates, termCounts, termsByRarity } from '@kioku/core/adapter';
+import {
+  expandQuery,
+  type RankCandidate,
+  scoreCandidates,
+  termCounts,
+  termsByRarity,
+} from '@kioku/core/adapter';
 import type Database from 'better-sqlite3';
 import { getTableName, type SQL, sql } from 'drizzle-orm';
 import { SQLiteSyncDialect, type SQLiteTable } from 'drizzle-orm/sqlite-core';

@@ -1,6 +1,35 @@
 import type { ChatMessage, Scope, SessionInfo, TranscriptEntry } from '@kioku/core';
-import { checkKvVersion, isoAt, newKvSet, newSession, newTranscriptEntries, parseOrThrow, parseScope, parseWriteOptions, sessionCaps, type SessionCaps, sessionKey, sessionNotFoundError, type SessionStoreOptions, transcriptReadCount, versionedKvEntry } from '@kioku/core/adapter';
-import { type KvEntry, KvKeySchema, type RestoreOptions, type RestoreReport, type SessionCreateOptions, type SessionRecord, SessionRecordSchema, type SessionStore, type SnapshotEnvelope, type SnapshotSelector, type UpsertOptions, type WriteOptions } from '@kioku/core/store';
+import {
+  checkKvVersion,
+  isoAt,
+  newKvSet,
+  newSession,
+  newTranscriptEntries,
+  parseOrThrow,
+  parseScope,
+  parseWriteOptions,
+  type SessionCaps,
+  type SessionStoreOptions,
+  sessionCaps,
+  sessionKey,
+  sessionNotFoundError,
+  transcriptReadCount,
+  versionedKvEntry,
+} from '@kioku/core/adapter';
+import {
+  type KvEntry,
+  KvKeySchema,
+  type RestoreOptions,
+  type RestoreReport,
+  type SessionCreateOptions,
+  type SessionRecord,
+  SessionRecordSchema,
+  type SessionStore,
+  type SnapshotEnvelope,
+  type SnapshotSelector,
+  type UpsertOptions,
+  type WriteOptions,
+} from '@kioku/core/store';
 import { and, asc, count, desc, eq, inArray, lte, max, type SQL } from 'drizzle-orm';
 import { agentColumn, agentOf, SqliteStoreBase, type SqliteStoreOptions } from './base.js';
 import { sessionKv, sessions, sessionTranscript } from './schema.js';

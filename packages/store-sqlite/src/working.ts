@@ -1,6 +1,36 @@
 import type { Scope, WorkingEntry } from '@kioku/core';
-import { checkWorkingVersion, isWorkingEntryLive, keyRootOf, namespaceEvictions, namespaceOf, newWorkingSet, parseOrThrow, parseScope, parseWriteOptions, versionedWorkingEntry, workingEntryInfo, type WorkingLimits, workingLimits, type WorkingMemoryOptions } from '@kioku/core/adapter';
-import { type RestoreOptions, type RestoreReport, type SnapshotEnvelope, type SnapshotSelector, type WorkingEntryInfo, WorkingEntrySchema, type WorkingHit, WorkingKeySchema, type WorkingMemoryStore, WorkingPrefixSchema, type WorkingQuery, WorkingQuerySchema, type WorkingSetOptions, type WriteOptions } from '@kioku/core/store';
+import {
+  checkWorkingVersion,
+  isWorkingEntryLive,
+  keyRootOf,
+  namespaceEvictions,
+  namespaceOf,
+  newWorkingSet,
+  parseOrThrow,
+  parseScope,
+  parseWriteOptions,
+  versionedWorkingEntry,
+  type WorkingLimits,
+  type WorkingMemoryOptions,
+  workingEntryInfo,
+  workingLimits,
+} from '@kioku/core/adapter';
+import {
+  type RestoreOptions,
+  type RestoreReport,
+  type SnapshotEnvelope,
+  type SnapshotSelector,
+  type WorkingEntryInfo,
+  WorkingEntrySchema,
+  type WorkingHit,
+  WorkingKeySchema,
+  type WorkingMemoryStore,
+  WorkingPrefixSchema,
+  type WorkingQuery,
+  WorkingQuerySchema,
+  type WorkingSetOptions,
+  type WriteOptions,
+} from '@kioku/core/store';
 import { and, asc, count, desc, eq, gt, inArray, isNotNull, lte, ne, type SQL } from 'drizzle-orm';
 import { analyze, workingText } from './analysis.js';
 import { agentColumn, agentOf, SqliteStoreBase, type SqliteStoreOptions } from './base.js';

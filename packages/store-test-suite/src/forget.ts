@@ -1,5 +1,13 @@
 import { HashingEmbedder, type KiokuStores, type Scope, STORE_KINDS, withEmbeddings } from '@kioku/core';
-import { ERASABLE_KINDS, type ErasableKind, erasureDigest, forgetFact, forgetSession, forgetUser, verifyErased } from '@kioku/core/passes';
+import {
+  ERASABLE_KINDS,
+  type ErasableKind,
+  erasureDigest,
+  forgetFact,
+  forgetSession,
+  forgetUser,
+  verifyErased,
+} from '@kioku/core/passes';
 import { InMemoryVectorIndex } from '@kioku/core/store';
 import { describe, expect, it } from 'vitest';
 import type { BundleHarness } from './bundle.js';

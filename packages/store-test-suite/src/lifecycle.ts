@@ -1,5 +1,12 @@
 import type { ChatMessage, ChatModel, Fact, KiokuStores, Scope } from '@kioku/core';
-import { ChangesetLog, consolidateKnowledge, ConversationLog, dream, FeedbackLog, recordFeedback } from '@kioku/core/passes';
+import {
+  ChangesetLog,
+  ConversationLog,
+  consolidateKnowledge,
+  dream,
+  FeedbackLog,
+  recordFeedback,
+} from '@kioku/core/passes';
 import { describe, expect, it } from 'vitest';
 import type { BundleHarness } from './bundle.js';
 import { randomScope } from './helpers.js';

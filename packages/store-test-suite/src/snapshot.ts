@@ -1,5 +1,12 @@
 import type { Scope, StoreKind } from '@kioku/core';
-import { type RestoreOptions, type RestoreReport, SNAPSHOT_FORMAT, SNAPSHOT_SCHEMA_VERSION, type SnapshotEnvelope, type SnapshotSelector } from '@kioku/core/store';
+import {
+  type RestoreOptions,
+  type RestoreReport,
+  SNAPSHOT_FORMAT,
+  SNAPSHOT_SCHEMA_VERSION,
+  type SnapshotEnvelope,
+  type SnapshotSelector,
+} from '@kioku/core/store';
 import { describe, expect, it } from 'vitest';
 import type { Fixture, SuiteContext } from './harness.js';
 import { canonicalRecords, expectKiokuError, randomId } from './helpers.js';

@@ -1,6 +1,26 @@
 import { type Clock, createInMemoryStores, HashingEmbedder, type KiokuStores } from '@kioku/core';
-import { InMemoryDetailStore, InMemoryDocumentStore, InMemoryFactStore, InMemoryPlanStore, InMemorySessionStore, InMemoryVectorIndex, InMemoryWorkingMemoryStore, withFactEmbeddings } from '@kioku/core/store';
-import { InMemoryRecordBackend, MemoryPartitionBackend, type PartitionBackend, PartitionedDetailStore, PartitionedDocumentStore, PartitionedFactStore, PartitionedPlanStore, PartitionedSessionStore, PartitionedWorkingMemoryStore, RecordBackedPartitions } from '@kioku/core/adapter';
+import {
+  InMemoryRecordBackend,
+  MemoryPartitionBackend,
+  type PartitionBackend,
+  PartitionedDetailStore,
+  PartitionedDocumentStore,
+  PartitionedFactStore,
+  PartitionedPlanStore,
+  PartitionedSessionStore,
+  PartitionedWorkingMemoryStore,
+  RecordBackedPartitions,
+} from '@kioku/core/adapter';
+import {
+  InMemoryDetailStore,
+  InMemoryDocumentStore,
+  InMemoryFactStore,
+  InMemoryPlanStore,
+  InMemorySessionStore,
+  InMemoryVectorIndex,
+  InMemoryWorkingMemoryStore,
+  withFactEmbeddings,
+} from '@kioku/core/store';
 import {
   type BundleHarness,
   detailStoreSuite,
