@@ -16,7 +16,8 @@ import { createJsonStores } from '@kioku/store-json';
 import { QdrantVectorIndex } from '@kioku/store-qdrant';
 import { QdrantClient } from '@qdrant/js-client-rest';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { type Backend, VECTOR_KINDS, type VectorKind } from '../src/index.js';
+import type { Backend, VectorKind } from '../src/index.js';
+import { VECTOR_KINDS } from '../src/kinds.js';
 import { ALICE, ALICE_CODER, BOB, type CliResult, fillAllKinds, kioku, tempDir } from './helpers.js';
 
 /** The model the application used so far, and the one `--embedder hashing:64` builds (same size). */

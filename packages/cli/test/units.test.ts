@@ -2,17 +2,16 @@ import path from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { isKiokuError } from '@kioku/core';
 import { describe, expect, it } from 'vitest';
+import { importAdapter } from '../src/adapters.js';
 import {
-  importAdapter,
   makeBundle,
   parseBackend,
   parseBundle,
   parseEmbedder,
   parseIndex,
-  parseKinds,
-  parseVectorKinds,
   UsageError,
 } from '../src/index.js';
+import { parseKinds, parseVectorKinds } from '../src/kinds.js';
 
 describe('parseBackend', () => {
   it('reads local paths after json:, file: and sqlite:, relative or as file URLs', () => {

@@ -1,3 +1,9 @@
-export * from './add-document.js';
-export * from './extract.js';
-export { MIME_TYPES, type SupportedMimeType } from './mime.js';
+export { type AddDocumentOptions, addDocumentFromSource } from './add-document.js';
+export {
+  EXTRACT_DEFAULTS,
+  type ExtractedText,
+  type ExtractOptions,
+  type ExtractSource,
+  extractText,
+} from './extract.js';
+export type { SupportedMimeType } from './mime.js';

@@ -3,7 +3,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { extractText, MIME_TYPES } from '../src/index.js';
+import { extractText } from '../src/index.js';
+import { MIME_TYPES } from '../src/mime.js';
 import { ARTICLE_HTML, makeDocx, makePdf } from './fixtures.js';
 
 let dir: string;

@@ -1,7 +1,8 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { extractText, MIME_TYPES } from '../src/index.js';
+import { extractText } from '../src/index.js';
+import { MIME_TYPES } from '../src/mime.js';
 import { ARTICLE_HTML, makePdf } from './fixtures.js';
 
 type Handler = (req: IncomingMessage, res: ServerResponse) => void;

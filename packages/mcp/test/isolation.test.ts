@@ -1,6 +1,6 @@
 import { McpError } from '@modelcontextprotocol/sdk/types.js';
 import { describe, expect, it } from 'vitest';
-import { RESOURCE_NOT_FOUND } from '../src/index.js';
+import { RESOURCE_NOT_FOUND } from '../src/resources.js';
 import { ALICE, ALICE_CODER, BOB, call, callError, connect, startHttp } from './helpers.js';
 
 async function readError(promise: Promise<unknown>): Promise<McpError> {

@@ -1,6 +1,6 @@
 import { McpError } from '@modelcontextprotocol/sdk/types.js';
 import { describe, expect, it } from 'vitest';
-import { RESOURCE_NOT_FOUND } from '../src/index.js';
+import { RESOURCE_NOT_FOUND } from '../src/resources.js';
 import { ALICE, call, connect, startHttp } from './helpers.js';
 
 function json(result: { contents: Array<{ mimeType?: string; text?: unknown }> }): unknown {

@@ -2,7 +2,9 @@ import { createInMemoryStores } from '@kioku/core';
 import { toOpenAITool } from '@kioku/core/model';
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import { describe, expect, it } from 'vitest';
-import { MCP_TOOL_INFO, memoryTools, OUTPUT_TOO_LARGE, TOOLSET_TOOLS, TOOLSETS } from '../src/index.js';
+import { MCP_TOOL_INFO } from '../src/describe.js';
+import { memoryTools, OUTPUT_TOO_LARGE, TOOLSETS } from '../src/index.js';
+import { TOOLSET_TOOLS } from '../src/toolsets.js';
 import { ALICE, call, callError, connect, startHttp } from './helpers.js';
 
 describe('tools/list', () => {

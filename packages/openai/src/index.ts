@@ -1,5 +1,9 @@
-export * from './chat-model.js';
-export * from './client.js';
-export * from './embedder.js';
-export * from './errors.js';
-export * from './messages.js';
+export {
+  type ChatStreamEvent,
+  OpenAIChatModel,
+  type OpenAIChatModelOptions,
+  type StructuredOutputMode,
+} from './chat-model.js';
+export { env, type OpenAIClientOptions } from './client.js';
+export { OpenAIEmbedder, type OpenAIEmbedderOptions } from './embedder.js';
+export { type EndpointFailure, isOpenAIEndpointError, OpenAIEndpointError } from './errors.js';

@@ -1,2 +1,11 @@
-export * from './file-backend.js';
-export * from './stores.js';
+export { JsonFileBackend, type JsonFileBackendOptions } from './file-backend.js';
+export {
+  createJsonStores,
+  JsonDetailStore,
+  JsonDocumentStore,
+  JsonFactStore,
+  JsonPlanStore,
+  JsonSessionStore,
+  type JsonStoreOptions,
+  JsonWorkingMemoryStore,
+} from './stores.js';

@@ -1,11 +1,17 @@
-export * from './database.js';
-export * from './details.js';
-export * from './documents.js';
-export * from './facts.js';
-export * from './plans.js';
-export { type KiokuTables, kiokuTables, SEARCH_TEXT_CHARS } from './schema.js';
-export * from './sessions.js';
-export * from './store.js';
-export * from './stores.js';
-export * from './vectors.js';
-export * from './working.js';
+export {
+  type Db,
+  DEFAULT_SCHEMA,
+  MIGRATIONS_TABLE,
+  type PostgresConnectionOptions,
+  PostgresDatabase,
+  type Tx,
+} from './database.js';
+export { PostgresDetailStore, type PostgresDetailStoreOptions } from './details.js';
+export { PostgresDocumentStore, type PostgresDocumentStoreOptions } from './documents.js';
+export { PostgresFactStore } from './facts.js';
+export { PostgresPlanStore } from './plans.js';
+export { PostgresSessionStore, type PostgresSessionStoreOptions } from './sessions.js';
+export { PostgresStore, type PostgresStoreOptions } from './store.js';
+export { createPostgresStores, type PostgresStores, type PostgresStoresOptions } from './stores.js';
+export { PostgresVectorIndex, type PostgresVectorIndexOptions } from './vectors.js';
+export { type PostgresWorkingMemoryOptions, PostgresWorkingMemoryStore } from './working.js';

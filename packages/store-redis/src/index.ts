@@ -1,19 +1,18 @@
-export { type FoundPartition, RedisStoreBase, type RedisStoreOptions } from './base.js';
+export type { RedisStoreOptions } from './base.js';
 export {
   DEFAULT_PREFIX,
   DEFAULT_REDIS_OPTIONS,
-  type LuaScript,
   type Multi,
   RedisConnection,
   type RedisConnectionOptions,
   type SetupReport,
 } from './connection.js';
-export * from './details.js';
-export * from './documents.js';
-export * from './facts.js';
-export { decodePart, encodePart, globEscape, KeySpace, NO_AGENT, type PartitionAddress } from './keys.js';
-export * from './plans.js';
+export { RedisDetailStore, type RedisDetailStoreOptions } from './details.js';
+export { RedisDocumentStore, type RedisDocumentStoreOptions } from './documents.js';
+export { RedisFactStore, type RedisFactStoreOptions, type RedisSearchOptions } from './facts.js';
+export { decodePart, encodePart, KeySpace, NO_AGENT } from './keys.js';
+export { RedisPlanStore } from './plans.js';
 export type { PartitionCacheOptions } from './records.js';
-export * from './sessions.js';
-export * from './stores.js';
-export * from './working.js';
+export { RedisSessionStore, type RedisSessionStoreOptions } from './sessions.js';
+export { createRedisStores, type RedisStoresOptions } from './stores.js';
+export { type RedisWorkingMemoryOptions, RedisWorkingMemoryStore } from './working.js';

@@ -3,7 +3,8 @@ import type { Clock } from '@kioku/core';
 import type { StoreCapabilities, StoreHarness } from '@kioku/store-test-suite';
 import { Redis } from 'ioredis';
 import { inject } from 'vitest';
-import { RedisConnection, type RedisStoreBase, type RedisStoreOptions } from '../src/index.js';
+import type { RedisStoreBase } from '../src/base.js';
+import { RedisConnection, type RedisStoreOptions } from '../src/index.js';
 
 export const redisUrl = inject('redisUrl');
 export const runPrefix = inject('runPrefix');

@@ -1,17 +1,16 @@
-export { agentColumn, NO_AGENT, SqliteStoreBase, type SqliteStoreOptions } from './base.js';
-export * from './connection.js';
-export * from './details.js';
-export * from './documents.js';
-export * from './facts.js';
-export * from './plans.js';
+export { NO_AGENT, type SqliteStoreOptions } from './base.js';
 export {
-  DEFAULT_SEARCH,
-  ftsExpression,
-  quoteFts,
-  type Ranking,
-  type SearchSettings,
-  scopeToken,
-} from './search.js';
-export * from './sessions.js';
-export * from './stores.js';
-export * from './working.js';
+  MIGRATIONS_FOLDER,
+  MIGRATIONS_TABLE,
+  type SetupReport,
+  SqliteConnection,
+  type SqliteConnectionOptions,
+} from './connection.js';
+export { SqliteDetailStore, type SqliteDetailStoreOptions } from './details.js';
+export { SqliteDocumentStore, type SqliteDocumentStoreOptions } from './documents.js';
+export { SqliteFactStore } from './facts.js';
+export { SqlitePlanStore } from './plans.js';
+export type { Ranking } from './search.js';
+export { SqliteSessionStore, type SqliteSessionStoreOptions } from './sessions.js';
+export { createSqliteStores, type SqliteStoresOptions } from './stores.js';
+export { type SqliteWorkingMemoryOptions, SqliteWorkingMemoryStore } from './working.js';

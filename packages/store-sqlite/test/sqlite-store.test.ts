@@ -18,16 +18,14 @@ import { migrate } from 'drizzle-orm/better-sqlite3/migrator';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import {
   createSqliteStores,
-  ftsExpression,
   MIGRATIONS_FOLDER,
   MIGRATIONS_TABLE,
-  quoteFts,
   SqliteConnection,
   SqliteFactStore,
   SqliteSessionStore,
   SqliteWorkingMemoryStore,
-  scopeToken,
 } from '../src/index.js';
+import { ftsExpression, quoteFts, scopeToken } from '../src/search.js';
 
 const FTS_TABLES = ['kioku_facts_fts', 'kioku_document_chunks_fts', 'kioku_working_fts', 'kioku_details_fts'];
 
