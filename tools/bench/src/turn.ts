@@ -109,12 +109,12 @@ const MIDDLEWARES = [
   'conversation',
 ] as const;
 const SHORT: Record<string, string> = {
-  facts: 'dynamic',
-  knowledge: 'static',
+  facts: 'facts',
+  knowledge: 'knowledge',
   plan: 'plan',
-  'fact-recall': 'long-term',
+  'fact-recall': 'recall',
   'working-memory': 'working',
-  'relevant-memory': 'mem-manager',
+  'relevant-memory': 'relevant',
   conversation: 'replay',
 };
 
