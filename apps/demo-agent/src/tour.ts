@@ -223,7 +223,7 @@ export async function runTour(options: TourOptions): Promise<void> {
       const shown = injectedBlock(request, '[DYNAMIC_MEMORY]');
       if (recalled) for (const line of recalled.split('\n')) print(`  ${line}`);
       else if (/Kubernetes/.test(shown)) {
-        // Recall skips what dynamic memory already shows: the fact is in the prompt once.
+        // Recall skips what the fact block (mode `all`) already shows: the fact is in the prompt once.
         print('  Recall found it too, and left it out: the [DYNAMIC_MEMORY] block already holds it.');
       }
       return /Kubernetes/.test(recalled) || /Kubernetes/.test(shown)
