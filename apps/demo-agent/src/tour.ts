@@ -183,7 +183,7 @@ export async function runTour(options: TourOptions): Promise<void> {
   await turn(second, 'Which units do I prefer?');
 
   print(
-    '7. Static memory: a handbook learnt from the sandbox; the chunks that match the question are injected',
+    '7. Knowledge documents: a handbook learnt from the sandbox; the chunks that match the question are injected',
   );
   print('you › /learn handbook.md');
   print(await learnDocument(stores.documents, scope, sandbox, 'handbook.md'));
