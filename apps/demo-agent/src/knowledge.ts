@@ -20,7 +20,7 @@ export async function knowledgeTarget(sandbox: string, source: string): Promise<
 }
 
 /**
- * Add a knowledge document (static memory) from a file in the sandbox or an http(s) URL, through
+ * Add a knowledge document from a file in the sandbox or an http(s) URL, through
  * `@kioku/extract` (.txt .md .pdf .docx .html). Paths are relative to the sandbox and refused outside it,
  * like read_file's. Learning a source again replaces the earlier copy, once the new one is stored.
  */

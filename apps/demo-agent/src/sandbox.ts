@@ -55,7 +55,7 @@ export function sandboxToolkit(root: string): Toolkit {
 
 /**
  * A sandbox with a README, a server log big enough to be offloaded (about 7 000 tokens) and a team
- * handbook to /learn (a few chunks, so indexed static memory has something to choose from).
+ * handbook to /learn (a few chunks, so indexed knowledge has something to choose from).
  */
 export async function seedSandbox(root: string): Promise<void> {
   await mkdir(root, { recursive: true });

@@ -82,7 +82,7 @@ export interface BuildOptions {
  * Every memory feature, in the order their blocks appear in the prompt, plus the sandbox tools. Pass the
  * stores through `withEmbeddings` first for hybrid recall: every feature then searches through them.
  *
- * Static memory is `indexed`: in a chat the knowledge grows with every /learn, and full text would resend
+ * Knowledge is `indexed`: in a chat the knowledge grows with every /learn, and full text would resend
  * every document each turn and cut the later ones at the budget; chunks chosen by the user message cost
  * only what the question needs. Three chunks (about 900 tokens) at most: lexical search expands the
  * query from its best hits, so past the first few the chunks are only loosely related.

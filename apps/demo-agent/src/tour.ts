@@ -183,7 +183,7 @@ export async function runTour(options: TourOptions): Promise<void> {
   await turn(second, 'Which units do I prefer?');
 
   print(
-    '7. Static memory: a handbook learnt from the sandbox; the chunks that match the question are injected',
+    '7. Knowledge documents: a handbook learnt from the sandbox; the chunks that match the question are injected',
   );
   print('you › /learn handbook.md');
   print(await learnDocument(stores.documents, scope, sandbox, 'handbook.md'));
@@ -223,7 +223,7 @@ export async function runTour(options: TourOptions): Promise<void> {
       const shown = injectedBlock(request, '[DYNAMIC_MEMORY]');
       if (recalled) for (const line of recalled.split('\n')) print(`  ${line}`);
       else if (/Kubernetes/.test(shown)) {
-        // Recall skips what dynamic memory already shows: the fact is in the prompt once.
+        // Recall skips what the fact block (mode `all`) already shows: the fact is in the prompt once.
         print('  Recall found it too, and left it out: the [DYNAMIC_MEMORY] block already holds it.');
       }
       return /Kubernetes/.test(recalled) || /Kubernetes/.test(shown)

@@ -9,7 +9,7 @@ import { runCli, useDataDir } from './run.js';
 
 const temp = useDataDir('kioku-demo-knowledge-');
 
-describe('static memory in the chat (/learn, /docs, --knowledge), with embeddings on', () => {
+describe('knowledge documents in the chat (/learn, /docs, --knowledge), with embeddings on', () => {
   it('learns a sandbox file and injects its matching chunks; refuses sources outside the sandbox', async () => {
     const server = await startEndpoint([streamText('Ingrid Svensson approves Friday deploys.')]);
     temp.closeAfter(server.close);

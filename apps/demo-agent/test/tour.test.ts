@@ -55,7 +55,7 @@ describe('offline tour (child process)', () => {
   });
 
   it('learns the sandbox handbook and answers from the chunk Kioku injected', () => {
-    const step = output.stdout.split('7. Static memory')[1]!.split('8. Hybrid recall')[0]!;
+    const step = output.stdout.split('7. Knowledge documents')[1]!.split('8. Hybrid recall')[0]!;
     expect(step).toMatch(/Learnt "Team handbook" from handbook\.md: 5 chunks, \d+ tokens\./);
     // Three of the five chunks, the one with the answer first; the answer quotes it. (The order of the
     // weaker two follows fusion weights, so only the first is pinned.)

@@ -6,7 +6,7 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { EMBEDDING_FLAGS, startEndpoint } from './endpoint.js';
 import { runCli, useDataDir } from './run.js';
 
-/** /ledger after the misspelt question: the vector search found the fact, which dynamic memory already shows. */
+/** /ledger after the misspelt question: the vector search found the fact, which the fact block (mode `all`) already shows. */
 const RECALLED_BUT_SHOWN = /fact-recall +\d+ tokens {2}0 included, dropped: 1 already-injected/;
 /** Every message of a request to the model, joined. */
 const promptOf = (body: Record<string, unknown>) =>

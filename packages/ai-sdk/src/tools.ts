@@ -2,7 +2,7 @@ import { type Conversation, parseMemoryRef } from '@kioku/core';
 import { type JSONSchema7, jsonSchema, type Tool, type ToolExecutionOptions, type ToolSet, tool } from 'ai';
 
 /**
- * Kioku's memory tools for the conversation (the features' toolkits: dynamic memory, plan mode, working
+ * Kioku's memory tools for the conversation (the features' toolkits: the user's facts, plan mode, working
  * memory, offload …) as AI SDK tools. Each call runs through `conversation.executeToolCalls`: in the
  * conversation's scope (never a user named in the arguments), validated by Kioku, with mistakes answered
  * to the model as coded JSON errors, and the output passed through the features' output processors, so a

@@ -9,7 +9,7 @@ import { InMemoryWorkingMemoryStore } from '../src/store/working/memory.js';
 import { bundleWith } from './bundle.js';
 
 describe('KiokuBuilder with* helpers', () => {
-  it('wires every seed feature in registration order under one budget', async () => {
+  it('wires every feature in registration order under one budget', async () => {
     const facts = new InMemoryFactStore();
     const plans = new InMemoryPlanStore();
     const working = new InMemoryWorkingMemoryStore();

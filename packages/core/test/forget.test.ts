@@ -6,7 +6,7 @@ import { verifyErased } from '../src/memory/forget/verify.js';
 // The conformance suite (store-test-suite's forgetTests) covers erasure on every adapter; these are the
 // orchestration's own paths: the facade, giving up, and bad input.
 describe('forgetUser', () => {
-  it('Kioku.forgetUser waits for queued background work, so that work cannot write after the erasure', async () => {
+  it('kioku.privacy.forgetUser waits for queued background work, so that work cannot write after the erasure', async () => {
     const stores = createInMemoryStores();
     const kioku = new KiokuBuilder({ stores }).build();
     kioku.background.enqueue({

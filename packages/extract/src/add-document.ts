@@ -28,7 +28,7 @@ export function titleFor(extracted: ExtractedText): string {
 
 /**
  * Extract a file's or URL's text and add it to a DocumentStore under `scope`. For knowledge every user of
- * an agent shares, add it under the owner scope static memory reads (e.g. `{ userId: 'shared',
+ * an agent shares, add it under the owner scope the knowledge feature reads (e.g. `{ userId: 'shared',
  * agentId: 'python-expert' }`). Errors are those of `extractText` and `DocumentStore.create`.
  */
 export async function addDocumentFromSource(

@@ -13,7 +13,7 @@ import { SEARCH_MAX_LIMIT, SEARCH_MEMORY_TOOL, searchMemoryTool } from './tools/
 import { storeMemoryTool } from './tools/store-memory.js';
 
 /**
- * The groups of tools a server offers (`--tools`): `details` is the PRD's store / retrieve / search; the
+ * The groups of tools a server offers (`--tools`): `details` is store / retrieve / search over the detail store; the
  * others are the fact, plan and working-memory toolkits a conversation offers, with the same schemas,
  * limits and errors.
  */

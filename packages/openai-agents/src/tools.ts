@@ -10,7 +10,7 @@ type NonStrictSchema = {
 };
 
 /**
- * Kioku's memory tools for the conversation (the features' toolkits: dynamic memory, plan mode, working
+ * Kioku's memory tools for the conversation (the features' toolkits: the user's facts, plan mode, working
  * memory, offload …) as Agents SDK function tools. Each call runs through `conversation.executeToolCalls`:
  * in the conversation's scope (never a user named in the arguments or the run context), validated by Kioku,
  * mistakes answered to the model as coded JSON errors, and the output passed through the features' output

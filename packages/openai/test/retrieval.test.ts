@@ -26,7 +26,7 @@ async function serve(script: Reply[]) {
 
 const alice = { userId: 'alice' };
 
-/** Long-term recall over one fact, recall decided per turn by a model classifier at the scripted endpoint. */
+/** Fact recall over one fact, recall decided per turn by a model classifier at the scripted endpoint. */
 async function turnWith(script: Reply[], timeoutMs = 5_000) {
   const { model, bodies } = await serve(script);
   const facts = new InMemoryFactStore();

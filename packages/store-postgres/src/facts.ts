@@ -51,8 +51,8 @@ import { PostgresStore } from './store.js';
 /** FactStore on PostgreSQL: one row per fact in `facts`, partitioned by `(user_id, agent_id)`. */
 export class PostgresFactStore extends PostgresStore implements FactStore {
   /**
-   * `get`, `create`, and the unfiltered `list({ order: 'updated' })` page and `count` that dynamic memory
-   * runs every turn, built once and run as prepared statements (postgres.js prepares each once per
+   * `get`, `create`, and the unfiltered `list({ order: 'updated' })` page and `count` that core's fact
+   * block (mode `all`) runs every turn, built once and run as prepared statements (postgres.js prepares each once per
    * connection): drizzle's default is an unnamed statement, parsed and planned in an extra round trip on
    * every call, which cost more than the query itself. A client opened with `prepare: false` (PgBouncer in
    * transaction mode) still gets unnamed statements.

@@ -211,7 +211,7 @@ export class SqliteFactStore extends SqliteStoreBase implements FactStore {
     const s = checkScope(scope);
     const opts = parseOrThrow(FactListOptionsSchema, options, 'list options');
     if (opts.order === 'updated' && opts.category === undefined && !opts.tags?.length) {
-      // Dynamic memory's page, read every turn: one prepared statement (a single SELECT needs no transaction).
+      // The fact block's page (mode `all`), read every turn: one prepared statement (a single SELECT needs no transaction).
       const page = { userId: s.userId, agentId: agentColumn(s.agentId), offset: opts.offset };
       const limit = opts.limit ?? Number.MAX_SAFE_INTEGER;
       return this.readOne(() => this.#statements.updatedPage.all({ ...page, limit })).map(toFact);

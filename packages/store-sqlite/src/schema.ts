@@ -49,7 +49,7 @@ export const facts = sqliteTable(
   (t) => [
     uniqueIndex('kioku_facts_id').on(t.userId, t.agentId, t.id),
     index('kioku_facts_created').on(t.userId, t.agentId, t.createdAt),
-    // `list({ order: 'updated' })` and dynamic memory's pages read this index in order, with no sort:
+    // `list({ order: 'updated' })` and the fact block's pages read this index in order, with no sort:
     // newest updated, then newest created, then id (BINARY collation: code-unit order, as core's).
     index('kioku_facts_updated').on(
       t.userId,

@@ -8,7 +8,7 @@
  *    in a fresh session — no earlier turn in the context. Skip rate: the self-contained instructions of
  *    `data/self-contained-instructions.json` (they carry everything they need), by dev / held-out half.
  * 2. Tokens saved per turn: each conversation ingested as bench:tokens does (one fact per dialog turn),
- *    then every instruction and every question prepared with long-term recall at recall 'always' (Kioku's
+ *    then every instruction and every question prepared with fact recall at recall 'always' (Kioku's
  *    default) and 'auto'; the difference of the prompts' memory tokens, per turn.
  * 3. Evidence in prompt: bench:tokens' measure (the share of a question's evidence turns whose text is in
  *    the prompt, 2,000-token memory budget) for its recall configurations at 'always' and 'auto'.

@@ -53,19 +53,19 @@ export const SETUPS: Setup[] = [
   },
   {
     key: 'dynamic',
-    name: 'dynamic memory (newest first)',
+    name: 'all facts (newest first)',
     thread: 'new',
     features: (s) => [factMemory({ facts: s.facts, tools: false })],
   },
   {
     key: 'fact-recall',
-    name: 'long-term recall, default (maxResults 8)',
+    name: 'fact recall, default (maxResults 8)',
     thread: 'new',
     features: (s) => [factMemory({ mode: 'recall', facts: s.recall, sessions: s.sessions })],
   },
   {
     key: 'fact-recall-fill',
-    name: 'long-term recall, maxResults 100 (fills the budget)',
+    name: 'fact recall, maxResults 100 (fills the budget)',
     thread: 'new',
     features: (s) => [factMemory({ mode: 'recall', facts: s.recall, sessions: s.sessions, maxResults: 100 })],
   },
@@ -77,13 +77,13 @@ export const SETUPS: Setup[] = [
   },
   {
     key: 'relevant-memory',
-    name: 'memory manager, default (5, relevance ≥ 0.7)',
+    name: 'relevant memory, default (5, relevance ≥ 0.7)',
     thread: 'new',
     features: (s) => [factMemory({ mode: 'relevant', facts: s.recall, autoStore: false })],
   },
   {
     key: 'relevant-memory-fill',
-    name: 'memory manager, max 100, threshold 0',
+    name: 'relevant memory, max 100, threshold 0',
     thread: 'new',
     features: (s) => [
       factMemory({

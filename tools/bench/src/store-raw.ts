@@ -222,7 +222,7 @@ export class RawSqliteFacts {
     return row ? sqliteFact(row) : null;
   }
 
-  /** Dynamic memory's page: newest updated first, as the adapter's `list({ order: 'updated' })`. */
+  /** The fact block's page (mode `all`): newest updated first, as the adapter's `list({ order: 'updated' })`. */
   updatedPage(limit = 128, offset = 0): RawFact[] {
     return (this.#updatedPage.all(this.#userId, limit, offset) as SqliteFactRow[]).map(sqliteFact);
   }
@@ -461,7 +461,7 @@ export class RawPostgresFacts {
   }
 
   /**
-   * Dynamic memory's read: the first page newest-updated first (core's order: ties newest created, then id
+   * The fact block's read (mode `all`): the first page newest-updated first (core's order: ties newest created, then id
    * byte-wise) and the partition's fact count, which the adapter keeps in `fact_counts` by triggers.
    */
   async updatedPage(limit = 128, offset = 0): Promise<RawFact[]> {

@@ -27,7 +27,7 @@ export interface SqlRow extends Figures {
   /** Database size on disk after the run (SQLite file + WAL; PostgreSQL table + indexes), in MB. */
   diskMb: number;
   raw: Figures;
-  /** Dynamic memory's read (first page newest-updated + count), ms per read, adapter and raw. */
+  /** The fact block's read (mode `all`; first page newest-updated + count), ms per read, adapter and raw. */
   dynamicRead?: DynamicRead;
 }
 

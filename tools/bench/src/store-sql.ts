@@ -11,7 +11,7 @@
  * - READS `get`s by random id through each;
  * - a warm-up pass over the queries, a check that adapter and raw return the same facts in the same order,
  *   then SEARCHES searches through each, cycling through the fixed queries (limit 8).
- * Both also time dynamic memory's read per turn, `list({ order: 'updated', limit: 128 })` + `count()`,
+ * Both also time the fact block's read per turn, `list({ order: 'updated', limit: 128 })` + `count()`,
  * beside the same two statements through the driver (`dynamicRead` in the row).
  */
 
@@ -323,7 +323,7 @@ export async function benchSqlite(
 }
 
 /**
- * What core's dynamic memory reads on every turn of a user with more facts than fit its block: the first page
+ * What core's fact block (mode `all`) reads on every turn of a user with more facts than fit its block: the first page
  * newest-updated first, then the count (to report the facts never read). Checked equal, then timed.
  */
 async function dynamicRead(

@@ -591,13 +591,13 @@ async function main(): Promise<void> {
 
 await main();
 
-/** Dynamic memory's per-turn read (PostgreSQL rows that timed it), as a table after the SQL tables. */
+/** The fact block's per-turn read (PostgreSQL rows that timed it), as a table after the SQL tables. */
 function dynamicReadTable(rows: readonly { adapter: string; size: number }[]): string[] {
   const timed = rows.filter((r): r is SqlRow => 'dynamicRead' in r && r.dynamicRead !== undefined);
   if (!timed.length) return [];
   return [
     '',
-    "Dynamic memory's read per turn: list({ order: 'updated', limit: 128 }) + count(), ms, beside the same SQL:",
+    "The fact block's read per turn: list({ order: 'updated', limit: 128 }) + count(), ms, beside the same SQL:",
     table(
       ['adapter', 'facts', 'p50', 'raw', 'p95', 'raw', '×'],
       timed.map((r) => {

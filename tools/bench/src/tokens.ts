@@ -7,7 +7,7 @@
  *
  * Ingestion (as a deployment would do it while the conversation goes on): one Kioku session per LoCoMo
  * session, each dialog turn recorded in that session's transcript (`Conversation.record`) and saved at
- * once as a fact in the user's long-term memory — content `<speaker> said, "<text>"` (+ ` and shared
+ * once as a fact in the user's memory — content `<speaker> said, "<text>"` (+ ` and shared
  * <caption>`), category `conversation`, metadata `{ dia_id, session, date }`, timestamped with the
  * session's date. Questions come afterwards: each is prepared (never recorded, so delta injection does
  * not hide earlier answers' facts) in a new session, except for the replay-only row, which continues the

@@ -7,12 +7,12 @@
  *                   [--no-raw-bpe] [--json]
  *
  * Per configuration: N facts in the user's scope (one `restore()` of a generated snapshot), 100
- * knowledge documents (static memory, full text), a session with a 200-turn transcript (conversation
+ * knowledge documents (full text), a session with a 200-turn transcript (conversation
  * replay), a plan with steps and context notes, working-memory entries in the session's namespace and
  * patrol findings. Then `--warmup` turns, then `--turns` timed turns (a slow configuration stops warming
  * up after 10 s and timing after 60 s once 50 turns are in), each a different user message
  * (LoCoMo questions) answered by a canned assistant message and recorded, so the transcript, the
- * recalled-ids k-v and the memory manager's stored interactions grow as in a real session.
+ * recalled-ids k-v and the `relevant` mode's stored interactions grow as in a real session.
  * Extra rows (skip: --no-raw-bpe): the in-memory stores with core's plain `o200kTokenizer` instead of the
  * default (which memoizes long texts), passed through the public `tokenizer` options, to show what repeated BPE
  * counting costs.
@@ -74,7 +74,7 @@ interface Row {
   size: number;
   /** Turns timed (fewer than asked when the configuration is slow, see TIMED_MS). */
   timed: number;
-  /** Facts at the end (the memory manager stores every exchange). */
+  /** Facts at the end (the `relevant` mode stores every exchange). */
   factsAfter: number;
   setupMs: number;
   prepare: { p50: number; p95: number };

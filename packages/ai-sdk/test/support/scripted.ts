@@ -77,7 +77,7 @@ export function scriptedModel(script: GenerateResult[], options: { deltas?: stri
   });
 }
 
-/** A Kioku stack with dynamic memory, plan mode, working memory and offload over in-memory stores. */
+/** A Kioku stack with the user's facts (mode `all`), plan mode, working memory and offload over in-memory stores. */
 export function memoryStack(
   options: { maxTokens?: number; stores?: KiokuStores; systemPrompt?: string } = {},
 ) {

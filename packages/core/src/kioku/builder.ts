@@ -50,7 +50,7 @@ export type ExtractionBuilderOptions = Without<
 
 /**
  * The one wiring point: the stores bundle (and embeddings, budget, model) go in once; each `with*` adds
- * a seed feature with only its own options and hands it the store it needs.
+ * a feature with only its own options and hands it the store it needs.
  */
 export class KiokuBuilder {
   readonly #options: KiokuOptions;

@@ -134,7 +134,7 @@ export class Conversation {
     for (const feature of options.features) {
       for (const tool of feature.toolkit?.tools ?? []) {
         const existing = this.#toolsByName.get(tool.name);
-        // Features may share a tool object (dynamic and long-term memory both offer delete_memory).
+        // Features may share a tool object (the fact modes `all` and `recall` both offer delete_memory).
         if (existing && existing !== tool)
           throw new ValidationError(`Two features define the tool "${tool.name}".`);
         this.#toolsByName.set(tool.name, tool);

@@ -32,7 +32,7 @@ export interface DroppedItem {
   tokens?: number;
   /**
    * When set, this entry stands for that many items left out together without being read one by one
-   * (e.g. dynamic memory's older facts once its block is full); `id` names the group.
+   * (e.g. the fact block's older facts once it is full); `id` names the group.
    */
   count?: number;
 }
@@ -98,8 +98,8 @@ export interface PromptMiddleware {
   readonly name: string;
   readonly placement: Placement;
   /**
-   * True for a middleware that searches memory by the user message (long-term recall, the memory
-   * manager). It runs only when the turn's recall decision says so; otherwise the turn records it as
+   * True for a middleware that searches memory by the user message (the fact modes `recall` and
+   * `relevant`). It runs only when the turn's recall decision says so; otherwise the turn records it as
    * skipped (0 tokens, one item dropped as `not-needed`) without calling `inject`.
    */
   readonly recall?: boolean;

@@ -15,8 +15,8 @@ export function coverage(terms: ReadonlySet<string>, text: string): number {
 }
 
 /**
- * Relevance in [0, 1] from a lexical hit, so a `relevanceThreshold` meant for a cosine similarity (in
- * the seed) means something with BM25, whose raw scores have no fixed scale:
+ * Relevance in [0, 1] from a lexical hit, so a `relevanceThreshold` meant for a cosine similarity (as
+ * vector stores use) means something with BM25, whose raw scores have no fixed scale:
  *
  *   relevance = (score / best score in the same result list + share of query terms the memory contains) / 2
  *

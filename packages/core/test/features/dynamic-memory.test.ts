@@ -78,7 +78,7 @@ describe('allFacts — the [DYNAMIC_MEMORY] block', () => {
     expectLedgerAddsUp(turn, 16_000);
   });
 
-  it('prints HPD-Agent’s bare lines with showIds: false', async () => {
+  it('prints bare lines with showIds: false', async () => {
     const { facts, kioku } = setup({ showIds: false });
     await facts.create(alice, { title: 'Diet', content: 'Vegetarian' });
     await facts.create(alice, { content: 'Lives in Lyon' });

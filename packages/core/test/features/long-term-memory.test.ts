@@ -61,7 +61,7 @@ const recalledIds = (block: string | undefined) =>
     .map((line) => /^- \[([^\]]+)\]/.exec(line)?.[1]);
 
 describe('factRecall — recall', () => {
-  it('injects the facts matching the user message in RockBot’s format', async () => {
+  it('injects the facts matching the user message in the [RECALLED_MEMORY] format', async () => {
     const { facts, kioku } = setup();
     const tz = await facts.create(alice, {
       content: 'User is in Chicago (America/Chicago, UTC-6)',
@@ -477,7 +477,7 @@ describe('factRecall — tools', () => {
     expect(await facts.list(bob)).toEqual(before.bob);
   });
 
-  it('shares one delete_memory tool with dynamic memory over the same store', async () => {
+  it('shares one delete_memory tool with mode all over the same store', async () => {
     const facts = new InMemoryFactStore();
     const sessions = new InMemorySessionStore();
     const dynamic = allFacts({ store: facts });
@@ -509,12 +509,12 @@ describe('factRecall — tools', () => {
   });
 });
 
-describe('factRecall beside dynamic memory on one fact store', () => {
+describe('factRecall beside mode all on one fact store', () => {
   it('does not inject a fact the every-fact block already holds this turn', async () => {
     const facts = new InMemoryFactStore();
     const sessions = new InMemorySessionStore();
     const tea = await facts.create(alice, { content: 'Alice drinks green tea every morning' });
-    // The root README's set-up: dynamic memory, then recall, over the same store.
+    // Mode all, then recall, over the same store.
     const kioku = new KiokuBuilder({ stores: bundleWith({ sessions, facts }), budget: { maxTokens: 16_000 } })
       .withFacts()
       .withFacts({ mode: 'recall' })

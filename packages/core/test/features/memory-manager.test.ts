@@ -58,7 +58,7 @@ async function seededFacts() {
 }
 
 describe('RelevantMemory (standalone)', () => {
-  it('has the seed defaults', async () => {
+  it('has the documented defaults', async () => {
     const manager = new RelevantMemory({ facts: new InMemoryFactStore() });
     expect(manager).toMatchObject({
       autoRetrieve: true,

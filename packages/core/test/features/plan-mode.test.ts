@@ -47,7 +47,7 @@ describe('planMode — the [CURRENT_PLAN] block', () => {
     expect(entryOf(turn, 'plan')).toMatchObject({ tokens: 0, included: 0, dropped: [] });
   });
 
-  it('shows HPD-Agent’s block exactly, built through the tools, times in UTC', async () => {
+  it('shows the [CURRENT_PLAN] block exactly, built through the tools, times in UTC', async () => {
     const { clock, kioku } = setup();
     const convo = await kioku.startConversation(alice);
     const created = await convo.run(
@@ -412,7 +412,7 @@ describe('planMode — tools', () => {
     });
   });
 
-  it('offers the five HPD-Agent tools', async () => {
+  it('offers the five plan tools', async () => {
     const { kioku } = setup();
     const convo = await kioku.startConversation(alice);
     expect(convo.tools.map((t) => t.function.name)).toEqual([

@@ -95,7 +95,7 @@ const errorCode = (content: string): string | undefined => {
 };
 
 describe('formatRemaining', () => {
-  it('prints time left as RockBot does', () => {
+  it('prints time left in the inventory format', () => {
     expect(formatRemaining(45_000)).toBe('45s');
     expect(formatRemaining(4 * MIN + 32_000)).toBe('4m32s');
     expect(formatRemaining(2 * MIN + 1_000)).toBe('2m01s');
@@ -133,7 +133,7 @@ describe('workingMemory: inventory', () => {
     expectAccounted(turn);
   });
 
-  it('adds patrol findings in user sessions, in RockBot’s format', async () => {
+  it('adds patrol findings in user sessions, in the inventory format', async () => {
     const { clock, store, kioku } = setup();
     const convo = await kioku.startConversation({ userId: 'alice' });
     const patrol = { userId: 'alice' };
@@ -292,7 +292,7 @@ describe('workingMemory: tools', () => {
   const run = (convo: Conversation, calls: { name: string; args: unknown }[]) =>
     convo.run('go', callsThenAnswer(calls)).then((r) => toolResults(r.messages));
 
-  it('offers the four RockBot tools', async () => {
+  it('offers the four working-memory tools', async () => {
     const { convo } = await started();
     expect(convo.tools.map((t) => t.function.name)).toEqual([
       'save_to_working_memory',

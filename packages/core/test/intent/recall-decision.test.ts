@@ -17,7 +17,7 @@ import { answer, callTools, expectLedgerAddsUp, scriptedModel } from '../feature
 
 const alice = { userId: 'alice' };
 
-/** Long-term recall over facts that count their searches, with conversation replay when asked. */
+/** Fact recall over facts that count their searches, with conversation replay when asked. */
 async function setup(options: { recall?: RecallMode; intent?: IntentClassifier; history?: boolean } = {}) {
   const facts = new InMemoryFactStore();
   const sessions = new InMemorySessionStore();
@@ -89,7 +89,7 @@ describe("recall: 'auto' — the intent step before recall", () => {
     expect((await other.prepare('Connect to the AgentFusion database')).ledger.recall.recall).toBe(true);
   });
 
-  it('skips the memory manager too, and leaves middlewares that are not recall alone', async () => {
+  it('skips relevant memory too, and leaves middlewares that are not recall alone', async () => {
     const facts = new InMemoryFactStore();
     await facts.create(alice, { content: 'Likes green tea' });
     const seen: MiddlewareContext[] = [];

@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { KiokuBuilder } from '../../src/index.js';
 import { alice, scriptedJsonModel, seed, world } from './harness.js';
 
-describe('kioku.dream: the builder’s model runs the passes over the wired stores', () => {
+describe('kioku.passes.dream: the builder’s model runs the passes over the wired stores', () => {
   it('applies with the builder’s model, keeps the changeset, and refuses without a model', async () => {
     const { stores, clock } = world();
     const [a, b] = await seed(stores, clock, alice, ['Likes tea', 'Likes green tea']);

@@ -73,7 +73,7 @@ describe('consolidation of layer 2 into knowledge', () => {
     expect(document.text).toContain('YAML config, port 8080');
     expect(document.text.indexOf('port 8080')).toBeLessThan(document.text.indexOf('port 8081'));
     expect(document.text).toContain(CONFIG(8081).split('\n').slice(0, 3).join('\n'));
-    // Static memory now answers from it.
+    // The knowledge feature now answers from it.
     const convo = await kioku.startConversation(alice);
     const turn = await convo.prepare('Which port does the server listen on?');
     expect(turn.messages.some((m) => m.content.includes('port: 8081'))).toBe(true);

@@ -14,8 +14,8 @@ async function runTool(tool: Tool, args: Record<string, unknown>, context: ToolC
 }
 
 /**
- * `search_memory(query, limit?, category?, tags?)`: the PRD's `MemoryContext.search` over both layers —
- * the detail store (through `search_memory_details`) and the user's facts (through long-term memory's
+ * `search_memory(query, limit?, category?, tags?)`: one search over both layers of memory —
+ * the detail store (through `search_memory_details`) and the user's facts (through fact recall's
  * fact search), each tool's own handler with its own limits. A category or tags filter applies to facts
  * only, so details are left out when one is given.
  */

@@ -10,7 +10,7 @@ export const DEFAULT_DETAIL_TYPE = 'note';
 const { content, description, summary, type } = DetailInputSchema.shape;
 
 /**
- * `store_memory(content, description, type?, summary?)`: the PRD's `MemoryContext.store`. Keeps the content
+ * `store_memory(content, description, type?, summary?)`: stores a memory in the detail layer. Keeps the content
  * in the user's detail store (the same records tool-output offload writes) and answers with its id and
  * `[MemoryRef: …]` placeholder; `retrieve_memory` reads it back, `search_memory` finds it. The detail
  * store's rules apply (size limits, text domain, token count).

@@ -68,7 +68,7 @@ const KEY_PREFIX = 'changeset/';
  * work everywhere without a line of adapter code. Each user + agent gets one dedicated session (marked by
  * `CHANGESET_SESSION_METADATA`, see `isKiokuSession`) whose key-value map holds the changesets by id
  * (`changeset/<id>`). Nothing reads a session's k-v map into a prompt, a search or a tool result — facts
- * search, recall, dynamic memory and the memory tools only read the fact store, and the conversation
+ * search, the fact modes and the memory tools only read the fact store, and the conversation
  * feature and the conversation log read transcripts of conversations only — so a kept changeset never
  * shows up in a memory block. The dedicated session has no transcript.
  *

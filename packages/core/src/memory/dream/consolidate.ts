@@ -20,7 +20,7 @@ import { type DreamProgressListener, notify } from './progress.js';
  * nothing is written here.
  */
 
-/** The seed's limit on the facts one consolidation sees. */
+/** The most facts one consolidation sees. */
 export const CONSOLIDATION_MAX_FACTS = 1000;
 
 const ReasonField = z.string().max(2000).optional();

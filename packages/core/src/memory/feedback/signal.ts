@@ -20,7 +20,7 @@ export const FeedbackSignalSchema = z.object({
 
 export type FeedbackSignal = z.infer<typeof FeedbackSignalSchema>;
 
-/** The seed's window of feedback a consolidation sees: the last 7 days, at most 50 signals. */
+/** The window of feedback a consolidation sees: the last 7 days, at most 50 signals. */
 export const FEEDBACK_WINDOW = Object.freeze({ days: 7, max: 50 });
 
 /** Feedback given within the last `days` before `nowMs`, newest `max` of it, oldest first. */

@@ -70,7 +70,7 @@ export interface KnowledgeOptions {
 /**
  * Consolidation of layer 2 into knowledge: the user's offloaded outputs that recur — the same tool with
  * the same arguments (one placeholder description), at least `minOccurrences` times — each become one
- * knowledge document for static memory, proposed as a `create_document` operation of a changeset (pass
+ * knowledge document, proposed as a `create_document` operation of a changeset (pass
  * `knowledge`) that is reviewed, applied and reverted like the dream's. The offloaded outputs stay as they
  * are. A document's id is derived from the recurring output, so a second pass proposes nothing for an
  * output already consolidated (the changeset notes it). With a `model` each document is an article the

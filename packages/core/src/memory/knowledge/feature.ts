@@ -25,7 +25,7 @@ export interface KnowledgeDocumentsOptions {
    * Whose documents to read instead of the turn's user + agent. Documents are stored per user + agent;
    * knowledge every user of an agent shares is kept under one owner, e.g.
    * `{ userId: 'shared', agentId: 'python-expert' }` — add the documents with that same scope. Only the
-   * middleware reads it (static memory has no tools), so no user can write to it through the model.
+   * middleware reads it (knowledge has no tools), so no user can write to it through the model.
    */
   owner?: Pick<Scope, 'userId' | 'agentId'>;
   /** `indexed`: how many chunks to retrieve at most before the budget is applied (default 5). */

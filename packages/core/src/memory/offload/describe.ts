@@ -27,7 +27,7 @@ function argumentsPreview(args: string): string {
 
 /**
  * The placeholder's brief description: the tool and what it was asked, e.g.
- * `run_command output (cmd: npm install)` — the PRD's "NPM Install Output".
+ * `run_command output (cmd: npm install)`.
  */
 export function describeToolOutput(toolName: string, args: string): string {
   const preview = argumentsPreview(args);

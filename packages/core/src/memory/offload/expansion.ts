@@ -62,8 +62,8 @@ export interface RefExpansionOptions {
 }
 
 /**
- * Placeholder expansion (the two-layer PRD's "lightweight call … whether any existing memory placeholders
- * need to be expanded"): for the `[MemoryRef: …]` placeholders in the context the middlewares before it
+ * Placeholder expansion (a lightweight step deciding whether any memory placeholders in the
+ * context need expanding): for the `[MemoryRef: …]` placeholders in the context the middlewares before it
  * built (replayed history, memory blocks), it scores the parts of each stored output against the new
  * message and injects the relevant parts — never the whole output — within its budget, each under its
  * placeholder so the model can still call retrieve_memory for the rest. Register it after the features
@@ -201,7 +201,7 @@ function chunkCache(chunkTokens: number) {
 
 /**
  * Every part's relevance to the message: BM25 over all the parts of the refs (no query expansion: the
- * parts of one output share its vocabulary), normalized as the memory manager does — half the score
+ * parts of one output share its vocabulary), normalized as the `relevant` fact mode does — half the score
  * relative to the best part, half the share of the message's terms the part holds.
  */
 function scoreChunks(

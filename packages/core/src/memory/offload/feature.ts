@@ -10,7 +10,7 @@ import { modelSummarizer } from './summarizer.js';
 import { offloadToolkit, RETRIEVE_MEMORY_TOOL, SEARCH_MEMORY_DETAILS_TOOL } from './tools.js';
 
 export const OFFLOAD_DEFAULTS = Object.freeze({
-  /** The PRD's example threshold. */
+  /** Outputs over this many tokens are offloaded. */
   thresholdTokens: 500,
   /** Tokens of the summary kept beside the placeholder. */
   summaryTokens: 100,
@@ -46,7 +46,7 @@ export interface ToolOutputOffloadOptions {
 }
 
 /**
- * Two-layer memory (the PRD): large tool outputs leave the conversation for the detail store and come
+ * Two-layer memory: large tool outputs leave the conversation for the detail store and come
  * back on demand. Tools: `retrieve_memory(id)` and `search_memory_details(query, limit?)`.
  */
 export function toolOutputOffload(options: ToolOutputOffloadOptions): MemoryFeature {

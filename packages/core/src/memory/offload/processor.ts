@@ -119,7 +119,7 @@ export function placeholderContent(id: string, description: string, tokens: numb
 }
 
 /**
- * Layer 1 of the two-layer PRD: a successful tool output over the threshold goes to the detail store
+ * Layer 1 of two-layer memory: a successful tool output over the threshold goes to the detail store
  * (Layer 2) and the conversation keeps a `[MemoryRef: …]` placeholder with a short summary instead.
  */
 export function offloadProcessor(s: OffloadSettings): ToolOutputProcessor {

@@ -5,7 +5,7 @@ export interface MemoryRef {
   tokens: number;
 }
 
-/** The two-layer PRD's placeholder: `[MemoryRef: <id> - <description> - <N> tokens]`. */
+/** The placeholder of an offloaded output: `[MemoryRef: <id> - <description> - <N> tokens]`. */
 export function formatMemoryRef(ref: MemoryRef): string {
   return `[MemoryRef: ${ref.id} - ${ref.description} - ${ref.tokens} tokens]`;
 }

@@ -33,7 +33,7 @@ export function keepEmbedder(from: KiokuStores, to: KiokuStores): void {
 /**
  * Hybrid recall for a whole bundle, wired once: facts, documents and details search lexically and by
  * vector (fused by rank), all through one embedder and one index, so every feature that reads them —
- * dynamic memory, recall, knowledge, offloaded details — gets the same stores (and the same tools).
+ * the fact modes, knowledge, offloaded details — gets the same stores (and the same tools).
  * A bundle that already has embeddings is returned as it is.
  */
 export function withEmbeddings(stores: KiokuStores, options: EmbeddingsOptions): KiokuStores {

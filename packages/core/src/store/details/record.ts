@@ -14,7 +14,7 @@ const DetailTypeSchema = z
 const DescriptionSchema = z.string().trim().min(1).max(500);
 
 /**
- * Layer 2 of the two-layer memory PRD (`agent_memories`): the full content behind a
+ * Layer 2 of two-layer memory: the full content behind a
  * `[MemoryRef: id - description - N tokens]` placeholder. Owned by a user; agent and thread are recorded.
  */
 export const DetailRecordSchema = z.object({

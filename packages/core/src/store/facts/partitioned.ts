@@ -104,7 +104,7 @@ export class PartitionedFactStore implements FactStore {
     const ref = refFor(parseScope(scope));
     const opts = parseOrThrow(FactListOptionsSchema, options, 'list options');
     const state = await this.#backend.read(ref, factCodec);
-    // Dynamic memory reads pages of `updated` every turn: that order is kept sorted through writes; the
+    // The fact block (mode `all`) reads pages of `updated` every turn: that order is kept sorted through writes; the
     // creation orders are sorted once per change.
     const byCreation = () => state.view('oldest', () => [...state.records.values()].sort(byCreated));
     const sorted =

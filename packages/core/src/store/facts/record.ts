@@ -153,7 +153,7 @@ export type FactFilter = z.input<typeof FactFilterSchema>;
 export const FactListOptionsSchema = FactFilterSchema.extend({
   /**
    * `oldest` (default) or `newest` first, by creation time; `updated`: most recently updated first
-   * (ties: newest created first, then id in code-unit order), the order dynamic memory injects facts in.
+   * (ties: newest created first, then id in code-unit order), the order the fact block (mode `all`) injects facts in.
    */
   order: z.enum(['oldest', 'newest', 'updated']).default('oldest'),
   limit: z.number().int().min(1).max(100_000).optional(),

@@ -10,7 +10,7 @@ export const SessionInfoSchema = z.object({
   id: UuidSchema,
   userId: IdSchema,
   agentId: OptionalAgentIdSchema,
-  /** Which stores the session uses (e.g. `basic_session`), as the seed records them. */
+  /** Which stores the session uses (e.g. `basic_session`). */
   storeTypes: z.array(z.string().min(1).max(64)).max(16),
   title: z.string().max(LIMITS.titleChars).optional(),
   metadata: MetadataSchema,

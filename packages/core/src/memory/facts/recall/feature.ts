@@ -17,7 +17,7 @@ import { factRecallTools } from './toolkit.js';
 
 export interface FactRecallOptions {
   /**
-   * The user's facts (shared with dynamic memory when both are used). Recall is hybrid when this store
+   * The user's facts (shared with mode `all` when both are used). Recall is hybrid when this store
    * is (`withEmbeddings` on the bundle, or `KiokuBuilder`'s `embeddings`).
    */
   store: FactStore;

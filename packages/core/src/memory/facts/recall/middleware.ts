@@ -31,7 +31,7 @@ const sessionKey = (scope: Readonly<Scope>, sessionId: string) =>
  * 2. on the first turn only (turnIndex 0), when the search finds nothing, take the `fallbackResults`
  *    newest facts instead, so the session starts with some memory;
  * 3. leave out facts already recalled in this session (delta injection, reason `already-injected`);
- * 4. inject the rest, best first, as one "Recalled from long-term memory" system message within the
+ * 4. inject the rest, best first, as one `[RECALLED_MEMORY]` system message within the
  *    tokens allotted (and `maxTokens`), dropping what does not fit (reason `budget`).
  *
  * Recalled ids are marked as injected in `afterTurn`, once the turn is recorded and only if the model
@@ -63,7 +63,7 @@ export function factRecallMiddleware(options: FactRecallMiddlewareOptions): Prom
       const dropped: DroppedItem[] = [];
       const fresh: Fact[] = [];
       for (const fact of candidates) {
-        // Recalled in an earlier turn, or shown this turn by a feature before this one (dynamic memory).
+        // Recalled in an earlier turn, or shown this turn by a feature before this one (mode `all`).
         if (isQuarantined(fact)) dropped.push({ id: fact.id, reason: 'quarantined' });
         else if (injected.has(fact.id) || ctx.injectedFactIds.has(fact.id)) {
           dropped.push({ id: fact.id, reason: 'already-injected' });

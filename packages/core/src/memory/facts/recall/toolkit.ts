@@ -28,7 +28,7 @@ export interface FactRecallToolsOptions {
 
 /**
  * Fact recall's tools over the user's facts: save_memory, search_memory, delete_memory (the same
- * Tool object dynamic memory offers) and list_memory_categories. save_memory saves at once; its result
+ * Tool object mode `all` offers) and list_memory_categories. save_memory saves at once; its result
  * says whether it created, skipped (a memory already says it) or updated a memory, with the id.
  */
 export function factRecallTools(store: FactStore, options: FactRecallToolsOptions): Toolkit {
