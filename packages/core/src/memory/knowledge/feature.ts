@@ -43,7 +43,7 @@ const OptionsSchema = z.object({
  * `[STATIC_KNOWLEDGE]` system message every turn, whole or retrieved by the user message. No toolkit.
  */
 export function knowledgeDocuments(options: KnowledgeDocumentsOptions): MemoryFeature {
-  const { strategy, maxTokens, topK } = parseOrThrow(OptionsSchema, options, 'static memory options');
+  const { strategy, maxTokens, topK } = parseOrThrow(OptionsSchema, options, 'knowledgeDocuments options');
   const owner = options.owner === undefined ? undefined : ownerScope(options.owner);
   return {
     name: KNOWLEDGE_MIDDLEWARE,

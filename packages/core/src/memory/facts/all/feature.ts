@@ -40,7 +40,11 @@ const OptionsSchema = z.object({
  * system message every turn, plus tools for the model to create, update and delete them.
  */
 export function allFacts(options: AllFactsOptions): MemoryFeature {
-  const { maxTokens, showIds, tools, dedup } = parseOrThrow(OptionsSchema, options, 'dynamic memory options');
+  const { maxTokens, showIds, tools, dedup } = parseOrThrow(
+    OptionsSchema,
+    options,
+    "factMemory({ mode: 'all' }) options",
+  );
   const middleware = allFactsMiddleware({
     store: options.store,
     showIds,

@@ -1,8 +1,8 @@
 import type { Fact } from '../../../store/facts/record.js';
 import { quoteContent, sourceLabel } from '../../trust/fence.js';
 
-export const DYNAMIC_MEMORY_START = '[DYNAMIC_MEMORY]';
-export const DYNAMIC_MEMORY_END = '[END_DYNAMIC_MEMORY]';
+export const FACT_BLOCK_START = '[DYNAMIC_MEMORY]';
+export const FACT_BLOCK_END = '[END_DYNAMIC_MEMORY]';
 
 /**
  * One fact line, with its source: `- (user) {title}: {content}`, or without a title
@@ -20,6 +20,6 @@ export function factLine(
 }
 
 /** The `[DYNAMIC_MEMORY]` block around the fact lines. */
-export function renderDynamicMemory(lines: readonly string[]): string {
-  return [DYNAMIC_MEMORY_START, ...lines, DYNAMIC_MEMORY_END].join('\n');
+export function renderFactBlock(lines: readonly string[]): string {
+  return [FACT_BLOCK_START, ...lines, FACT_BLOCK_END].join('\n');
 }

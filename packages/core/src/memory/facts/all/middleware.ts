@@ -4,7 +4,7 @@ import type { Fact } from '../../../store/facts/record.js';
 import type { FactStore } from '../../../store/facts/store.js';
 import type { Tokenizer } from '../../../tokens/tokenizer.js';
 import { isQuarantined } from '../../trust/quarantine.js';
-import { factLine, renderDynamicMemory } from './format.js';
+import { factLine, renderFactBlock } from './format.js';
 
 export const FACTS_MIDDLEWARE = 'facts';
 
@@ -74,7 +74,7 @@ export function allFactsMiddleware(options: AllFactsMiddlewareOptions): PromptMi
     placement: 'system',
     async inject(ctx) {
       const limit = Math.min(ctx.maxTokens, options.maxTokens ?? Number.POSITIVE_INFINITY);
-      const fitter = new LineFitter(ctx.tokenizer, limit, renderDynamicMemory);
+      const fitter = new LineFitter(ctx.tokenizer, limit, renderFactBlock);
       // Newest-updated first, a page at a time: with thousands of facts only the first pages can fit.
       // The scan stops at the end of the facts, when not one more line could fit, or after a page that
       // added nothing (the block is full for the lines this user has).

@@ -73,7 +73,7 @@ export function factRecall(options: FactRecallOptions): MemoryFeature {
   const { maxResults, fallbackResults, maxTokens, dedup } = parseOrThrow(
     OptionsSchema,
     options,
-    'long-term memory options',
+    "factMemory({ mode: 'recall' }) options",
   );
   const { store, enrichment } = options;
   if (enrichment && (!enrichment.model || !enrichment.background)) {

@@ -81,7 +81,7 @@ export class RelevantMemory {
 
   constructor(options: RelevantMemoryOptions) {
     const { facts, details, ...rest } = options;
-    const o = parseOrThrow(ManagerOptionsSchema, rest, 'memory manager options');
+    const o = parseOrThrow(ManagerOptionsSchema, rest, "factMemory({ mode: 'relevant' }) options");
     this.facts = facts;
     this.details = details;
     this.autoRetrieve = o.autoRetrieve;
@@ -181,7 +181,7 @@ export class RelevantMemory {
         {
           source: 'assistant',
           ...(scope.threadId ? { sessionId: scope.threadId } : {}),
-          note: 'user/assistant exchange stored by the memory manager',
+          note: 'user/assistant exchange stored by fact memory (relevant mode)',
         },
         m.assistant,
         { userText: m.user },

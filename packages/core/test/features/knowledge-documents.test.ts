@@ -332,9 +332,9 @@ describe('knowledgeDocuments: whose documents', () => {
   it('rejects invalid options', () => {
     const store = new InMemoryDocumentStore();
     expect(() => knowledgeDocuments({ store, strategy: 'vector' as 'indexed' })).toThrow(
-      /static memory options/,
+      /knowledgeDocuments options/,
     );
-    expect(() => knowledgeDocuments({ store, topK: 0 })).toThrow(/static memory options/);
+    expect(() => knowledgeDocuments({ store, topK: 0 })).toThrow(/knowledgeDocuments options/);
     expect(() => knowledgeDocuments({ store, owner: { userId: '../etc' } })).toThrow(/scope/);
   });
 });
