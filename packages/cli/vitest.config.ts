@@ -8,7 +8,6 @@ export default mergeConfig(
       include: ['test/**/*.test.ts'],
       // One fresh PostgreSQL database per run, created and dropped here (see test/global-setup.ts).
       globalSetup: ['test/global-setup.ts'],
-      testTimeout: 60_000,
     },
   }),
 );
