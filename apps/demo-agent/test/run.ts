@@ -38,7 +38,7 @@ export function runCli(
     const timer = setTimeout(() => {
       child.kill('SIGKILL');
       reject(new Error(`CLI timed out.\nstdout:\n${stdout}\nstderr:\n${stderr}`));
-    }, options.timeoutMs ?? 60_000);
+    }, options.timeoutMs ?? 240_000); // below the 300 s test limit (vitest.shared.ts): a hung CLI reports first
     child.on('error', reject);
     child.on('close', (code) => {
       clearTimeout(timer);

@@ -22,7 +22,7 @@ let pgvector: PgvectorTestServer;
 beforeAll(async () => {
   qdrant = await startQdrantTestServer();
   pgvector = await startPgvectorTestServer();
-}, 60_000);
+});
 afterAll(async () => {
   await qdrant.stop();
   await pgvector.stop();
@@ -130,5 +130,5 @@ describe('hybrid recall in the chat', () => {
     expect(second.code).toBe(0);
     expect(second.stdout).not.toContain('Vectors rebuilt');
     expect(second.stdout).toMatch(RECALLED_BUT_SHOWN);
-  }, 90_000);
+  });
 });

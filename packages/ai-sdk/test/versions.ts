@@ -1,6 +1,6 @@
 /**
  * The AI SDK majors the tests run against. AI SDK 7 (with `@ai-sdk/openai-compatible` 3) needs Node 22, so
- * Node 20 runs AI SDK 6 only and Node 22 runs both; each is a vitest project in which `ai` and the
+ * Node 20 runs AI SDK 6 only and Node 22+ (CI: Node 24) runs both; each is a vitest project in which `ai` and the
  * provider resolve to that major (installed as `ai-v7` / `ai-sdk-openai-compatible-v3`).
  */
 export const AI_SDK_VERSIONS = [

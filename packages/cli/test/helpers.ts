@@ -210,7 +210,7 @@ export function kioku(
     const child = spawn(process.execPath, kiokuArgv(args), {
       cwd: packageDir,
       env: { ...process.env, KIOKU_DEBUG: '', ...options.env },
-      timeout: 120_000,
+      timeout: 240_000, // below the 300 s test limit (vitest.shared.ts): a hung CLI reports first
     });
     let stdout = '';
     let stderr = '';

@@ -149,14 +149,14 @@ describe('extractText: URLs', () => {
   });
 
   it('times out a server that never finishes', async () => {
-    const started = Date.now();
+    // /slow never ends, so only the timeout can settle the call (a hang would fail at the test limit);
+    // no elapsed-time bound, which a busy machine stretches.
     const error = await extractText(`${base}/slow`, { timeoutMs: 300 }).catch((e) => e);
     expect(error).toMatchObject({
       code: 'STORAGE',
       message: expect.stringContaining('timed out after 300 ms'),
     });
     expect(error.cause).toBeDefined();
-    expect(Date.now() - started).toBeLessThan(5_000);
   });
 
   it('rejects with the caller’s abort reason', async () => {

@@ -27,7 +27,7 @@ describe('MCP conformance (@modelcontextprotocol/conformance)', () => {
       [bin, 'server', '--url', server.url, '--scenario', scenario],
       {
         cwd: path.join(import.meta.dirname, '..'),
-        timeout: 60_000,
+        timeout: 240_000, // below the 300 s test limit (vitest.shared.ts): a hung run reports first
       },
     );
     const plain = stripVTControlCharacters(stdout);

@@ -1,6 +1,6 @@
 /**
  * The Agents SDK versions the tests run against. From 0.15 on, `@openai/agents` depends on `openai` 7,
- * which needs Node 22; so Node 20 runs 0.14 (the last on `openai` 6) and Node 22 runs both it and the
+ * which needs Node 22; so Node 20 runs 0.14 (the last on `openai` 6) and Node 22+ (CI: Node 24) runs both it and the
  * newest. Each is a vitest project in which `@openai/agents` resolves to that version (the newest is
  * installed as `openai-agents-latest`).
  */

@@ -1,6 +1,7 @@
 import { createInMemoryStores, defineTool, KiokuBuilder } from '@kioku/core';
 import { toOpenAITool } from '@kioku/core/model';
 import {
+  byAttempt,
   hang,
   type Reply,
   sse,
@@ -20,7 +21,7 @@ afterEach(async () => {
   close = undefined;
 });
 
-async function serve(script: Reply[]) {
+async function serve(script: Reply[] | Reply) {
   const server = await startScriptedServer(script);
   close = server.close;
   return server;
@@ -159,11 +160,14 @@ describe('OpenAIChatModel', () => {
   });
 
   it('times out a hanging request, retries it, and succeeds', async () => {
-    const server = await serve([hang, text('late but fine')]);
-    const model = new OpenAIChatModel({ baseURL: server.baseURL, timeoutMs: 200, maxRetries: 1 });
+    // The hang answers attempt 0 and the text the retry, whichever reaches the server first: on a busy
+    // machine the limit can run out before attempt 0 arrives, and then only the retry is received. The
+    // limit also bounds the retry's answer over loopback (a few ms), so it is far above a busy machine's.
+    const server = await serve(byAttempt(hang, text('late but fine')));
+    const model = new OpenAIChatModel({ baseURL: server.baseURL, timeoutMs: 2_000, maxRetries: 1 });
     const reply = await model.complete({ messages: [{ role: 'user', content: 'q' }], tools: [] });
     expect(reply.content).toBe('late but fine');
-    expect(server.received).toHaveLength(2);
+    expect(server.received.at(-1)!.attempt).toBe(1);
   });
 
   it('reports a timeout as a typed error when retries are spent', async () => {
@@ -176,10 +180,10 @@ describe('OpenAIChatModel', () => {
   });
 
   it('cancels through an AbortSignal', async () => {
-    const server = await serve([hang]);
-    const model = new OpenAIChatModel({ baseURL: server.baseURL, maxRetries: 3 });
+    // Cancelled once the server holds the request (an event, not a delay that may pass before it arrives).
     const controller = new AbortController();
-    setTimeout(() => controller.abort(), 50);
+    const server = await serve([() => controller.abort()]);
+    const model = new OpenAIChatModel({ baseURL: server.baseURL, maxRetries: 3 });
     const error = await model
       .complete({ messages: [{ role: 'user', content: 'q' }], tools: [], signal: controller.signal })
       .catch((e) => e);

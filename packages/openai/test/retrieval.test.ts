@@ -17,7 +17,7 @@ afterEach(async () => {
   close = undefined;
 });
 
-async function serve(script: Reply[]) {
+async function serve(script: Reply[] | Reply) {
   const server = await startScriptedServer(script);
   close = server.close;
   const model = new OpenAIChatModel({ baseURL: server.baseURL, apiKey: 'k', model: 'm1', maxRetries: 0 });
@@ -27,7 +27,9 @@ async function serve(script: Reply[]) {
 const alice = { userId: 'alice' };
 
 /** Fact recall over one fact, recall decided per turn by a model classifier at the scripted endpoint. */
-async function turnWith(script: Reply[], timeoutMs = 5_000) {
+// The classifier's limit: far above a scripted answer over loopback on a busy machine (only the timeout
+// test passes a short one, against a request that never gets an answer).
+async function turnWith(script: Reply[] | Reply, timeoutMs = 60_000) {
   const { model, bodies } = await serve(script);
   const facts = new InMemoryFactStore();
   await facts.create(alice, { content: 'The staging DB is postgres://staging.internal:5432/app' });
@@ -88,7 +90,12 @@ describe('retrieval that decides, end to end over an OpenAI-compatible endpoint'
   });
 
   it('falls back when the endpoint does not answer within the time limit', async () => {
-    const { convo, model } = await turnWith([hang, text('Done.')], 200);
+    // Routed by request, not by arrival order: the classifier's request (structured output) hangs, the
+    // turn's is answered, even when the 200 ms run out before the classifier's request reaches the server.
+    const { convo, model } = await turnWith(
+      (res, body, req) => (body.response_format ? hang : text('Done.'))(res, body, req),
+      200,
+    );
     const result = await convo.run('Connect to the DB', model);
     expect(result.ledger.recall).toMatchObject({
       by: 'deterministic',

@@ -44,7 +44,7 @@ export function usePgvector(): Pgvector {
       server = await startPgvectorTestServer();
       url = server.url;
     }
-  }, 60_000);
+  });
 
   afterAll(async () => {
     await shared?.end({ timeout: 5 });

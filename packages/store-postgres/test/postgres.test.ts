@@ -547,9 +547,9 @@ describe.skipIf(noServer)('PostgreSQL specifics', () => {
       );
       expect(row?.n).toBe(0);
       expect(swept).toBeGreaterThan(0);
-      // ~500 locked transactions: under a loaded CI machine this takes well over the default 30 s, and a
-      // timeout would drop the schema under in-flight writes (reported by PostgreSQL as a deadlock).
-    }, 120_000);
+      // ~500 locked transactions: well over 30 s on a loaded CI machine, inside the shared 300 s limit
+      // (a timeout would drop the schema under in-flight writes, reported by PostgreSQL as a deadlock).
+    });
 
     it('working-memory restore and sets from another client never leave a namespace over its cap', async () => {
       const [a, b] = await twins({ cap: 5 });

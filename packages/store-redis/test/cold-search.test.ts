@@ -37,7 +37,8 @@ describe.skipIf(noServer)('RedisFactStore: the first search of a new process', (
 
   /** Wait until the stored index describes the partition's current version. */
   async function storedCurrent(prefix: string): Promise<string> {
-    for (let i = 0; i < 300; i++) {
+    // Polls until it is; the bound only detects a hang (a minute or more of 10 ms waits).
+    for (let i = 0; i < 6_000; i++) {
       const [at, ver] = [
         (await sharedClient().get(idxKey(prefix)))?.split('\n')[1],
         await sharedClient().hget(metaKey(prefix), 'ver'),

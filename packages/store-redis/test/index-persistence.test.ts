@@ -29,7 +29,8 @@ describe.skipIf(noServer)('RedisFactStore stored search index', () => {
 
   /** The stored index's `epoch`, `version` and state once a search has written it (it is written after the search returns). */
   async function storedIndex(prefix: string, version?: string) {
-    for (let i = 0; i < 200; i++) {
+    // Polls until it is there; the bound only detects a hang (a minute or more of 10 ms waits).
+    for (let i = 0; i < 6_000; i++) {
       const value = await stored().get(idxKey(prefix));
       if (value !== null) {
         const [epoch, at, ...rest] = value.split('\n');

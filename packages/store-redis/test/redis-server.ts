@@ -68,7 +68,8 @@ export class PrivateRedis {
       retryStrategy: () => null,
     });
     probe.on('error', () => {});
-    const deadline = Date.now() + 10_000;
+    // A hang detector only (an AOF replay on a busy machine can take seconds): far above any start seen.
+    const deadline = Date.now() + 120_000;
     for (;;) {
       try {
         await probe.connect();

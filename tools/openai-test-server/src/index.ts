@@ -4,6 +4,8 @@ import type { AddressInfo } from 'node:net';
 export interface Received {
   path: string;
   body: Record<string, unknown>;
+  /** The attempt of the call this request is (0 first; the OpenAI SDK's `x-stainless-retry-count`). */
+  attempt: number;
 }
 
 export type Reply = (res: ServerResponse, body: Record<string, unknown>, req: IncomingMessage) => void;
@@ -23,7 +25,11 @@ export async function startScriptedServer(script: Reply[] | Reply) {
     });
     req.on('end', () => {
       const body = raw ? (JSON.parse(raw) as Record<string, unknown>) : {};
-      received.push({ path: req.url ?? '', body });
+      received.push({
+        path: req.url ?? '',
+        body,
+        attempt: Number(req.headers['x-stainless-retry-count'] ?? 0),
+      });
       const reply = typeof script === 'function' ? script : script[next++];
       if (!reply) return json(res, 500, { error: { message: 'script exhausted' } });
       reply(res, body, req);
@@ -122,3 +128,18 @@ export const status =
 
 /** Never answers (until the client gives up or the server closes). */
 export const hang: Reply = () => {};
+
+/**
+ * One reply per attempt of the same call: the first reply answers attempt 0, the second the first retry,
+ * and so on (the OpenAI SDK numbers its attempts in the `x-stainless-retry-count` header). Bound to the
+ * attempt, not to the order requests arrive in: a timed-out attempt that never reached the server cannot
+ * make its reply answer the retry. Pass it as the whole script: `startScriptedServer(byAttempt(hang, text('ok')))`.
+ */
+export function byAttempt(...replies: Reply[]): Reply {
+  return (res, body, req) => {
+    const attempt = Number(req.headers['x-stainless-retry-count'] ?? 0);
+    const reply = replies[attempt];
+    if (!reply) return json(res, 500, { error: { message: `no reply scripted for attempt ${attempt}` } });
+    reply(res, body, req);
+  };
+}

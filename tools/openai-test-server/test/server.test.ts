@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { sse, startScriptedServer, status, text, usage } from '../src/index.js';
+import { byAttempt, sse, startScriptedServer, status, text, usage } from '../src/index.js';
 
 async function post(url: string, body: unknown) {
   const res = await fetch(url, { method: 'POST', body: JSON.stringify(body) });
@@ -37,6 +37,23 @@ describe('startScriptedServer', () => {
         codes.push((await fetch(`${server.baseURL}${path}`, { method: 'POST' })).status);
       expect(codes).toEqual([201, 202, 201]);
       expect(server.received).toHaveLength(3);
+    } finally {
+      await server.close();
+    }
+  });
+  it('answers each attempt of a call with its own reply (by the retry-count header), in any order', async () => {
+    const server = await startScriptedServer(byAttempt(status(503), text('retried')));
+    try {
+      const url = `${server.baseURL}/chat/completions`;
+      const attempt = async (n: number) => {
+        const res = await fetch(url, { method: 'POST', headers: { 'x-stainless-retry-count': String(n) } });
+        return res.status;
+      };
+      // The retry arrives first (its attempt 0 never reached the server): it still gets the retry's reply.
+      expect(await attempt(1)).toBe(200);
+      expect(await attempt(0)).toBe(503);
+      expect(await attempt(2)).toBe(500);
+      expect(server.received.map((r) => r.attempt)).toEqual([1, 0, 2]);
     } finally {
       await server.close();
     }

@@ -6,7 +6,7 @@ describe('PGlite with pgvector over the wire protocol', () => {
   let server: PgvectorTestServer;
   beforeAll(async () => {
     server = await startPgvectorTestServer();
-  }, 60_000);
+  });
   afterAll(() => server.stop());
 
   it('serves postgres.js: CREATE EXTENSION vector, an HNSW index and a cosine query, from two clients', async () => {
