@@ -49,7 +49,7 @@ export async function forgetCommand(
   const spec = required(values.store, '--store', 'sqlite:./kioku.db');
   const user = userId(required(values.user, '--user', 'alice'));
   const backend = parseBackend(spec).type;
-  const stores = await openStores(spec, io.clock ? { clock: io.clock } : {});
+  const stores = await openStores(spec, { role: 'source', ...(io.clock ? { clock: io.clock } : {}) });
   try {
     const receipt = await forgetUser(stores, user, {
       dryRun: Boolean(values['dry-run']),

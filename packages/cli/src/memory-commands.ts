@@ -59,7 +59,8 @@ function scopeOf(values: { user?: string; agent?: string }): Scope {
 }
 
 async function withStores<T>(spec: string, io: CliIo, fn: (stores: KiokuStores) => Promise<T>): Promise<T> {
-  const stores = await openStores(spec, io.clock ? { clock: io.clock } : {});
+  // Dream and extract work on memory that is there: a mistyped store is refused, never created.
+  const stores = await openStores(spec, { role: 'source', ...(io.clock ? { clock: io.clock } : {}) });
   try {
     return await fn(stores);
   } finally {
@@ -95,6 +96,8 @@ export async function dreamCommand(args: string[], io: CliIo, usage: () => Promi
     throw new UsageError('Give one of --dry-run, --apply <id>, --revert <id> or --list.');
   }
   const who = `user "${scope.userId}"${scope.agentId ? ` (agent "${scope.agentId}")` : ''}`;
+  // A dream needs a model: a missing endpoint is a usage error, reported before the store is opened.
+  const model = actions.some(Boolean) ? undefined : await loadChatModel(values.model, 'kioku dream');
   return withStores(store, io, async (stores) => {
     if (values.list) {
       const kept = await new ChangesetLog(stores.sessions).list(scope);
@@ -128,7 +131,7 @@ export async function dreamCommand(args: string[], io: CliIo, usage: () => Promi
       }
       return result.conflicts.length > 0 ? 1 : 0;
     }
-    const model = await loadChatModel(values.model, 'kioku dream');
+    if (!model) throw new UsageError('kioku dream: no model to dream with.');
     const dryRun = Boolean(values['dry-run']);
     io.stderr.write(`Dreaming over the memory of ${who}${dryRun ? ' (dry run: nothing is written)' : ''}…\n`);
     const result = await kioku.passes.dream({
