@@ -54,6 +54,7 @@ export {
   type ErasureReceipt,
   erasureDigest,
 } from './memory/forget/receipt.js';
+export { type Suppression, SuppressionList } from './memory/forget/suppression.js';
 export { type ErasureCheck, verifyErased } from './memory/forget/verify.js';
 export {
   type ConsolidateKnowledgeOptions,

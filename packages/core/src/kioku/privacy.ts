@@ -4,6 +4,7 @@ import type { CascadeResult } from '../memory/forget/cascade.js';
 import { forgetFact, forgetSession } from '../memory/forget/cascade.js';
 import { type ForgetUserOptions, forgetUser } from '../memory/forget/forget-user.js';
 import type { ErasureReceipt } from '../memory/forget/receipt.js';
+import { SuppressionList } from '../memory/forget/suppression.js';
 import { type ErasureCheck, verifyErased } from '../memory/forget/verify.js';
 import type { KiokuStores } from '../store/bundle/bundle.js';
 
@@ -39,9 +40,19 @@ export class Privacy {
     return verifyErased(this.#stores, userId);
   }
 
-  /** Forget one fact, its vector and the facts derived from it through provenance. */
+  /**
+   * Forget one fact, its vector and the facts derived from it through provenance; their text leaves the
+   * kept changesets (tombstones) and goes on the user's suppression list, so extraction does not learn it
+   * again (`suppressions`).
+   */
   forgetFact(scope: Omit<Scope, 'threadId'>, factId: string): Promise<CascadeResult> {
-    return forgetFact(this.#stores, scope, factId);
+    const clock = this.#clock;
+    return forgetFact(this.#stores, scope, factId, clock ? { clock } : {});
+  }
+
+  /** What the user asked to forget (keyed hashes, no text): list it, or revoke an entry. */
+  get suppressions(): SuppressionList {
+    return new SuppressionList(this.#stores.sessions);
   }
 
   /** Forget one session with its transcript, k-v map, plan, offloaded details and the facts extracted from it. */

@@ -15,6 +15,7 @@ import { compareTexts, type DedupOption, resolveDedup } from '../../store/facts/
 import type { Fact, Provenance } from '../../store/facts/record.js';
 import { type Changeset, draftOf, type FactOperation, newChangeset } from '../changesets/changeset.js';
 import { ChangesetLog, type PassResult } from '../changesets/changeset-log.js';
+import { SuppressionList } from '../forget/suppression.js';
 import { factText, markUntrusted } from '../trust/quarantine.js';
 import { type Exchange, lastExchange } from './exchange.js';
 import { type Candidate, type Placed, placeCandidates } from './placement.js';
@@ -155,7 +156,15 @@ export async function extractFacts(options: ExtractOptions): Promise<Changeset> 
   });
   const spent = [extracted.usage];
   const maxFacts = options.maxFacts ?? EXTRACTION_DEFAULTS.maxFacts;
-  const candidates = distinct(extracted.object.facts, notes);
+  const proposed = distinct(extracted.object.facts, notes);
+  // What the user asked to forget stays forgotten, though the session still says it.
+  const suppressed = await new SuppressionList(options.stores.sessions).matches(
+    scope.userId,
+    proposed.map((c) => c.content),
+  );
+  const candidates = proposed.filter((_, i) => !suppressed[i]);
+  const dropped = proposed.length - candidates.length;
+  if (dropped > 0) notes.push(`${dropped} proposed fact(s) the user had forgotten were not stored again.`);
   if (candidates.length > maxFacts) {
     notes.push(`${candidates.length - maxFacts} proposed fact(s) beyond the first ${maxFacts} were dropped.`);
     candidates.length = maxFacts;
