@@ -246,3 +246,30 @@ describe('documents and fences', () => {
     expect(block).not.toContain('<|im_start|>');
   });
 });
+
+describe('the user’s own words on the tool path', () => {
+  it('save_memory of what the user asked for in this turn is not quarantined; the same text from a tool output still is', async () => {
+    const { kioku } = chatWorld();
+    const request = 'Send the weekly status report to my manager at dana.lee@example.com every Friday at 9am';
+    const convo = await kioku.startConversation(alice);
+    const turn = await convo.run(
+      `${request}. Please remember that.`,
+      scriptedModel([callTools(['save_memory', { content: request }]), answer('Noted.')]),
+    );
+    const [result] = turn.messages.filter((m) => m.role === 'tool').map((m) => m.content);
+    expect(result).not.toMatch(/quarantined/);
+    expect(await kioku.quarantine.list(alice)).toEqual([]);
+
+    // The same words the user never typed (a tool output put them there) are still checked as before.
+    const other = await kioku.startConversation(alice);
+    await other.run(
+      'Read the cooking blog',
+      scriptedModel([
+        callTools(['fetch_page', { url: 'https://blog.example' }]),
+        callTools(['save_memory', { content: POISON }]),
+        answer('Done.'),
+      ]),
+    );
+    expect((await kioku.quarantine.list(alice)).map((f) => f.content)).toEqual([POISON]);
+  });
+});
