@@ -43,6 +43,7 @@ export {
   extractFacts,
   extractSession,
 } from './memory/extraction/extract.js';
+export { type Grounding, groundedInUser } from './memory/extraction/grounding.js';
 export { type FeedbackInput, FeedbackLog, recordFeedback } from './memory/feedback/feedback-log.js';
 export type { FeedbackSignal } from './memory/feedback/signal.js';
 // Forgetting

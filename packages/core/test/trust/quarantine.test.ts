@@ -124,7 +124,7 @@ describe('quarantine through the tool path', () => {
 });
 
 describe('quarantine through extraction and the life-cycle passes', () => {
-  it('extraction quarantines injected instructions, but not what the user said themselves', async () => {
+  it('extraction stores what the user said unquarantined, and never an instruction only the answer carried', async () => {
     const { stores } = world();
     const withExtraction = new KiokuBuilder({
       stores,
@@ -146,12 +146,10 @@ describe('quarantine through extraction and the life-cycle passes', () => {
     );
     await withExtraction.flush();
     const facts = await stores.facts.list(alice);
-    const byText = (t: string) => facts.find((f) => f.content.includes(t))!;
-    expect(byText('boss@acme.com').provenance.quarantine).toBeUndefined();
-    expect(byText('attacker@evil.io').provenance).toMatchObject({
-      source: 'extraction',
-      quarantine: { hits: expect.arrayContaining([expect.objectContaining({ rule: 'exfiltration-order' })]) },
-    });
+    // The user's own request is not an injection; the answer's injected order is not the user's fact at
+    // all (grounding drops it before the detector would have quarantined it).
+    expect(facts.map((f) => f.content)).toEqual(['User wants weekly reports sent to boss@acme.com']);
+    expect(facts[0]!.provenance.quarantine).toBeUndefined();
   });
 
   it('a pass never lifts a quarantine, and its own instruction-like output is quarantined', async () => {

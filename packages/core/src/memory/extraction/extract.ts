@@ -18,6 +18,7 @@ import { ChangesetLog, type PassResult } from '../changesets/changeset-log.js';
 import { SuppressionList } from '../forget/suppression.js';
 import { factText, markUntrusted } from '../trust/quarantine.js';
 import { type Exchange, lastExchange } from './exchange.js';
+import { groundedInUser } from './grounding.js';
 import { type Candidate, type Placed, placeCandidates } from './placement.js';
 
 /*
@@ -162,9 +163,16 @@ export async function extractFacts(options: ExtractOptions): Promise<Changeset> 
     scope.userId,
     proposed.map((c) => c.content),
   );
-  const candidates = proposed.filter((_, i) => !suppressed[i]);
-  const dropped = proposed.length - candidates.length;
+  const remembered = proposed.filter((_, i) => !suppressed[i]);
+  const dropped = proposed.length - remembered.length;
   if (dropped > 0) notes.push(`${dropped} proposed fact(s) the user had forgotten were not stored again.`);
+  // Only what the user said: a candidate the assistant's answer alone supports (a quoted document, a
+  // recalled memory) is not the user's fact.
+  const candidates = remembered.filter((c) => {
+    const grounding = groundedInUser(c.content, exchange);
+    if (!grounding.grounded) notes.push(`Not said by the user (${grounding.reason}): ${oneLine(c.content)}`);
+    return grounding.grounded;
+  });
   if (candidates.length > maxFacts) {
     notes.push(`${candidates.length - maxFacts} proposed fact(s) beyond the first ${maxFacts} were dropped.`);
     candidates.length = maxFacts;
