@@ -24,7 +24,11 @@ export async function forgetFact(
   stores: KiokuStores,
   scope: Scope,
   factId: string,
-  options: { clock?: Clock } = {},
+  options: {
+    clock?: Clock;
+    /** Put the content on the user's suppression list (default true; `forgetSession` passes false). */
+    suppress?: boolean;
+  } = {},
 ): Promise<CascadeResult> {
   const s = parseScope(scope);
   parseOrThrow(IdSchema, factId, 'fact id');
@@ -47,6 +51,7 @@ export async function forgetFact(
   const gone = facts.filter((f) => removed.includes(f.id));
   const at = isoAt(options.clock ?? systemClock);
   await new ChangesetLog(stores.sessions).forgetFacts(s, gone, at);
+  if (options.suppress === false) return { facts: removed, sessions: [], plans: [], details: [] };
   await new SuppressionList(stores.sessions).add(
     s.userId,
     gone.map((f) => f.content),
@@ -75,7 +80,8 @@ export async function forgetSession(
   for (const detail of details) if (await stores.details.delete(s, detail.id)) result.details.push(detail.id);
   for (const fact of await factsOf(stores, s)) {
     if (fact.provenance.sessionId !== sessionId) continue;
-    result.facts.push(...(await forgetFact(stores, s, fact.id)).facts);
+    // The session goes with its transcript: nothing to re-extract them from, so nothing to suppress.
+    result.facts.push(...(await forgetFact(stores, s, fact.id, { suppress: false })).facts);
   }
   if (await stores.plans.delete({ ...s, threadId: sessionId })) result.plans.push(sessionId);
   if (await stores.sessions.delete(s, sessionId)) result.sessions.push(sessionId);
