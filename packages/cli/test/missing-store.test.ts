@@ -25,6 +25,8 @@ async function emptyDir(): Promise<string> {
 const READERS: [string, string[]][] = [
   ['forget', ['forget', '--user', 'x']],
   ['forget --dry-run', ['forget', '--user', 'x', '--dry-run']],
+  ['forget --suppressed', ['forget', '--user', 'x', '--suppressed']],
+  ['forget --fact', ['forget', '--user', 'x', '--fact', 'f1']],
   ['dream --list', ['dream', '--user', 'x', '--list']],
   ['dream --dry-run', ['dream', '--user', 'x', '--dry-run']],
   ['dream --apply', ['dream', '--user', 'x', '--apply', '01900000-0000-7000-8000-000000000000']],
