@@ -68,6 +68,31 @@ async function withStores<T>(spec: string, io: CliIo, fn: (stores: KiokuStores) 
   }
 }
 
+/**
+ * When the scope's partition has no fact, say where the user's facts are (other agents, or none), on
+ * stderr: a user whose memory is under an agent otherwise reads as a user with nothing to dream about.
+ */
+async function sayWhereMemoryIs(stores: KiokuStores, scope: Scope, io: CliIo): Promise<void> {
+  if ((await stores.facts.count(scope)) > 0) return;
+  const here = scope.agentId === undefined ? 'without an agent' : `under agent "${scope.agentId}"`;
+  const elsewhere = new Map<string | undefined, number>();
+  for (const fact of (await stores.facts.snapshot({ userId: scope.userId })).records) {
+    elsewhere.set(fact.agentId, (elsewhere.get(fact.agentId) ?? 0) + 1);
+  }
+  if (elsewhere.size === 0) {
+    await write(io.stderr, `User "${scope.userId}" has no facts in this store (check --user and --store).\n`);
+    return;
+  }
+  const where = [...elsewhere]
+    .map(([agent, n]) =>
+      agent === undefined
+        ? `${plural(n, 'fact')} without an agent (leave out --agent)`
+        : `${plural(n, 'fact')} ${n === 1 ? 'is' : 'are'} under agent "${agent}" (add --agent ${agent})`,
+    )
+    .join('; ');
+  await write(io.stderr, `User "${scope.userId}" has no facts ${here}; ${where}.\n`);
+}
+
 function keptLine(kept: KeptChangeset): string {
   const counts = countOperations(kept.changeset);
   const documents = counts.create_document > 0 ? ` +${counts.create_document} documents` : '';
@@ -102,8 +127,11 @@ export async function dreamCommand(args: string[], io: CliIo, usage: () => Promi
     if (values.list) {
       const kept = await new ChangesetLog(stores.sessions).list(scope);
       if (values.json) await write(io.stdout, `${JSON.stringify(kept)}\n`);
-      else if (kept.length === 0) await write(io.stdout, `No kept changesets for ${who}.\n`);
-      else await write(io.stdout, `Changesets of ${who}, oldest first:\n${kept.map(keptLine).join('\n')}\n`);
+      else if (kept.length === 0) {
+        await write(io.stdout, `No kept changesets for ${who}.\n`);
+        await sayWhereMemoryIs(stores, scope, io);
+      } else
+        await write(io.stdout, `Changesets of ${who}, oldest first:\n${kept.map(keptLine).join('\n')}\n`);
       return 0;
     }
     const kioku = new KiokuBuilder({
@@ -150,6 +178,9 @@ export async function dreamCommand(args: string[], io: CliIo, usage: () => Promi
         `Another dream of ${who} is running (${result.busy.holder ?? 'another instance'}, until ${result.busy.expiresAt ?? '?'}); nothing was done.\n`,
       );
       return 1;
+    }
+    if (result.passes.every((p) => !p.changeset || p.changeset.operations.length === 0)) {
+      await sayWhereMemoryIs(stores, scope, io);
     }
     const out: string[] = [];
     for (const pass of result.passes) {
