@@ -63,7 +63,7 @@ export {
 } from './memory/knowledge/consolidate-knowledge.js';
 export { enforceFactLimits, type FactLimits } from './memory/limits/fact-limits.js';
 // Trust: the detector, source labels, quarantine
-export { detectInjection, type InjectionVerdict } from './memory/trust/detector.js';
+export { detectInjection, type InjectionVerdict, normaliseForDetection } from './memory/trust/detector.js';
 export { sourceLabel } from './memory/trust/fence.js';
 export {
   confirmQuarantined,
