@@ -55,7 +55,6 @@ export {
   type ErasureReceipt,
   erasureDigest,
 } from './memory/forget/receipt.js';
-export { type Suppression, SuppressionList } from './memory/forget/suppression.js';
 export { type ErasureCheck, verifyErased } from './memory/forget/verify.js';
 export {
   type ConsolidateKnowledgeOptions,
@@ -74,6 +73,7 @@ export {
   markUntrusted,
   requarantine,
 } from './memory/trust/quarantine.js';
+export { type Suppression, SuppressionList } from './memory/trust/suppression.js';
 // The recall decision's deterministic classifier
 export { deterministicIntent } from './runtime/intent/deterministic.js';
 export {

@@ -4,8 +4,8 @@ import type { CascadeResult } from '../memory/forget/cascade.js';
 import { forgetFact, forgetSession } from '../memory/forget/cascade.js';
 import { type ForgetUserOptions, forgetUser } from '../memory/forget/forget-user.js';
 import type { ErasureReceipt } from '../memory/forget/receipt.js';
-import { SuppressionList } from '../memory/forget/suppression.js';
 import { type ErasureCheck, verifyErased } from '../memory/forget/verify.js';
+import { SuppressionList } from '../memory/trust/suppression.js';
 import type { KiokuStores } from '../store/bundle/bundle.js';
 
 /** Forgetting: a user, one session or one fact, with what derives from them; and the check that nothing is left. */

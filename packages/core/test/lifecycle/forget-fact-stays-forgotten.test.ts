@@ -1,8 +1,9 @@
 import { describe, expect, it } from 'vitest';
+import { newChangeset } from '../../src/memory/changesets/changeset.js';
 import { ChangesetLog } from '../../src/memory/changesets/changeset-log.js';
 import { extractSession } from '../../src/memory/extraction/extract.js';
 import { forgetFact } from '../../src/memory/forget/cascade.js';
-import { SuppressionList } from '../../src/memory/forget/suppression.js';
+import { SuppressionList } from '../../src/memory/trust/suppression.js';
 import { ScriptedModel } from '../../src/testing.js';
 import { alice, world } from './harness.js';
 
@@ -102,5 +103,51 @@ describe('a forgotten fact stays forgotten', () => {
     expect(await suppressions.matches('bob', ['The staging vault passphrase is heron-7731'])).toEqual([
       false,
     ]);
+  });
+
+  it('a pass that proposes a forgotten fact again (the dream, a review applied later) does not write it', async () => {
+    const { stores, clock } = world();
+    const fact = await stores.facts.create(alice, { content: 'The staging vault passphrase is heron-7731' });
+    await forgetFact(stores, alice, fact.id, { clock });
+    const changesets = new ChangesetLog(stores.sessions);
+    const proposal = newChangeset(
+      'consolidation',
+      alice,
+      [
+        {
+          op: 'create',
+          after: {
+            id: 'merged1',
+            content: 'Staging vault passphrase: heron-7731',
+            category: 'general',
+            tags: [],
+            metadata: {},
+            provenance: { source: 'consolidation' },
+            createdAt: '2026-01-01T00:00:00.000Z',
+          },
+          reason: 'merge',
+        },
+        {
+          op: 'create',
+          after: {
+            id: 'other1',
+            content: 'User likes green tea',
+            category: 'general',
+            tags: [],
+            metadata: {},
+            provenance: { source: 'consolidation' },
+            createdAt: '2026-01-01T00:00:00.000Z',
+          },
+          reason: 'new',
+        },
+      ],
+      { createdAt: '2026-01-01T00:00:00.000Z' },
+    );
+    const { changeset, result } = await changesets.apply(stores.facts, alice, proposal);
+    expect(result.applied.map((op) => op.op === 'create' && op.after.content)).toEqual([
+      'User likes green tea',
+    ]);
+    expect(changeset.notes?.join('\n')).toMatch(/Not written: the user had forgotten it \(create merged1\)/);
+    expect((await stores.facts.list(alice)).map((f) => f.content)).toEqual(['User likes green tea']);
   });
 });

@@ -13,6 +13,7 @@ import type { FactStore } from '../../store/facts/store.js';
 import { OwnSession } from '../../store/sessions/own-session.js';
 import type { SessionInfo } from '../../store/sessions/record.js';
 import type { SessionStore } from '../../store/sessions/store.js';
+import { SuppressionList } from '../trust/suppression.js';
 import {
   type AppliedOperation,
   AppliedOperationSchema,
@@ -182,7 +183,8 @@ export class ChangesetLog {
     changeset: Changeset,
     now = new Date().toISOString(),
   ): Promise<Required<PassResult>> {
-    return this.keepApplied(scope, changeset, await applyChangeset(stores, scope, changeset), now);
+    const allowed = await withoutSuppressed(this.#sessions, scope, changeset);
+    return this.keepApplied(scope, allowed, await applyChangeset(stores, scope, allowed), now);
   }
 
   /** Keep a changeset the caller applied, its status set from the conflicts (`applied`, `partially_applied`). */
@@ -431,6 +433,33 @@ function withoutReverted(
 
 function includesOp(ops: readonly AppliedOperation[], op: AppliedOperation): boolean {
   return ops.some((other) => sameJson(other, op));
+}
+
+/**
+ * The changeset without the creates and updates whose content the user asked to forget (her suppression
+ * list, see `SuppressionList`), each named in the notes: whatever pass proposes it again (the dream, a
+ * review applied later, extraction), a forgotten fact is not written back.
+ */
+async function withoutSuppressed(
+  sessions: SessionStore,
+  scope: Scope,
+  changeset: Changeset,
+): Promise<Changeset> {
+  const texts = changeset.operations.map((op) =>
+    op.op === 'create' || op.op === 'update' ? op.after.content : '',
+  );
+  if (texts.every((t) => t === '')) return changeset;
+  const suppressed = await new SuppressionList(sessions).matches(scope.userId, texts);
+  if (!suppressed.some(Boolean)) return changeset;
+  const notes = [...(changeset.notes ?? [])];
+  const operations = changeset.operations.filter((op, i) => {
+    if (suppressed[i])
+      notes.push(
+        `Not written: the user had forgotten it (${op.op} ${(op as { after: { id: string } }).after.id}).`,
+      );
+    return !suppressed[i];
+  });
+  return { ...changeset, operations, notes };
 }
 
 /** What stands for a forgotten fact's content in a kept changeset. */

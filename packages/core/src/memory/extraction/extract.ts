@@ -15,8 +15,8 @@ import { compareTexts, type DedupOption, resolveDedup } from '../../store/facts/
 import type { Fact, Provenance } from '../../store/facts/record.js';
 import { type Changeset, draftOf, type FactOperation, newChangeset } from '../changesets/changeset.js';
 import { ChangesetLog, type PassResult } from '../changesets/changeset-log.js';
-import { SuppressionList } from '../forget/suppression.js';
 import { factText, markUntrusted } from '../trust/quarantine.js';
+import { SuppressionList } from '../trust/suppression.js';
 import { type Exchange, lastExchange } from './exchange.js';
 import { groundedInUser } from './grounding.js';
 import { type Candidate, type Placed, placeCandidates } from './placement.js';

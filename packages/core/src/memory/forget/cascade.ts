@@ -5,7 +5,7 @@ import { parseOrThrow } from '../../foundation/validation.js';
 import type { KiokuStores } from '../../store/bundle/bundle.js';
 import type { Fact } from '../../store/facts/record.js';
 import { ChangesetLog } from '../changesets/changeset-log.js';
-import { SuppressionList } from './suppression.js';
+import { SuppressionList } from '../trust/suppression.js';
 
 /** What a cascade removed, by kind (ids). */
 export interface CascadeResult {
