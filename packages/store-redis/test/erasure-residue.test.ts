@@ -1,7 +1,14 @@
 import { forgetUser, verifyErased } from '@kioku/core/passes';
 import { afterAll, describe, expect, it } from 'vitest';
 import { createRedisStores } from '../src/index.js';
-import { closeSharedClient, deletePrefix, freshPrefix, keysUnder, noServer, sharedClient } from './helpers.js';
+import {
+  closeSharedClient,
+  deletePrefix,
+  freshPrefix,
+  keysUnder,
+  noServer,
+  sharedClient,
+} from './helpers.js';
 
 /* After forgetUser, no key under the prefix names the user or holds her words (raw SCAN + DUMP). */
 
@@ -37,7 +44,12 @@ describe.skipIf(noServer)('Redis: erasure leaves no residue', () => {
     const hits: string[] = [];
     for (const key of await keysUnder(prefix)) {
       const dump = (await client.dumpBuffer(key))?.toString('latin1') ?? '';
-      if (key.includes(ALICE.userId) || key.includes(WORD) || dump.includes(WORD) || dump.includes(ALICE.userId)) {
+      if (
+        key.includes(ALICE.userId) ||
+        key.includes(WORD) ||
+        dump.includes(WORD) ||
+        dump.includes(ALICE.userId)
+      ) {
         hits.push(key);
       }
     }
