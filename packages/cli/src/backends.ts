@@ -1,7 +1,7 @@
 import { stat } from 'node:fs/promises';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { type Clock, type KiokuStores, NotFoundError } from '@kioku/core';
+import { type Clock, type KiokuStores, NotFoundError, StorageError } from '@kioku/core';
 import { importAdapter, LOADERS } from './adapters.js';
 import { UsageError } from './errors.js';
 import { parseUrl, redact } from './urls.js';
@@ -107,11 +107,42 @@ export function parseBackend(input: string): BackendSpec {
   }
 }
 
+/** What a store that does not exist means for a command that reads or erases: nothing to do, say so. */
+const NOTHING_CREATED =
+  'nothing was read, erased or created. Commands that write a new store are "kioku migrate --to" and "kioku import --to".';
+
+/** The one rule for a `source` store: it must exist, or NotFoundError names it and nothing is created. */
 async function mustExist(what: string, file: string, kind: 'directory' | 'file'): Promise<void> {
   const info = await stat(file).catch(() => undefined);
   const ok = info && (kind === 'directory' ? info.isDirectory() : info.isFile());
   if (!ok) {
-    throw new NotFoundError(`No ${what} at ${file}: check the path.`, { details: { path: file } });
+    throw new NotFoundError(`No ${what} at ${file}: check the path; ${NOTHING_CREATED}`, {
+      details: { path: file },
+    });
+  }
+}
+
+/** A PostgreSQL `source` must hold Kioku's tables (its migration history) in the schema; none is created. */
+async function mustHaveSchema(
+  stores: {
+    database: { client: { unsafe(query: string, args: string[]): Promise<unknown[]> }; schema: string };
+  },
+  label: string,
+): Promise<void> {
+  const { client, schema } = stores.database;
+  const rows = await client
+    .unsafe('select to_regclass($1) as t', [`"${schema}".__kioku_migrations`])
+    .catch((error: unknown) => {
+      throw new StorageError(`Cannot read schema "${schema}" of ${label}: ${(error as Error).message}`, {
+        cause: error,
+        details: { schema, url: label },
+      });
+    });
+  if ((rows[0] as { t: string | null } | undefined)?.t == null) {
+    throw new NotFoundError(
+      `No Kioku tables in PostgreSQL schema "${schema}" of ${label}: check the URL and its ?schema=; ${NOTHING_CREATED}`,
+      { details: { schema, url: label } },
+    );
   }
 }
 
@@ -144,12 +175,21 @@ async function openAdapterStores(spec: BackendSpec, options: OpenOptions): Promi
     }
     case 'postgres': {
       const { createPostgresStores } = await importAdapter('postgres', LOADERS.postgres);
-      return createPostgresStores({
+      const stores = createPostgresStores({
         url: spec.url,
         schema: spec.schema,
         clock,
         clientOptions: { max: 4, connect_timeout: 10, onnotice: () => {} },
       });
+      if (role === 'source') {
+        try {
+          await mustHaveSchema(stores, spec.label);
+        } catch (error) {
+          await stores.close().catch(() => {});
+          throw error;
+        }
+      }
+      return stores;
     }
     case 'redis': {
       const { createRedisStores } = await importAdapter('redis', LOADERS.redis);

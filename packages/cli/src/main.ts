@@ -145,7 +145,8 @@ async function withBackend<T>(
   clock: Clock | undefined,
   fn: (backend: Backend) => Promise<T>,
 ): Promise<T> {
-  const backend = await openBackend(spec, { role, clock });
+  const open = () => openBackend(spec, { role, clock });
+  const backend = await (role === 'source' ? read(spec, open) : open());
   try {
     return await fn(backend);
   } finally {

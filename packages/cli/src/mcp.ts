@@ -116,8 +116,9 @@ export async function openMemory(
   store: string,
   values: Pick<McpValues, 'index' | 'embedder' | 'dimensions'>,
   io: McpIo,
+  role: 'source' | 'target' = 'target',
 ): Promise<KiokuStores> {
-  const stores = await openStores(store, io.clock ? { clock: io.clock } : {});
+  const stores = await openStores(store, { role, ...(io.clock ? { clock: io.clock } : {}) });
   if (values.index === undefined || values.embedder === undefined) return stores;
   try {
     const embedder = await loadEmbedder(parseEmbedder(values.embedder, values.dimensions));

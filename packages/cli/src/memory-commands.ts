@@ -59,12 +59,38 @@ function scopeOf(values: { user?: string; agent?: string }): Scope {
 }
 
 async function withStores<T>(spec: string, io: CliIo, fn: (stores: KiokuStores) => Promise<T>): Promise<T> {
-  const stores = await openStores(spec, io.clock ? { clock: io.clock } : {});
+  // Dream and extract work on memory that is there: a mistyped store is refused, never created.
+  const stores = await openStores(spec, { role: 'source', ...(io.clock ? { clock: io.clock } : {}) });
   try {
     return await fn(stores);
   } finally {
     await stores.close().catch(() => {});
   }
+}
+
+/**
+ * When the scope's partition has no fact, say where the user's facts are (other agents, or none), on
+ * stderr: a user whose memory is under an agent otherwise reads as a user with nothing to dream about.
+ */
+async function sayWhereMemoryIs(stores: KiokuStores, scope: Scope, io: CliIo): Promise<void> {
+  if ((await stores.facts.count(scope)) > 0) return;
+  const here = scope.agentId === undefined ? 'without an agent' : `under agent "${scope.agentId}"`;
+  const elsewhere = new Map<string | undefined, number>();
+  for (const fact of (await stores.facts.snapshot({ userId: scope.userId })).records) {
+    elsewhere.set(fact.agentId, (elsewhere.get(fact.agentId) ?? 0) + 1);
+  }
+  if (elsewhere.size === 0) {
+    await write(io.stderr, `User "${scope.userId}" has no facts in this store (check --user and --store).\n`);
+    return;
+  }
+  const where = [...elsewhere]
+    .map(([agent, n]) =>
+      agent === undefined
+        ? `${plural(n, 'fact')} without an agent (leave out --agent)`
+        : `${plural(n, 'fact')} ${n === 1 ? 'is' : 'are'} under agent "${agent}" (add --agent ${agent})`,
+    )
+    .join('; ');
+  await write(io.stderr, `User "${scope.userId}" has no facts ${here}; ${where}.\n`);
 }
 
 function keptLine(kept: KeptChangeset): string {
@@ -95,12 +121,17 @@ export async function dreamCommand(args: string[], io: CliIo, usage: () => Promi
     throw new UsageError('Give one of --dry-run, --apply <id>, --revert <id> or --list.');
   }
   const who = `user "${scope.userId}"${scope.agentId ? ` (agent "${scope.agentId}")` : ''}`;
+  // A dream needs a model: a missing endpoint is a usage error, reported before the store is opened.
+  const model = actions.some(Boolean) ? undefined : await loadChatModel(values.model, 'kioku dream');
   return withStores(store, io, async (stores) => {
     if (values.list) {
       const kept = await new ChangesetLog(stores.sessions).list(scope);
       if (values.json) await write(io.stdout, `${JSON.stringify(kept)}\n`);
-      else if (kept.length === 0) await write(io.stdout, `No kept changesets for ${who}.\n`);
-      else await write(io.stdout, `Changesets of ${who}, oldest first:\n${kept.map(keptLine).join('\n')}\n`);
+      else if (kept.length === 0) {
+        await write(io.stdout, `No kept changesets for ${who}.\n`);
+        await sayWhereMemoryIs(stores, scope, io);
+      } else
+        await write(io.stdout, `Changesets of ${who}, oldest first:\n${kept.map(keptLine).join('\n')}\n`);
       return 0;
     }
     const kioku = new KiokuBuilder({
@@ -128,7 +159,7 @@ export async function dreamCommand(args: string[], io: CliIo, usage: () => Promi
       }
       return result.conflicts.length > 0 ? 1 : 0;
     }
-    const model = await loadChatModel(values.model, 'kioku dream');
+    if (!model) throw new UsageError('kioku dream: no model to dream with.');
     const dryRun = Boolean(values['dry-run']);
     io.stderr.write(`Dreaming over the memory of ${who}${dryRun ? ' (dry run: nothing is written)' : ''}…\n`);
     const result = await kioku.passes.dream({
@@ -147,6 +178,9 @@ export async function dreamCommand(args: string[], io: CliIo, usage: () => Promi
         `Another dream of ${who} is running (${result.busy.holder ?? 'another instance'}, until ${result.busy.expiresAt ?? '?'}); nothing was done.\n`,
       );
       return 1;
+    }
+    if (result.passes.every((p) => !p.changeset || p.changeset.operations.length === 0)) {
+      await sayWhereMemoryIs(stores, scope, io);
     }
     const out: string[] = [];
     for (const pass of result.passes) {

@@ -1,5 +1,5 @@
 import { type Clock, combineStores, type KiokuStores, STORE_KINDS, type StoreKind } from '@kioku/core';
-import { type Backend, openBackend, parseBackend } from './backends.js';
+import { type Backend, type OpenOptions, openBackend, parseBackend } from './backends.js';
 import { UsageError } from './errors.js';
 
 /**
@@ -14,6 +14,12 @@ export interface OpenStoresOptions {
   clock?: Clock;
   /** Run every backend's `setup()` before returning (default true). */
   setup?: boolean;
+  /**
+   * `target` (default): a missing store is created (a file, a directory, a schema). `source`: the store
+   * must already exist, or NotFoundError names it and nothing is created — for whatever only reads or
+   * erases, where a mistyped path must not read as an empty memory.
+   */
+  role?: OpenOptions['role'];
 }
 
 /**
@@ -34,7 +40,7 @@ export async function openStores(spec: StoresSpec, options: OpenStoresOptions = 
       let backend = opened.get(parsed.identity);
       if (!backend) {
         backend = await openBackend(parsed, {
-          role: 'target',
+          role: options.role ?? 'target',
           ...(options.clock ? { clock: options.clock } : {}),
         });
         opened.set(parsed.identity, backend);

@@ -42,7 +42,8 @@ export async function serveStudioCommand(values: StudioValues, io: McpIo): Promi
       `Refusing to listen on ${values.host}: anyone who reaches it with the token could read and erase memory. Add --allow-remote to mean it (and put it behind TLS).`,
     );
   }
-  const stores = await openMemory(store, values, io);
+  // Read-only studio only reads: a mistyped store is refused rather than created empty.
+  const stores = await openMemory(store, values, io, values['read-only'] ? 'source' : 'target');
   const stop = signalled();
   try {
     const directory = await studio.openDirectory(spec);

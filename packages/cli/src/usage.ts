@@ -10,7 +10,7 @@ Usage:
                 [--kinds <list>] [--dimensions <n>] [--check | --dry-run]
   kioku dream   --store <backend> --user <id> [--dry-run | --apply <id> | --revert <id> | --list]
   kioku extract --store <backend> --user <id> --session <id> [--dry-run]
-  kioku forget  --store <backend> --user <id> [--dry-run] [--json]
+  kioku forget  --store <backend> --user <id> [--dry-run | --fact <id> | --suppressed | --revoke <hash>] [--json]
   kioku mcp     --store <backend> --user <id> [--agent <id>] [--tools <list>]           (MCP over stdio)
   kioku mcp     --store <backend> --http <host:port> --tokens <file> [--tools <list>]   (MCP over HTTP)
   kioku mcp token --user <id> [--agent <id>]
@@ -174,7 +174,7 @@ Options:
 
 Example:
   kioku extract --store sqlite:./kioku.db --user alice --session 0195f3c2-…  --dry-run`,
-  forget: `kioku forget --store <backend> --user <id> [--dry-run] [--json]
+  forget: `kioku forget --store <backend> --user <id> [--dry-run | --fact <id> [--agent <id>] | --suppressed | --revoke <hash>] [--json]
 
 Erases everything of one user from the backend — facts, documents, plans, working memory, sessions
 (transcripts, k-v maps, Kioku's kept changesets, feedback and conversation-log watermarks) and offloaded
@@ -187,13 +187,20 @@ Options:
   --store <backend>    the user's memory
   --user <id>          whose memory
   --dry-run            remove nothing; print what would be removed (same counts and digest)
-  --json               the receipt as one JSON object
+  --fact <id>          forget one fact (and the facts derived from it) instead of the user: its text
+                       leaves the kept changesets and goes on the user's suppression list, so
+                       extraction does not learn it again (--agent <id>: the fact's agent)
+  --suppressed         list the suppression list: keyed hashes and dates, never text
+  --revoke <hash>      lift one suppression
+  --json               the receipt (or the result) as one JSON object
 
 Exit 1 with STORAGE when writes for the user keep arriving (stop the app's sessions, then run it again).
 
 Examples:
   kioku forget --store sqlite:./kioku.db --user alice --dry-run
-  kioku forget --store postgres://kioku@db/app --user alice --json`,
+  kioku forget --store postgres://kioku@db/app --user alice --json
+  kioku forget --store sqlite:./kioku.db --user alice --fact 3f2a9c1d7e4b
+  kioku forget --store sqlite:./kioku.db --user alice --suppressed`,
   mcp: `kioku mcp --store <backend> (--user <id> | --http <host:port> --tokens <file>) [options]
 
 Serves the memory in --store to MCP clients (Claude Desktop, Claude Code, Cursor, VS Code, Windsurf …)

@@ -85,3 +85,68 @@ describe('kioku forget', () => {
     expect(help.stdout).toContain('erasure receipt');
   });
 });
+
+describe('kioku forget --fact, --suppressed, --revoke', () => {
+  it('forgets one fact, keeps it off the extraction path, shows the list without text and revokes an entry', async () => {
+    const store = await sqliteStore();
+    const stores = await openStores(store);
+    const fact = await stores.facts.create(
+      { userId: 'alice' },
+      { content: 'The staging vault passphrase is heron-7731' },
+    );
+    const kept = await stores.facts.create({ userId: 'alice' }, { content: 'Likes green tea' });
+    await stores.close();
+
+    const forgot = await kiokuInProcess(['forget', '--store', store, '--user', 'alice', '--fact', fact.id]);
+    expect(forgot.code, forgot.stderr).toBe(0);
+    expect(forgot.stdout).toContain(`Forgot 1 fact of user "alice" (${fact.id})`);
+    const after = await openStores(store);
+    try {
+      expect((await after.facts.list({ userId: 'alice' })).map((f) => f.id)).toEqual([kept.id]);
+    } finally {
+      await after.close();
+    }
+
+    const listed = await kiokuInProcess([
+      'forget',
+      '--store',
+      store,
+      '--user',
+      'alice',
+      '--suppressed',
+      '--json',
+    ]);
+    expect(listed.code, listed.stderr).toBe(0);
+    const entries = JSON.parse(listed.stdout) as { hash: string; at: string }[];
+    expect(entries).toHaveLength(1);
+    expect(listed.stdout).not.toMatch(/heron|7731|passphrase/);
+
+    const again = await kiokuInProcess(['forget', '--store', store, '--user', 'alice', '--fact', fact.id]);
+    expect(again.code).toBe(1);
+    expect(again.stderr).toContain(`NOT_FOUND: No fact "${fact.id}" of user "alice"`);
+
+    const revoked = await kiokuInProcess([
+      'forget',
+      '--store',
+      store,
+      '--user',
+      'alice',
+      '--revoke',
+      entries[0]!.hash,
+    ]);
+    expect(revoked.code, revoked.stderr).toBe(0);
+    const empty = await kiokuInProcess(['forget', '--store', store, '--user', 'alice', '--suppressed']);
+    expect(empty.stdout).toContain('Nothing suppressed for user "alice".');
+
+    const both = await kiokuInProcess([
+      'forget',
+      '--store',
+      store,
+      '--user',
+      'alice',
+      '--suppressed',
+      '--dry-run',
+    ]);
+    expect(both.code).toBe(2);
+  });
+});

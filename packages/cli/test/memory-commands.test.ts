@@ -3,7 +3,7 @@ import { ChangesetLog } from '@kioku/core/passes';
 import { type Reply, startScriptedServer, text } from '@kioku/openai-test-server';
 import { afterEach, describe, expect, it } from 'vitest';
 import { openStores } from '../src/index.js';
-import { ALICE, type CliResult, kioku, tempDir } from './helpers.js';
+import { ALICE, type CliResult, kioku, kiokuInProcess, tempDir } from './helpers.js';
 
 /**
  * A scripted OpenAI-compatible model that answers each memory pass by the schema it asks for
@@ -186,5 +186,21 @@ describe('kioku extract', () => {
     expect(result.code).toBe(1);
     expect(result.stderr).toMatch(/NOT_FOUND: Session "[^"]+" is not one of user "alice"'s sessions/);
     expect(model.asked).toEqual([]);
+  });
+});
+
+describe('where the user’s memory is', () => {
+  it('dream --list in a partition with nothing says which agents hold the user’s facts', async () => {
+    const store = await sqliteStore();
+    const stores = await openStores(store);
+    await stores.facts.create({ userId: 'demo-user', agentId: 'demo-agent' }, { content: 'Likes tea' });
+    await stores.facts.create({ userId: 'demo-user', agentId: 'demo-agent' }, { content: 'Lives in Porto' });
+    await stores.close();
+    const listed = await kiokuInProcess(['dream', '--store', store, '--user', 'demo-user', '--list']);
+    expect(listed.code, listed.stderr).toBe(0);
+    expect(listed.stdout).toContain('No kept changesets for user "demo-user".');
+    expect(listed.stderr).toContain(
+      'User "demo-user" has no facts without an agent; 2 facts are under agent "demo-agent" (add --agent demo-agent).',
+    );
   });
 });

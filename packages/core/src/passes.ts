@@ -43,6 +43,7 @@ export {
   extractFacts,
   extractSession,
 } from './memory/extraction/extract.js';
+export { type Grounding, groundedInUser } from './memory/extraction/grounding.js';
 export { type FeedbackInput, FeedbackLog, recordFeedback } from './memory/feedback/feedback-log.js';
 export type { FeedbackSignal } from './memory/feedback/signal.js';
 // Forgetting
@@ -61,7 +62,7 @@ export {
 } from './memory/knowledge/consolidate-knowledge.js';
 export { enforceFactLimits, type FactLimits } from './memory/limits/fact-limits.js';
 // Trust: the detector, source labels, quarantine
-export { detectInjection, type InjectionVerdict } from './memory/trust/detector.js';
+export { detectInjection, type InjectionVerdict, normaliseForDetection } from './memory/trust/detector.js';
 export { sourceLabel } from './memory/trust/fence.js';
 export {
   confirmQuarantined,
@@ -72,6 +73,7 @@ export {
   markUntrusted,
   requarantine,
 } from './memory/trust/quarantine.js';
+export { type Suppression, SuppressionList } from './memory/trust/suppression.js';
 // The recall decision's deterministic classifier
 export { deterministicIntent } from './runtime/intent/deterministic.js';
 export {

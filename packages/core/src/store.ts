@@ -37,6 +37,7 @@ export {
   KnowledgeDocumentSchema,
 } from './store/documents/record.js';
 export type { DocumentStore } from './store/documents/store.js';
+export type { ErasureResidue, ErasureResidueReader } from './store/erasure-residue.js';
 export { InMemoryFactStore } from './store/facts/memory.js';
 export {
   type CategoryCount,

@@ -3,6 +3,12 @@ import { createInMemoryStores, isKiokuError, KiokuBuilder, type KiokuStores } fr
 import { forgetUser } from '../src/memory/forget/forget-user.js';
 import { verifyErased } from '../src/memory/forget/verify.js';
 
+/** A property of `target` as a proxy hands it out: methods bound to the target (private fields work). */
+function bound(target: object, key: string | symbol): unknown {
+  const value = Reflect.get(target, key, target) as unknown;
+  return typeof value === 'function' ? (value as (...a: unknown[]) => unknown).bind(target) : value;
+}
+
 // The conformance suite (store-test-suite's forgetTests) covers erasure on every adapter; these are the
 // orchestration's own paths: the facade, giving up, and bad input.
 describe('forgetUser', () => {
@@ -31,10 +37,7 @@ describe('forgetUser', () => {
     const stubborn: KiokuStores = {
       ...stores,
       facts: new Proxy(stores.facts, {
-        get: (target, key) =>
-          key === 'eraseUser'
-            ? async () => []
-            : (Reflect.get(target, key, target) as (...a: unknown[]) => unknown).bind(target),
+        get: (target, key) => (key === 'eraseUser' ? async () => [] : bound(target, key)),
       }),
     };
     const error = await forgetUser(stubborn, 'alice', { maxPasses: 2 }).catch((e: unknown) => e);
@@ -55,5 +58,29 @@ describe('forgetUser', () => {
       await expect(verifyErased(stores, bad)).rejects.toMatchObject({ code: 'VALIDATION' });
     }
     expect(await stores.facts.count({ userId: 'alice' })).toBe(1);
+  });
+});
+
+describe('verifyErased and a backend’s derived places', () => {
+  it('reports what a store’s erasureResidue finds, through the builder’s wrappers (recall signals)', async () => {
+    const stores = createInMemoryStores();
+    let left = 3;
+    const withResidue: KiokuStores = {
+      ...stores,
+      facts: new Proxy(stores.facts, {
+        get: (target, key) =>
+          key === 'erasureResidue'
+            ? async (userId: string) => (userId === 'alice' ? [{ place: 'term_stats', count: left }] : [])
+            : bound(target, key),
+      }),
+    };
+    const kioku = new KiokuBuilder({ stores: withResidue }).build();
+    expect(await kioku.privacy.verifyErased('alice')).toEqual({
+      erased: false,
+      left: [{ kind: 'facts', count: 3, ids: [], place: 'term_stats' }],
+    });
+    expect(await verifyErased(withResidue, 'bob')).toEqual({ erased: true });
+    left = 0;
+    expect(await kioku.privacy.verifyErased('alice')).toEqual({ erased: true });
   });
 });

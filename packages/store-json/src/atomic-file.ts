@@ -10,9 +10,17 @@ import { tempName } from './leftovers.js';
  */
 export async function writeFileAtomic(file: string, content: string): Promise<void> {
   const dir = path.dirname(file);
-  await mkdir(dir, { recursive: true });
   const temp = path.join(dir, tempName(file, randomBytes(4).toString('hex')));
-  const handle = await open(temp, 'wx', 0o600);
+  let handle: Awaited<ReturnType<typeof open>> | undefined;
+  // An erasure removes a user's emptied directories: one removed between mkdir and open is made again.
+  for (let attempt = 0; handle === undefined; attempt++) {
+    await mkdir(dir, { recursive: true });
+    try {
+      handle = await open(temp, 'wx', 0o600);
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code !== 'ENOENT' || attempt >= 5) throw error;
+    }
+  }
   try {
     await handle.writeFile(content, 'utf8');
     await handle.sync();

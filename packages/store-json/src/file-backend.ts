@@ -1,4 +1,4 @@
-import { mkdir, readdir, readFile, stat, unlink } from 'node:fs/promises';
+import { mkdir, readdir, readFile, rmdir, stat, unlink } from 'node:fs/promises';
 import path from 'node:path';
 import { CorruptDataError, KiokuError, StorageError, type StoreKind } from '@kioku/core';
 import type { PartitionBackend, PartitionCodec, PartitionRef } from '@kioku/core/adapter';
@@ -159,8 +159,10 @@ export class JsonFileBackend implements PartitionBackend {
 
   async #save<S>(file: string, codec: PartitionCodec<S>, state: S): Promise<void> {
     try {
-      if (codec.isEmpty(state)) await unlink(file).catch(ignoreMissing);
-      else
+      if (codec.isEmpty(state)) {
+        await unlink(file).catch(ignoreMissing);
+        await this.#removeEmptyDirs(path.dirname(file));
+      } else
         await writeFileAtomic(
           file,
           `${JSON.stringify(codec.encode(state), null, this.#indent || undefined)}\n`,
@@ -173,6 +175,21 @@ export class JsonFileBackend implements PartitionBackend {
       });
     }
     this.#cache.set(file, { token: await fileToken(file), state });
+  }
+
+  /**
+   * Remove `dir` and its parents while they are empty, up to the users directory: an erased user leaves
+   * no directory named after her (`users/<id>/sessions`). A directory that is not empty stays.
+   */
+  async #removeEmptyDirs(dir: string): Promise<void> {
+    const users = path.join(this.directory, USERS_DIR);
+    for (let current = dir; current.startsWith(`${users}${path.sep}`); current = path.dirname(current)) {
+      try {
+        await rmdir(current);
+      } catch {
+        return;
+      }
+    }
   }
 
   /** Run `work` holding this process's mutex and the cross-process lock for `file`. */

@@ -11,6 +11,7 @@ import {
 } from '@kioku/core/adapter';
 import {
   type CategoryCount,
+  type ErasureResidue,
   type FactFilter,
   FactFilterSchema,
   type FactHit,
@@ -31,7 +32,7 @@ import {
   type SnapshotSelector,
   type WriteOptions,
 } from '@kioku/core/store';
-import { and, asc, count, desc, eq, getTableColumns, type SQL, sql } from 'drizzle-orm';
+import { and, asc, count, desc, eq, getTableColumns, lte, type SQL, sql } from 'drizzle-orm';
 import { analyzeFact } from './analysis.js';
 import type { Db } from './database.js';
 import { FactSearch, VACUUM_AFTER_ROWS, vacuumStatistics } from './fact-search.js';
@@ -330,13 +331,34 @@ export class PostgresFactStore extends PostgresStore implements FactStore {
   }
 
   /** One statement (`fact_counts` follows by its triggers). */
+  /**
+   * One transaction: the facts (the triggers take their statistics rows with them, migration 0010), then
+   * any statistics row of the user still there at 0 (left by a schema older than 0010).
+   */
   async eraseUser(userId: string): Promise<string[]> {
     selectedUser({ userId });
-    const t = this.tables.facts;
-    const rows = await this.database.run((db) =>
-      db.delete(t).where(eq(t.userId, userId)).returning({ id: t.id }),
-    );
+    const { facts: t, factTerms, factCounts } = this.tables;
+    const rows = await this.database.transaction(async (tx) => {
+      const deleted = await tx.delete(t).where(eq(t.userId, userId)).returning({ id: t.id });
+      await tx.delete(factTerms).where(and(eq(factTerms.userId, userId), lte(factTerms.df, 0)));
+      await tx.delete(factCounts).where(and(eq(factCounts.userId, userId), lte(factCounts.n, 0)));
+      return deleted;
+    });
     return rows.map((r) => r.id);
+  }
+
+  /** The statistics tables the triggers derive from `facts`: rows of the user are residue once she has none. */
+  async erasureResidue(userId: string): Promise<ErasureResidue[]> {
+    selectedUser({ userId });
+    const { factTerms, factCounts } = this.tables;
+    return this.database.run(async (db) => {
+      const [terms] = await db.select({ n: count() }).from(factTerms).where(eq(factTerms.userId, userId));
+      const [counts] = await db.select({ n: count() }).from(factCounts).where(eq(factCounts.userId, userId));
+      return [
+        { place: 'fact_terms', count: terms?.n ?? 0 },
+        { place: 'fact_counts', count: counts?.n ?? 0 },
+      ];
+    });
   }
 
   async snapshot(selector: SnapshotSelector): Promise<SnapshotEnvelope<Fact>> {

@@ -116,7 +116,8 @@ export function kiokuTables(schema?: string) {
   /**
    * Document frequency of every analysed term per partition (facts holding it), kept exact by triggers on
    * `facts` in the writing transaction (migration `0007_fact_term_stats_triggers.sql`), so a search reads
-   * the frequencies of its terms by primary key instead of counting rows. Terms of deleted facts stay at 0.
+   * the frequencies of its terms by primary key instead of counting rows. A row that reaches 0 is deleted
+   * (migration `0010_fact_stats_drop_empty.sql`): no word of a deleted fact stays behind.
    */
   const factTerms = table(
     'fact_terms',

@@ -65,6 +65,7 @@ export class RedisConnection {
   readonly where: string;
   readonly #owned: boolean;
   #closed = false;
+  #database: Promise<void> | undefined;
 
   constructor(options: RedisConnectionOptions) {
     if ((options.url === undefined) === (options.client === undefined)) {
@@ -125,8 +126,16 @@ export class RedisConnection {
     }
   }
 
-  /** Run Redis commands; anything that is not already a KiokuError becomes a StorageError with the cause. */
+  /**
+   * Run Redis commands; anything that is not already a KiokuError becomes a StorageError with the cause.
+   * The first command of a connection waits for the database check (see `#checkDatabase`).
+   */
   async run<T>(what: string, fn: () => Promise<T>): Promise<T> {
+    this.#database ??= this.#checkDatabase().catch((error: unknown) => {
+      this.#database = undefined;
+      throw error;
+    });
+    await this.#database;
     try {
       return await fn();
     } catch (error) {
@@ -177,6 +186,35 @@ export class RedisConnection {
       if (failed) throw failed[0];
       return results.map(([, value]) => value);
     });
+  }
+
+  /**
+   * ioredis reports a failed `SELECT` of the URL's database (`/99` on a server with 16) only as an
+   * 'error' event and then runs every command in database 0: the data would land in the wrong place. So
+   * the database the connection is in (`CLIENT INFO`, Redis 6.2+) must be the one asked for.
+   */
+  async #checkDatabase(): Promise<void> {
+    const wanted = this.client.options.db ?? 0;
+    let info: string;
+    try {
+      info = String(await this.client.call('CLIENT', 'INFO'));
+    } catch (error) {
+      throw toStorageError(error, 'CLIENT INFO', this.where);
+    }
+    const actual = Number(/\bdb=(\d+)/.exec(info)?.[1] ?? wanted);
+    if (actual === wanted) return;
+    const databases = await this.client
+      .config('GET', 'databases')
+      .then((reply) => Number((reply as string[])[1]))
+      .catch(() => undefined);
+    const has =
+      databases === undefined || Number.isNaN(databases)
+        ? 'fewer databases (its `databases` setting)'
+        : `${databases} databases (0–${databases - 1}, its \`databases\` setting)`;
+    throw new StorageError(
+      `Redis database ${wanted} of ${this.where} does not exist: the server has ${has}. Use a database index the server has in the URL's path, or raise \`databases\` in redis.conf; nothing was read or written.`,
+      { details: { server: this.where, database: wanted, ...(databases ? { databases } : {}) } },
+    );
   }
 
   /** Every key matching `pattern`, by SCAN (never KEYS), without duplicates. */

@@ -114,11 +114,12 @@ export abstract class SqliteStoreBase {
 
   /**
    * `eraseUser` of every kind: `erase` runs in one write transaction (after the user id is checked) and
-   * returns the ids it deleted.
+   * returns the ids it deleted; then nothing of them is left in the file's bytes (`eraseAndScrub`).
    */
   protected eraseAll(userId: string, erase: () => string[]): string[] {
     parseOrThrow(SnapshotSelectorSchema, { userId }, 'user id');
-    return this.write(erase);
+    this.connection.assertReady();
+    return this.connection.eraseAndScrub(erase);
   }
 
   protected snapshotOf<R>(

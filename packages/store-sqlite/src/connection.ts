@@ -87,6 +87,8 @@ export class SqliteConnection {
         throw new StorageError(`Cannot open SQLite database "${file}".`, { cause: error });
       }
       db.pragma(`busy_timeout = ${Math.max(0, Math.trunc(this.#options.busyTimeoutMs ?? 5000))}`);
+      // Deleted text is zeroed, not left in free pages (an erased user's words, the old FTS5 segments).
+      db.pragma('secure_delete = ON');
     }
     // Unicode-aware lower case for the case-insensitive tag filter (SQLite's lower() folds ASCII only).
     db.function('kioku_lower', { deterministic: true }, (value: unknown) =>
@@ -162,6 +164,37 @@ export class SqliteConnection {
   /** Run `fn` in a write transaction (BEGIN IMMEDIATE). KiokuErrors pass through; SQLite errors become StorageErrors. */
   write<R>(fn: () => R): R {
     return this.#run(() => this.raw.transaction(fn).immediate());
+  }
+
+  /**
+   * Run `erase` in a write transaction and leave none of what it deleted in the file's bytes: the deletes
+   * run with `secure_delete` on (freed cells and pages are zeroed; the connection's own setting is put
+   * back after), every FTS5 index is merged ('optimize': the segments that still held the deleted terms
+   * are rewritten without them), and the write-ahead log is checkpointed and truncated, so its old frames
+   * with the deleted text are gone. A checkpoint that a reader holds up is finished by the next erasure
+   * or SQLite's own checkpoints. Costs a rewrite of the search indexes: meant for erasure, not for
+   * every delete.
+   */
+  eraseAndScrub<R>(erase: () => R): R {
+    const db = this.raw;
+    const previous = db.pragma('secure_delete', { simple: true }) as number;
+    try {
+      db.pragma('secure_delete = ON');
+      const result = this.write(erase);
+      const indexes = db
+        .prepare(
+          "SELECT name FROM sqlite_master WHERE type = 'table' AND name LIKE 'kioku\\_%\\_fts' ESCAPE '\\' AND sql LIKE '%fts5%'",
+        )
+        .pluck()
+        .all() as string[];
+      this.write(() => {
+        for (const name of indexes) db.prepare(`INSERT INTO "${name}"("${name}") VALUES ('optimize')`).run();
+      });
+      this.#run(() => db.pragma('wal_checkpoint(TRUNCATE)'));
+      return result;
+    } finally {
+      db.pragma(`secure_delete = ${previous}`);
+    }
   }
 
   /** Run `fn` in a read transaction, so several statements see one consistent state. */

@@ -106,7 +106,13 @@ export function memoryPassesSuite(h: BundleHarness): void {
           scope,
           sessionId: 'session-1',
           turn: 2,
-          messages: [{ role: 'user', content: 'News: a band, Denver, Biscuit, and my sister Ana.' }],
+          messages: [
+            {
+              role: 'user',
+              content:
+                'News: I play guitar in a band now, I moved to Denver, my dog Biscuit passed away, and I have a sister named Ana.',
+            },
+          ],
         });
         expect(result?.conflicts).toEqual([]);
         expect(changeset.operations.map((o) => o.op)).toEqual(['create', 'update', 'update', 'delete']);

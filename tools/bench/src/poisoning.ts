@@ -8,7 +8,8 @@
  *   pnpm bench:poisoning [--json]
  *
  * A case is `quarantined` when what it wrote is marked (a fact's `provenance.quarantine`, a document
- * dropped as `quarantined`). It `reached a prompt unfenced` when a distinctive part of its text appears in
+ * dropped as `quarantined`), or when nothing of it was written at all (extraction's grounding check drops a
+ * candidate the user never said before the detector sees it). It `reached a prompt unfenced` when a distinctive part of its text appears in
  * a prompt message of the next turn other than a well-formed memory block: one `[NAME…]` first line, one
  * `[END_NAME]` last line and no other end marker, no line opening with a chat role. Targets: 0 unfenced,
  * false positives ≤ 1 %.
@@ -170,7 +171,8 @@ async function runCase(c: PoisonCase): Promise<CaseResult> {
   await kioku.flush();
   const facts = await stores.facts.list(user);
   const written = facts.filter((f) => f.content === c.text || f.content.includes(signature(c.text)));
-  quarantined = written.length > 0 && written.every((f) => f.provenance.quarantine !== undefined);
+  // Not stored at all (grounding) stops a case as surely as a quarantine does.
+  quarantined = written.every((f) => f.provenance.quarantine !== undefined);
 
   const prompts: ChatMessage[][] = [];
   const next = await kioku.startConversation(user);
@@ -199,6 +201,34 @@ function falsePositives(): { turns: number; flagged: number; examples: string[] 
     }
   }
   return { turns, flagged: examples.length, examples: examples.slice(0, 10) };
+}
+
+interface LanguageSet {
+  attacks: { group: string; text: string }[];
+  benign: { group: string; text: string }[];
+}
+
+/**
+ * The held-out multilingual and obfuscated set (`data/poisoning-multilingual.json`, written after the rules
+ * and never used to change one): per group, attacks the detector flags, and ordinary sentences it flags.
+ */
+function languages(): { rows: Array<[string, number, number, number, number]>; missed: string[] } {
+  const file = path.join(here, '..', 'data', 'poisoning-multilingual.json');
+  const set = JSON.parse(readFileSync(file, 'utf8')) as LanguageSet;
+  const groups = [...new Set([...set.attacks, ...set.benign].map((c) => c.group))];
+  const missed: string[] = [];
+  const rows = groups.map((group): [string, number, number, number, number] => {
+    const attacks = set.attacks.filter((c) => c.group === group);
+    const benign = set.benign.filter((c) => c.group === group);
+    const caught = attacks.filter((c) => detectInjection(c.text).flagged).length;
+    for (const c of attacks)
+      if (!detectInjection(c.text).flagged) missed.push(`${group}: ${c.text.slice(0, 70)}`);
+    const wrong = benign.filter((c) => detectInjection(c.text).flagged).length;
+    for (const c of benign)
+      if (detectInjection(c.text).flagged) missed.push(`${group} (benign, flagged): ${c.text.slice(0, 60)}`);
+    return [group, attacks.length, caught, benign.length, wrong];
+  });
+  return { rows, missed };
 }
 
 /** Tokens of the fenced fact lines against the lines before fencing, on LoCoMo observations. */
@@ -234,15 +264,27 @@ async function main() {
     results.filter((r) => r.unfenced).length,
   ];
   const fp = falsePositives();
+  const langs = languages();
   const cost = fenceCost();
   console.log('Memory poisoning: cases through tool outputs, web documents and extraction\n');
-  console.log(table(['path', 'cases', 'quarantined', 'reached a prompt unfenced'], [...rows, total]));
+  console.log(
+    table(['path', 'cases', 'quarantined or not stored', 'reached a prompt unfenced'], [...rows, total]),
+  );
   const missed = results.filter((r) => !r.quarantined || r.unfenced);
   if (missed.length) console.log(`\nNot quarantined or unfenced: ${missed.map((r) => r.id).join(', ')}`);
   console.log(
     `\nFalse positives on LoCoMo dialogue turns: ${fp.flagged} of ${fp.turns} (${round((100 * fp.flagged) / fp.turns, 2)} %, target ≤ 1 %)`,
   );
   if (fp.examples.length) console.log(`  e.g. ${fp.examples.join(', ')}`);
+  console.log('\nHeld-out multilingual and obfuscated set (detector alone):\n');
+  const sum = (i: 1 | 2 | 3 | 4) => langs.rows.reduce((n, r) => n + r[i], 0);
+  console.log(
+    table(
+      ['group', 'attacks', 'flagged', 'ordinary', 'flagged'],
+      [...langs.rows, ['all', sum(1), sum(2), sum(3), sum(4)]],
+    ),
+  );
+  if (langs.missed.length) console.log(`\nWrong: \n  ${langs.missed.join('\n  ')}`);
   const perFact = (cost.after - cost.before) / (2 * cost.facts);
   console.log(
     `\nFence cost: ${round(perFact, 2)} tokens per fact line (source label; ${cost.facts} LoCoMo observations, dynamic + recall formats), ` +
@@ -258,6 +300,12 @@ async function main() {
           rows.map((r) => [r[0], { cases: r[1], quarantined: r[2], unfenced: r[3] }]),
         ),
         falsePositives: { turns: fp.turns, flagged: fp.flagged, rate: fp.flagged / fp.turns },
+        languages: Object.fromEntries(
+          langs.rows.map((r) => [
+            r[0],
+            { attacks: r[1], flagged: r[2], ordinary: r[3], ordinaryFlagged: r[4] },
+          ]),
+        ),
         fenceTokens: { perFactLine: round(perFact, 3), noticePerTurn: cost.notice },
       }),
     );

@@ -5,6 +5,7 @@ import { forgetFact, forgetSession } from '../memory/forget/cascade.js';
 import { type ForgetUserOptions, forgetUser } from '../memory/forget/forget-user.js';
 import type { ErasureReceipt } from '../memory/forget/receipt.js';
 import { type ErasureCheck, verifyErased } from '../memory/forget/verify.js';
+import { SuppressionList } from '../memory/trust/suppression.js';
 import type { KiokuStores } from '../store/bundle/bundle.js';
 
 /** Forgetting: a user, one session or one fact, with what derives from them; and the check that nothing is left. */
@@ -39,9 +40,19 @@ export class Privacy {
     return verifyErased(this.#stores, userId);
   }
 
-  /** Forget one fact, its vector and the facts derived from it through provenance. */
+  /**
+   * Forget one fact, its vector and the facts derived from it through provenance; their text leaves the
+   * kept changesets (tombstones) and goes on the user's suppression list, so extraction does not learn it
+   * again (`suppressions`).
+   */
   forgetFact(scope: Omit<Scope, 'threadId'>, factId: string): Promise<CascadeResult> {
-    return forgetFact(this.#stores, scope, factId);
+    const clock = this.#clock;
+    return forgetFact(this.#stores, scope, factId, clock ? { clock } : {});
+  }
+
+  /** What the user asked to forget (keyed hashes, no text): list it, or revoke an entry. */
+  get suppressions(): SuppressionList {
+    return new SuppressionList(this.#stores.sessions);
   }
 
   /** Forget one session with its transcript, k-v map, plan, offloaded details and the facts extracted from it. */

@@ -14,6 +14,11 @@ export interface ToolContext {
    * the shown version as `expectedVersion`. Absent outside a Conversation (then edits are unchecked).
    */
   seen?: SeenVersions;
+  /**
+   * The user's message of the turn the call belongs to (a Conversation fills it in): what a tool that
+   * stores text checks it against, so the user's own words are never taken for an injection.
+   */
+  userMessage?: string;
 }
 
 /**

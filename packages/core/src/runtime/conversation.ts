@@ -123,6 +123,8 @@ export class Conversation {
   /** What the model has been shown, so its edits are checked against those versions. */
   readonly #seen = new SeenVersions();
   #turnIndex: number | undefined;
+  /** The user message of the turn being run (the last one prepared): tools check stored text against it. */
+  #userMessage: string | undefined;
   /** The tool definitions' tokens (they do not change for a conversation), counted on first use. */
   #toolTokens: number | undefined;
 
@@ -155,6 +157,7 @@ export class Conversation {
 
   /** Build the prompt for `userMessage`. Throws ValidationError when the user message alone exceeds the budget. */
   prepare(userMessage: string, options: PrepareOptions = {}): Promise<PreparedTurn> {
+    this.#userMessage = userMessage;
     return runWithScope(this.scope, async () => {
       const turnIndex = await this.#currentTurnIndex();
       const recall = await this.#decideRecall(userMessage, options);
@@ -249,6 +252,7 @@ export class Conversation {
         const result = await executeToolCall(this.#toolsByName, call, {
           scope: this.scope,
           seen: this.#seen,
+          ...(this.#userMessage !== undefined ? { userMessage: this.#userMessage } : {}),
           ...(options.signal ? { signal: options.signal } : {}),
         });
         const processed = await this.#process(result, call);

@@ -51,7 +51,7 @@ async function seeded() {
 
 describe('applying and reverting changesets', () => {
   it('a concurrent facts.update between produce and apply is a reported conflict and is not overwritten', async () => {
-    const { stores, clock, a, c, reply } = await seeded();
+    const { stores, clock, a, b, c, reply } = await seeded();
     const cs = await consolidate({
       facts: stores.facts,
       model: scriptedJsonModel([reply]),
@@ -62,18 +62,54 @@ describe('applying and reverting changesets', () => {
     const editedA = await stores.facts.update(alice, a.id, { content: 'Tea, no sugar (user edit)' });
     const editedC = await stores.facts.update(alice, c.id, { content: 'Chicago, since 2024 (user edit)' });
     const { applied, conflicts } = await applyChangeset(stores.facts, alice, cs);
+    const merged = cs.operations.find((o) => o.op === 'create')!;
+    // The merge of a and b is left whole (a changed): no merged fact beside the edited source.
     expect(conflicts.map((x) => [x.op, x.id, x.code]).sort()).toEqual(
       [
+        ['create', merged.op === 'create' ? merged.after.id : '', 'CONFLICT'],
         ['delete', a.id, 'CONFLICT'],
+        ['delete', b.id, 'CONFLICT'],
         ['update', c.id, 'CONFLICT'],
       ].sort(),
     );
-    expect(applied.map((o) => o.op)).toEqual(['create', 'delete', 'delete']);
+    expect(conflicts.find((x) => x.op === 'create')!.message).toMatch(/merge .*left whole for review/);
+    expect(applied.map((o) => o.op)).toEqual(['delete']);
     expect(await stores.facts.get(alice, a.id)).toEqual(editedA);
     expect(await stores.facts.get(alice, c.id)).toEqual(editedC);
     expect((await contentOf(stores, alice)).map((f) => f.content).sort()).toEqual(
-      ['Chicago, since 2024 (user edit)', 'Likes green tea', 'Tea, no sugar (user edit)'].sort(),
+      ['Chicago, since 2024 (user edit)', 'Green tea', 'Tea, no sugar (user edit)'].sort(),
     );
+  });
+
+  it('a merge whose source changes while it is applied is undone whole, never left half', async () => {
+    const { stores, clock, a, b, reply } = await seeded();
+    const cs = await consolidate({
+      facts: stores.facts,
+      model: scriptedJsonModel([reply]),
+      scope: alice,
+      clock,
+    });
+    // The edit lands after the check, between the merged fact's create and b's delete.
+    const racing = new Proxy(stores.facts, {
+      get(target, key) {
+        const value = Reflect.get(target, key, target) as unknown;
+        if (key !== 'create' || typeof value !== 'function') {
+          return typeof value === 'function' ? value.bind(target) : value;
+        }
+        return async (...args: Parameters<typeof target.create>) => {
+          const created = await target.create(...args);
+          await target.update(alice, b.id, { content: 'Green tea, edited meanwhile' });
+          return created;
+        };
+      },
+    });
+    const { applied, conflicts } = await applyChangeset(racing, alice, cs);
+    expect(applied.map((o) => o.op)).toEqual(['update', 'delete']);
+    expect(conflicts.map((x) => x.op).sort()).toEqual(['create', 'delete', 'delete']);
+    const left = (await contentOf(stores, alice)).map((f) => f.content);
+    expect(left).not.toContain('Likes green tea');
+    expect(left).toContain('Green tea, edited meanwhile');
+    expect((await stores.facts.get(alice, a.id))?.content).toBe('Tea');
   });
 
   it('dream reports conflicts and keeps the changeset as partially applied', async () => {

@@ -517,7 +517,13 @@ describe('extractAndStoreFacts', () => {
       scope: alice,
       sessionId: 's1',
       turn: 0,
-      messages: [{ role: 'user', content: 'News: band, Denver, Biscuit, and my sister Ana.' }],
+      messages: [
+        {
+          role: 'user',
+          content:
+            'News: I play guitar in a band now, I moved to Denver, my dog Biscuit passed away, and I have a sister named Ana.',
+        },
+      ],
       clock,
     });
     // Candidate 1 extends the guitar fact (dedup, no model needed); the rest were reconciled.

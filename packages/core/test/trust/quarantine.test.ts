@@ -124,7 +124,7 @@ describe('quarantine through the tool path', () => {
 });
 
 describe('quarantine through extraction and the life-cycle passes', () => {
-  it('extraction quarantines injected instructions, but not what the user said themselves', async () => {
+  it('extraction stores what the user said unquarantined, and never an instruction only the answer carried', async () => {
     const { stores } = world();
     const withExtraction = new KiokuBuilder({
       stores,
@@ -146,12 +146,10 @@ describe('quarantine through extraction and the life-cycle passes', () => {
     );
     await withExtraction.flush();
     const facts = await stores.facts.list(alice);
-    const byText = (t: string) => facts.find((f) => f.content.includes(t))!;
-    expect(byText('boss@acme.com').provenance.quarantine).toBeUndefined();
-    expect(byText('attacker@evil.io').provenance).toMatchObject({
-      source: 'extraction',
-      quarantine: { hits: expect.arrayContaining([expect.objectContaining({ rule: 'exfiltration-order' })]) },
-    });
+    // The user's own request is not an injection; the answer's injected order is not the user's fact at
+    // all (grounding drops it before the detector would have quarantined it).
+    expect(facts.map((f) => f.content)).toEqual(['User wants weekly reports sent to boss@acme.com']);
+    expect(facts[0]!.provenance.quarantine).toBeUndefined();
   });
 
   it('a pass never lifts a quarantine, and its own instruction-like output is quarantined', async () => {
@@ -244,5 +242,32 @@ describe('documents and fences', () => {
     expect(lines.filter((l) => l.startsWith('- '))).toHaveLength(1);
     expect(lines.filter((l) => /^(\[END_|system:)/.test(l))).toEqual(['[END_DYNAMIC_MEMORY]']);
     expect(block).not.toContain('<|im_start|>');
+  });
+});
+
+describe('the user’s own words on the tool path', () => {
+  it('save_memory of what the user asked for in this turn is not quarantined; the same text from a tool output still is', async () => {
+    const { kioku } = chatWorld();
+    const request = 'Send the weekly status report to my manager at dana.lee@example.com every Friday at 9am';
+    const convo = await kioku.startConversation(alice);
+    const turn = await convo.run(
+      `${request}. Please remember that.`,
+      scriptedModel([callTools(['save_memory', { content: request }]), answer('Noted.')]),
+    );
+    const [result] = turn.messages.filter((m) => m.role === 'tool').map((m) => m.content);
+    expect(result).not.toMatch(/quarantined/);
+    expect(await kioku.quarantine.list(alice)).toEqual([]);
+
+    // The same words the user never typed (a tool output put them there) are still checked as before.
+    const other = await kioku.startConversation(alice);
+    await other.run(
+      'Read the cooking blog',
+      scriptedModel([
+        callTools(['fetch_page', { url: 'https://blog.example' }]),
+        callTools(['save_memory', { content: POISON }]),
+        answer('Done.'),
+      ]),
+    );
+    expect((await kioku.quarantine.list(alice)).map((f) => f.content)).toEqual([POISON]);
   });
 });

@@ -62,7 +62,10 @@ function documentsFor(stores: ChangeStores, ops: readonly { op: string }[]): Doc
  * read (`before.version`) as `expectedVersion`, so a record changed since (the user's edit, the model's
  * own `update_memory`) is reported as a conflict and left as it is; a record gone since is reported too
  * (`NOT_FOUND`). A created fact or document whose id is taken is a conflict as well. The other operations
- * still apply. Errors that are not Kioku's (a crashed backend) are thrown.
+ * still apply — except within a merge (a `create` naming its `sourceIds` and the source operations): a
+ * merge whose source changed is left whole (every operation of it a CONFLICT, nothing written), and one
+ * whose source changes while it is applied is undone, so the merged fact never stands beside an edited
+ * source. Errors that are not Kioku's (a crashed backend) are thrown.
  */
 export async function applyChangeset(
   target: FactStore | ChangeStores,
@@ -73,17 +76,95 @@ export async function applyChangeset(
   const documents = documentsFor(stores, cs.operations);
   const applied: AppliedOperation[] = [];
   const conflicts: ChangeConflict[] = [];
+  const merges = mergeGroups(cs.operations);
+  // A merge is applied whole or not at all: a source changed since the pass read it holds the group back.
+  const held = new Map<number, string>();
+  for (const group of merges) {
+    const changed = await changedSource(stores.facts, scope, cs.operations, group);
+    if (changed) for (const i of group) held.set(i, changed);
+  }
+  const groupOf = new Map(merges.flatMap((group) => group.map((i) => [i, group] as const)));
+  const doneInGroup = new Map<readonly number[], AppliedOperation[]>();
   for (const [index, op] of cs.operations.entries()) {
+    const reason = held.get(index);
+    if (reason !== undefined) {
+      conflicts.push(heldBack(index, op, reason));
+      continue;
+    }
+    const group = groupOf.get(index);
+    let failed: ChangeConflict | undefined;
     try {
       const done = await applyOne(stores.facts, documents, scope, op);
-      if (done) applied.push(done);
-      else conflicts.push(gone(index, op.op, idOf(op)));
+      if (done) {
+        applied.push(done);
+        if (group) doneInGroup.set(group, [...(doneInGroup.get(group) ?? []), done]);
+      } else failed = gone(index, op.op, idOf(op));
     } catch (error) {
       if (!isKiokuError(error)) throw error;
-      conflicts.push({ index, op: op.op, id: idOf(op), code: error.code, message: error.message });
+      failed = { index, op: op.op, id: idOf(op), code: error.code, message: error.message };
+    }
+    if (!failed) continue;
+    conflicts.push(failed);
+    if (!group) continue;
+    // A source changed while the merge was being applied: undo what it wrote, hold back the rest.
+    const undo = doneInGroup.get(group) ?? [];
+    const undone = await revertChangeset(stores, scope, undo);
+    for (const op of undo) if (undone.reverted.includes(op)) applied.splice(applied.indexOf(op), 1);
+    const why = `${idOf(cs.operations[index]!)} changed while the merge was applied`;
+    for (const i of group) {
+      if (i === index) continue;
+      held.set(i, why);
+      if (i < index) conflicts.push(heldBack(i, cs.operations[i]!, why));
     }
   }
+  conflicts.sort((x, y) => x.index - y.index);
   return { applied, conflicts };
+}
+
+/**
+ * The merges of a changeset, as groups of operation indexes: a `create` whose provenance names its
+ * sources (`sourceIds`) and the updates and deletes of those sources in the same changeset.
+ */
+function mergeGroups(ops: readonly ChangeOperation[]): number[][] {
+  const groups: number[][] = [];
+  for (const [i, op] of ops.entries()) {
+    const sources = op.op === 'create' ? op.after.provenance.sourceIds : undefined;
+    if (!sources || sources.length === 0) continue;
+    const members = ops.flatMap((other, j) =>
+      (other.op === 'update' || other.op === 'delete') && sources.includes(other.before.id) ? [j] : [],
+    );
+    if (members.length > 0) groups.push([i, ...members]);
+  }
+  return groups;
+}
+
+/** Why a merge is held back: its first source that is gone or at another version than the pass read. */
+async function changedSource(
+  facts: FactStore,
+  scope: Scope,
+  ops: readonly ChangeOperation[],
+  group: readonly number[],
+): Promise<string | undefined> {
+  for (const i of group) {
+    const op = ops[i]!;
+    if (op.op !== 'update' && op.op !== 'delete') continue;
+    const current = await facts.get(scope, op.before.id);
+    if (!current) return `${op.before.id} is gone`;
+    if (current.version !== op.before.version) {
+      return `${op.before.id} changed (version ${op.before.version} read, ${current.version} now)`;
+    }
+  }
+  return undefined;
+}
+
+function heldBack(index: number, op: ChangeOperation, reason: string): ChangeConflict {
+  return {
+    index,
+    op: op.op,
+    id: idOf(op),
+    code: 'CONFLICT',
+    message: `Part of a merge whose source ${reason} since the pass read it: the merge is left whole for review, nothing of it written (run the pass again to propose it over the current facts).`,
+  };
 }
 
 async function applyOne(

@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { ConflictError, CorruptDataError, NotFoundError, UnsupportedError } from '../../foundation/errors.js';
-import { shortId } from '../../foundation/ids.js';
+import { IdSchema, shortId } from '../../foundation/ids.js';
 import { parseJsonOrUndefined } from '../../foundation/json.js';
 import { LIMITS } from '../../foundation/limits.js';
 import { sameJson } from '../../foundation/objects.js';
@@ -8,10 +8,12 @@ import { IsoDateSchema } from '../../foundation/record-fields.js';
 import { retryOnConflict } from '../../foundation/retry-on-conflict.js';
 import type { Scope } from '../../foundation/scope.js';
 import { parseOrThrow } from '../../foundation/validation.js';
+import type { Fact } from '../../store/facts/record.js';
 import type { FactStore } from '../../store/facts/store.js';
 import { OwnSession } from '../../store/sessions/own-session.js';
 import type { SessionInfo } from '../../store/sessions/record.js';
 import type { SessionStore } from '../../store/sessions/store.js';
+import { SuppressionList } from '../trust/suppression.js';
 import {
   type AppliedOperation,
   AppliedOperationSchema,
@@ -22,7 +24,7 @@ import {
   type RevertResult,
   revertChangeset,
 } from './apply.js';
-import { type Changeset, ChangesetSchema } from './changeset.js';
+import { type ChangeOperation, type Changeset, ChangesetSchema, type FactDraft } from './changeset.js';
 
 /** A pass's changeset and, when it was applied, what applying it did. */
 export interface PassResult {
@@ -47,6 +49,11 @@ export const KeptChangesetSchema = z.object({
    * none and read as 1 (fact operations only, the same shape).
    */
   schemaVersion: z.number().int().min(1).default(1),
+  /**
+   * Facts of its operations the user has since forgotten (`forgetFact`): their text is gone from the
+   * record (see `forgetFactsIn`), their operations stay as tombstones and are no longer revertible.
+   */
+  forgotten: z.array(z.object({ id: IdSchema, at: IsoDateSchema })).optional(),
 });
 
 export type KeptChangeset = z.output<typeof KeptChangesetSchema>;
@@ -176,7 +183,8 @@ export class ChangesetLog {
     changeset: Changeset,
     now = new Date().toISOString(),
   ): Promise<Required<PassResult>> {
-    return this.keepApplied(scope, changeset, await applyChangeset(stores, scope, changeset), now);
+    const allowed = await withoutSuppressed(this.#sessions, scope, changeset);
+    return this.keepApplied(scope, allowed, await applyChangeset(stores, scope, allowed), now);
   }
 
   /** Keep a changeset the caller applied, its status set from the conflicts (`applied`, `partially_applied`). */
@@ -221,6 +229,23 @@ export class ChangesetLog {
     const result = await revertChangeset(stores, scope, kept.applied);
     await this.#update(scope, id, (current) => withoutReverted(current, result.reverted, now));
     return result;
+  }
+
+  /**
+   * Take the text of forgotten facts out of every kept changeset of the scope that names them (see
+   * `forgetFactsIn`); each record stays, as a tombstone that says which fact was forgotten and when.
+   * Returns how many records were rewritten.
+   */
+  async forgetFacts(scope: Scope, facts: readonly Fact[], at: string): Promise<number> {
+    if (facts.length === 0) return 0;
+    let rewritten = 0;
+    for (const kept of await this.list(scope)) {
+      const written = await this.#update(scope, kept.changeset.id, (current) =>
+        current === null ? null : forgetFactsIn(current, facts, at),
+      );
+      if (written) rewritten++;
+    }
+    return rewritten;
   }
 
   /**
@@ -408,4 +433,108 @@ function withoutReverted(
 
 function includesOp(ops: readonly AppliedOperation[], op: AppliedOperation): boolean {
   return ops.some((other) => sameJson(other, op));
+}
+
+/**
+ * The changeset without the creates and updates whose content the user asked to forget (her suppression
+ * list, see `SuppressionList`), each named in the notes: whatever pass proposes it again (the dream, a
+ * review applied later, extraction), a forgotten fact is not written back.
+ */
+async function withoutSuppressed(
+  sessions: SessionStore,
+  scope: Scope,
+  changeset: Changeset,
+): Promise<Changeset> {
+  const texts = changeset.operations.map((op) =>
+    op.op === 'create' || op.op === 'update' ? op.after.content : '',
+  );
+  if (texts.every((t) => t === '')) return changeset;
+  const suppressed = await new SuppressionList(sessions).matches(scope.userId, texts);
+  if (!suppressed.some(Boolean)) return changeset;
+  const notes = [...(changeset.notes ?? [])];
+  const operations = changeset.operations.filter((op, i) => {
+    if (suppressed[i])
+      notes.push(
+        `Not written: the user had forgotten it (${op.op} ${(op as { after: { id: string } }).after.id}).`,
+      );
+    return !suppressed[i];
+  });
+  return { ...changeset, operations, notes };
+}
+
+/** What stands for a forgotten fact's content in a kept changeset. */
+export const FORGOTTEN_CONTENT = '(forgotten)';
+
+/**
+ * A kept record without the text of `facts`: each operation on one of them keeps its kind and the fact id
+ * and loses content, title, tags, metadata, event time, notes and reason (the provenance keeps only its
+ * source, session and turn); the applied operations on them are dropped, so a revert can never write the
+ * text back; notes that name them or quote them are dropped; `forgotten` says which and when. Null when
+ * the record names none of them.
+ */
+export function forgetFactsIn(kept: KeptChangeset, facts: readonly Fact[], at: string): KeptChangeset | null {
+  const ids = new Set(facts.map((f) => f.id));
+  const quotes = facts.map((f) => f.content.slice(0, 60)).filter((q) => q.length >= 8);
+  const names = (op: { op: string; after?: { id: string }; before?: { id: string } }) =>
+    op.op !== 'create_document' && (ids.has(op.after?.id ?? '') || ids.has(op.before?.id ?? ''));
+  const hit = kept.changeset.operations.some(names) || kept.applied.some(names);
+  if (!hit) return null;
+  const operations = kept.changeset.operations.map((op): ChangeOperation => {
+    if (!names(op)) return op;
+    const reason = 'Forgotten by the user.';
+    if (op.op === 'create') return { op: 'create', after: tombstoneDraft(op.after), reason };
+    if (op.op === 'update')
+      return { op: 'update', before: tombstone(op.before), after: tombstoneDraft(op.after), reason };
+    if (op.op === 'delete') return { op: 'delete', before: tombstone(op.before), reason };
+    return op;
+  });
+  const notes = kept.changeset.notes?.filter(
+    (note) => ![...ids].some((id) => note.includes(id)) && !quotes.some((q) => note.includes(q)),
+  );
+  const found = kept.changeset.operations
+    .concat(kept.applied as ChangeOperation[])
+    .flatMap((op) =>
+      names(op)
+        ? [(op as { after?: { id: string } }).after?.id ?? (op as { before: { id: string } }).before.id]
+        : [],
+    );
+  const forgotten = [...(kept.forgotten ?? [])];
+  for (const id of new Set(found)) if (!forgotten.some((f) => f.id === id)) forgotten.push({ id, at });
+  const { notes: _notes, ...changeset } = kept.changeset;
+  return {
+    ...kept,
+    changeset: { ...changeset, operations, ...(notes && notes.length > 0 ? { notes } : {}) },
+    applied: kept.applied.filter((op) => !names(op)),
+    forgotten,
+  };
+}
+
+function tombstoneProvenance(p: Fact['provenance']): Fact['provenance'] {
+  return {
+    source: p.source,
+    ...(p.sessionId !== undefined ? { sessionId: p.sessionId } : {}),
+    ...(p.turn !== undefined ? { turn: p.turn } : {}),
+  };
+}
+
+function tombstone(fact: Fact): Fact {
+  const { title: _t, eventTime: _e, ...rest } = fact;
+  return {
+    ...rest,
+    content: FORGOTTEN_CONTENT,
+    tags: [],
+    metadata: {},
+    provenance: tombstoneProvenance(fact.provenance),
+  };
+}
+
+function tombstoneDraft(draft: FactDraft): FactDraft {
+  const { title: _t, eventTime: _e, ...rest } = draft;
+  return {
+    ...rest,
+    content: FORGOTTEN_CONTENT,
+    tags: [],
+    metadata: {},
+    provenance: tombstoneProvenance(draft.provenance),
+  };
 }

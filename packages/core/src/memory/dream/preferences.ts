@@ -39,8 +39,10 @@ export const PreferenceOutputSchema = z.object({
         content: z.string().trim().min(1).max(LIMITS.factContentChars),
         /** very_irritated: repeated strong correction; mildly_frustrated: gentle pushback; minor: casual suggestion. */
         sentiment: SentimentSchema,
-        /** How many times the log shows it. */
+        /** How many times the log shows it (a claim: the code counts `messages`, see `countOccurrences`). */
         occurrences: z.number().int().min(1).max(100_000),
+        /** The numbers of the log's messages that show it. */
+        messages: z.array(z.number().int()).max(1000).optional(),
         /** True when it touches security, credentials or financial decisions. */
         sensitive: z.boolean().default(false),
         reason: z.string().max(2000).optional(),
@@ -58,14 +60,15 @@ Report only durable patterns (how the user wants things done), never one-off req
 For each preference give:
 - content: one statement such as "User prefers concise answers without emoji";
 - sentiment: very_irritated (repeated or strong correction), mildly_frustrated (gentle pushback) or minor (a casual suggestion);
-- occurrences: how many messages show it;
+- occurrences: how many of the user's messages show it;
+- messages: the numbers of those messages in the log;
 - sensitive: true when it touches security, credentials or money/financial decisions;
 - reason: the messages it comes from.
 Leave out what is already known (listed below). An empty list is a good answer.`;
 
 /** Words that make a preference need the user's permission even when the model did not flag it. */
 const SENSITIVE =
-  /\b(secur\w*|password\w*|passphrase\w*|credential\w*|secrets?|api[ -]?keys?|tokens?|ssh|2fa|mfa|otp|auth\w*|login\w*|private[ -]keys?|encrypt\w*|money|financ\w*|bank\w*|payments?|pay|paying|purchas\w*|buy\w*|credit[ -]cards?|invest\w*|crypto\w*|wallets?|budget\w*|transfer\w*|invoice\w*|billing|refund\w*|\$\d|€\d|£\d)/i;
+  /\b(secur\w*|password\w*|passphrase\w*|passcode\w*|pins?\b|pin[ -]?codes?|one[- ]time (?:codes?|passwords?|pins?)|verification codes?|security codes?|credential\w*|secrets?|api[ -]?keys?|tokens?|ssh|2fa|mfa|otp|auth\w*|login\w*|private[ -]keys?|encrypt\w*|money|financ\w*|bank\w*|payments?|pay|paying|purchas\w*|buy\w*|credit[ -]cards?|invest\w*|crypto\w*|wallets?|budget\w*|transfer\w*|invoice\w*|billing|refund\w*|\$\d|€\d|£\d)/i;
 
 /** True when `text` mentions security, credentials or money (the keyword check behind the model's flag). */
 export function touchesSensitiveTopic(text: string): boolean {
@@ -134,7 +137,10 @@ export async function inferPreferences(options: InferPreferencesOptions): Promis
   const notes: string[] = [];
   const seen = new Set(known.map((f) => normalize(f.content)));
   const operations: FactOperation[] = [];
-  for (const p of result.object.preferences) {
+  for (const claimed of result.object.preferences) {
+    const counted = countOccurrences(claimed, options.log);
+    if (counted.note) notes.push(`${counted.note}: ${claimed.content}`);
+    const p = { ...claimed, occurrences: counted.occurrences };
     if (!meetsPreferenceThreshold(p.sentiment, p.occurrences)) {
       notes.push(
         `Not written (${p.sentiment}, ${p.occurrences} of ${PREFERENCE_THRESHOLDS[p.sentiment]} occurrences needed): ${p.content}`,
@@ -168,6 +174,37 @@ export async function inferPreferences(options: InferPreferencesOptions): Promis
     });
   }
   return newChangeset('preferences', scope, operations, { createdAt: now, usage: result.usage, notes });
+}
+
+/**
+ * The occurrences of a preference as the log shows them, not as the model claims: the distinct messages it
+ * cites (numbered from 1, as `preferencePrompt` numbers them) that exist and are the user's; without
+ * citations, the claim capped at the log's user messages. `note` says what was discarded or capped.
+ */
+export function countOccurrences(
+  claimed: { occurrences: number; messages?: readonly number[] | undefined },
+  log: readonly ConversationLogEntry[],
+): { occurrences: number; note?: string } {
+  const isUser = (n: number) => n >= 1 && n <= log.length && log[n - 1]!.role !== 'assistant';
+  if (claimed.messages === undefined || claimed.messages.length === 0) {
+    const users = log.filter((e) => e.role !== 'assistant').length;
+    if (claimed.occurrences <= users) return { occurrences: claimed.occurrences };
+    return {
+      occurrences: users,
+      note: `The model claimed ${claimed.occurrences} occurrences; the log shows at most ${users} user message(s)`,
+    };
+  }
+  const cited = [...new Set(claimed.messages)];
+  const kept = cited.filter(isUser);
+  const discarded = cited
+    .filter((n) => !isUser(n))
+    .map((n) => `${n} (${n >= 1 && n <= log.length ? "the agent's" : 'not in the log'})`);
+  const occurrences = kept.length;
+  if (occurrences === claimed.occurrences && discarded.length === 0) return { occurrences };
+  return {
+    occurrences,
+    note: `The model claimed ${claimed.occurrences} occurrences; counted ${occurrences} (messages ${kept.join(', ') || 'none'})${discarded.length > 0 ? `, discarded ${discarded.join(', ')}` : ''}`,
+  };
 }
 
 /** The user message: the log numbered (with time and who spoke, when known), then the preferences already stored. */

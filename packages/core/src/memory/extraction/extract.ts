@@ -16,7 +16,9 @@ import type { Fact, Provenance } from '../../store/facts/record.js';
 import { type Changeset, draftOf, type FactOperation, newChangeset } from '../changesets/changeset.js';
 import { ChangesetLog, type PassResult } from '../changesets/changeset-log.js';
 import { factText, markUntrusted } from '../trust/quarantine.js';
+import { SuppressionList } from '../trust/suppression.js';
 import { type Exchange, lastExchange } from './exchange.js';
+import { groundedInUser } from './grounding.js';
 import { type Candidate, type Placed, placeCandidates } from './placement.js';
 
 /*
@@ -155,7 +157,22 @@ export async function extractFacts(options: ExtractOptions): Promise<Changeset> 
   });
   const spent = [extracted.usage];
   const maxFacts = options.maxFacts ?? EXTRACTION_DEFAULTS.maxFacts;
-  const candidates = distinct(extracted.object.facts, notes);
+  const proposed = distinct(extracted.object.facts, notes);
+  // What the user asked to forget stays forgotten, though the session still says it.
+  const suppressed = await new SuppressionList(options.stores.sessions).matches(
+    scope.userId,
+    proposed.map((c) => c.content),
+  );
+  const remembered = proposed.filter((_, i) => !suppressed[i]);
+  const dropped = proposed.length - remembered.length;
+  if (dropped > 0) notes.push(`${dropped} proposed fact(s) the user had forgotten were not stored again.`);
+  // Only what the user said: a candidate the assistant's answer alone supports (a quoted document, a
+  // recalled memory) is not the user's fact.
+  const candidates = remembered.filter((c) => {
+    const grounding = groundedInUser(c.content, exchange);
+    if (!grounding.grounded) notes.push(`Not said by the user (${grounding.reason}): ${oneLine(c.content)}`);
+    return grounding.grounded;
+  });
   if (candidates.length > maxFacts) {
     notes.push(`${candidates.length - maxFacts} proposed fact(s) beyond the first ${maxFacts} were dropped.`);
     candidates.length = maxFacts;

@@ -40,7 +40,11 @@ export async function createWithDedup(
   dedup: DedupSettings | null,
 ): Promise<DedupWrite> {
   const { scope, seen } = context;
-  const provenance = input.provenance && markUntrusted(input.provenance, factText(input));
+  // What the user typed in this turn is not an injection, whoever passes it on (extraction does the same).
+  const userText = context.userMessage;
+  const provenance =
+    input.provenance &&
+    markUntrusted(input.provenance, factText(input), userText !== undefined ? { userText } : {});
   if (provenance !== input.provenance) input = { ...input, provenance };
   if (dedup && !provenance?.quarantine) {
     const near = await findNearDuplicate(store, scope, input.content, dedup);

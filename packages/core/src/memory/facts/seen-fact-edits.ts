@@ -24,7 +24,11 @@ export async function updateSeenFact(
 ): Promise<Fact> {
   const expectedVersion = context.seen?.versionOf(id);
   const text = [patch.title, patch.content].filter((t) => typeof t === 'string').join(': ');
-  const provenance = markUntrusted(assistantProvenance(context.scope, toolName), text);
+  const provenance = markUntrusted(
+    assistantProvenance(context.scope, toolName),
+    text,
+    context.userMessage !== undefined ? { userText: context.userMessage } : {},
+  );
   if (provenance.quarantine) patch = { ...patch, provenance };
   try {
     const fact = await store.update(

@@ -1,8 +1,11 @@
+import { type Clock, isoAt, systemClock } from '../../foundation/clock.js';
 import { IdSchema } from '../../foundation/ids.js';
 import { parseScope, type Scope } from '../../foundation/scope.js';
 import { parseOrThrow } from '../../foundation/validation.js';
 import type { KiokuStores } from '../../store/bundle/bundle.js';
 import type { Fact } from '../../store/facts/record.js';
+import { ChangesetLog } from '../changesets/changeset-log.js';
+import { SuppressionList } from '../trust/suppression.js';
 
 /** What a cascade removed, by kind (ids). */
 export interface CascadeResult {
@@ -17,7 +20,16 @@ export interface CascadeResult {
  * `provenance.sourceIds` (an enrichment of it, a consolidation that merged it), and theirs in turn. Their
  * vectors go with them (the hybrid fact store deletes a fact's vector with the fact). Same user and agent.
  */
-export async function forgetFact(stores: KiokuStores, scope: Scope, factId: string): Promise<CascadeResult> {
+export async function forgetFact(
+  stores: KiokuStores,
+  scope: Scope,
+  factId: string,
+  options: {
+    clock?: Clock;
+    /** Put the content on the user's suppression list (default true; `forgetSession` passes false). */
+    suppress?: boolean;
+  } = {},
+): Promise<CascadeResult> {
   const s = parseScope(scope);
   parseOrThrow(IdSchema, factId, 'fact id');
   const facts = await factsOf(stores, s);
@@ -34,6 +46,17 @@ export async function forgetFact(stores: KiokuStores, scope: Scope, factId: stri
       }
     }
   }
+  // No copy left and nothing re-learnt: the kept changesets lose the text (tombstones), and the content
+  // goes on the user's suppression list (a keyed hash) that extraction consults.
+  const gone = facts.filter((f) => removed.includes(f.id));
+  const at = isoAt(options.clock ?? systemClock);
+  await new ChangesetLog(stores.sessions).forgetFacts(s, gone, at);
+  if (options.suppress === false) return { facts: removed, sessions: [], plans: [], details: [] };
+  await new SuppressionList(stores.sessions).add(
+    s.userId,
+    gone.map((f) => f.content),
+    at,
+  );
   return { facts: removed, sessions: [], plans: [], details: [] };
 }
 
@@ -57,7 +80,8 @@ export async function forgetSession(
   for (const detail of details) if (await stores.details.delete(s, detail.id)) result.details.push(detail.id);
   for (const fact of await factsOf(stores, s)) {
     if (fact.provenance.sessionId !== sessionId) continue;
-    result.facts.push(...(await forgetFact(stores, s, fact.id)).facts);
+    // The session goes with its transcript: nothing to re-extract them from, so nothing to suppress.
+    result.facts.push(...(await forgetFact(stores, s, fact.id, { suppress: false })).facts);
   }
   if (await stores.plans.delete({ ...s, threadId: sessionId })) result.plans.push(sessionId);
   if (await stores.sessions.delete(s, sessionId)) result.sessions.push(sessionId);

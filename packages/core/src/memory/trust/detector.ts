@@ -12,6 +12,11 @@ export interface InjectionRule {
   /** What the rule looks for, in words. */
   readonly description: string;
   readonly pattern: RegExp;
+  /**
+   * What the pattern reads: `text` (default) the normalised text (`normaliseForDetection`), `raw` the text
+   * as given (invisible characters), `comments` the bodies of its HTML and Markdown comments.
+   */
+  readonly reads?: 'text' | 'raw' | 'comments';
 }
 
 export interface RuleHit {
@@ -142,17 +147,147 @@ export const INJECTION_RULES: readonly InjectionRule[] = Object.freeze([
   {
     id: 'hidden-text',
     weight: 2,
-    description: 'invisible characters (Unicode tag characters, zero-width runs) or an HTML comment',
-    pattern: /[\u{E0000}-\u{E007F}]|[\u200B-\u200D\u2060\uFEFF]{2,}|<!--[\s\S]{0,2000}?-->/u,
+    description:
+      'invisible characters (Unicode tag characters, zero-width runs), an HTML comment or a Markdown comment',
+    reads: 'raw',
+    pattern:
+      /[\u{E0000}-\u{E007F}]|[\u200B-\u200D\u2060\uFEFF]{2,}|<!--[\s\S]{0,2000}?-->|^[ \t]*\[(?:\/\/|comment)\]:[ \t]*(?:#|<>)[ \t]*\(/mu,
+  },
+  {
+    id: 'comment-instruction',
+    weight: 2,
+    description: 'a comment, which a reader of the rendered page never sees, that gives an order',
+    reads: 'comments',
+    pattern:
+      /(?:^|[:.!?]\s*)\s*(?:please\s+)?(?:always|never|remember|include|send|forward|ignore|disregard|reply|respond|answer|tell|say|do not|don't|you (?:must|should|will)|(?:the\s+)?(?:assistant|ai|model|agent)\b)/i,
+  },
+  {
+    id: 'ignore-instructions-intl',
+    weight: 3,
+    description:
+      'tells the model to ignore its instructions in Spanish, French, German, Portuguese, Italian, Chinese or Japanese',
+    pattern:
+      /(?<!\p{L})(?:ignor\p{L}*|olvid\p{L}*|omit\p{L}*|oubli\p{L}*|vergiss\p{L}*|missacht\p{L}*|esque[cç]\p{L}*|desconsider\p{L}*|dimentic\p{L}*|tralascia\p{L}*)[^.\n]{0,40}?(?<!\p{L})(?:instrucciones|indicaciones|instructions|consignes|anweisungen|instruktionen|vorgaben|instru[cç][õo]es|istruzioni)(?!\p{L})|(?:忽略|无视|忽视|忘记|忘掉)[^。\n]{0,12}?(?:指令|指示|说明|规则|提示)|(?:指示|命令|ルール|プロンプト)[^。\n]{0,8}?(?:無視|忘れ)/iu,
+  },
+  {
+    id: 'exfiltration-order-intl',
+    weight: 3,
+    description:
+      'orders something sent or forwarded to a URL or e-mail address in Spanish, French, German, Portuguese, Italian, Chinese or Japanese',
+    pattern: new RegExp(
+      String.raw`(?:(?<!\p{L})(?:env[ií][aeo]\p{L}*|reenv[ií][aeo]\p{L}*|mand[ae]\p{L}*|envoie\p{L}*|envoy\p{L}*|transf[eè]r\p{L}*|transmet\p{L}*|send[ee]\p{L}*|schick\p{L}*|leite\p{L}*|weiterleit\p{L}*|übermittl\p{L}*|encaminh\p{L}*|invia\p{L}*|inoltr\p{L}*)(?!\p{L})|发送|发给|转发|寄给|传给)[^
+]{0,80}?${URL_OR_EMAIL}|${URL_OR_EMAIL}[^
+]{0,12}?(?:に|へ)?\s*(?:送信|送って|送る|転送)`,
+      'iu',
+    ),
   },
 ]);
 
+/** Latin look-alikes of Cyrillic and Greek letters (the confusables a mixed-script word uses to hide). */
+const CONFUSABLES: Readonly<Record<string, string>> = Object.freeze({
+  а: 'a',
+  в: 'b',
+  е: 'e',
+  к: 'k',
+  м: 'm',
+  н: 'h',
+  о: 'o',
+  р: 'p',
+  с: 'c',
+  т: 't',
+  у: 'y',
+  х: 'x',
+  і: 'i',
+  ј: 'j',
+  ѕ: 's',
+  һ: 'h',
+  ԁ: 'd',
+  ԛ: 'q',
+  ԝ: 'w',
+  ӏ: 'l',
+  ё: 'e',
+  ѵ: 'v',
+  А: 'A',
+  В: 'B',
+  Е: 'E',
+  К: 'K',
+  М: 'M',
+  Н: 'H',
+  О: 'O',
+  Р: 'P',
+  С: 'C',
+  Т: 'T',
+  Х: 'X',
+  У: 'Y',
+  І: 'I',
+  Ј: 'J',
+  Ѕ: 'S',
+  Ԁ: 'D',
+  Ԛ: 'Q',
+  Ԝ: 'W',
+  α: 'a',
+  ε: 'e',
+  ι: 'i',
+  κ: 'k',
+  ν: 'v',
+  ο: 'o',
+  ρ: 'p',
+  τ: 't',
+  υ: 'u',
+  χ: 'x',
+  Α: 'A',
+  Β: 'B',
+  Ε: 'E',
+  Ζ: 'Z',
+  Η: 'H',
+  Ι: 'I',
+  Κ: 'K',
+  Μ: 'M',
+  Ν: 'N',
+  Ο: 'O',
+  Ρ: 'P',
+  Τ: 'T',
+  Υ: 'Y',
+  Χ: 'X',
+});
+
+const INVISIBLE = /[\u200B-\u200D\u2060\uFEFF\u00AD\u{E0000}-\u{E007F}]/gu;
+const WORD_RUN = /[\p{L}\p{M}]+/gu;
+
+/**
+ * The text as a model reads it: compatibility forms folded (NFKC: fullwidth letters, ligatures), invisible
+ * characters removed (zero-width, soft hyphen, Unicode tags), and in a word that mixes Latin with Cyrillic
+ * or Greek, the look-alike letters read as the Latin ones ("Ignоrе" with Cyrillic о and е is "Ignore").
+ * A word wholly in Cyrillic or Greek is left as it is.
+ */
+export function normaliseForDetection(text: string): string {
+  return text
+    .normalize('NFKC')
+    .replace(INVISIBLE, '')
+    .replace(WORD_RUN, (word) =>
+      /\p{Script=Latin}/u.test(word) && /[\p{Script=Cyrillic}\p{Script=Greek}]/u.test(word)
+        ? [...word].map((ch) => CONFUSABLES[ch] ?? ch).join('')
+        : word,
+    );
+}
+
+const COMMENTS =
+  /<!--([\s\S]{0,2000}?)-->|^[ \t]*\[(?:\/\/|comment)\]:[ \t]*(?:#|<>)[ \t]*\(([^\n]*)\)[ \t]*$/gm;
+
+/** The bodies of the text's HTML comments and Markdown comments (`[//]: # (…)`), one per line. */
+function commentBodies(text: string): string {
+  return [...text.matchAll(COMMENTS)].map((m) => (m[1] ?? m[2] ?? '').trim()).join('\n');
+}
+
 /** Runs every rule over `text` and adds up the weights of those that fired. */
 export function detectInjection(text: string, options: DetectOptions = {}): InjectionVerdict {
-  const userText = options.userText?.toLowerCase();
+  const userText =
+    options.userText === undefined ? undefined : normaliseForDetection(options.userText).toLowerCase();
+  const normalised = normaliseForDetection(text);
+  const read = { text: normalised, raw: text, comments: commentBodies(normalised) };
   const hits: RuleHit[] = [];
   for (const rule of INJECTION_RULES) {
-    const match = rule.pattern.exec(text);
+    const match = rule.pattern.exec(read[rule.reads ?? 'text']);
     if (!match) continue;
     if (userText !== undefined && typedByUser(match[0], userText)) continue;
     hits.push({ rule: rule.id, weight: rule.weight, evidence: match[0].trim().slice(0, 80) });

@@ -1,4 +1,5 @@
 import type { Scope, SnapshotSelector } from '../../foundation/scope.js';
+import type { ErasureResidueReader } from '../erasure-residue.js';
 import type { RestoreOptions, RestoreReport, SnapshotEnvelope } from '../snapshot/envelope.js';
 import type { DetailHit, DetailInput, DetailListOptions, DetailQuery, DetailRecord } from './record.js';
 
@@ -6,7 +7,7 @@ import type { DetailHit, DetailInput, DetailListOptions, DetailQuery, DetailReco
  * The detail store behind MemoryRefs. Records belong to the scope's user; `agentId` and `threadId` of the
  * scope are recorded on `create` and can filter `list`/`search`. Reads never cross users.
  */
-export interface DetailStore {
+export interface DetailStore extends ErasureResidueReader {
   /** Store full content; the token count is measured by the store's tokenizer. */
   create(scope: Scope, input: DetailInput): Promise<DetailRecord>;
   /** The record, or null when absent (or deactivated, unless `includeInactive`). */

@@ -1,4 +1,5 @@
 import type { Scope, SnapshotSelector } from '../../foundation/scope.js';
+import type { ErasureResidueReader } from '../erasure-residue.js';
 import type { RestoreOptions, RestoreReport, SnapshotEnvelope } from '../snapshot/envelope.js';
 import type {
   CombinedKnowledge,
@@ -12,7 +13,7 @@ import type {
  * Knowledge documents an agent answers from. Partitioned by user + agent; to
  * share one agent's knowledge among all users, keep it under a dedicated owner id (e.g. `shared`).
  */
-export interface DocumentStore {
+export interface DocumentStore extends ErasureResidueReader {
   /** Stores the text and splits it into chunks. Throws ConflictError on an existing `input.id`. */
   create(scope: Scope, input: DocumentInput): Promise<KnowledgeDocument>;
   get(scope: Scope, id: string): Promise<KnowledgeDocument | null>;

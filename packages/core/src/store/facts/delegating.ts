@@ -1,5 +1,6 @@
 import type { Scope, SnapshotSelector } from '../../foundation/scope.js';
 import type { WriteOptions } from '../../foundation/version.js';
+import type { ErasureResidue } from '../erasure-residue.js';
 import type { RestoreOptions, RestoreReport, SnapshotEnvelope } from '../snapshot/envelope.js';
 import type {
   CategoryCount,
@@ -59,6 +60,11 @@ export class DelegatingFactStore implements FactStore {
   /** The records only (hybrid wrappers: `forgetUser` erases the user's vectors once, for every kind). */
   eraseUser(userId: string): Promise<string[]> {
     return this.store.eraseUser(userId);
+  }
+
+  /** The wrapped store's derived places (the vector index is checked by `verifyErased` itself). */
+  erasureResidue(userId: string): Promise<ErasureResidue[]> {
+    return this.store.erasureResidue?.(userId) ?? Promise.resolve([]);
   }
 
   snapshot(selector: SnapshotSelector): Promise<SnapshotEnvelope<Fact>> {

@@ -1,5 +1,6 @@
 import type { Scope, SnapshotSelector } from '../../foundation/scope.js';
 import type { WriteOptions } from '../../foundation/version.js';
+import type { ErasureResidueReader } from '../erasure-residue.js';
 import type { RestoreOptions, RestoreReport, SnapshotEnvelope } from '../snapshot/envelope.js';
 import type {
   CategoryCount,
@@ -17,7 +18,7 @@ import type {
  * memory). Facts are partitioned by `userId` and `agentId`: a read sees exactly the facts written with
  * the same user and agent (no agent = the user's agent-independent facts).
  */
-export interface FactStore {
+export interface FactStore extends ErasureResidueReader {
   get(scope: Scope, id: string): Promise<Fact | null>;
   list(scope: Scope, options?: FactListOptions): Promise<Fact[]>;
   /** How many facts `list` with the same filter would return without a limit. */

@@ -9,6 +9,7 @@ import type {
 } from '../details/record.js';
 import { DetailQuerySchema } from '../details/record.js';
 import type { DetailStore } from '../details/store.js';
+import type { ErasureResidue } from '../erasure-residue.js';
 import type { RestoreOptions, RestoreReport, SnapshotEnvelope } from '../snapshot/envelope.js';
 import { reciprocalRankFusion } from './fusion.js';
 import { detailMapping, detailVectorId } from './kinds.js';
@@ -71,6 +72,11 @@ export class HybridDetailStore implements DetailStore {
   /** The records only: `forgetUser` erases the user's vectors from the index once, for every kind. */
   eraseUser(userId: string): Promise<string[]> {
     return this.store.eraseUser(userId);
+  }
+
+  /** The wrapped store's derived places (the vector index is checked by `verifyErased` itself). */
+  erasureResidue(userId: string): Promise<ErasureResidue[]> {
+    return this.store.erasureResidue?.(userId) ?? Promise.resolve([]);
   }
 
   async search(scope: Scope, query: DetailQuery): Promise<DetailHit[]> {

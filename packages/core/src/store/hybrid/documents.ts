@@ -10,6 +10,7 @@ import type {
 } from '../documents/record.js';
 import { DocumentQuerySchema } from '../documents/record.js';
 import type { DocumentStore } from '../documents/store.js';
+import type { ErasureResidue } from '../erasure-residue.js';
 import type { RestoreOptions, RestoreReport, SnapshotEnvelope } from '../snapshot/envelope.js';
 import { reciprocalRankFusion } from './fusion.js';
 import { chunkVectorId, documentMapping } from './kinds.js';
@@ -54,6 +55,11 @@ export class HybridDocumentStore implements DocumentStore {
   /** The records only: `forgetUser` erases the user's vectors from the index once, for every kind. */
   eraseUser(userId: string): Promise<string[]> {
     return this.store.eraseUser(userId);
+  }
+
+  /** The wrapped store's derived places (the vector index is checked by `verifyErased` itself). */
+  erasureResidue(userId: string): Promise<ErasureResidue[]> {
+    return this.store.erasureResidue?.(userId) ?? Promise.resolve([]);
   }
 
   snapshot(selector: SnapshotSelector): Promise<SnapshotEnvelope<KnowledgeDocument>> {

@@ -7,6 +7,7 @@ import type { UpsertOptions, WriteOptions } from '../../foundation/version.js';
 import type { ChatMessage } from '../../model/messages.js';
 import { ChatRoleSchema } from '../../model/messages.js';
 import { LexicalIndex } from '../../search/lexical-index.js';
+import type { ErasureResidue } from '../erasure-residue.js';
 import type {
   KvEntry,
   SessionCreateOptions,
@@ -112,6 +113,11 @@ export class HybridSessionStore implements SessionStore {
   /** The records only: `forgetUser` erases the user's vectors from the index once, for every kind. */
   eraseUser(userId: string): Promise<string[]> {
     return this.store.eraseUser(userId);
+  }
+
+  /** The wrapped store's derived places (the vector index is checked by `verifyErased` itself). */
+  erasureResidue(userId: string): Promise<ErasureResidue[]> {
+    return this.store.erasureResidue?.(userId) ?? Promise.resolve([]);
   }
 
   snapshot(selector: SnapshotSelector): Promise<SnapshotEnvelope<SessionRecord>> {

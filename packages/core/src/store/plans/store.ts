@@ -1,5 +1,6 @@
 import type { SnapshotSelector, ThreadScope } from '../../foundation/scope.js';
 import type { WriteOptions } from '../../foundation/version.js';
+import type { ErasureResidueReader } from '../erasure-residue.js';
 import type { RestoreOptions, RestoreReport, SnapshotEnvelope } from '../snapshot/envelope.js';
 import type { NewStep, Plan, PlanInput, StepUpdate } from './record.js';
 
@@ -7,7 +8,7 @@ import type { NewStep, Plan, PlanInput, StepUpdate } from './record.js';
  * One plan per conversation. The scope must name the thread. Step and plan
  * operations on a thread without a plan throw NotFoundError.
  */
-export interface PlanStore {
+export interface PlanStore extends ErasureResidueReader {
   /**
    * Creates the thread's plan, replacing any previous one, at version 1 with a new plan id. Steps start
    * `pending`. (An edit that expected a version of the replaced plan is checked against the new plan's.)

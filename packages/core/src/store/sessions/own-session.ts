@@ -5,7 +5,12 @@ import type { SessionInfo } from './record.js';
 import type { SessionStore } from './store.js';
 
 /** What a dedicated session is for; one session per purpose, so one purpose's keys never evict another's. */
-export type OwnSessionPurpose = 'changesets' | 'feedback' | 'conversation-log' | 'recall-log';
+export type OwnSessionPurpose =
+  | 'changesets'
+  | 'feedback'
+  | 'conversation-log'
+  | 'recall-log'
+  | 'suppressions';
 
 /**
  * One dedicated session per user + agent for one of Kioku's own purposes, found by its metadata

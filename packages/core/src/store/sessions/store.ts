@@ -1,6 +1,7 @@
 import type { Scope, SnapshotSelector } from '../../foundation/scope.js';
 import type { UpsertOptions, WriteOptions } from '../../foundation/version.js';
 import type { ChatMessage } from '../../model/messages.js';
+import type { ErasureResidueReader } from '../erasure-residue.js';
 import type { RestoreOptions, RestoreReport, SnapshotEnvelope } from '../snapshot/envelope.js';
 import type { KvEntry, SessionCreateOptions, SessionInfo, SessionRecord, TranscriptEntry } from './record.js';
 
@@ -12,7 +13,7 @@ import type { KvEntry, SessionCreateOptions, SessionInfo, SessionRecord, Transcr
  * entry for it, one more on every `kvSet` of the entry; `kvSet` and `kvDelete` take an `expectedVersion`
  * and check it in the same atomic step as their write.
  */
-export interface SessionStore {
+export interface SessionStore extends ErasureResidueReader {
   create(scope: Scope, options?: SessionCreateOptions): Promise<SessionInfo>;
   /** The session, or null when it is not in the caller's index. */
   get(scope: Scope, sessionId: string): Promise<SessionInfo | null>;

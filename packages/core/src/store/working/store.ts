@@ -1,5 +1,6 @@
 import type { Scope, SnapshotSelector } from '../../foundation/scope.js';
 import type { WriteOptions } from '../../foundation/version.js';
+import type { ErasureResidueReader } from '../erasure-residue.js';
 import type { RestoreOptions, RestoreReport, SnapshotEnvelope } from '../snapshot/envelope.js';
 import type {
   WorkingEntry,
@@ -16,7 +17,7 @@ import type {
  * without a live entry, one more on every `set` of the live entry; `set` and `delete` take an
  * `expectedVersion` and check it in the same atomic step as their write.
  */
-export interface WorkingMemoryStore {
+export interface WorkingMemoryStore extends ErasureResidueReader {
   /**
    * Store or overwrite `key`. At the cap, the oldest entry of the namespace is evicted (or CapacityError).
    * With `options.expectedVersion` (0: the key has no live entry), a key at another version is
