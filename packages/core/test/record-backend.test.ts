@@ -39,9 +39,9 @@ describe('the record-level seam', () => {
         ],
         delete: [],
       }),
-    ).toBe(true);
-    expect(await backend.apply(ref, 0, { put: [{ ...r('x'), append: true }], delete: [] })).toBe(false);
-    expect(await backend.apply(ref, 1, { put: [{ ...r('a', '"A"'), append: true }], delete: [] })).toBe(true);
+    ).toBe(1);
+    expect(await backend.apply(ref, 0, { put: [{ ...r('x'), append: true }], delete: [] })).toBeNull();
+    expect(await backend.apply(ref, 1, { put: [{ ...r('a', '"A"'), append: true }], delete: [] })).toBe(2);
     expect(await backend.scan(ref)).toEqual({ version: 2, records: [r('b'), r('a', '"A"')] });
     expect(await backend.listPartitions('facts', 'u')).toEqual([ref]);
     expect(await backend.listPartitions('facts', 'other')).toEqual([]);
@@ -51,7 +51,7 @@ describe('the record-level seam', () => {
 /** A record backend that counts what each apply writes (a side channel on the records). */
 class CountingBackend extends InMemoryRecordBackend {
   readonly applied: RecordChanges[] = [];
-  override async apply(ref: PartitionRef, expected: number, changes: RecordChanges): Promise<boolean> {
+  override async apply(ref: PartitionRef, expected: number, changes: RecordChanges): Promise<number | null> {
     this.applied.push(changes);
     return super.apply(ref, expected, changes);
   }

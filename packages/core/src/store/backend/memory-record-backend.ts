@@ -29,9 +29,9 @@ export class InMemoryRecordBackend implements RecordBackend {
     return this.#versions.get(partitionLabel(ref)) ?? 0;
   }
 
-  async apply(ref: PartitionRef, expectedVersion: number, changes: RecordChanges): Promise<boolean> {
+  async apply(ref: PartitionRef, expectedVersion: number, changes: RecordChanges): Promise<number | null> {
     const label = partitionLabel(ref);
-    if ((this.#versions.get(label) ?? 0) !== expectedVersion) return false;
+    if ((this.#versions.get(label) ?? 0) !== expectedVersion) return null;
     const partition = this.#partitions.get(label) ?? { ref: { ...ref }, records: new Map() };
     for (const key of changes.delete) partition.records.delete(key);
     for (const record of changes.put) {
@@ -41,7 +41,7 @@ export class InMemoryRecordBackend implements RecordBackend {
     this.#versions.set(label, expectedVersion + 1);
     if (partition.records.size === 0) this.#partitions.delete(label);
     else this.#partitions.set(label, partition);
-    return true;
+    return expectedVersion + 1;
   }
 
   async replace(ref: PartitionRef, records: readonly StoredRecord[]): Promise<void> {

@@ -1,4 +1,4 @@
-import { KiokuError, StorageError } from '../../foundation/errors.js';
+import { CorruptDataError, KiokuError, StorageError } from '../../foundation/errors.js';
 import type { StoreKind } from '../kinds.js';
 import type { KeyedRecord, PartitionBackend, PartitionCodec, PartitionRef } from './partition.js';
 import { partitionLabel } from './partition.js';
@@ -48,17 +48,21 @@ export interface RecordBackend {
   /** Every record of the partition in order (appended records last, in the order they were appended), and the partition's version (0 when it has never been written). */
   scan(ref: PartitionRef): Promise<{ version: number; records: StoredRecord[] }>;
   /**
-   * Applies the changes at once if the partition is still at `expectedVersion` and moves it to
-   * `expectedVersion + 1`; returns false (and writes nothing) when another writer got there first. A put
-   * of an existing key without `append` keeps the record's place.
+   * Applies the changes at once if the partition is still at `expectedVersion` and returns its new
+   * version; returns null (and writes nothing) when another writer got there first. A put of an existing
+   * key without `append` keeps the record's place. A version must never come back for a partition (a
+   * counter that survives the partition's deletion, or a random start for a new one), so a reader that
+   * cached a partition at a version never mistakes a later state for it.
    */
-  apply(ref: PartitionRef, expectedVersion: number, changes: RecordChanges): Promise<boolean>;
+  apply(ref: PartitionRef, expectedVersion: number, changes: RecordChanges): Promise<number | null>;
   /** Replaces every record of the partition (restore, erase); a new version. No records: the partition goes. */
   replace(ref: PartitionRef, records: readonly StoredRecord[]): Promise<void>;
   /** Every partition of `kind` that holds records, optionally only one user's. */
   listPartitions(kind: StoreKind, userId?: string): Promise<PartitionRef[]>;
   /** Optional: the partition's current version, cheaper than a scan. With it, decoded partitions are cached. */
   version?(ref: PartitionRef): Promise<number>;
+  /** Optional: where the partition lives (e.g. `{ file }`), for the details of a CorruptDataError. */
+  locate?(ref: PartitionRef): Record<string, unknown>;
   /** The largest record this backend stores, in bytes of JSON text (default `DEFAULT_RECORD_LIMIT_BYTES`). */
   readonly recordLimitBytes?: number;
 }
@@ -138,17 +142,15 @@ export class RecordBackedPartitions implements PartitionBackend {
         throw error;
       }
       if (changes.put.length === 0 && changes.delete.length === 0) return result;
-      let applied: boolean;
+      let version: number | null;
       try {
-        applied = await this.#records.apply(ref, loaded.version, changes);
+        version = await this.#records.apply(ref, loaded.version, changes);
       } catch (error) {
         this.#cache.delete(label);
         throw error;
       }
-      if (applied) {
-        if (this.#records.version) {
-          this.#cache.set(label, { version: loaded.version + 1, state: loaded.state, records: next });
-        }
+      if (version !== null) {
+        if (this.#records.version) this.#cache.set(label, { version, state: loaded.state, records: next });
         return result;
       }
       this.#cache.delete(label);
@@ -179,10 +181,22 @@ export class RecordBackedPartitions implements PartitionBackend {
       if (cached && (await this.#records.version(ref)) === cached.version) return cached;
     }
     const { version, records } = await this.#records.scan(ref);
-    const keyed = records.map((r) => ({ key: r.key, value: JSON.parse(r.json) as unknown }));
+    let keyed: KeyedRecord[];
+    let state: S;
+    try {
+      keyed = records.map((r) => ({ key: r.key, value: JSON.parse(r.json) as unknown }));
+      state = stateOf(codec, keyed);
+    } catch (error) {
+      if (error instanceof KiokuError) throw error;
+      const where = this.#records.locate?.(ref) ?? { partition: label };
+      throw new CorruptDataError(
+        `Stored ${ref.kind} data at ${Object.values(where).join(' ')} is not valid (${(error as Error).message}). Fix or move it; Kioku will not overwrite it.`,
+        { cause: error, details: where },
+      );
+    }
     const partition: CachedPartition = {
       version,
-      state: stateOf(codec, keyed),
+      state,
       records: records.map((r, i) => ({ key: r.key, json: r.json, value: keyed[i]!.value })),
     };
     if (this.#records.version) this.#cache.set(label, partition);
