@@ -10,4 +10,12 @@ export type { CliIo } from './io.js';
 export * from './kinds.js';
 export { run } from './main.js';
 export * from './reembed.js';
+export {
+  adapterModules,
+  registerStoreAdapter,
+  type StoreAdapterContext,
+  type StoreAdapterFactory,
+  type StoreAdapterModule,
+  type StoreAdapterSpec,
+} from './store-adapters.js';
 export * from './stores.js';
