@@ -76,7 +76,10 @@ for (const metric of METRICS) {
       const baseline = pick(sides.baseline);
       const current = pick(sides.current);
       const ratio = current / baseline;
-      ((out[adapter] ??= {})[size] ??= {})[metric] = { baseline, current, ratio };
+      out[adapter] ??= {};
+      const bySize = out[adapter];
+      bySize[size] ??= {};
+      bySize[size][metric] = { baseline, current, ratio };
       rows.push([adapter, size, metric, baseline.toFixed(3), current.toFixed(3), ratio.toFixed(2)]);
     }
   }
