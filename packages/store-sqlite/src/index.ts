@@ -5,6 +5,11 @@ export * from './documents.js';
 export * from './facts.js';
 export * from './plans.js';
 export {
+  createSqliteRecordStores,
+  SqliteRecordBackend,
+  type SqliteRecordBackendOptions,
+} from './record-backend.js';
+export {
   DEFAULT_SEARCH,
   ftsExpression,
   quoteFts,
