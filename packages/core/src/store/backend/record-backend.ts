@@ -70,6 +70,9 @@ export interface RecordBackend {
 /** Attempts of an optimistic write before giving up under contention. */
 const MAX_ATTEMPTS = 50;
 
+/** Decoded partitions kept (least recently used dropped first), so a server of many users stays bounded. */
+const CACHED_PARTITIONS = 1_000;
+
 /** The key of a partition stored whole, as one record (codecs without `toRecords`, and older data). */
 const WHOLE = '';
 
@@ -150,7 +153,7 @@ export class RecordBackedPartitions implements PartitionBackend {
         throw error;
       }
       if (version !== null) {
-        if (this.#records.version) this.#cache.set(label, { version, state: loaded.state, records: next });
+        if (this.#records.version) this.#remember(label, { version, state: loaded.state, records: next });
         return result;
       }
       this.#cache.delete(label);
@@ -178,7 +181,10 @@ export class RecordBackedPartitions implements PartitionBackend {
     const label = partitionLabel(ref);
     if (this.#records.version) {
       const cached = this.#cache.get(label);
-      if (cached && (await this.#records.version(ref)) === cached.version) return cached;
+      if (cached && (await this.#records.version(ref)) === cached.version) {
+        this.#remember(label, cached);
+        return cached;
+      }
     }
     const { version, records } = await this.#records.scan(ref);
     let keyed: KeyedRecord[];
@@ -199,8 +205,15 @@ export class RecordBackedPartitions implements PartitionBackend {
       state,
       records: records.map((r, i) => ({ key: r.key, json: r.json, value: keyed[i]!.value })),
     };
-    if (this.#records.version) this.#cache.set(label, partition);
+    if (this.#records.version) this.#remember(label, partition);
     return partition;
+  }
+
+  /** Keep `partition` as the most recently used, dropping the least recently used beyond the bound. */
+  #remember(label: string, partition: CachedPartition): void {
+    this.#cache.delete(label);
+    this.#cache.set(label, partition);
+    if (this.#cache.size > CACHED_PARTITIONS) this.#cache.delete(this.#cache.keys().next().value!);
   }
 
   /** The state's records with their JSON: unchanged value objects reuse the JSON they had. */
