@@ -1,12 +1,16 @@
 import { describe, expect, it } from 'vitest';
 import {
   InMemoryRecordBackend,
+  type ParsedFactFilter,
+  type ParsedFactQuery,
   type PartitionRef,
   type RecordChanges,
   RecordTooLargeError,
   storesOverBackend,
 } from '../src/adapter.js';
+import type { Scope } from '../src/index.js';
 import { diff } from '../src/store/backend/record-backend.js';
+import type { FactHit } from '../src/store.js';
 
 const r = (key: string, json = `"${key}"`) => ({ key, json });
 const ref = { kind: 'facts', userId: 'u' } as const;
@@ -151,5 +155,36 @@ describe('stores over the storage seam', () => {
       't:000000000000',
       't:000000000001',
     ]);
+  });
+});
+
+describe('push-downs', () => {
+  it('searchFacts and countFacts answer for the fact store, with the scope and the query validated', async () => {
+    const calls: unknown[] = [];
+    const backend = new (class extends InMemoryRecordBackend {
+      async searchFacts(scope: Scope, query: ParsedFactQuery): Promise<FactHit[]> {
+        calls.push({ scope, query });
+        return [];
+      }
+      async countFacts(scope: Scope, filter: ParsedFactFilter): Promise<number> {
+        calls.push({ scope, filter });
+        return 42;
+      }
+    })();
+    const { facts } = storesOverBackend(backend);
+    await facts.create({ userId: 'u' }, { content: 'stored through the seam' });
+    expect(await facts.search({ userId: 'u' }, { query: 'stored' })).toEqual([]);
+    expect(await facts.count({ userId: 'u' }, { category: 'general' })).toBe(42);
+    expect(calls).toEqual([
+      {
+        scope: { userId: 'u' },
+        query: expect.objectContaining({ query: 'stored', limit: expect.any(Number) }),
+      },
+      { scope: { userId: 'u' }, filter: { category: 'general' } },
+    ]);
+    await expect(facts.search({ userId: '../x' }, { query: 'a' })).rejects.toMatchObject({
+      code: 'VALIDATION',
+    });
+    expect(calls).toHaveLength(2);
   });
 });

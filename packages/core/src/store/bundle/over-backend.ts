@@ -70,13 +70,13 @@ class PushedDownFactStore extends DelegatingFactStore {
     this.#backend = backend;
   }
 
-  override search(scope: Scope, query: FactQuery): Promise<FactHit[]> {
+  override async search(scope: Scope, query: FactQuery): Promise<FactHit[]> {
     if (!this.#backend.searchFacts) return super.search(scope, query);
     const s = parseScope(scope);
     return this.#backend.searchFacts(s, parseOrThrow(FactQuerySchema, query, 'fact query'));
   }
 
-  override count(scope: Scope, filter: FactFilter = {}): Promise<number> {
+  override async count(scope: Scope, filter: FactFilter = {}): Promise<number> {
     if (!this.#backend.countFacts) return super.count(scope, filter);
     const s = parseScope(scope);
     return this.#backend.countFacts(s, parseOrThrow(FactFilterSchema, filter, 'count filter'));
