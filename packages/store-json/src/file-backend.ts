@@ -94,7 +94,8 @@ export class JsonFileBackend implements StorageBackend {
     return this.#exclusive(path, async () => {
       const current = await this.#load(path);
       if (current.version !== expectedVersion) return null;
-      const records = new Map(current.records);
+      // Changed in place: a failed save drops the cached file (`#exclusive`), so it is read again.
+      const records = current.records;
       for (const key of changes.delete) records.delete(key);
       for (const record of changes.put) {
         if (record.append) records.delete(record.key);

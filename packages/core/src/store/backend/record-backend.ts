@@ -220,8 +220,12 @@ export class RecordBackedPartitions implements PartitionBackend {
   #known<S>(ref: PartitionRef, codec: PartitionCodec<S>, state: S, before: KnownRecord[]): KnownRecord[] {
     if (codec.isEmpty(state)) return [];
     const keyed = codec.toRecords ? codec.toRecords(state) : [{ key: WHOLE, value: codec.encode(state) }];
-    const old = new Map(before.map((r) => [r.key, r]));
-    return keyed.map(({ key, value }) => {
+    // Records mostly keep their place: match by position, and index `before` by key only past the first miss.
+    let old: Map<string, KnownRecord> | undefined;
+    return keyed.map(({ key, value }, i) => {
+      const same = before[i];
+      if (same && same.key === key && same.value === value) return same;
+      old ??= new Map(before.map((r) => [r.key, r]));
       const known = old.get(key);
       if (known && known.value === value) return known;
       const json = JSON.stringify(value);
@@ -271,12 +275,21 @@ function changesBetween(
   after: readonly KnownRecord[],
   keyOrdered: boolean,
 ): RecordChanges {
-  const afterKeys = new Set(after.map((r) => r.key));
-  const old = new Map(before.map((r) => [r.key, r]));
+  // The unchanged head (the same known records, in place) costs one comparison per record.
+  let head = 0;
+  while (head < before.length && head < after.length && before[head] === after[head]) head++;
+  if (head === before.length) {
+    // Only appended records: the common write (a create, a transcript append).
+    return { put: after.slice(head).map((r) => ({ key: r.key, json: r.json, append: true })), delete: [] };
+  }
+  const rest = before.slice(head);
+  const tail = after.slice(head);
+  const afterKeys = new Set(tail.map((r) => r.key));
+  const old = new Map(rest.map((r) => [r.key, r]));
   const put: Array<StoredRecord & { append: boolean }> = [];
-  const deleted = before.filter((r) => !afterKeys.has(r.key)).map((r) => r.key);
+  const deleted = rest.filter((r) => !afterKeys.has(r.key)).map((r) => r.key);
   if (keyOrdered) {
-    for (const record of after) {
+    for (const record of tail) {
       const previous = old.get(record.key);
       if (!previous) put.push({ key: record.key, json: record.json, append: true });
       else if (previous !== record && previous.json !== record.json)
@@ -284,11 +297,11 @@ function changesBetween(
     }
     return { put, delete: deleted };
   }
-  const kept = before.filter((r) => afterKeys.has(r.key));
+  const kept = rest.filter((r) => afterKeys.has(r.key));
   let inPlace = 0;
-  while (inPlace < after.length && inPlace < kept.length && after[inPlace]!.key === kept[inPlace]!.key)
+  while (inPlace < tail.length && inPlace < kept.length && tail[inPlace]!.key === kept[inPlace]!.key)
     inPlace++;
-  after.forEach((record, i) => {
+  tail.forEach((record, i) => {
     if (i >= inPlace) put.push({ key: record.key, json: record.json, append: true });
     else {
       const previous = old.get(record.key)!;
