@@ -75,8 +75,10 @@ function parseLines(text: string): ParsedPartition | undefined {
     // A JSON string cannot hold an unescaped `"`, so the first `","value":` ends the key.
     const at = line.indexOf(`"${VALUE_AT}`, KEY_START.length + 1);
     if (at === -1) return undefined;
-    const key = JSON.parse(line.slice(KEY_START.length, at + 1)) as unknown;
-    if (typeof key !== 'string') return undefined;
+    const quoted = line.slice(KEY_START.length, at + 1);
+    // Keys without escapes (ids, `t:…`, `k:…`) are the text between the quotes.
+    const key = quoted.includes('\\') ? (JSON.parse(quoted) as unknown) : quoted.slice(1, -1);
+    if (typeof key !== 'string' || quoted[0] !== '"') return undefined;
     records.set(key, line.slice(at + 1 + VALUE_AT.length, -1));
   }
   return { version, records };

@@ -190,7 +190,9 @@ export class RecordBackedPartitions implements PartitionBackend {
     let keyed: KeyedRecord[];
     let state: S;
     try {
-      keyed = records.map((r) => ({ key: r.key, value: JSON.parse(r.json) as unknown }));
+      // One parse of all records (as one JSON array) costs less than a parse per record.
+      const values = JSON.parse(`[${records.map((r) => r.json).join(',')}]`) as unknown[];
+      keyed = records.map((r, i) => ({ key: r.key, value: values[i] }));
       state = stateOf(codec, keyed);
     } catch (error) {
       if (error instanceof KiokuError) throw error;
