@@ -4,6 +4,7 @@ import { fileURLToPath } from 'node:url';
 import { type Clock, type KiokuStores, NotFoundError, StorageError } from '@kioku/core';
 import { importAdapter, LOADERS } from './adapters.js';
 import { UsageError } from './errors.js';
+import { mayOpenScheme, resolveStoreAdapter } from './store-adapters.js';
 import { parseUrl, redact } from './urls.js';
 
 /**
@@ -14,7 +15,16 @@ export type BackendSpec =
   | { type: 'json'; directory: string; label: string; identity: string }
   | { type: 'sqlite'; file: string; label: string; identity: string }
   | { type: 'postgres'; url: string; schema: string | undefined; label: string; identity: string }
-  | { type: 'redis'; url: string; prefix: string | undefined; label: string; identity: string };
+  | { type: 'redis'; url: string; prefix: string | undefined; label: string; identity: string }
+  | {
+      /** A scheme served by a registered adapter (`registerStoreAdapter`, `KIOKU_ADAPTERS`). */
+      type: 'adapter';
+      scheme: string;
+      location: string;
+      input: string;
+      label: string;
+      identity: string;
+    };
 
 export type BackendType = BackendSpec['type'];
 
@@ -102,8 +112,15 @@ export function parseBackend(input: string): BackendSpec {
         identity: `redis://${url.hostname}:${url.port || '6379'}/${db}#${prefix ?? 'kioku:'}`,
       };
     }
-    default:
-      throw new UsageError(`Unknown backend "${scheme}:" in "${input}". Use one of: ${EXAMPLES}.`);
+    default: {
+      if (mayOpenScheme(scheme)) {
+        const spec = `${scheme}:${rest}`;
+        return { type: 'adapter', scheme, location: rest, input, label: spec, identity: spec };
+      }
+      throw new UsageError(
+        `Unknown backend "${scheme}:" in "${input}". Use one of: ${EXAMPLES}, or a scheme of an adapter module named in KIOKU_ADAPTERS.`,
+      );
+    }
   }
 }
 
@@ -194,6 +211,13 @@ async function openAdapterStores(spec: BackendSpec, options: OpenOptions): Promi
     case 'redis': {
       const { createRedisStores } = await importAdapter('redis', LOADERS.redis);
       return createRedisStores({ url: spec.url, prefix: spec.prefix, clock });
+    }
+    case 'adapter': {
+      const factory = await resolveStoreAdapter(spec.scheme);
+      return factory(
+        { scheme: spec.scheme, location: spec.location, input: spec.input },
+        { role, ...(clock ? { clock } : {}) },
+      );
     }
   }
 }

@@ -18,3 +18,11 @@ export { KINDS, type Kind, type VectorKind } from './kinds.js';
 export { run } from './main.js';
 export { checkModels, planReembed, reembedKinds, type VectorKindReport } from './reembed.js';
 export { type OpenStoresOptions, openStores, type StoresSpec } from './stores.js';
+export {
+  adapterModules,
+  registerStoreAdapter,
+  type StoreAdapterContext,
+  type StoreAdapterFactory,
+  type StoreAdapterModule,
+  type StoreAdapterSpec,
+} from './store-adapters.js';

@@ -248,7 +248,7 @@ async function migrate(args: string[], io: CliIo): Promise<number> {
 
   // A missing target adapter is reported before anything is read; the target is opened only once the
   // source has been read in full (better-sqlite3 creates a file on open), and never in a dry run.
-  await checkAdapter(to.type);
+  if (to.type !== 'adapter') await checkAdapter(to.type);
   await write(
     io.stdout,
     `${dryRun ? 'Dry run: would copy' : 'Copying'} ${who(selector)} from ${from.label} to ${to.label}\n`,

@@ -46,7 +46,8 @@ export async function serveStudioCommand(values: StudioValues, io: McpIo): Promi
   const stores = await openMemory(store, values, io, values['read-only'] ? 'source' : 'target');
   const stop = signalled();
   try {
-    const directory = await studio.openDirectory(spec);
+    // A registered adapter has no native directory reader: the studio lists users from its snapshots.
+    const directory = await studio.openDirectory(spec.type === 'adapter' ? { type: 'stores', stores } : spec);
     const running = await studio
       .serveStudio({
         stores,

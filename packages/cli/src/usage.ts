@@ -23,6 +23,8 @@ Backends:
   postgres://user@host/db      @kioku/store-postgres; ?schema=<name> picks the schema (default kioku)
   redis://host:6379/0          @kioku/store-redis; ?prefix=<p> picks the key prefix (default kioku:)
   Each needs its adapter package installed next to @kioku/cli (npm install @kioku/store-sqlite …).
+  <scheme>:<location>          a third-party adapter: KIOKU_ADAPTERS=<package or path>[,…] names modules
+                               that export storeAdapters = { <scheme>: (spec, context) => stores }
 
 Kinds: facts, documents, plans, working, sessions, details (default: all six).
 Vector kinds (reembed): facts, documents, details, transcript (default: all four).

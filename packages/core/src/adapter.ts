@@ -44,6 +44,7 @@ export {
 } from './search/signals/rerank.js';
 // Seams: whole partitions, single records, and the stores over them
 export { MemoryPartitionBackend } from './store/backend/memory-backend.js';
+export { InMemoryRecordBackend } from './store/backend/memory-record-backend.js';
 export {
   type KeyedRecord,
   type PartitionBackend,
@@ -52,14 +53,22 @@ export {
   partitionLabel,
 } from './store/backend/partition.js';
 export {
-  InMemoryRecordBackend,
+  DEFAULT_RECORD_LIMIT_BYTES,
   RecordBackedPartitions,
   type RecordBackend,
   type RecordChanges,
+  RecordTooLargeError,
   type StoredRecord,
 } from './store/backend/record-backend.js';
 export { erasePartitions } from './store/backend/snapshot-io.js';
 export { once } from './store/bundle/bundle.js';
+// The storage seam: what an adapter implements, and the six stores over it
+export { type StoresOverBackendOptions, storesOverBackend } from './store/bundle/over-backend.js';
+export type {
+  ParsedFactFilter,
+  ParsedFactQuery,
+  StorageBackend,
+} from './store/bundle/storage-backend.js';
 export { PartitionedDetailStore } from './store/details/partitioned.js';
 // Record rules: what each kind is on create and on every change
 export {

@@ -1,6 +1,16 @@
 import { describe, expect, it } from 'vitest';
-import { InMemoryRecordBackend } from '../src/adapter.js';
+import {
+  InMemoryRecordBackend,
+  type ParsedFactFilter,
+  type ParsedFactQuery,
+  type PartitionRef,
+  type RecordChanges,
+  RecordTooLargeError,
+  storesOverBackend,
+} from '../src/adapter.js';
+import type { Scope } from '../src/index.js';
 import { diff } from '../src/store/backend/record-backend.js';
+import type { FactHit } from '../src/store.js';
 
 const r = (key: string, json = `"${key}"`) => ({ key, json });
 const ref = { kind: 'facts', userId: 'u' } as const;
@@ -33,11 +43,148 @@ describe('the record-level seam', () => {
         ],
         delete: [],
       }),
-    ).toBe(true);
-    expect(await backend.apply(ref, 0, { put: [{ ...r('x'), append: true }], delete: [] })).toBe(false);
-    expect(await backend.apply(ref, 1, { put: [{ ...r('a', '"A"'), append: true }], delete: [] })).toBe(true);
+    ).toBe(1);
+    expect(await backend.apply(ref, 0, { put: [{ ...r('x'), append: true }], delete: [] })).toBeNull();
+    expect(await backend.apply(ref, 1, { put: [{ ...r('a', '"A"'), append: true }], delete: [] })).toBe(2);
     expect(await backend.scan(ref)).toEqual({ version: 2, records: [r('b'), r('a', '"A"')] });
     expect(await backend.listPartitions('facts', 'u')).toEqual([ref]);
     expect(await backend.listPartitions('facts', 'other')).toEqual([]);
+  });
+});
+
+/** A record backend that counts what each apply writes (a side channel on the records). */
+class CountingBackend extends InMemoryRecordBackend {
+  readonly applied: RecordChanges[] = [];
+  override async apply(ref: PartitionRef, expected: number, changes: RecordChanges): Promise<number | null> {
+    this.applied.push(changes);
+    return super.apply(ref, expected, changes);
+  }
+}
+
+describe('stores over the storage seam', () => {
+  const scope = { userId: 'u' };
+
+  it('a transcript append writes one record per message; an eviction deletes the oldest one', async () => {
+    const backend = new CountingBackend();
+    const { sessions } = storesOverBackend(backend, { sessions: { transcriptCap: 3 } });
+    const session = await sessions.create(scope);
+    for (const text of ['one', 'two', 'three']) {
+      await sessions.transcriptAppend(scope, session.id, { role: 'user', content: text });
+    }
+    backend.applied.length = 0;
+    await sessions.transcriptAppend(scope, session.id, { role: 'user', content: 'four' });
+    expect(backend.applied).toHaveLength(1);
+    expect(backend.applied[0]!.put.map((r) => r.key)).toEqual(['t:000000000003']);
+    expect(backend.applied[0]!.delete).toEqual(['t:000000000000']);
+    // A second bundle over the same records (another process) reads them back in order.
+    const again = storesOverBackend(backend).sessions;
+    expect((await again.transcriptReadLast(scope, session.id, 5)).map((e) => e.content)).toEqual([
+      'two',
+      'three',
+      'four',
+    ]);
+  });
+
+  it('a k-v update writes one record and keeps the eviction order', async () => {
+    const backend = new CountingBackend();
+    const { sessions } = storesOverBackend(backend, { sessions: { kvCap: 2 } });
+    const session = await sessions.create(scope);
+    await sessions.kvSet(scope, session.id, 'a', '1');
+    await sessions.kvSet(scope, session.id, 'b', '2');
+    backend.applied.length = 0;
+    await sessions.kvSet(scope, session.id, 'a', '3'); // moves `a` last: `b` is now the oldest
+    expect(backend.applied[0]!.put.map((r) => r.key)).toEqual(['k:a']);
+    await sessions.kvSet(scope, session.id, 'c', '4');
+    const twin = storesOverBackend(backend).sessions;
+    expect((await twin.kvList(scope, session.id)).map((e) => e.key)).toEqual(['a', 'c']);
+  });
+
+  it('a document is a head, its text parts and one record per chunk; a new one appends only its own', async () => {
+    const backend = new CountingBackend();
+    const { documents } = storesOverBackend(backend, { chunkTokens: 20 });
+    await documents.create(scope, { id: 'first', title: 'First', text: 'alpha beta gamma. '.repeat(40) });
+    backend.applied.length = 0;
+    const doc = await documents.create(scope, {
+      id: 'second',
+      title: 'Second',
+      text: 'delta epsilon. '.repeat(40),
+    });
+    const keys = backend.applied[0]!.put.map((r) => r.key);
+    expect(keys[0]).toBe('second');
+    expect(keys.filter((k) => k.startsWith('second:c:'))).toHaveLength(doc.chunks.length);
+    expect(keys.every((k) => k.startsWith('second'))).toBe(true);
+    expect(await storesOverBackend(backend).documents.get(scope, 'second')).toEqual(doc);
+  });
+
+  it('a record over the backend limit is a RecordTooLargeError and nothing is stored', async () => {
+    const backend = new (class extends InMemoryRecordBackend {
+      readonly recordLimitBytes = 2_000;
+    })();
+    const { sessions } = storesOverBackend(backend);
+    const session = await sessions.create(scope);
+    const error = await sessions
+      .transcriptAppend(scope, session.id, { role: 'tool', content: 'x'.repeat(5_000) })
+      .catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(RecordTooLargeError);
+    expect((error as RecordTooLargeError).code).toBe('CAPACITY');
+    expect(await sessions.transcriptReadLast(scope, session.id, 10)).toEqual([]);
+    expect(await storesOverBackend(backend).sessions.transcriptReadLast(scope, session.id, 10)).toEqual([]);
+  });
+
+  it('a partition stored whole (older data) is read, and stored record by record on the next write', async () => {
+    const backend = new InMemoryRecordBackend();
+    const sessionsRef = { kind: 'sessions', userId: 'u', name: 'index' } as const;
+    const { sessions } = storesOverBackend(backend);
+    const session = await sessions.create(scope);
+    const dataRef = { ...sessionsRef, name: session.id };
+    const ts = '2026-01-01T00:00:00.000Z';
+    await backend.replace(dataRef, [
+      {
+        key: '',
+        json: JSON.stringify({
+          kind: 'sessions',
+          schemaVersion: 1,
+          kv: [],
+          transcript: [{ role: 'user', content: 'old', ts }],
+        }),
+      },
+    ]);
+    expect((await sessions.transcriptReadLast(scope, session.id, 5)).map((e) => e.content)).toEqual(['old']);
+    await sessions.transcriptAppend(scope, session.id, { role: 'user', content: 'new' });
+    expect((await backend.scan(dataRef)).records.map((r) => r.key)).toEqual([
+      't:000000000000',
+      't:000000000001',
+    ]);
+  });
+});
+
+describe('push-downs', () => {
+  it('searchFacts and countFacts answer for the fact store, with the scope and the query validated', async () => {
+    const calls: unknown[] = [];
+    const backend = new (class extends InMemoryRecordBackend {
+      async searchFacts(scope: Scope, query: ParsedFactQuery): Promise<FactHit[]> {
+        calls.push({ scope, query });
+        return [];
+      }
+      async countFacts(scope: Scope, filter: ParsedFactFilter): Promise<number> {
+        calls.push({ scope, filter });
+        return 42;
+      }
+    })();
+    const { facts } = storesOverBackend(backend);
+    await facts.create({ userId: 'u' }, { content: 'stored through the seam' });
+    expect(await facts.search({ userId: 'u' }, { query: 'stored' })).toEqual([]);
+    expect(await facts.count({ userId: 'u' }, { category: 'general' })).toBe(42);
+    expect(calls).toEqual([
+      {
+        scope: { userId: 'u' },
+        query: expect.objectContaining({ query: 'stored', limit: expect.any(Number) }),
+      },
+      { scope: { userId: 'u' }, filter: { category: 'general' } },
+    ]);
+    await expect(facts.search({ userId: '../x' }, { query: 'a' })).rejects.toMatchObject({
+      code: 'VALIDATION',
+    });
+    expect(calls).toHaveLength(2);
   });
 });

@@ -1,11 +1,12 @@
 import { mkdir, readdir, readFile, rmdir, stat, unlink } from 'node:fs/promises';
 import path from 'node:path';
-import { CorruptDataError, KiokuError, StorageError, type StoreKind } from '@kioku/core';
-import type { PartitionBackend, PartitionCodec, PartitionRef } from '@kioku/core/adapter';
+import { CorruptDataError, StorageError, type StoreKind } from '@kioku/core';
+import type { PartitionRef, RecordChanges, StorageBackend, StoredRecord } from '@kioku/core/adapter';
 import lockfile from 'proper-lockfile';
 import { writeFileAtomic } from './atomic-file.js';
 import { breakDeadLock, clearLockOwner, sweepTempFiles, writeLockOwner } from './leftovers.js';
 import { KeyedMutex } from './mutex.js';
+import { formatPartitionFile, newVersion, parsePartitionFile } from './partition-file.js';
 import {
   AGENTS_DIR,
   decodeSegment,
@@ -21,37 +22,53 @@ export interface JsonFileBackendOptions {
   directory: string;
   /** How long a writer waits for another process's lock before failing (default 30 s). */
   lockTimeoutMs?: number;
-  /** Pretty-print files with this indent (default 2; 0 for compact files). */
+  /** Indentation of a file's header and record lines (default 2; 0: none). Each record is one compact line. */
   indent?: number;
 }
 
-interface CacheEntry {
-  /** Identity of the file version the state was read from: inode, size, mtime (rename → new inode). */
+/** A partition file as read: its version and records (JSON text each), in order. */
+interface PartitionFile {
+  /** Identity of the file version it was read from: inode, size, mtime (rename → new inode). */
   token: string;
-  state: unknown;
+  version: number;
+  records: Map<string, string>;
 }
 
 const ABSENT = 'absent';
 
 /**
- * Partitions as JSON files. Writes are atomic (temp file, fsync, rename) and serialized per file within
- * the process (a mutex) and across processes (a lock directory under `.locks/`, via proper-lockfile).
- * Parsed files are cached and re-read only when the file on disk changed, so reads cost one `stat`.
- * A file that does not parse or validate raises CorruptDataError naming it, and is never overwritten.
+ * Partitions as JSON files, one record per line (the storage seam of `@kioku/core/adapter`):
+ *
+ *     {
+ *       "kind": "facts",
+ *       "schemaVersion": 2,
+ *       "version": 812735,
+ *       "records": [
+ *         {"key":"f-1","value":{…the fact…}},
+ *         …
+ *       ]
+ *     }
+ *
+ * Writes are atomic (temp file, fsync, rename) and serialized per file within the process (a mutex) and
+ * across processes (a lock directory under `.locks/`, via proper-lockfile); each checks the file's
+ * version under the lock. Parsed files are cached and re-read only when the file on disk changed, so a
+ * read costs one `stat`. A file of schemaVersion 1 (written before the record seam) is read as one
+ * whole-partition record, which Kioku's stores decode as before and store record by record on their next
+ * write. A file that does not parse raises CorruptDataError naming it, and is never overwritten.
  */
-export class JsonFileBackend implements PartitionBackend {
+export class JsonFileBackend implements StorageBackend {
   readonly directory: string;
-  readonly #cache = new Map<string, CacheEntry>();
+  readonly #cache = new Map<string, PartitionFile>();
   readonly #mutex = new KeyedMutex();
   readonly #lockTimeoutMs: number;
-  readonly #indent: number;
+  readonly #indent: string;
   /** Temp files of killed writers, removed once before this backend's first operation. */
   #swept: Promise<number> | undefined;
 
   constructor(options: JsonFileBackendOptions) {
     this.directory = path.resolve(options.directory);
     this.#lockTimeoutMs = options.lockTimeoutMs ?? 30_000;
-    this.#indent = options.indent ?? 2;
+    this.#indent = ' '.repeat(options.indent ?? 2);
   }
 
   /** Remove temp files that writers killed mid-write left (once per backend; later calls share the first). */
@@ -60,29 +77,51 @@ export class JsonFileBackend implements PartitionBackend {
     return this.#swept;
   }
 
-  async read<S>(ref: PartitionRef, codec: PartitionCodec<S>): Promise<S> {
+  async scan(ref: PartitionRef): Promise<{ version: number; records: StoredRecord[] }> {
     await this.sweepLeftovers();
-    return this.#load(this.#fileOf(ref), codec);
+    const file = await this.#load(this.#fileOf(ref));
+    return { version: file.version, records: [...file.records].map(([key, json]) => ({ key, json })) };
   }
 
-  async write<S, R>(ref: PartitionRef, codec: PartitionCodec<S>, mutate: (state: S) => R): Promise<R> {
+  async version(ref: PartitionRef): Promise<number> {
     await this.sweepLeftovers();
-    const file = this.#fileOf(ref);
-    return this.#exclusive(file, async () => {
-      const state = await this.#load(file, codec);
-      const result = mutate(state);
-      await this.#save(file, codec, state);
-      return result;
+    return (await this.#load(this.#fileOf(ref))).version;
+  }
+
+  async apply(ref: PartitionRef, expectedVersion: number, changes: RecordChanges): Promise<number | null> {
+    await this.sweepLeftovers();
+    const path = this.#fileOf(ref);
+    return this.#exclusive(path, async () => {
+      const current = await this.#load(path);
+      if (current.version !== expectedVersion) return null;
+      // Changed in place: a failed save drops the cached file (`#exclusive`), so it is read again.
+      const records = current.records;
+      for (const key of changes.delete) records.delete(key);
+      for (const record of changes.put) {
+        if (record.append) records.delete(record.key);
+        records.set(record.key, record.json);
+      }
+      const version = current.token === ABSENT ? newVersion() : expectedVersion + 1;
+      await this.#save(path, ref, version, records);
+      return version;
     });
   }
 
-  async replace<S>(ref: PartitionRef, codec: PartitionCodec<S>, state: S): Promise<void> {
+  async replace(ref: PartitionRef, records: readonly StoredRecord[]): Promise<void> {
     await this.sweepLeftovers();
-    const file = this.#fileOf(ref);
-    await this.#exclusive(file, () => this.#save(file, codec, state));
+    const path = this.#fileOf(ref);
+    await this.#exclusive(path, async () => {
+      const current = await this.#load(path).catch(() => undefined);
+      const version = current && current.token !== ABSENT ? current.version + 1 : newVersion();
+      await this.#save(path, ref, version, new Map(records.map((r) => [r.key, r.json])));
+    });
   }
 
-  async list(kind: StoreKind, userId?: string): Promise<PartitionRef[]> {
+  locate(ref: PartitionRef): Record<string, unknown> {
+    return { file: this.#fileOf(ref) };
+  }
+
+  async listPartitions(kind: StoreKind, userId?: string): Promise<PartitionRef[]> {
     const usersDir = path.join(this.directory, USERS_DIR);
     const users: Array<[dirName: string, userId: string | undefined]> =
       userId === undefined
@@ -122,15 +161,15 @@ export class JsonFileBackend implements PartitionBackend {
     return resolveInside(this.directory, partitionFile(ref));
   }
 
-  /** Current state of `file`: the cached one when the file is unchanged, else parsed and validated anew. */
-  async #load<S>(file: string, codec: PartitionCodec<S>): Promise<S> {
+  /** The file's records: the cached ones when the file is unchanged, else read anew. */
+  async #load(file: string): Promise<PartitionFile> {
     const token = await fileToken(file);
     const cached = this.#cache.get(file);
-    if (cached && cached.token === token) return cached.state as S;
+    if (cached && cached.token === token) return cached;
     if (token === ABSENT) {
-      const state = codec.empty();
-      this.#cache.set(file, { token, state });
-      return state;
+      const absent = { token, version: 0, records: new Map<string, string>() };
+      this.#cache.set(file, absent);
+      return absent;
     }
     let text: string;
     try {
@@ -141,9 +180,9 @@ export class JsonFileBackend implements PartitionBackend {
         details: { file },
       });
     }
-    let state: S;
+    let parsed: PartitionFile;
     try {
-      state = codec.decode(JSON.parse(text));
+      parsed = { token, ...parsePartitionFile(text) };
     } catch (error) {
       this.#cache.delete(file);
       throw new CorruptDataError(
@@ -153,20 +192,16 @@ export class JsonFileBackend implements PartitionBackend {
     }
     // Re-stat: if the file was replaced while we read it, cache under the token we actually parsed only
     // when it is still current; otherwise the next read will load again.
-    if ((await fileToken(file)) === token) this.#cache.set(file, { token, state });
-    return state;
+    if ((await fileToken(file)) === token) this.#cache.set(file, parsed);
+    return parsed;
   }
 
-  async #save<S>(file: string, codec: PartitionCodec<S>, state: S): Promise<void> {
+  async #save(file: string, ref: PartitionRef, version: number, records: Map<string, string>): Promise<void> {
     try {
-      if (codec.isEmpty(state)) {
+      if (records.size === 0) {
         await unlink(file).catch(ignoreMissing);
         await this.#removeEmptyDirs(path.dirname(file));
-      } else
-        await writeFileAtomic(
-          file,
-          `${JSON.stringify(codec.encode(state), null, this.#indent || undefined)}\n`,
-        );
+      } else await writeFileAtomic(file, formatPartitionFile(ref.kind, version, records, this.#indent));
     } catch (error) {
       this.#cache.delete(file);
       throw new StorageError(`Could not write ${file}: ${(error as Error).message}`, {
@@ -174,7 +209,11 @@ export class JsonFileBackend implements PartitionBackend {
         details: { file },
       });
     }
-    this.#cache.set(file, { token: await fileToken(file), state });
+    this.#cache.set(file, {
+      token: await fileToken(file),
+      version: records.size === 0 ? 0 : version,
+      records,
+    });
   }
 
   /**
@@ -199,9 +238,7 @@ export class JsonFileBackend implements PartitionBackend {
       try {
         return await work();
       } catch (error) {
-        // A KiokuError from `mutate` (not found, conflict, capacity) is thrown before any change, so the
-        // cache is still right. Anything else may have left the cached state half-changed: re-read it.
-        if (!(error instanceof KiokuError)) this.#cache.delete(file);
+        this.#cache.delete(file);
         throw error;
       } finally {
         await release().catch(() => {});

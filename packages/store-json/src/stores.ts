@@ -6,7 +6,9 @@ import {
   PartitionedPlanStore,
   PartitionedSessionStore,
   PartitionedWorkingMemoryStore,
+  RecordBackedPartitions,
   type SessionStoreOptions,
+  storesOverBackend,
   type WorkingMemoryOptions,
 } from '@kioku/core/adapter';
 import { JsonFileBackend, type JsonFileBackendOptions } from './file-backend.js';
@@ -15,24 +17,29 @@ export interface JsonStoreOptions extends JsonFileBackendOptions {
   clock?: Clock;
 }
 
+/** The partition seam the single-kind stores run on: core's record partitions over the files. */
+function partitions(options: JsonFileBackendOptions) {
+  return new RecordBackedPartitions(new JsonFileBackend(options));
+}
+
 /** Facts as `users/{user}[/agents/{agent}]/facts.json`. */
 export class JsonFactStore extends PartitionedFactStore {
   constructor(options: JsonStoreOptions) {
-    super({ backend: new JsonFileBackend(options), clock: options.clock });
+    super({ backend: partitions(options), clock: options.clock });
   }
 }
 
-/** Knowledge documents (text and chunks) as `.../documents.json`. */
+/** Knowledge documents (a head, text parts and chunks each) as `.../documents.json`. */
 export class JsonDocumentStore extends PartitionedDocumentStore {
   constructor(options: JsonStoreOptions & { tokenizer?: Tokenizer; chunkTokens?: number }) {
-    super({ ...options, backend: new JsonFileBackend(options) });
+    super({ ...options, backend: partitions(options) });
   }
 }
 
 /** One plan per thread as `.../plans/{threadId}.json`. */
 export class JsonPlanStore extends PartitionedPlanStore {
   constructor(options: JsonStoreOptions) {
-    super({ backend: new JsonFileBackend(options), clock: options.clock });
+    super({ backend: partitions(options), clock: options.clock });
   }
 }
 
@@ -45,7 +52,7 @@ export class JsonWorkingMemoryStore extends PartitionedWorkingMemoryStore {
   readonly #timer: NodeJS.Timeout | undefined;
 
   constructor(options: JsonStoreOptions & WorkingMemoryOptions & { sweepIntervalMs?: number }) {
-    super({ ...options, backend: new JsonFileBackend(options) });
+    super({ ...options, backend: partitions(options) });
     if (options.sweepIntervalMs) {
       this.#timer = setInterval(() => void this.sweep().catch(() => {}), options.sweepIntervalMs);
       this.#timer.unref();
@@ -60,14 +67,14 @@ export class JsonWorkingMemoryStore extends PartitionedWorkingMemoryStore {
 /** Sessions: `.../sessions/index.json` (the session list) and `.../sessions/{uuid}.json` (k-v + transcript). */
 export class JsonSessionStore extends PartitionedSessionStore {
   constructor(options: JsonStoreOptions & SessionStoreOptions) {
-    super({ ...options, backend: new JsonFileBackend(options) });
+    super({ ...options, backend: partitions(options) });
   }
 }
 
 /** Details (offloaded tool outputs) as `users/{user}/details.json`. */
 export class JsonDetailStore extends PartitionedDetailStore {
   constructor(options: JsonStoreOptions & { tokenizer?: Tokenizer }) {
-    super({ ...options, backend: new JsonFileBackend(options) });
+    super({ ...options, backend: partitions(options) });
   }
 }
 
@@ -78,19 +85,16 @@ export function createJsonStores(
     working?: WorkingMemoryOptions;
     sessions?: SessionStoreOptions;
   },
-) {
+): KiokuStores & { backend: JsonFileBackend } {
   const backend = new JsonFileBackend(options);
-  const common = { backend, clock: options.clock };
   return {
     backend,
-    facts: new PartitionedFactStore(common),
-    documents: new PartitionedDocumentStore({ ...common, tokenizer: options.tokenizer }),
-    plans: new PartitionedPlanStore(common),
-    working: new PartitionedWorkingMemoryStore({ ...options.working, ...common }),
-    sessions: new PartitionedSessionStore({ ...options.sessions, ...common }),
-    details: new PartitionedDetailStore({ ...common, tokenizer: options.tokenizer }),
     // Files are created by the first write; there is no schema and nothing held open.
-    setup: async () => {},
-    close: async () => {},
-  } satisfies KiokuStores & { backend: unknown };
+    ...storesOverBackend(backend, {
+      ...(options.clock ? { clock: options.clock } : {}),
+      ...(options.tokenizer ? { tokenizer: options.tokenizer } : {}),
+      ...(options.working ? { working: options.working } : {}),
+      ...(options.sessions ? { sessions: options.sessions } : {}),
+    }),
+  };
 }

@@ -1,5 +1,5 @@
 import { execFile } from 'node:child_process';
-import { readdir, readFile, stat, writeFile } from 'node:fs/promises';
+import { mkdir, readdir, readFile, stat, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
@@ -62,8 +62,8 @@ describe('JSON store layout', () => {
     const facts = JSON.parse(await readFile(path.join(dir, 'users/u1/facts.json'), 'utf8'));
     expect(facts).toMatchObject({
       kind: 'facts',
-      schemaVersion: 1,
-      records: [{ content: 'Prefers dark mode' }],
+      schemaVersion: 2,
+      records: [{ value: { content: 'Prefers dark mode' } }],
     });
     // Pretty-printed for people, and no temporary files left behind.
     expect(await readFile(path.join(dir, 'users/u1/facts.json'), 'utf8')).toContain('\n  "records": [');
@@ -116,13 +116,70 @@ describe('JSON store integrity', () => {
     const fact = await facts.create({ userId: 'u1' }, { content: 'kept' });
     const file = path.join(dir, 'users/u1/facts.json');
     const data = JSON.parse(await readFile(file, 'utf8'));
-    data.records[0].category = '../escape';
+    data.records[0].value.category = '../escape';
     await writeFile(file, JSON.stringify(data));
     const error = await new JsonFactStore({ directory: dir })
       .get({ userId: 'u1' }, fact.id)
       .catch((e: unknown) => e);
     expect(error).toBeInstanceOf(CorruptDataError);
     expect((error as Error).message).toMatch(/records\[0\]\.category/);
+  });
+
+  it('reads files of format 1 and writes format 2 on the next change, one record per line', async () => {
+    const ts = '2026-01-01T00:00:00.000Z';
+    const fact = {
+      id: 'old-1',
+      userId: 'u1',
+      content: 'Written by an older version',
+      category: 'general',
+      tags: [],
+      metadata: {},
+      provenance: { source: 'user' },
+      createdAt: ts,
+      updatedAt: ts,
+      version: 1,
+    };
+    const file = path.join(dir, 'users/u1/facts.json');
+    await mkdir(path.dirname(file), { recursive: true });
+    await writeFile(file, JSON.stringify({ kind: 'facts', schemaVersion: 1, records: [fact] }, null, 2));
+    const facts = new JsonFactStore({ directory: dir });
+    expect(await facts.get({ userId: 'u1' }, 'old-1')).toMatchObject({
+      content: 'Written by an older version',
+    });
+    await facts.create({ userId: 'u1' }, { id: 'new-1', content: 'Written now' });
+    const text = await readFile(file, 'utf8');
+    expect(JSON.parse(text)).toMatchObject({
+      schemaVersion: 2,
+      records: [{ key: 'old-1' }, { key: 'new-1' }],
+    });
+    expect(text.split('\n').filter((line) => line.trimStart().startsWith('{"key":'))).toHaveLength(2);
+    expect((await new JsonFactStore({ directory: dir }).list({ userId: 'u1' })).map((f) => f.id)).toEqual([
+      'old-1',
+      'new-1',
+    ]);
+  });
+
+  it('refuses a file of a newer format by name, saying what reads it, and leaves it alone', async () => {
+    const file = path.join(dir, 'users/u1/facts.json');
+    await mkdir(path.dirname(file), { recursive: true });
+    const future = JSON.stringify({ kind: 'facts', schemaVersion: 9, records: [] });
+    await writeFile(file, future);
+    const error = await new JsonFactStore({ directory: dir }).list({ userId: 'u1' }).catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(CorruptDataError);
+    expect((error as Error).message).toMatch(/schemaVersion 9.*newer @kioku\/store-json/);
+    expect(await readFile(file, 'utf8')).toBe(future);
+  });
+
+  it('a session append adds one line to the session file', async () => {
+    const stores = createJsonStores({ directory: dir });
+    const session = await stores.sessions.create({ userId: 'u1' });
+    await stores.sessions.transcriptAppend({ userId: 'u1' }, session.id, { role: 'user', content: 'one' });
+    const file = path.join(dir, `users/u1/sessions/${session.id}.json`);
+    const before = (await readFile(file, 'utf8')).split('\n');
+    await stores.sessions.transcriptAppend({ userId: 'u1' }, session.id, { role: 'user', content: 'two' });
+    const after = (await readFile(file, 'utf8')).split('\n');
+    expect(after.length).toBe(before.length + 1);
+    expect(after.find((line) => line.includes('"two"'))).toMatch(/^ {4}\{"key":"t:000000000001","value":/);
   });
 
   it('sees writes made through another instance (cache follows the file)', async () => {

@@ -14,3 +14,4 @@ export type { Ranking } from './search.js';
 export { SqliteSessionStore, type SqliteSessionStoreOptions } from './sessions.js';
 export { createSqliteStores, type SqliteStoresOptions } from './stores.js';
 export { type SqliteWorkingMemoryOptions, SqliteWorkingMemoryStore } from './working.js';
+export { createSqliteRecordStores, SqliteRecordBackend, type SqliteRecordBackendOptions } from './record-backend.js';

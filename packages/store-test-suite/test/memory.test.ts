@@ -9,7 +9,7 @@ import {
   PartitionedPlanStore,
   PartitionedSessionStore,
   PartitionedWorkingMemoryStore,
-  RecordBackedPartitions,
+  storesOverBackend,
 } from '@kioku/core/adapter';
 import {
   InMemoryDetailStore,
@@ -110,54 +110,42 @@ memoryPassesSuite(memoryBundleHarness);
 forgetTests(memoryBundleHarness);
 
 /** Every kind over one record-level backend; `reopen` is a second set of stores over the same records. */
-function recordBundle(records: InMemoryRecordBackend): KiokuStores {
-  const backend = new RecordBackedPartitions(records);
-  return {
-    facts: new PartitionedFactStore({ backend }),
-    documents: new PartitionedDocumentStore({ backend }),
-    plans: new PartitionedPlanStore({ backend }),
-    working: new PartitionedWorkingMemoryStore({ backend }),
-    sessions: new PartitionedSessionStore({ backend }),
-    details: new PartitionedDetailStore({ backend }),
-    setup: async () => {},
-    close: async () => {},
-  };
-}
 const sharedRecords = new InMemoryRecordBackend();
-forgetTests({
-  name: 'every kind over a record-level backend',
-  create: () => recordBundle(sharedRecords),
-  reopen: () => recordBundle(sharedRecords),
-});
+const recordBundleHarness: BundleHarness = {
+  name: 'storesOverBackend(InMemoryRecordBackend)',
+  create: () => storesOverBackend(sharedRecords),
+  reopen: () => storesOverBackend(sharedRecords),
+};
+storesBundleSuite(recordBundleHarness);
+lifecycleTests(recordBundleHarness);
+memoryPassesSuite(recordBundleHarness);
+forgetTests(recordBundleHarness);
 
 /**
- * The record-level seam: every store kind over a record backend (each record stored on its own, a
- * version per partition, atomic apply). Twins are second store instances over the same records.
+ * The storage seam: every store kind from `storesOverBackend` over a record backend (each record stored
+ * on its own, a version per partition, atomic apply). Twins are second bundles over the same records.
  */
-function recordBackend<S extends object>(
-  name: string,
-  make: (options: { backend: PartitionBackend; clock: Clock }) => S,
-): StoreHarness<S> {
+function recordBackend<S extends object>(name: string, pick: (stores: KiokuStores) => S): StoreHarness<S> {
   const records = new WeakMap<S, InMemoryRecordBackend>();
   return {
-    name: `${name} over a record-level backend`,
+    name: `${name} over storesOverBackend(InMemoryRecordBackend)`,
     create(ctx) {
       const backend = new InMemoryRecordBackend();
-      const store = make({ backend: new RecordBackedPartitions(backend), clock: ctx.clock });
+      const store = pick(storesOverBackend(backend, { clock: ctx.clock }));
       records.set(store, backend);
       return store;
     },
     createTwin(store, ctx) {
       const backend = records.get(store);
       if (!backend) throw new Error('not a store of this harness');
-      return make({ backend: new RecordBackedPartitions(backend), clock: ctx.clock });
+      return pick(storesOverBackend(backend, { clock: ctx.clock }));
     },
   };
 }
 
-factStoreSuite(recordBackend('facts', (o) => new PartitionedFactStore(o)));
-documentStoreSuite(recordBackend('documents', (o) => new PartitionedDocumentStore(o)));
-planStoreSuite(recordBackend('plans', (o) => new PartitionedPlanStore(o)));
-workingMemoryStoreSuite(recordBackend('working', (o) => new PartitionedWorkingMemoryStore(o)));
-sessionStoreSuite(recordBackend('sessions', (o) => new PartitionedSessionStore(o)));
-detailStoreSuite(recordBackend('details', (o) => new PartitionedDetailStore(o)));
+factStoreSuite(recordBackend('facts', (s) => s.facts));
+documentStoreSuite(recordBackend('documents', (s) => s.documents));
+planStoreSuite(recordBackend('plans', (s) => s.plans));
+workingMemoryStoreSuite(recordBackend('working', (s) => s.working));
+sessionStoreSuite(recordBackend('sessions', (s) => s.sessions));
+detailStoreSuite(recordBackend('details', (s) => s.details));

@@ -43,8 +43,17 @@ import { signalsRows, signalsTable, timeSignals } from './store-signals.js';
 import { benchPostgres, benchSqlite } from './store-sql.js';
 import { cliArgs, percentile, randomPicks, round, table } from './util.js';
 
-type Adapter = 'memory' | 'json' | SqlAdapter | 'redis' | 'qdrant' | 'pgvector';
-const ADAPTERS: readonly Adapter[] = ['memory', 'json', 'sqlite', 'postgres', 'redis', 'qdrant', 'pgvector'];
+type Adapter = 'memory' | 'json' | 'sqlite-records' | SqlAdapter | 'redis' | 'qdrant' | 'pgvector';
+const ADAPTERS: readonly Adapter[] = [
+  'memory',
+  'json',
+  'sqlite-records',
+  'sqlite',
+  'postgres',
+  'redis',
+  'qdrant',
+  'pgvector',
+];
 /** What `--adapter all` runs: not qdrant, whose stand-in server takes minutes per size (see the README). */
 const ALL: readonly Adapter[] = ['memory', 'json', 'sqlite', 'postgres', 'redis'];
 /** An adapter measured beside its raw driver or client. */
@@ -79,6 +88,7 @@ const SQL_AFTER_WRITES = 60;
 const DEFAULT_SIZES: Record<Adapter, string> = {
   memory: '1000,10000,100000',
   json: '1000,10000,100000',
+  'sqlite-records': '1000,10000,100000',
   sqlite: '10000,100000',
   postgres: '10000,100000',
   redis: '10000,100000',
@@ -125,13 +135,25 @@ function parseArgs() {
   };
 }
 
-type JsonStoreClass = new (options: { directory: string }) => FactStore;
+/** Opens the fact store of a data directory: a new instance each call, as a new process would. */
+type OpenFactStore = (directory: string) => Promise<FactStore>;
 
-/** @kioku/store-json, loaded lazily so the bench still runs when it is not importable. */
-async function loadJsonStore(): Promise<JsonStoreClass | string> {
+/**
+ * The stores benched in one process over a temp directory, loaded lazily so the bench still runs when
+ * one is not importable: @kioku/store-json, and store-sqlite's storage-seam stores (one records table).
+ */
+async function loadFileStore(adapter: 'json' | 'sqlite-records'): Promise<OpenFactStore | string> {
   try {
-    const mod = (await import('@kioku/store-json')) as { JsonFactStore?: JsonStoreClass };
-    return mod.JsonFactStore ?? 'JsonFactStore is not exported';
+    if (adapter === 'json') {
+      const { JsonFactStore } = await import('@kioku/store-json');
+      return async (directory) => new JsonFactStore({ directory });
+    }
+    const { createSqliteRecordStores } = await import('@kioku/store-sqlite');
+    return async (directory) => {
+      const stores = createSqliteRecordStores({ file: path.join(directory, 'kioku.db') });
+      await stores.setup();
+      return stores.facts;
+    };
   } catch (error) {
     return (error as Error).message.split('\n')[0] ?? 'import failed';
   }
@@ -210,8 +232,9 @@ async function benchMemory(
   };
 }
 
-async function benchJson(
-  JsonFactStore: JsonStoreClass,
+async function benchFileStore(
+  adapter: 'json' | 'sqlite-records',
+  open: OpenFactStore,
   size: number,
   seeds: readonly FactSeed[],
   queries: readonly string[],
@@ -223,7 +246,7 @@ async function benchJson(
     const prefill = size - sample;
     const now = new Date().toISOString();
     const t0 = performance.now();
-    const filler = new JsonFactStore({ directory });
+    const filler = await open(directory);
     if (prefill > 0) {
       await filler.restore({
         format: 'kioku.snapshot',
@@ -236,7 +259,7 @@ async function benchJson(
     }
     const prefillMs = performance.now() - t0;
     // A fresh instance, as a new process would see the directory: the first access loads the file.
-    const store = new JsonFactStore({ directory });
+    const store = await open(directory);
     const t1 = performance.now();
     await store.search(SCOPE, { query: queries[0]! });
     const firstSearchMs = performance.now() - t1;
@@ -246,9 +269,9 @@ async function benchJson(
     const writeMs = performance.now() - start;
     const readsPerS = await timeReads(store, ids);
     const search = await timeSearches(store, queries, searches);
-    await timeSignals('json', size, store, SCOPE, queries, searches);
+    await timeSignals(adapter, size, store, SCOPE, queries, searches);
     return {
-      adapter: 'json',
+      adapter,
       size,
       writes: sample,
       writesPerS: round(sample / (writeMs / 1000), 1),
@@ -377,15 +400,16 @@ async function main(): Promise<void> {
       else rows.push(...result.map(sqlRow));
       continue;
     }
-    const JsonFactStore = adapter === 'json' ? await loadJsonStore() : undefined;
-    if (typeof JsonFactStore === 'string') {
-      unavailable.json = `not available (${JsonFactStore})`;
+    const open = adapter === 'memory' ? undefined : await loadFileStore(adapter);
+    if (typeof open === 'string') {
+      unavailable[adapter] = `not available (${open})`;
       continue;
     }
     for (const size of sizes) {
-      const row = JsonFactStore
-        ? await benchJson(JsonFactStore, size, seeds, queries, options.searches)
-        : await benchMemory(size, seeds, queries, options.searches);
+      const row =
+        open && adapter !== 'memory'
+          ? await benchFileStore(adapter, open, size, seeds, queries, options.searches)
+          : await benchMemory(size, seeds, queries, options.searches);
       rows.push(row);
       log(`  ${adapter} ${size} done`);
     }

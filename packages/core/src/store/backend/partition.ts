@@ -26,11 +26,17 @@ export interface PartitionCodec<S> {
   isEmpty(state: S): boolean;
   /**
    * The partition as keyed records, in order, for backends that store each record on its own (see
-   * `RecordBackend`). Without it such a backend stores the whole partition as one record.
+   * `RecordBackend`). Without it such a backend stores the whole partition as one record. Each record
+   * must stay under the backend's record limit (`DEFAULT_RECORD_LIMIT_BYTES`).
    */
   toRecords?(state: S): KeyedRecord[];
   /** State from the records `toRecords` gave, in the same order. Throws when they are invalid. */
   fromRecords?(records: readonly KeyedRecord[]): S;
+  /**
+   * True when `fromRecords` orders the records itself (by their keys or values), so a record-level
+   * backend may keep them in any order and a write stores only new, changed and deleted records.
+   */
+  readonly keyOrdered?: boolean;
 }
 
 /** One record of a partition, as a record-level backend stores it: its key and its JSON value. */

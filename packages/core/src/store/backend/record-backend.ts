@@ -1,4 +1,4 @@
-import { StorageError } from '../../foundation/errors.js';
+import { CorruptDataError, KiokuError, StorageError } from '../../foundation/errors.js';
 import type { StoreKind } from '../kinds.js';
 import type { KeyedRecord, PartitionBackend, PartitionCodec, PartitionRef } from './partition.js';
 import { partitionLabel } from './partition.js';
@@ -17,48 +17,98 @@ export interface RecordChanges {
 }
 
 /**
- * The record-level seam: the tier between implementing every store contract and handing Kioku whole
- * partitions. A backend keeps each record of a partition on its own (a row, a document, a hash field) and
- * a version per partition; Kioku's store classes keep every rule (validation, caps, expiry, search). A
- * MongoDB or DynamoDB adapter implements these four methods and passes the conformance suite.
+ * The largest record (its JSON text, UTF-8) Kioku writes by default: DynamoDB's 400 KB item limit, the
+ * smallest of the common document stores (MongoDB 16 MB, Firestore 1 MiB, Cosmos DB 2 MB). Kioku keeps
+ * records far below it — a fact, a transcript entry, a k-v entry and a document chunk are each one
+ * record; a document's text is cut into parts of at most 50,000 characters — so only an unusually large
+ * single value (a transcript message of hundreds of KB) reaches it, and that write fails with
+ * `RecordTooLargeError` before anything is stored.
+ */
+export const DEFAULT_RECORD_LIMIT_BYTES = 400 * 1024;
+
+/** A record would exceed the backend's item size limit; nothing was written. */
+export class RecordTooLargeError extends KiokuError {
+  constructor(ref: PartitionRef, key: string, bytes: number, limit: number) {
+    super(
+      'CAPACITY',
+      `A ${ref.kind} record (key "${key}") is ${bytes} bytes, over this backend's record limit of ${limit} bytes; nothing was written. Store less in one value (e.g. offload a large tool output as a detail) or raise the backend's recordLimitBytes if it allows larger items.`,
+      { details: { kind: ref.kind, key, bytes, limit } },
+    );
+  }
+}
+
+/**
+ * The record-level seam: what a storage adapter implements. A backend keeps each record of a partition
+ * on its own (a row, a document, a hash field) and a version per partition; Kioku's store classes above
+ * it keep every rule (validation, caps, expiry, search), snapshots, restore and erasure. Four methods are
+ * required; `version` is optional and lets Kioku keep a partition decoded in memory between calls
+ * (checked by version on every call) instead of scanning it each time.
  */
 export interface RecordBackend {
   /** Every record of the partition in order (appended records last, in the order they were appended), and the partition's version (0 when it has never been written). */
   scan(ref: PartitionRef): Promise<{ version: number; records: StoredRecord[] }>;
   /**
-   * Applies the changes at once if the partition is still at `expectedVersion` and moves it to the next
-   * version; returns false (and writes nothing) when another writer got there first. A put of an existing
-   * key without `append` keeps the record's place.
+   * Applies the changes at once if the partition is still at `expectedVersion` and returns its new
+   * version; returns null (and writes nothing) when another writer got there first. A put of an existing
+   * key without `append` keeps the record's place. A version must never come back for a partition (a
+   * counter that survives the partition's deletion, or a random start for a new one), so a reader that
+   * cached a partition at a version never mistakes a later state for it.
    */
-  apply(ref: PartitionRef, expectedVersion: number, changes: RecordChanges): Promise<boolean>;
-  /** Replaces every record of the partition (restore); a new version. No records: the partition goes. */
+  apply(ref: PartitionRef, expectedVersion: number, changes: RecordChanges): Promise<number | null>;
+  /** Replaces every record of the partition (restore, erase); a new version. No records: the partition goes. */
   replace(ref: PartitionRef, records: readonly StoredRecord[]): Promise<void>;
   /** Every partition of `kind` that holds records, optionally only one user's. */
   listPartitions(kind: StoreKind, userId?: string): Promise<PartitionRef[]>;
+  /** Optional: the partition's current version, cheaper than a scan. With it, decoded partitions are cached. */
+  version?(ref: PartitionRef): Promise<number>;
+  /** Optional: where the partition lives (e.g. `{ file }`), for the details of a CorruptDataError. */
+  locate?(ref: PartitionRef): Record<string, unknown>;
+  /** The largest record this backend stores, in bytes of JSON text (default `DEFAULT_RECORD_LIMIT_BYTES`). */
+  readonly recordLimitBytes?: number;
 }
 
 /** Attempts of an optimistic write before giving up under contention. */
 const MAX_ATTEMPTS = 50;
 
+/** Decoded partitions kept (least recently used dropped first), so a server of many users stays bounded. */
+const CACHED_PARTITIONS = 1_000;
+
+/** The key of a partition stored whole, as one record (codecs without `toRecords`, and older data). */
 const WHOLE = '';
+
+/** A record as last read or written, with the value object it came from (unchanged values skip JSON). */
+interface KnownRecord {
+  readonly key: string;
+  readonly value: unknown;
+  readonly json: string;
+}
+
+interface CachedPartition {
+  version: number;
+  state: unknown;
+  records: KnownRecord[];
+}
 
 /**
  * The partition seam (what every `Partitioned*Store` runs on) over a record-level backend: a read scans
- * the partition's records; a write runs the store's change on them, then applies only what changed, with
- * a check that the partition did not move since the scan (else it reads again and retries).
+ * the partition's records (or, when the backend reports versions, reuses the partition decoded at the
+ * same version); a write runs the store's change on them, then applies only what changed, with a check
+ * that the partition did not move since it was read (else it reads again and retries).
  */
 export class RecordBackedPartitions implements PartitionBackend {
   readonly #records: RecordBackend;
+  readonly #limit: number;
   /** Writes of one partition from this process run one after another (the versions settle the rest). */
   readonly #queues = new Map<string, Promise<unknown>>();
+  readonly #cache = new Map<string, CachedPartition>();
 
   constructor(records: RecordBackend) {
     this.#records = records;
+    this.#limit = records.recordLimitBytes ?? DEFAULT_RECORD_LIMIT_BYTES;
   }
 
   async read<S>(ref: PartitionRef, codec: PartitionCodec<S>): Promise<S> {
-    const { records } = await this.#records.scan(ref);
-    return stateOf(codec, records);
+    return (await this.#load(ref, codec)).state as S;
   }
 
   write<S, R>(ref: PartitionRef, codec: PartitionCodec<S>, mutate: (state: S) => R): Promise<R> {
@@ -77,14 +127,36 @@ export class RecordBackedPartitions implements PartitionBackend {
   }
 
   async #write<S, R>(ref: PartitionRef, codec: PartitionCodec<S>, mutate: (state: S) => R): Promise<R> {
+    const label = partitionLabel(ref);
     for (let attempt = 0; attempt < MAX_ATTEMPTS; attempt++) {
       if (attempt > 0) await backoff(attempt);
-      const { version, records } = await this.#records.scan(ref);
-      const state = stateOf(codec, records);
-      const result = mutate(state);
-      const changes = diff(records, recordsOf(codec, state));
+      const loaded = await this.#load(ref, codec);
+      let result: R;
+      let next: KnownRecord[];
+      let changes: RecordChanges;
+      try {
+        result = mutate(loaded.state as S);
+        next = this.#known(ref, codec, loaded.state as S, loaded.records);
+        changes = changesBetween(loaded.records, next, codec.keyOrdered === true);
+      } catch (error) {
+        // A KiokuError from `mutate` (not found, conflict, capacity) comes before any change; anything
+        // else, or a record over the limit, may have left the state changed: read it again next time.
+        if (!(error instanceof KiokuError) || error instanceof RecordTooLargeError) this.#cache.delete(label);
+        throw error;
+      }
       if (changes.put.length === 0 && changes.delete.length === 0) return result;
-      if (await this.#records.apply(ref, version, changes)) return result;
+      let version: number | null;
+      try {
+        version = await this.#records.apply(ref, loaded.version, changes);
+      } catch (error) {
+        this.#cache.delete(label);
+        throw error;
+      }
+      if (version !== null) {
+        if (this.#records.version) this.#remember(label, { version, state: loaded.state, records: next });
+        return result;
+      }
+      this.#cache.delete(label);
     }
     throw new StorageError(
       `Gave up writing partition ${partitionLabel(ref)} after ${MAX_ATTEMPTS} concurrent changes.`,
@@ -92,11 +164,80 @@ export class RecordBackedPartitions implements PartitionBackend {
   }
 
   async replace<S>(ref: PartitionRef, codec: PartitionCodec<S>, state: S): Promise<void> {
-    await this.#records.replace(ref, recordsOf(codec, state));
+    this.#cache.delete(partitionLabel(ref));
+    const records = this.#known(ref, codec, state, []);
+    await this.#records.replace(
+      ref,
+      records.map((r) => ({ key: r.key, json: r.json })),
+    );
   }
 
   list(kind: StoreKind, userId?: string): Promise<PartitionRef[]> {
     return this.#records.listPartitions(kind, userId);
+  }
+
+  /** The partition decoded: from the cache when the backend reports the same version, else scanned. */
+  async #load<S>(ref: PartitionRef, codec: PartitionCodec<S>): Promise<CachedPartition> {
+    const label = partitionLabel(ref);
+    if (this.#records.version) {
+      const cached = this.#cache.get(label);
+      if (cached && (await this.#records.version(ref)) === cached.version) {
+        this.#remember(label, cached);
+        return cached;
+      }
+    }
+    const { version, records } = await this.#records.scan(ref);
+    let keyed: KeyedRecord[];
+    let state: S;
+    try {
+      // One parse of all records (as one JSON array) costs less than a parse per record.
+      const values = JSON.parse(`[${records.map((r) => r.json).join(',')}]`) as unknown[];
+      keyed = records.map((r, i) => ({ key: r.key, value: values[i] }));
+      state = stateOf(codec, keyed);
+    } catch (error) {
+      if (error instanceof KiokuError) throw error;
+      const where = this.#records.locate?.(ref) ?? { partition: label };
+      throw new CorruptDataError(
+        `Stored ${ref.kind} data at ${Object.values(where).join(' ')} is not valid (${(error as Error).message}). Fix or move it; Kioku will not overwrite it.`,
+        { cause: error, details: where },
+      );
+    }
+    const partition: CachedPartition = {
+      version,
+      state,
+      records: records.map((r, i) => ({ key: r.key, json: r.json, value: keyed[i]!.value })),
+    };
+    if (this.#records.version) this.#remember(label, partition);
+    return partition;
+  }
+
+  /** Keep `partition` as the most recently used, dropping the least recently used beyond the bound. */
+  #remember(label: string, partition: CachedPartition): void {
+    this.#cache.delete(label);
+    this.#cache.set(label, partition);
+    if (this.#cache.size > CACHED_PARTITIONS) this.#cache.delete(this.#cache.keys().next().value!);
+  }
+
+  /** The state's records with their JSON: unchanged value objects reuse the JSON they had. */
+  #known<S>(ref: PartitionRef, codec: PartitionCodec<S>, state: S, before: KnownRecord[]): KnownRecord[] {
+    if (codec.isEmpty(state)) return [];
+    const keyed = codec.toRecords ? codec.toRecords(state) : [{ key: WHOLE, value: codec.encode(state) }];
+    // Records mostly keep their place: match by position, and index `before` by key only past the first miss.
+    let old: Map<string, KnownRecord> | undefined;
+    return keyed.map(({ key, value }, i) => {
+      const same = before[i];
+      if (same && same.key === key && same.value === value) return same;
+      old ??= new Map(before.map((r) => [r.key, r]));
+      const known = old.get(key);
+      if (known && known.value === value) return known;
+      const json = JSON.stringify(value);
+      // Each UTF-16 unit is at most 3 bytes of UTF-8: most records are cleared without encoding them.
+      if (json.length * 3 > this.#limit) {
+        const bytes = new TextEncoder().encode(json).length;
+        if (bytes > this.#limit) throw new RecordTooLargeError(ref, key, bytes, this.#limit);
+      }
+      return { key, value, json };
+    });
   }
 }
 
@@ -106,17 +247,16 @@ function backoff(attempt: number): Promise<void> {
   return new Promise((resolve) => setTimeout(resolve, ms));
 }
 
-function stateOf<S>(codec: PartitionCodec<S>, records: readonly StoredRecord[]): S {
-  if (records.length === 0) return codec.empty();
-  const keyed: KeyedRecord[] = records.map((r) => ({ key: r.key, value: JSON.parse(r.json) }));
+/**
+ * The state of scanned records. A partition stored whole (one record under the empty key: a codec
+ * without `toRecords`, or data written before its kind was split into records) is decoded whole; the
+ * next write then stores it record by record.
+ */
+function stateOf<S>(codec: PartitionCodec<S>, keyed: readonly KeyedRecord[]): S {
+  if (keyed.length === 0) return codec.empty();
+  if (keyed.length === 1 && keyed[0]!.key === WHOLE) return codec.decode(keyed[0]!.value);
   if (codec.fromRecords) return codec.fromRecords(keyed);
   return codec.decode(keyed[0]!.value);
-}
-
-function recordsOf<S>(codec: PartitionCodec<S>, state: S): StoredRecord[] {
-  if (codec.isEmpty(state)) return [];
-  const keyed = codec.toRecords ? codec.toRecords(state) : [{ key: WHOLE, value: codec.encode(state) }];
-  return keyed.map((r) => ({ key: r.key, json: JSON.stringify(r.value) }));
 }
 
 /**
@@ -124,73 +264,52 @@ function recordsOf<S>(codec: PartitionCodec<S>, state: S): StoredRecord[] {
  * out of its old order on (a record moved to the end, or a new one) — the rest appended in order.
  */
 export function diff(before: readonly StoredRecord[], after: readonly StoredRecord[]): RecordChanges {
-  const afterKeys = new Set(after.map((r) => r.key));
-  const old = new Map(before.map((r) => [r.key, r.json]));
-  const kept = before.filter((r) => afterKeys.has(r.key)).map((r) => r.key);
-  let inPlace = 0;
-  while (inPlace < after.length && inPlace < kept.length && after[inPlace]!.key === kept[inPlace]) inPlace++;
-  const put: Array<StoredRecord & { append: boolean }> = [];
-  after.forEach((record, i) => {
-    if (i >= inPlace) put.push({ ...record, append: true });
-    else if (old.get(record.key) !== record.json) put.push({ ...record, append: false });
-  });
-  return { put, delete: before.filter((r) => !afterKeys.has(r.key)).map((r) => r.key) };
-}
-
-interface MemoryPartition {
-  ref: PartitionRef;
-  version: number;
-  /** In partition order. */
-  records: Map<string, string>;
+  const known = (r: StoredRecord): KnownRecord => ({ key: r.key, json: r.json, value: undefined });
+  return changesBetween(before.map(known), after.map(known), false);
 }
 
 /**
- * A record-level backend in process memory: the reference for `RecordBackend`, and the one the
- * conformance suite runs every store kind over to prove the seam.
+ * `diff` over known records. With `keyOrdered` (the codec orders records by their keys or values, not
+ * by their place) only new, changed and deleted records are written, whatever their order.
  */
-export class InMemoryRecordBackend implements RecordBackend {
-  readonly #partitions = new Map<string, MemoryPartition>();
-
-  async scan(ref: PartitionRef): Promise<{ version: number; records: StoredRecord[] }> {
-    const partition = this.#partitions.get(partitionLabel(ref));
-    if (!partition) return { version: 0, records: [] };
-    return {
-      version: partition.version,
-      records: [...partition.records].map(([key, json]) => ({ key, json })),
-    };
+function changesBetween(
+  before: readonly KnownRecord[],
+  after: readonly KnownRecord[],
+  keyOrdered: boolean,
+): RecordChanges {
+  // The unchanged head (the same known records, in place) costs one comparison per record.
+  let head = 0;
+  while (head < before.length && head < after.length && before[head] === after[head]) head++;
+  if (head === before.length) {
+    // Only appended records: the common write (a create, a transcript append).
+    return { put: after.slice(head).map((r) => ({ key: r.key, json: r.json, append: true })), delete: [] };
   }
-
-  async apply(ref: PartitionRef, expectedVersion: number, changes: RecordChanges): Promise<boolean> {
-    const label = partitionLabel(ref);
-    const partition = this.#partitions.get(label) ?? { ref: { ...ref }, version: 0, records: new Map() };
-    if (partition.version !== expectedVersion) return false;
-    for (const key of changes.delete) partition.records.delete(key);
-    for (const record of changes.put) {
-      if (record.append) partition.records.delete(record.key);
-      partition.records.set(record.key, record.json);
+  const rest = before.slice(head);
+  const tail = after.slice(head);
+  const afterKeys = new Set(tail.map((r) => r.key));
+  const old = new Map(rest.map((r) => [r.key, r]));
+  const put: Array<StoredRecord & { append: boolean }> = [];
+  const deleted = rest.filter((r) => !afterKeys.has(r.key)).map((r) => r.key);
+  if (keyOrdered) {
+    for (const record of tail) {
+      const previous = old.get(record.key);
+      if (!previous) put.push({ key: record.key, json: record.json, append: true });
+      else if (previous !== record && previous.json !== record.json)
+        put.push({ key: record.key, json: record.json, append: false });
     }
-    partition.version++;
-    if (partition.records.size === 0) this.#partitions.delete(label);
-    else this.#partitions.set(label, partition);
-    return true;
+    return { put, delete: deleted };
   }
-
-  async replace(ref: PartitionRef, records: readonly StoredRecord[]): Promise<void> {
-    const label = partitionLabel(ref);
-    const version = (this.#partitions.get(label)?.version ?? 0) + 1;
-    if (records.length === 0) this.#partitions.delete(label);
+  const kept = rest.filter((r) => afterKeys.has(r.key));
+  let inPlace = 0;
+  while (inPlace < tail.length && inPlace < kept.length && tail[inPlace]!.key === kept[inPlace]!.key)
+    inPlace++;
+  tail.forEach((record, i) => {
+    if (i >= inPlace) put.push({ key: record.key, json: record.json, append: true });
     else {
-      this.#partitions.set(label, {
-        ref: { ...ref },
-        version,
-        records: new Map(records.map((r) => [r.key, r.json])),
-      });
+      const previous = old.get(record.key)!;
+      if (previous !== record && previous.json !== record.json)
+        put.push({ key: record.key, json: record.json, append: false });
     }
-  }
-
-  async listPartitions(kind: StoreKind, userId?: string): Promise<PartitionRef[]> {
-    return [...this.#partitions.values()]
-      .filter((p) => p.ref.kind === kind && (userId === undefined || p.ref.userId === userId))
-      .map((p) => p.ref);
-  }
+  });
+  return { put, delete: deleted };
 }

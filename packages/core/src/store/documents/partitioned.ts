@@ -22,6 +22,7 @@ import {
   type KnowledgeDocument,
   KnowledgeDocumentSchema,
 } from './record.js';
+import { documentRecordsCodec } from './records.js';
 import {
   chunkIndexEntries,
   type DocumentChunking,
@@ -38,10 +39,12 @@ export interface PartitionedDocumentStoreOptions extends DocumentChunkingOptions
   clock?: Clock;
 }
 
-const documentCodec = recordPartitionCodec<KnowledgeDocument>('documents', KnowledgeDocumentSchema, {
-  idOf: (doc) => doc.id,
-  indexEntries: chunkIndexEntries,
-});
+const documentCodec = documentRecordsCodec(
+  recordPartitionCodec<KnowledgeDocument>('documents', KnowledgeDocumentSchema, {
+    idOf: (doc) => doc.id,
+    indexEntries: chunkIndexEntries,
+  }),
+);
 
 function refFor(scope: Scope): PartitionRef {
   return { kind: 'documents', userId: scope.userId, agentId: scope.agentId };

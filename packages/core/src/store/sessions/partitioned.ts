@@ -63,10 +63,23 @@ export function sessionCaps(options: Pick<SessionStoreOptions, 'kvCap' | 'transc
   };
 }
 
-/** One session's data partition. The k-v map keeps insertion order: first key = oldest. */
+/** A k-v entry with its place in the session's order (insertion; an update moves it last). */
+interface OrderedKv {
+  readonly order: number;
+  readonly entry: KvEntry;
+}
+
+/**
+ * One session's data partition. The k-v map keeps insertion order: first key = oldest. Stored one
+ * record per k-v entry (`k:<key>`, carrying its order) and per transcript entry (`t:<sequence>`), so an
+ * append writes one record per message and an eviction deletes one.
+ */
 interface SessionData {
-  kv: Map<string, KvEntry>;
+  kv: Map<string, OrderedKv>;
   transcript: TranscriptEntry[];
+  /** Sequence number of `transcript[0]`; entries are numbered on, and trimming moves it. */
+  firstSeq: number;
+  nextOrder: number;
 }
 
 const SessionDataFileSchema = z.object({
@@ -76,26 +89,72 @@ const SessionDataFileSchema = z.object({
   transcript: z.array(TranscriptEntrySchema),
 });
 
+const OrderedKvSchema = z.object({ order: z.number().int().min(0), entry: KvEntrySchema });
+
+const KV_PREFIX = 'k:';
+const TRANSCRIPT_PREFIX = 't:';
+/** Transcript keys sort as text in sequence order. */
+const SEQ_DIGITS = 12;
+
+function sessionData(kv: readonly KvEntry[], transcript: readonly TranscriptEntry[]): SessionData {
+  return {
+    kv: new Map(kv.map((entry, order) => [entry.key, deepFreeze({ order, entry })])),
+    transcript: transcript.map(deepFreeze),
+    firstSeq: 0,
+    nextOrder: kv.length,
+  };
+}
+
+function invalid(where: string, error: z.ZodError): Error {
+  const issue = error.issues[0];
+  return new Error(`${where}${issue?.path.length ? `.${issue.path.join('.')}` : ''}: ${issue?.message}`);
+}
+
 const dataCodec: PartitionCodec<SessionData> = {
-  empty: () => ({ kv: new Map(), transcript: [] }),
+  empty: () => ({ kv: new Map(), transcript: [], firstSeq: 0, nextOrder: 0 }),
   decode(data) {
     const parsed = SessionDataFileSchema.safeParse(data);
-    if (!parsed.success) {
-      const issue = parsed.error.issues[0];
-      throw new Error(`${issue?.path.join('.') || '(root)'}: ${issue?.message}`);
-    }
-    return {
-      kv: new Map(parsed.data.kv.map((e) => [e.key, deepFreeze(e)])),
-      transcript: parsed.data.transcript.map(deepFreeze),
-    };
+    if (!parsed.success) throw invalid('(root)', parsed.error);
+    return sessionData(parsed.data.kv, parsed.data.transcript);
   },
   encode: (state) => ({
     kind: 'sessions',
     schemaVersion: 1,
-    kv: [...state.kv.values()],
+    kv: [...state.kv.values()].map((e) => e.entry),
     transcript: state.transcript,
   }),
   isEmpty: (state) => state.kv.size === 0 && state.transcript.length === 0,
+  keyOrdered: true,
+  toRecords: (state) => [
+    ...[...state.kv.values()].map((value) => ({ key: KV_PREFIX + value.entry.key, value })),
+    ...state.transcript.map((value, i) => ({
+      key: TRANSCRIPT_PREFIX + String(state.firstSeq + i).padStart(SEQ_DIGITS, '0'),
+      value,
+    })),
+  ],
+  fromRecords(records) {
+    const kv: OrderedKv[] = [];
+    const transcript: Array<{ seq: number; entry: TranscriptEntry }> = [];
+    for (const { key, value } of records) {
+      if (key.startsWith(KV_PREFIX)) {
+        const parsed = OrderedKvSchema.safeParse(value);
+        if (!parsed.success) throw invalid(key, parsed.error);
+        kv.push(deepFreeze(parsed.data));
+      } else if (key.startsWith(TRANSCRIPT_PREFIX)) {
+        const parsed = TranscriptEntrySchema.safeParse(value);
+        if (!parsed.success) throw invalid(key, parsed.error);
+        transcript.push({ seq: Number(key.slice(TRANSCRIPT_PREFIX.length)), entry: deepFreeze(parsed.data) });
+      } else throw new Error(`unexpected session record key "${key}"`);
+    }
+    kv.sort((a, b) => a.order - b.order);
+    transcript.sort((a, b) => a.seq - b.seq);
+    return {
+      kv: new Map(kv.map((e) => [e.entry.key, e])),
+      transcript: transcript.map((t) => t.entry),
+      firstSeq: transcript[0]?.seq ?? 0,
+      nextOrder: (kv.at(-1)?.order ?? -1) + 1,
+    };
+  },
 };
 
 const indexCodec = recordPartitionCodec<SessionInfo>('sessions', SessionInfoSchema, { idOf: (s) => s.id });
@@ -160,7 +219,7 @@ export class PartitionedSessionStore implements SessionStore {
     parseOrThrow(KvKeySchema, key, 'key');
     const session = await this.#requireSession(s, sessionId);
     const data = await this.#backend.read(dataRef(s, session.id), dataCodec);
-    return data.kv.get(key) ?? null;
+    return data.kv.get(key)?.entry ?? null;
   }
 
   async kvSet(
@@ -174,9 +233,9 @@ export class PartitionedSessionStore implements SessionStore {
     const set = newKvSet(key, value, isoAt(this.#clock), options);
     const session = await this.#requireSession(s, sessionId);
     return this.#backend.write(dataRef(s, session.id), dataCodec, (data) => {
-      const entry = deepFreeze(versionedKvEntry(set, data.kv.get(key)));
+      const entry = deepFreeze(versionedKvEntry(set, data.kv.get(key)?.entry));
       data.kv.delete(key); // an update moves the key to the end
-      data.kv.set(key, entry);
+      data.kv.set(key, deepFreeze({ order: data.nextOrder++, entry }));
       for (const oldest of data.kv.keys()) {
         if (data.kv.size <= this.#caps.kvCap) break;
         data.kv.delete(oldest);
@@ -191,7 +250,7 @@ export class PartitionedSessionStore implements SessionStore {
     const { expectedVersion } = parseWriteOptions(options);
     const session = await this.#requireSession(s, sessionId);
     return this.#backend.write(dataRef(s, session.id), dataCodec, (data) => {
-      checkKvVersion(key, data.kv.get(key)?.version ?? 0, expectedVersion);
+      checkKvVersion(key, data.kv.get(key)?.entry.version ?? 0, expectedVersion);
       return data.kv.delete(key);
     });
   }
@@ -199,7 +258,7 @@ export class PartitionedSessionStore implements SessionStore {
   async kvList(scope: Scope, sessionId: string): Promise<KvEntry[]> {
     const s = parseScope(scope);
     const session = await this.#requireSession(s, sessionId);
-    return [...(await this.#backend.read(dataRef(s, session.id), dataCodec)).kv.values()];
+    return [...(await this.#backend.read(dataRef(s, session.id), dataCodec)).kv.values()].map((e) => e.entry);
   }
 
   async transcriptAppend(
@@ -213,7 +272,9 @@ export class PartitionedSessionStore implements SessionStore {
     return this.#backend.write(dataRef(s, session.id), dataCodec, (data) => {
       data.transcript.push(...parsed);
       if (data.transcript.length > this.#caps.transcriptCap) {
-        data.transcript.splice(0, data.transcript.length - this.#caps.transcriptCap);
+        const evicted = data.transcript.length - this.#caps.transcriptCap;
+        data.transcript.splice(0, evicted);
+        data.firstSeq += evicted;
       }
       return parsed;
     });
@@ -264,7 +325,11 @@ export class PartitionedSessionStore implements SessionStore {
           dataRef({ userId: ref.userId, agentId: ref.agentId }, session.id),
           dataCodec,
         );
-        records.push({ session, kv: [...data.kv.values()], transcript: [...data.transcript] });
+        records.push({
+          session,
+          kv: [...data.kv.values()].map((e) => e.entry),
+          transcript: [...data.transcript],
+        });
       }
       return records;
     },
@@ -281,10 +346,7 @@ export class PartitionedSessionStore implements SessionStore {
           index.put({ ...record.session, id: record.session.id.toLowerCase() });
           out.push({
             ref: dataRef(record.session, record.session.id),
-            state: {
-              kv: new Map(record.kv.map((e) => [e.key, deepFreeze(e)])),
-              transcript: record.transcript.map(deepFreeze),
-            },
+            state: sessionData(record.kv, record.transcript),
             codec: dataCodec as PartitionCodec<SessionPartition>,
           });
         }
