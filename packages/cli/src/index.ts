@@ -17,7 +17,6 @@ export type { CliIo } from './io.js';
 export { KINDS, type Kind, type VectorKind } from './kinds.js';
 export { run } from './main.js';
 export { checkModels, planReembed, reembedKinds, type VectorKindReport } from './reembed.js';
-export { type OpenStoresOptions, openStores, type StoresSpec } from './stores.js';
 export {
   adapterModules,
   registerStoreAdapter,
@@ -26,3 +25,4 @@ export {
   type StoreAdapterModule,
   type StoreAdapterSpec,
 } from './store-adapters.js';
+export { type OpenStoresOptions, openStores, type StoresSpec } from './stores.js';

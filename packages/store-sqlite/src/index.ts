@@ -10,8 +10,12 @@ export { SqliteDetailStore, type SqliteDetailStoreOptions } from './details.js';
 export { SqliteDocumentStore, type SqliteDocumentStoreOptions } from './documents.js';
 export { SqliteFactStore } from './facts.js';
 export { SqlitePlanStore } from './plans.js';
+export {
+  createSqliteRecordStores,
+  SqliteRecordBackend,
+  type SqliteRecordBackendOptions,
+} from './record-backend.js';
 export type { Ranking } from './search.js';
 export { SqliteSessionStore, type SqliteSessionStoreOptions } from './sessions.js';
 export { createSqliteStores, type SqliteStoresOptions } from './stores.js';
 export { type SqliteWorkingMemoryOptions, SqliteWorkingMemoryStore } from './working.js';
-export { createSqliteRecordStores, SqliteRecordBackend, type SqliteRecordBackendOptions } from './record-backend.js';
