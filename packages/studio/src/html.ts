@@ -26,7 +26,6 @@ export const SECTIONS = [
   ['/search', 'Search'],
   ['/review', 'Review'],
   ['/quarantine', 'Quarantine'],
-  // The suppression list (issue 24) joins the privacy page when core has one.
   ['/privacy', 'Privacy'],
 ] as const;
 

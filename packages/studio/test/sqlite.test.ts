@@ -2,7 +2,7 @@ import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import type { KiokuStores } from '@kioku/core';
-import { verifyErased } from '@kioku/core/passes';
+import { SuppressionList, verifyErased } from '@kioku/core/passes';
 import { createSqliteStores } from '@kioku/store-sqlite';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { openDirectory, type RunningStudio, serveStudio } from '../src/index.js';
@@ -259,5 +259,17 @@ describe('Kioku Studio on SQLite, in a browser', () => {
     expect(await text(page.getByRole('status'))).toContain('1 record removed');
     expect(await stores.facts.get(seeded.alice, seeded.tea.id)).toBeNull();
     expect(await stores.facts.get(seeded.alice, seeded.greenTea.id)).not.toBeNull();
+
+    // The forgotten fact is on the suppression list (a hash, never its text) and can be revoked there.
+    const privacy = await visit('/users/alice/privacy');
+    await privacy.getByText('1 suppressed fact').waitFor();
+    expect(await text(privacy.getByRole('region', { name: 'Suppression list' }))).not.toContain('tea');
+    await expectAccessible(privacy);
+    const [entry] = await new SuppressionList(stores.sessions).list(seeded.alice.userId);
+    await privacy.getByRole('button', { name: `Revoke suppression ${entry!.hash.slice(0, 16)}` }).click();
+    await privacy.waitForURL('**/privacy?revoked=**');
+    expect(await text(privacy.getByRole('status'))).toContain('extraction may learn that fact again');
+    await privacy.getByText('0 suppressed facts').waitFor();
+    expect(await new SuppressionList(stores.sessions).list(seeded.alice.userId)).toEqual([]);
   });
 });

@@ -1,8 +1,18 @@
 import type { Context, Hono } from 'hono';
 import { id, render, type Studio, scopeOf } from '../context.js';
 import { previewCascade } from '../forget-preview.js';
-import { type Html, html, notice, type Page, plural, scrollTable, userPath, when } from '../html.js';
-import { type ErasureReceipt, type Scope, STORE_KINDS, ValidationError } from '../kioku.js';
+import {
+  type Html,
+  html,
+  notice,
+  type Page,
+  plural,
+  postForm,
+  scrollTable,
+  userPath,
+  when,
+} from '../html.js';
+import { type ErasureReceipt, NotFoundError, type Scope, STORE_KINDS, ValidationError } from '../kioku.js';
 import { type AnyReceipt, type CascadeReceipt, cascadeReceipt } from '../receipts.js';
 
 function receiptTable(receipt: AnyReceipt): Html {
@@ -41,24 +51,62 @@ async function confirmed(c: Context, word: string): Promise<boolean> {
   return form.confirm === word;
 }
 
+/** What was forgotten and must not be learnt again: hashes only (the list keeps no text), each revocable. */
+async function suppressionSection(studio: Studio, page: Page, scope: Scope, revoked?: string): Promise<Html> {
+  const entries = await studio.kioku.privacy.suppressions.list(scope.userId);
+  const rows = entries.map(
+    (e) =>
+      html`<tr><td><code>${e.hash.slice(0, 16)}…</code></td><td>${when(e.at)}</td><td>${postForm(
+        page,
+        userPath({ userId: scope.userId }, `/suppressions/${encodeURIComponent(e.hash)}/revoke`),
+        'Revoke',
+        { label: `Revoke suppression ${e.hash.slice(0, 16)}` },
+      )}</td></tr>`,
+  );
+  return html`<h2>Forgotten facts that stay forgotten</h2>
+${revoked ? notice(`Revoked ${revoked.slice(0, 16)}…: extraction may learn that fact again.`, 'ok') : ''}
+<p class="muted">A forgotten fact goes on this list as a keyed hash of its words (never its text), so extraction, the dream and reviews do not learn it again. Revoke an entry to let it be learnt again.</p>
+<p>${plural(entries.length, 'suppressed fact')}.</p>
+${
+  entries.length === 0
+    ? ''
+    : scrollTable(
+        'Suppression list',
+        html`<table><thead><tr><th scope="col">Hash</th><th scope="col">Forgotten</th><th scope="col">Action</th></tr></thead>
+<tbody>${rows}</tbody></table>`,
+      )
+}`;
+}
+
 /**
- * Forgetting: the whole user, one fact or one session — a dry run first, a typed confirmation, a receipt.
- * The suppression list (what was forgotten and must not be learnt again) gets its section on the privacy
- * page once core keeps one.
+ * Forgetting: the whole user, one fact or one session — a dry run first, a typed confirmation, a receipt;
+ * and the suppression list of what was forgotten.
  */
 export function registerPrivacy(app: Hono, studio: Studio): void {
   const backends = Object.fromEntries(STORE_KINDS.map((kind) => [kind, studio.backend]));
 
-  app.get('/users/:user/privacy', (c) => {
+  app.get('/users/:user/privacy', async (c) => {
     const scope = scopeOf(c);
+    const suppressions = await suppressionSection(studio, studio.page(c), scope, c.req.query('revoked'));
     const body = html`<h2>Forget</h2>
 <ul>
 <li><a href="${userPath(scope, '/forget')}">Forget user ${scope.userId}…</a> — every record of every agent, verified by a scan, with an erasure receipt.</li>
 <li>Forget one fact: open it from <a href="${userPath(scope, '/facts')}">Facts</a> (the facts made from it go too).</li>
 <li>Forget one session: open it from <a href="${userPath(scope, '/sessions')}">Sessions</a> (its plan, offloaded details and the facts extracted from it go too).</li>
 </ul>
-<p class="muted">Each starts with a dry run showing the receipt it will produce; nothing is removed until you type the confirmation.</p>`;
+<p class="muted">Each starts with a dry run showing the receipt it will produce; nothing is removed until you type the confirmation.</p>
+${suppressions}`;
     return render(c, studio, { title: 'Privacy', scope, section: '/privacy' }, body);
+  });
+
+  app.post('/users/:user/suppressions/:hash/revoke', async (c) => {
+    const scope = scopeOf(c);
+    const hash = c.req.param('hash');
+    if (!/^[0-9a-f]{64}$/.test(hash))
+      throw new ValidationError(`Not a suppression hash: ${hash.slice(0, 80)}`);
+    if (!(await studio.kioku.privacy.suppressions.revoke(scope.userId, hash)))
+      throw new NotFoundError(`No suppression ${hash.slice(0, 16)}… for user ${scope.userId}.`);
+    return c.redirect(userPath({ userId: scope.userId }, '/privacy', { revoked: hash }), 303);
   });
 
   const userPage = async (c: Context, error?: string) => {
