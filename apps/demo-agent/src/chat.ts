@@ -12,6 +12,7 @@ import {
 import { isKiokuSession } from '@kioku/core/store';
 import type { OpenAIChatModel } from '@kioku/openai';
 import type { TurnRunner } from './ai-sdk-turns.js';
+import { forgottenCommand } from './forgotten.js';
 import {
   describeToolTraffic,
   exportUser,
@@ -41,6 +42,7 @@ export const HELP = `Commands:
   /changesets      every change a memory pass made or proposed, with its id and status
   /revert <id>     undo a changeset exactly
   /quarantine      memories held back because they read like instructions: list | confirm <id> | undo <id> | drop <id>
+  /forgotten       forgotten facts that stay forgotten: list | fact <id> (forget one) | revoke <hash>
   /feedback <text> tell the agent it got something wrong (the dream learns anti-patterns from it)
   /ledger          last turn's prompt: tokens per memory kind
   /export <file>   write a snapshot of your memory
@@ -190,6 +192,8 @@ export async function chat(options: ChatOptions): Promise<void> {
         return revertChangeset(kioku, scope, arg);
       case '/quarantine':
         return quarantineCommand(kioku, scope, arg);
+      case '/forgotten':
+        return forgottenCommand(kioku, scope, arg);
       case '/feedback':
         if (!arg) return 'Usage: /feedback <what the agent got wrong>';
         await kioku.recordFeedback(scope, {
