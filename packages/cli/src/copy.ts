@@ -1,4 +1,5 @@
-import { ScopeError } from '@kioku/core';
+import { type Fact, ScopeError } from '@kioku/core';
+import { SuppressionList } from '@kioku/core/passes';
 import type { RestoreReport, SnapshotEnvelope, SnapshotSelector } from '@kioku/core/store';
 import type { Backend } from './backends.js';
 import type { Bundle } from './bundle.js';
@@ -9,6 +10,8 @@ export type Envelopes = Bundle['stores'];
 
 export interface KindReport extends RestoreReport {
   kind: Kind;
+  /** Facts left out because their user forgot them (they are on the target's suppression list). */
+  suppressed?: number;
 }
 
 /** Snapshot each kind from `source`. Reads only; every kind is read before anything is written anywhere. */
@@ -68,10 +71,18 @@ export async function restoreKinds(
     }
   }
   await target.setup();
+  // What each user forgot stays forgotten: her suppressed facts are left out of the import, and her
+  // suppression list is written back after it (the bundle's sessions may be older than the forgetting).
+  const suppressions = new SuppressionList(target.stores.sessions);
+  const users = new Set(entries.flatMap(([kind, e]) => e.records.map((r) => recordUserId(kind, r))));
+  const writeBack = await Promise.all([...users].map((user) => suppressions.preserve(user)));
+  const forgotten = await forgottenFacts(suppressions, envelopes.facts?.records ?? []);
   const reports: KindReport[] = [];
   for (const [kind, envelope] of entries) {
     const report: KindReport = { kind, partitions: 0, records: 0 };
-    const parts = envelope.records.length === 0 ? [[]] : byUser(kind, envelope.records);
+    const kept = kind === 'facts' ? envelope.records.filter((r) => !forgotten.has(r)) : envelope.records;
+    if (kind === 'facts' && forgotten.size > 0) report.suppressed = forgotten.size;
+    const parts = kept.length === 0 ? [[]] : byUser(kind, kept);
     for (const records of parts) {
       const part = await target.stores[kind].restore({ ...envelope, records }, { userId: options.userId });
       report.partitions += part.partitions;
@@ -81,5 +92,25 @@ export async function restoreKinds(
     reports.push(report);
     options.onKind?.(report);
   }
+  for (const write of writeBack) await write();
   return reports;
+}
+
+/** The fact records of the bundle whose user has suppressed their content. */
+async function forgottenFacts(
+  suppressions: SuppressionList,
+  records: readonly unknown[],
+): Promise<Set<unknown>> {
+  const out = new Set<unknown>();
+  for (const part of byUser('facts', records)) {
+    const facts = part as Fact[];
+    const matched = await suppressions.matches(
+      facts[0]!.userId,
+      facts.map((f) => f.content),
+    );
+    facts.forEach((f, i) => {
+      if (matched[i]) out.add(f);
+    });
+  }
+  return out;
 }

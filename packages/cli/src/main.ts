@@ -182,6 +182,11 @@ async function restoreWithProgress(
       onKind: (report) => {
         done.push(report.kind);
         io.stdout.write(countLine(report.kind, report.records));
+        if (report.suppressed) {
+          io.stdout.write(
+            `  (${report.suppressed} forgotten ${report.suppressed === 1 ? 'fact' : 'facts'} left out: on the user's suppression list)\n`,
+          );
+        }
       },
       onProgress: progress.update,
     });

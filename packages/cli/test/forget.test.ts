@@ -150,3 +150,41 @@ describe('kioku forget --fact, --suppressed, --revoke', () => {
     expect(both.code).toBe(2);
   });
 });
+
+describe('kioku import after a forget', () => {
+  it('leaves the forgotten fact out of an older bundle and keeps the suppression list', async () => {
+    const store = await sqliteStore();
+    const stores = await openStores(store);
+    const fact = await stores.facts.create(
+      { userId: 'alice' },
+      { content: 'The staging vault passphrase is heron-7731' },
+    );
+    const kept = await stores.facts.create({ userId: 'alice' }, { content: 'Likes green tea' });
+    await stores.close();
+    const backup = await kiokuInProcess(['export', '--from', store, '--user', 'alice']);
+    expect(backup.code, backup.stderr).toBe(0);
+
+    const forgot = await kiokuInProcess(['forget', '--store', store, '--user', 'alice', '--fact', fact.id]);
+    expect(forgot.code, forgot.stderr).toBe(0);
+
+    const imported = await kiokuInProcess(['import', '--to', store, '--user', 'alice'], backup.stdout);
+    expect(imported.code, imported.stderr).toBe(0);
+    expect(imported.stdout).toContain("1 forgotten fact left out: on the user's suppression list");
+    const after = await openStores(store);
+    try {
+      expect((await after.facts.list({ userId: 'alice' })).map((f) => f.id)).toEqual([kept.id]);
+    } finally {
+      await after.close();
+    }
+    const listed = await kiokuInProcess([
+      'forget',
+      '--store',
+      store,
+      '--user',
+      'alice',
+      '--suppressed',
+      '--json',
+    ]);
+    expect(JSON.parse(listed.stdout)).toHaveLength(1);
+  });
+});

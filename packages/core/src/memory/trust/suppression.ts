@@ -99,6 +99,33 @@ export class SuppressionList {
     return this.#own.read({ userId }, (id, s) => this.#sessions.kvDelete(s, id, `${PREFIX}${hash}`), false);
   }
 
+  /**
+   * The user's list as it is now, to write back after a restore (an import) that may have replaced
+   * Kioku's own sessions with older ones: call the returned function once the restore is done. Entries
+   * the restore brought under another key are left as they are (their hashes do not match under this key).
+   */
+  async preserve(userId: string): Promise<() => Promise<void>> {
+    parseOrThrow(IdSchema, userId, 'user id');
+    const kept = await this.#own.read(
+      { userId },
+      async (sessionId, s) => ({
+        key: await this.#key(s, sessionId, false),
+        entries: (await this.#sessions.kvList(s, sessionId)).filter((e) => e.key.startsWith(PREFIX)),
+      }),
+      { key: undefined, entries: [] },
+    );
+    const { key, entries } = kept;
+    if (key === undefined) return async () => {};
+    return async () => {
+      // A new list object: the restore may have replaced the session this one had found.
+      const after = new SuppressionList(this.#sessions);
+      await after.#own.write({ userId }, async (sessionId, s) => {
+        await this.#sessions.kvSet(s, sessionId, KEY_KEY, key);
+        for (const entry of entries) await this.#sessions.kvSet(s, sessionId, entry.key, entry.value);
+      });
+    };
+  }
+
   /** The user's key (created on the first `add`). */
   async #key(s: { userId: string }, sessionId: string, create: boolean): Promise<string | undefined> {
     const found = await this.#sessions.kvGet(s, sessionId, KEY_KEY);
