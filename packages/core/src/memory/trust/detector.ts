@@ -272,11 +272,14 @@ export function normaliseForDetection(text: string): string {
 }
 
 const COMMENTS =
-  /<!--([\s\S]{0,2000}?)-->|^[ \t]*\[(?:\/\/|comment)\]:[ \t]*(?:#|<>)[ \t]*\(([^\n]*)\)[ \t]*$/gm;
+  /<!--([\s\S]{0,2000}?)-->|^[ \t]*\[(?:\/\/|comment)\]:[ \t]*(?:#|<>)[ \t]*\(([^\n]*)\)[ \t]*$|\]\([^\s)]*\s+(?:"([^"\n]{1,500})"|'([^'\n]{1,500})')\)/gm;
 
-/** The bodies of the text's HTML comments and Markdown comments (`[//]: # (…)`), one per line. */
+/**
+ * The bodies of the text's HTML comments, Markdown comments (`[//]: # (…)`) and Markdown link titles
+ * (`[text](url "title")`, shown only on hover), one per line.
+ */
 function commentBodies(text: string): string {
-  return [...text.matchAll(COMMENTS)].map((m) => (m[1] ?? m[2] ?? '').trim()).join('\n');
+  return [...text.matchAll(COMMENTS)].map((m) => (m[1] ?? m[2] ?? m[3] ?? m[4] ?? '').trim()).join('\n');
 }
 
 /** Runs every rule over `text` and adds up the weights of those that fired. */
