@@ -74,7 +74,8 @@ export async function restoreKinds(
   // What each user forgot stays forgotten: her suppressed facts are left out of the import, and her
   // suppression list is written back after it (the bundle's sessions may be older than the forgetting).
   const suppressions = new SuppressionList(target.stores.sessions);
-  const users = new Set(entries.flatMap(([kind, e]) => e.records.map((r) => recordUserId(kind, r))));
+  // Only restoring sessions can replace the list, so only their users' lists are kept aside.
+  const users = new Set((envelopes.sessions?.records ?? []).map((r) => recordUserId('sessions', r)));
   const writeBack = await Promise.all([...users].map((user) => suppressions.preserve(user)));
   const forgotten = await forgottenFacts(suppressions, envelopes.facts?.records ?? []);
   const reports: KindReport[] = [];
