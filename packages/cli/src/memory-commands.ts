@@ -4,11 +4,11 @@ import {
   countOperations,
   type DreamProgress,
   extractSession,
-  SESSION_BATCH_DEFAULT,
   formatChangeset,
   type KeptChangeset,
   MEMORY_WORK_LEASE,
   type PassResult,
+  SESSION_BATCH_DEFAULT,
   waitForLease,
 } from '@kioku/core/passes';
 import { idOption, type OptionTable, parseCommandOptions, plural, required, userId, write } from './args.js';
@@ -222,7 +222,9 @@ export async function extractCommand(
   const dryRun = Boolean(values['dry-run']);
   const batch = values.batch === undefined ? SESSION_BATCH_DEFAULT : Number(values.batch);
   if (!Number.isInteger(batch) || batch < 1 || batch > 100) {
-    throw new UsageError(`--batch must be a whole number from 1 to 100 (turns per model call), not "${values.batch}".`);
+    throw new UsageError(
+      `--batch must be a whole number from 1 to 100 (turns per model call), not "${values.batch}".`,
+    );
   }
   return withStores(store, io, async (stores) => {
     const changesets = new ChangesetLog(stores.sessions);

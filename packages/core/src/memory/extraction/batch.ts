@@ -3,9 +3,9 @@ import { isoAt, systemClock } from '../../foundation/clock.js';
 import { LIMITS } from '../../foundation/limits.js';
 import { CategorySchema, DEFAULT_CATEGORY, TagsSchema } from '../../foundation/record-fields.js';
 import { generateObject, sumUsage } from '../../model/structured.js';
-import { defaultTokenizer } from '../../tokens/tokenizer.js';
 import { compareTexts, resolveDedup } from '../../store/facts/near-duplicate.js';
 import type { Fact, Provenance } from '../../store/facts/record.js';
+import { defaultTokenizer } from '../../tokens/tokenizer.js';
 import { type Changeset, type FactOperation, newChangeset } from '../changesets/changeset.js';
 import { ChangesetLog, type PassResult } from '../changesets/changeset-log.js';
 import { factText, isQuarantined, markUntrusted } from '../trust/quarantine.js';
@@ -15,10 +15,10 @@ import {
   createOp,
   cut,
   DEFAULT_RECONCILIATION_DIRECTIVE,
-  isoDate,
   EXTRACTED_FACT_MAX_CHARS,
   EXTRACTION_DEFAULTS,
   type ExtractOptions,
+  isoDate,
   keepsTerms,
   oneLine,
   ReconciliationOutputSchema,
@@ -164,7 +164,8 @@ export async function extractBatchFacts(options: ExtractBatchOptions): Promise<C
     }
     const target = fact.id === undefined ? undefined : shownById.get(fact.id);
     if (!target) {
-      if (fact.id === undefined) notes.push(`The ${fact.event} of "${oneLine(fact.content)}" names no memory; ignored.`);
+      if (fact.id === undefined)
+        notes.push(`The ${fact.event} of "${oneLine(fact.content)}" names no memory; ignored.`);
       else unknown.add(fact.id);
       continue;
     }
@@ -173,7 +174,9 @@ export async function extractBatchFacts(options: ExtractBatchOptions): Promise<C
       continue;
     }
     if (touched.has(target.id)) {
-      notes.push(`The ${fact.event} of ${target.id} was ignored: the memory is already changed in this batch.`);
+      notes.push(
+        `The ${fact.event} of ${target.id} was ignored: the memory is already changed in this batch.`,
+      );
       continue;
     }
     if (fact.event === 'DELETE') {

@@ -401,7 +401,12 @@ export function isoDate(text: string | undefined): string | undefined {
   return Number.isFinite(time) ? new Date(time).toISOString() : undefined;
 }
 
-export function createOp(candidate: Candidate, provenance: Provenance, now: string, reason: string): FactOperation {
+export function createOp(
+  candidate: Candidate,
+  provenance: Provenance,
+  now: string,
+  reason: string,
+): FactOperation {
   return {
     op: 'create',
     after: {
@@ -418,7 +423,12 @@ export function createOp(candidate: Candidate, provenance: Provenance, now: stri
   };
 }
 
-export function updateOp(before: Fact, candidate: Candidate, provenance: Provenance, reason: string): FactOperation {
+export function updateOp(
+  before: Fact,
+  candidate: Candidate,
+  provenance: Provenance,
+  reason: string,
+): FactOperation {
   return {
     op: 'update',
     before,
