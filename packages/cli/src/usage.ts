@@ -234,6 +234,9 @@ Options:
   --max-output <size>      largest tool result or resource (default 1m); larger ones are an error
   --index, --embedder      hybrid search, as in reembed (e.g. --index qdrant:http://localhost:6333
                            --embedder openai:text-embedding-3-small)
+  --enrich <model>         after save_memory answers (at once, the user's words stored as given), expand
+                           each saved memory into focused entries with this model in the background
+                           (OpenAI-compatible: OPENAI_BASE_URL and/or OPENAI_API_KEY)
 
 kioku mcp token --user <id> [--agent <id>] [--thread <id>] prints a new token and its tokens-file entry.
 

@@ -84,6 +84,7 @@ export const BATCH_RECONCILIATION_RULES = `You also get the existing memories mo
 - NOOP: an existing memory already says it. Give its id.
 Use only ids from the list of existing memories.`;
 
+/** What `extractBatch` reads: `ExtractOptions` with several exchanges of one session instead of one turn's messages. */
 export interface ExtractBatchOptions extends Omit<ExtractOptions, 'messages' | 'turn' | 'sessionId'> {
   /** The session the exchanges are from, named in each fact's provenance. */
   sessionId: string;
