@@ -219,7 +219,8 @@ export async function extractBatchFacts(options: ExtractBatchOptions): Promise<C
         updateOp(p.match, p.candidate, provenanceOf(turn), `Says all that ${p.match.id} says, and more.`),
       );
     } else if (p.similar.some((f) => heldIds.has(f.id) && !touched.has(f.id))) {
-      toReconcile.push({ placed: { ...p, similar: p.similar.filter((f) => heldIds.has(f.id)) }, turn });
+      const unseen = p.similar.filter((f) => heldIds.has(f.id) && !touched.has(f.id));
+      toReconcile.push({ placed: { ...p, similar: unseen }, turn });
     } else {
       operations.push(
         createOp(p.candidate, provenanceOf(turn), now, reason ?? 'A new fact from the conversation.'),
