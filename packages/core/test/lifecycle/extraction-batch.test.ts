@@ -140,6 +140,47 @@ describe('extractBatch', () => {
     expect(await stores.facts.list(bob)).toHaveLength(1);
   });
 
+  it('an UPDATE restating the memory it extends is grounded by it; one that drops what it said, without outdated, is added instead', async () => {
+    const { stores, clock } = world();
+    const [cello, tea] = await seed(stores, clock, alice, [
+      { content: 'User plays the cello in a quartet on Sundays', category: 'personal/hobbies' },
+      { content: 'User drinks green tea every morning', category: 'user-preferences/drinks' },
+    ]);
+    const model = scriptedJsonModel([
+      {
+        facts: [
+          // Most of its words come from the memory, not the user's message: the memory counts as said.
+          {
+            turn: 0,
+            content: 'User plays the cello in a quartet on Sundays, now also in an orchestra',
+            event: 'UPDATE',
+            id: cello!.id,
+          },
+          // Drops "green tea every morning" without calling it outdated: stored as a new fact.
+          { turn: 1, content: 'User drinks coffee', event: 'UPDATE', id: tea!.id },
+        ],
+      },
+    ]);
+    const result = await extractBatch({
+      stores,
+      model,
+      scope: alice,
+      sessionId: 's5',
+      exchanges: [
+        { turn: 0, exchange: { user: 'I joined an orchestra too.' } },
+        { turn: 1, exchange: { user: 'These days I drink coffee.' } },
+      ],
+      clock,
+    });
+    const facts = await contentOf(stores, alice);
+    expect(facts.find((f) => f.id === cello!.id)?.content).toBe(
+      'User plays the cello in a quartet on Sundays, now also in an orchestra',
+    );
+    expect(facts.find((f) => f.id === tea!.id)?.content).toBe('User drinks green tea every morning');
+    expect(facts.map((f) => f.content)).toContain('User drinks coffee');
+    expect(result.changeset.notes?.join('\n')).toContain(`The update of ${tea!.id} would drop what it says`);
+  });
+
   it("ignores an UPDATE naming a fact that is the user's but was not shown", async () => {
     const { stores, clock } = world();
     const [hidden] = await seed(stores, clock, alice, [{ content: 'User is vegetarian' }]);
