@@ -7,7 +7,7 @@ import {
   type SignalCandidate,
   type SignalWeights,
 } from '../src/search/signals/rerank.js';
-import { timeSpans } from '../src/search/signals/time.js';
+import { asksWhen, tellsTime, timeSpans } from '../src/search/signals/time.js';
 import { InMemoryFactStore } from '../src/store/facts/memory.js';
 import { RecallFactStore } from '../src/store/recall/facts.js';
 import { ManualClock } from '../src/testing.js';
@@ -51,6 +51,24 @@ describe('time expressions', () => {
     expect(spansOf('la semana pasada')).toEqual(lastWeek);
     expect(spansOf('gestern')).toEqual([day('2023-05-07')]);
     expect(spansOf('el 3 de mayo de 2021')).toEqual([day('2021-05-03')]);
+  });
+
+  it('tells a question asking for a time or a duration, in several languages', () => {
+    expect(asksWhen('When did Caroline give a speech?')).toBe(true);
+    expect(asksWhen('How long has she had the turtles?')).toBe(true);
+    expect(asksWhen('What year did he move?')).toBe(true);
+    expect(asksWhen('Wann war das Konzert?')).toBe(true);
+    expect(asksWhen('¿Cuándo fue el concierto?')).toBe(true);
+    expect(asksWhen('What did Caroline say about the speech?')).toBe(false);
+  });
+
+  it('tells a text that dates an event or states a duration', () => {
+    expect(
+      tellsTime('I gave a talk at a school last week', spansOf('I gave a talk at a school last week')),
+    ).toBe(true);
+    expect(tellsTime("I've had them for 3 years now", [])).toBe(true);
+    expect(tellsTime('Seven years now, and I love it', [])).toBe(true);
+    expect(tellsTime('I gave a talk at a school', [])).toBe(false);
   });
 
   it('finds nothing in text without a time, and no month in the verb "may"', () => {
@@ -102,7 +120,7 @@ describe('preferences', () => {
   });
 });
 
-const ZERO: SignalWeights = { context: 0, session: 0, entity: 0, time: 0, preference: 0 };
+const ZERO: SignalWeights = { context: 0, session: 0, entity: 0, time: 0, when: 0, preference: 0 };
 const order = (
   candidates: Array<SignalCandidate & { id: string }>,
   query: string,
@@ -144,6 +162,15 @@ describe('rerankCandidates', () => {
       { id: 'mentioned', score: 7, text: 'went hiking yesterday', time: Date.UTC(2023, 4, 4) },
     ];
     expect(order(c, 'Where did she hike on 3 May?', { time: 1 })).toEqual(['may', 'mentioned', 'june']);
+  });
+
+  it('when: a question asking for a time lifts the candidates that tell one', () => {
+    const c = [
+      { id: 'talk', score: 10, text: 'The school talk was great', time: Date.UTC(2023, 4, 3) },
+      { id: 'dated', score: 9, text: 'I gave a talk at a school last week', time: Date.UTC(2023, 4, 3) },
+    ];
+    expect(order(c, 'When did she give a talk at a school?', { when: 0.3 })).toEqual(['dated', 'talk']);
+    expect(order(c, 'Where did she give a talk?', { when: 0.3 })).toEqual(['talk', 'dated']);
   });
 
   it('preference: only a request for a choice lifts stated preferences', () => {

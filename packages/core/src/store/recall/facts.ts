@@ -47,6 +47,9 @@ interface Analysed {
 
 const ANALYSED_CACHED = 50_000;
 
+/** Whether the signals read event times for this query: it names a time or asks for one. */
+const readsTime = (signals: QuerySignals) => signals.times.length > 0 || signals.when;
+
 /**
  * A FactStore whose `search` re-ranks the store's hits with recall's signals (context, session, entity,
  * time, preference: `search/signals/rerank.ts`): the store finds a pool of candidates with its own
@@ -82,8 +85,7 @@ export class RecallFactStore extends DelegatingFactStore {
     const signals = querySignals(text, this.#clock.now());
     const hits = await this.store.search(scope, { ...q, limit: Math.max(q.limit, this.#pool(q.limit)) });
     if (hits.length === 0) return hits;
-    const timed = signals.times.length > 0;
-    const candidates = hits.map((hit) => this.#candidate(hit.fact, hit.score, timed));
+    const candidates = hits.map((hit) => this.#candidate(hit.fact, hit.score, readsTime(signals)));
     const linked = await this.#addLinked(scope, q, signals, candidates);
     await this.#addProfile(scope, q, signals, candidates);
     return rerankCandidates(candidates, signals, this.#weights, linked)
@@ -105,7 +107,7 @@ export class RecallFactStore extends DelegatingFactStore {
     const names = [...new Set(candidates.flatMap((c) => linkedNames(c.text, signals.relations)))];
     if (names.length === 0) return [];
     const more = await this.store.search(scope, { ...q, query: names.join(' ') });
-    this.#join(candidates, more, 0.5, signals.times.length > 0);
+    this.#join(candidates, more, 0.5, readsTime(signals));
     return names;
   }
 
@@ -128,13 +130,13 @@ export class RecallFactStore extends DelegatingFactStore {
       candidates,
       facts.map((fact) => ({ fact, score: 1 })),
       PROFILE.share,
-      signals.times.length > 0,
+      readsTime(signals),
     );
   }
 
   /**
    * A fact as the signals see it. Its text is what the signals read (title and content); its event time is
-   * read only for a query that names a time; its subject and time mentions are cached per fact version.
+   * read only for a query that names or asks for a time; its subject and time mentions are cached per fact version.
    */
   #candidate(fact: Fact, score: number, timed: boolean): Candidate {
     const text = fact.title === undefined ? fact.content : `${fact.title}\n${fact.content}`;
