@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+import type { Scope } from '../src/foundation/scope.js';
 import { linkedNames, names, relationsAsked, subjectOf } from '../src/search/signals/entities.js';
 import { asksForChoice, statesPreference } from '../src/search/signals/preferences.js';
 import {
@@ -8,7 +9,9 @@ import {
   type SignalWeights,
 } from '../src/search/signals/rerank.js';
 import { asksWhen, tellsTime, timeSpans } from '../src/search/signals/time.js';
+import { DelegatingFactStore } from '../src/store/facts/delegating.js';
 import { InMemoryFactStore } from '../src/store/facts/memory.js';
+import type { FactListOptions } from '../src/store/facts/record.js';
 import { RecallFactStore } from '../src/store/recall/facts.js';
 import { ManualClock } from '../src/testing.js';
 
@@ -194,6 +197,36 @@ describe('RecallFactStore', () => {
     expect(hits.map((h) => h.fact.content)).toContain('Avoids sugar these days');
     const plain = await store.search(alice, { query: 'what dessert did I bring', limit: 5 });
     expect(plain.map((h) => h.fact.content)).toEqual(['Bring dessert to the dinner on Friday']);
+  });
+
+  it('lists the preference profile once per user while nothing is written, and sees new preferences', async () => {
+    const clock = new ManualClock(Date.UTC(2023, 4, 10));
+    const inner = new InMemoryFactStore({ clock });
+    let lists = 0;
+    const counting = new (class extends DelegatingFactStore {
+      override list(scope: Scope, options?: FactListOptions) {
+        lists += 1;
+        return super.list(scope, options);
+      }
+    })(inner);
+    const store = new RecallFactStore(counting, { clock });
+    const contents = async () =>
+      (await store.search(alice, { query: 'what dessert should I bring', limit: 5 })).map(
+        (h) => h.fact.content,
+      );
+    await store.create(alice, { content: 'Avoids sugar these days', category: 'user-preferences/food' });
+    await store.create(alice, { content: 'Bring dessert to the dinner on Friday' });
+    expect(await contents()).toContain('Avoids sugar these days');
+    await contents();
+    expect(lists).toBe(1);
+    // A write through this store is seen at once.
+    await store.create(alice, { content: 'Loves lemon tart', category: 'user-preferences/food' });
+    expect(await contents()).toContain('Loves lemon tart');
+    expect(lists).toBe(2);
+    // Another writer's preference (straight to the store) is seen once the kept profile is old.
+    await inner.create(alice, { content: 'Allergic to nuts', category: 'user-preferences/health' });
+    clock.advance(10_000);
+    expect(await contents()).toContain('Allergic to nuts');
   });
 
   it('brings up what a relation’s linked name is about', async () => {

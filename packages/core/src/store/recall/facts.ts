@@ -3,6 +3,7 @@ import { categoryMatches, hasAllTags } from '../../foundation/record-fields.js';
 import type { Scope } from '../../foundation/scope.js';
 import { SizedLru } from '../../foundation/sized-lru.js';
 import { parseOrThrow } from '../../foundation/validation.js';
+import type { WriteOptions } from '../../foundation/version.js';
 import { linkedNames, subjectOf } from '../../search/signals/entities.js';
 import { PREFERENCE_CATEGORY } from '../../search/signals/preferences.js';
 import {
@@ -15,8 +16,16 @@ import {
 } from '../../search/signals/rerank.js';
 import { type TimeSpan, timeSpans } from '../../search/signals/time.js';
 import { DelegatingFactStore } from '../facts/delegating.js';
-import { type Fact, type FactHit, type FactQuery, FactQuerySchema } from '../facts/record.js';
+import {
+  type Fact,
+  type FactHit,
+  type FactInput,
+  type FactPatch,
+  type FactQuery,
+  FactQuerySchema,
+} from '../facts/record.js';
 import type { FactStore } from '../facts/store.js';
+import type { RestoreOptions, RestoreReport } from '../snapshot/envelope.js';
 
 export interface RecallSignalOptions {
   /** Weights of the signals (0 turns one off); default {@link DEFAULT_SIGNAL_WEIGHTS}. */
@@ -32,8 +41,13 @@ export interface RecallSignalOptions {
 
 export const RECALL_POOL = Object.freeze({ min: 32, factor: 4, max: 1000 });
 
-/** Preference facts consulted when a request asks for a choice, and where they join the ranking. */
-const PROFILE = Object.freeze({ facts: 5, share: 0.3 });
+/**
+ * Preference facts consulted when a request asks for a choice, and where they join the ranking. The
+ * user's newest ones are listed once and kept for `keepMs` (writes through this store drop them at
+ * once; another process's writes show within `keepMs`): listing a category scans a large partition
+ * (+7 ms in memory, +29 ms over Redis at 100k facts, per request).
+ */
+const PROFILE = Object.freeze({ facts: 5, share: 0.3, keepMs: 10_000, users: 1000 });
 
 interface Candidate extends SignalCandidate {
   fact: Fact;
@@ -46,6 +60,8 @@ interface Analysed {
 }
 
 const ANALYSED_CACHED = 50_000;
+
+const profileKey = (scope: Scope) => `${scope.userId}\u0000${scope.agentId ?? ''}`;
 
 /** Whether the signals read event times for this query: it names a time or asks for one. */
 const readsTime = (signals: QuerySignals) => signals.times.length > 0 || signals.when;
@@ -68,6 +84,9 @@ export class RecallFactStore extends DelegatingFactStore {
     maxEntries: ANALYSED_CACHED,
     sizeOf: () => 1,
   });
+  readonly #profiles = new Map<string, { facts: Fact[]; at: number }>();
+  /** Bumped by every write through this store: a listing that a write overlapped is not kept. */
+  #writes = 0;
 
   constructor(store: FactStore, options: RecallSignalOptions = {}) {
     super(store);
@@ -120,11 +139,7 @@ export class RecallFactStore extends DelegatingFactStore {
   ): Promise<void> {
     if (this.#weights.preference <= 0 || !signals.choice) return;
     if (q.category && !categoryMatches(PREFERENCE_CATEGORY, q.category)) return;
-    const profile = await this.store.list(scope, {
-      category: PREFERENCE_CATEGORY,
-      order: 'updated',
-      limit: PROFILE.facts * 4,
-    });
+    const profile = await this.#profile(scope);
     const facts = profile.filter((f) => hasAllTags(f.tags, q.tags)).slice(0, PROFILE.facts);
     this.#join(
       candidates,
@@ -132,6 +147,57 @@ export class RecallFactStore extends DelegatingFactStore {
       PROFILE.share,
       readsTime(signals),
     );
+  }
+
+  /** The user's newest preference facts (kept for `PROFILE.keepMs`, dropped by a write through this store). */
+  async #profile(scope: Scope): Promise<Fact[]> {
+    const key = profileKey(scope);
+    const now = this.#clock.now();
+    const kept = this.#profiles.get(key);
+    if (kept && now - kept.at >= 0 && now - kept.at < PROFILE.keepMs) return kept.facts;
+    const writes = this.#writes;
+    const facts = await this.store.list(scope, {
+      category: PREFERENCE_CATEGORY,
+      order: 'updated',
+      limit: PROFILE.facts * 4,
+    });
+    if (writes === this.#writes) {
+      this.#profiles.delete(key);
+      this.#profiles.set(key, { facts, at: now });
+      if (this.#profiles.size > PROFILE.users) this.#profiles.delete(this.#profiles.keys().next().value!);
+    }
+    return facts;
+  }
+
+  /** Runs a write and forgets the kept profiles (all of them: a restore or an erasure names no scope). */
+  async #writing<T>(write: () => Promise<T>): Promise<T> {
+    this.#writes += 1;
+    try {
+      return await write();
+    } finally {
+      this.#writes += 1;
+      this.#profiles.clear();
+    }
+  }
+
+  override create(scope: Scope, input: FactInput): Promise<Fact> {
+    return this.#writing(() => this.store.create(scope, input));
+  }
+
+  override update(scope: Scope, id: string, patch: FactPatch, options?: WriteOptions): Promise<Fact> {
+    return this.#writing(() => this.store.update(scope, id, patch, options));
+  }
+
+  override delete(scope: Scope, id: string, options?: WriteOptions): Promise<boolean> {
+    return this.#writing(() => this.store.delete(scope, id, options));
+  }
+
+  override restore(snapshot: unknown, options?: RestoreOptions): Promise<RestoreReport> {
+    return this.#writing(() => this.store.restore(snapshot, options));
+  }
+
+  override eraseUser(userId: string): Promise<string[]> {
+    return this.#writing(() => this.store.eraseUser(userId));
   }
 
   /**
