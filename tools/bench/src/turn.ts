@@ -3,8 +3,15 @@
  * call) with every memory feature on and the default budget, at several fact-store sizes, in memory and
  * in JSON files.
  *
- *   pnpm bench:turn [--sizes 1000,10000,100000] [--adapter memory|json] [--turns 200] [--warmup 30]
- *                   [--no-raw-bpe] [--json]
+ *   pnpm bench:turn [--sizes 1000,10000,100000] [--adapter memory|json|sqlite|postgres[,…]] [--turns 200]
+ *                   [--warmup 30] [--workload full|chat] [--no-raw-bpe] [--json]
+ *
+ * `--workload chat` (default size 1000): a chat app's turn — the every-fact block, working memory (10
+ * entries) and the replay of the last 10 turns of a 200-turn thread, nothing else (issue 26's SQLite
+ * comparison: `pnpm bench:turn --workload chat --adapter sqlite`).
+ * sqlite: `createSqliteStores` on a file in a temporary directory; postgres: `createPostgresStores` in a
+ * fresh schema of `KIOKU_PG_URL` / `DATABASE_URL` (default `postgres://postgres@127.0.0.1:5432/test`),
+ * dropped afterwards.
  *
  * Per configuration: N facts in the user's scope (one `restore()` of a generated snapshot), 100
  * knowledge documents (full text), a session with a 200-turn transcript (conversation
@@ -17,6 +24,7 @@
  * default (which memoizes long texts), passed through the public `tokenizer` options, to show what repeated BPE
  * counting costs.
  */
+import { randomBytes } from 'node:crypto';
 import { existsSync } from 'node:fs';
 import { mkdtemp, rm } from 'node:fs/promises';
 import os from 'node:os';
@@ -50,13 +58,16 @@ import {
   InMemoryWorkingMemoryStore,
   type PlanStore,
   type SessionStore,
+  type ThreadScope,
   type WorkingMemoryStore,
 } from '@kioku/core/store';
 import { type FactSeed, factSeeds, QUERIES } from './facts.js';
 import { loadLocomo, locomoPath } from './locomo.js';
 import { cliArgs, flagValue, mean, percentile, round, sizesArg, table } from './util.js';
 
-type Adapter = 'memory' | 'json';
+type Adapter = 'memory' | 'json' | 'sqlite' | 'postgres';
+const ADAPTERS: readonly Adapter[] = ['memory', 'json', 'sqlite', 'postgres'];
+type Workload = 'full' | 'chat';
 
 interface Stores {
   facts: FactStore;
@@ -121,7 +132,12 @@ const SHORT: Record<string, string> = {
 function parseArgs() {
   const args = cliArgs();
   const adapter = flagValue(args, '--adapter');
-  if (adapter && adapter !== 'memory' && adapter !== 'json') throw new Error('--adapter is memory or json');
+  const adapters = (adapter ?? 'memory,json').split(',') as Adapter[];
+  for (const a of adapters) {
+    if (!ADAPTERS.includes(a)) throw new Error(`--adapter takes ${ADAPTERS.join(', ')} (comma-separated)`);
+  }
+  const workload = (flagValue(args, '--workload') ?? 'full') as Workload;
+  if (workload !== 'full' && workload !== 'chat') throw new Error('--workload is full or chat');
   const int = (flag: string, fallback: number) => {
     const n = Number(flagValue(args, flag) ?? fallback);
     if (!Number.isInteger(n) || n < 0) throw new Error(`${flag} takes a non-negative integer`);
@@ -129,8 +145,9 @@ function parseArgs() {
   };
   return {
     json: args.includes('--json'),
-    sizes: sizesArg(args, '1000,10000,100000'),
-    adapters: (adapter ? [adapter] : ['memory', 'json']) as Adapter[],
+    sizes: sizesArg(args, workload === 'chat' ? '1000' : '1000,10000,100000'),
+    adapters,
+    workload,
     turns: Math.max(1, int('--turns', 200)),
     warmup: int('--warmup', 30),
     rawBpe: !args.includes('--no-raw-bpe'),
@@ -158,6 +175,62 @@ async function loadJsonStores(): Promise<((directory: string) => Stores) | strin
     return create ? (directory) => create({ directory }) : 'createJsonStores is not exported';
   } catch (error) {
     return (error as Error).message.split('\n')[0] ?? 'import failed';
+  }
+}
+
+interface OpenedStores {
+  stores: Stores;
+  close(): Promise<void>;
+}
+
+/** Where the PostgreSQL rows run: a fresh schema in this database (dropped afterwards). */
+function postgresUrl(): string {
+  return process.env.KIOKU_PG_URL ?? process.env.DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
+}
+
+/** Fresh, empty stores of one adapter, or why they cannot be had. */
+async function openStores(adapter: Adapter): Promise<OpenedStores | string> {
+  if (adapter === 'memory') return { stores: memoryStores(), close: async () => {} };
+  if (adapter === 'json') {
+    const json = await loadJsonStores();
+    if (typeof json === 'string') return json;
+    const directory = await mkdtemp(path.join(os.tmpdir(), 'kioku-bench-turn-'));
+    return { stores: json(directory), close: () => rm(directory, { recursive: true, force: true }) };
+  }
+  try {
+    if (adapter === 'sqlite') {
+      const { createSqliteStores } = await import('@kioku/store-sqlite');
+      const directory = await mkdtemp(path.join(os.tmpdir(), 'kioku-bench-turn-'));
+      const stores = createSqliteStores({ file: path.join(directory, 'kioku.db') });
+      await stores.setup();
+      return {
+        stores,
+        close: async () => {
+          await stores.close();
+          await rm(directory, { recursive: true, force: true });
+        },
+      };
+    }
+    const { createPostgresStores } = await import('@kioku/store-postgres');
+    const postgres = (await import('postgres')).default;
+    const schema = `bench_turn_${randomBytes(4).toString('hex')}`;
+    const stores = createPostgresStores({
+      url: postgresUrl(),
+      schema,
+      clientOptions: { max: 4, onnotice: () => {}, connect_timeout: 5 },
+    });
+    await stores.setup();
+    return {
+      stores,
+      close: async () => {
+        await stores.close();
+        const admin = postgres(postgresUrl(), { max: 1, onnotice: () => {} });
+        await admin.unsafe(`drop schema if exists "${schema}" cascade`).catch(() => {});
+        await admin.end({ timeout: 5 });
+      },
+    };
+  } catch (error) {
+    return (error as Error).message.split('\n')[0] ?? 'cannot open the stores';
   }
 }
 
@@ -240,17 +313,42 @@ function quantiles(values: number[]): { p50: number; p95: number } {
   return { p50: round(percentile(sorted, 50), 2), p95: round(percentile(sorted, 95), 2) };
 }
 
+/** The thread's plan: a goal, six steps (one done, one under way) and three context notes. */
+async function setUpPlan(plans: PlanStore, scope: ThreadScope): Promise<void> {
+  await plans.create(scope, {
+    goal: 'Organise the family trip to Lisbon in June',
+    steps: [
+      'Collect everyone’s available dates',
+      'Compare flight options and prices',
+      'Book flights',
+      'Shortlist three apartments near Alfama',
+      'Book the apartment',
+      'Plan day trips (Sintra, Cascais)',
+    ],
+  });
+  await plans.updateStep(scope, '1', { status: 'completed', notes: 'June 10–20 works for all four' });
+  await plans.updateStep(scope, '2', { status: 'in_progress', notes: 'TAP and easyJet so far' });
+  for (const note of [
+    'Budget is about 3,000 EUR in total',
+    'Grandma needs a ground-floor apartment or a lift',
+    'Kids want a beach day',
+  ]) {
+    await plans.addContextNote(scope, note);
+  }
+}
+
 async function benchConfig(
   adapter: Adapter,
   stores: Stores,
   size: number,
   seeds: readonly FactSeed[],
   text: { questions: string[]; lines: string[] },
-  options: { turns: number; warmup: number; tokenizer?: Tokenizer },
+  options: { turns: number; warmup: number; workload: Workload; tokenizer?: Tokenizer },
 ): Promise<Row> {
   const t0 = performance.now();
+  const full = options.workload === 'full';
   await stores.facts.restore(factSnapshot(seeds, size));
-  for (let d = 0; d < DOCUMENTS; d++) {
+  for (let d = 0; d < (full ? DOCUMENTS : 0); d++) {
     const from = (d * SENTENCES_PER_DOCUMENT) % Math.max(1, seeds.length - SENTENCES_PER_DOCUMENT);
     const body = seeds.slice(from, from + SENTENCES_PER_DOCUMENT).map((s) => s.content);
     await stores.documents.create(SCOPE, {
@@ -263,16 +361,22 @@ async function benchConfig(
   }
 
   const sink = new Map<string, number>();
-  const features: MemoryFeature[] = [
-    factMemory({ facts: stores.facts }),
-    knowledgeDocuments({ store: stores.documents }),
-    planMode({ store: stores.plans }),
-    factMemory({ mode: 'recall', facts: stores.facts, sessions: stores.sessions }),
-    workingMemory({ store: stores.working }),
-    factMemory({ mode: 'relevant', facts: stores.facts, details: stores.details }),
-    conversationHistory({ sessions: stores.sessions }),
-    toolOutputOffload({ details: stores.details }),
-  ];
+  const features: MemoryFeature[] = full
+    ? [
+        factMemory({ facts: stores.facts }),
+        knowledgeDocuments({ store: stores.documents }),
+        planMode({ store: stores.plans }),
+        factMemory({ mode: 'recall', facts: stores.facts, sessions: stores.sessions }),
+        workingMemory({ store: stores.working }),
+        factMemory({ mode: 'relevant', facts: stores.facts, details: stores.details }),
+        conversationHistory({ sessions: stores.sessions }),
+        toolOutputOffload({ details: stores.details }),
+      ]
+    : [
+        factMemory({ facts: stores.facts }),
+        workingMemory({ store: stores.working }),
+        conversationHistory({ sessions: stores.sessions, maxTurns: 10 }),
+      ];
   const builder = new KiokuBuilder({
     stores: { ...createInMemoryStores(), sessions: stores.sessions },
     systemPrompt: 'You are a helpful assistant.',
@@ -291,26 +395,7 @@ async function benchConfig(
   }
   await stores.sessions.transcriptAppend(scope, conversation.sessionId, history);
 
-  await stores.plans.create(scope, {
-    goal: 'Organise the family trip to Lisbon in June',
-    steps: [
-      'Collect everyone’s available dates',
-      'Compare flight options and prices',
-      'Book flights',
-      'Shortlist three apartments near Alfama',
-      'Book the apartment',
-      'Plan day trips (Sintra, Cascais)',
-    ],
-  });
-  await stores.plans.updateStep(scope, '1', { status: 'completed', notes: 'June 10–20 works for all four' });
-  await stores.plans.updateStep(scope, '2', { status: 'in_progress', notes: 'TAP and easyJet so far' });
-  for (const note of [
-    'Budget is about 3,000 EUR in total',
-    'Grandma needs a ground-floor apartment or a lift',
-    'Kids want a beach day',
-  ]) {
-    await stores.plans.addContextNote(scope, note);
-  }
+  if (full) await setUpPlan(stores.plans, scope);
 
   const hour = 60 * 60 * 1000;
   for (let w = 0; w < 10; w++) {
@@ -320,7 +405,7 @@ async function benchConfig(
       tags: ['trip'],
     });
   }
-  for (let w = 0; w < 5; w++) {
+  for (let w = 0; w < (full ? 5 : 0); w++) {
     await stores.working.set(scope, `patrol/heartbeat/finding-${w}`, lines[100 + w]!, {
       ttlMs: hour,
       category: 'patrol',
@@ -423,20 +508,22 @@ async function main(): Promise<void> {
   const unavailable: Record<string, string> = {};
   const startedAt = performance.now();
   // JIT warm-up on a small configuration, not reported.
-  await benchConfig('memory', memoryStores(), 1000, seeds, text, { turns: 50, warmup: 20 });
+  await benchConfig('memory', memoryStores(), 1000, seeds, text, {
+    turns: 50,
+    warmup: 20,
+    workload: options.workload,
+  });
   for (const adapter of options.adapters) {
-    const jsonStores = adapter === 'json' ? await loadJsonStores() : undefined;
-    if (typeof jsonStores === 'string') {
-      unavailable.json = `not available (${jsonStores})`;
-      continue;
-    }
     for (const size of options.sizes) {
-      const directory = jsonStores ? await mkdtemp(path.join(os.tmpdir(), 'kioku-bench-turn-')) : undefined;
+      const opened = await openStores(adapter);
+      if (typeof opened === 'string') {
+        unavailable[adapter] = `not available (${opened})`;
+        break;
+      }
       try {
-        const stores = jsonStores && directory ? jsonStores(directory) : memoryStores();
-        rows.push(await benchConfig(adapter, stores, size, seeds, text, options));
+        rows.push(await benchConfig(adapter, opened.stores, size, seeds, text, options));
       } finally {
-        if (directory) await rm(directory, { recursive: true, force: true });
+        await opened.close();
       }
       if (!options.json) console.error(`  ${adapter} ${size} done`);
     }
@@ -455,8 +542,9 @@ async function main(): Promise<void> {
   const ms = (v: number) => v.toFixed(2);
   console.log(
     [
-      `Turn pipeline bench: prepare + record per turn (no model call), all features on, default budget (16,000 tokens)`,
-      `${DOCUMENTS} documents (full text), ${TRANSCRIPT_TURNS}-turn transcript, a plan, 10 working-memory entries + 5 patrol findings;`,
+      options.workload === 'full'
+        ? `Turn pipeline bench: prepare + record per turn (no model call), all features on, default budget (16,000 tokens)\n${DOCUMENTS} documents (full text), ${TRANSCRIPT_TURNS}-turn transcript, a plan, 10 working-memory entries + 5 patrol findings;`
+        : `Turn pipeline bench, chat workload: prepare + record per turn (no model call), default budget (16,000 tokens)\nevery-fact block, working memory (10 entries), replay of the last 10 turns of a ${TRANSCRIPT_TURNS}-turn thread;`,
       `${options.warmup} warm-up + ${options.turns} timed turns per configuration (fewer when slow: warm-up ≤ ${WARMUP_MS / 1000} s, timing ≤ ${TIMED_MS / 1000} s once ${MIN_TIMED} turns are in), each a different user message`,
       `node ${process.version}, ${os.cpus().length} × ${os.cpus()[0]?.model ?? 'cpu'}, ${runtimeS} s`,
       '',
@@ -523,6 +611,7 @@ async function main(): Promise<void> {
     console.log(
       JSON.stringify({
         bench: 'turn',
+        workload: options.workload,
         turns: options.turns,
         warmup: options.warmup,
         turns_timed: by((r) => r.timed),
