@@ -42,7 +42,21 @@ export type SqliteWorkingMemoryOptions = SqliteStoreOptions & WorkingMemoryOptio
 
 type WorkingRow = typeof working.$inferSelect;
 
-function toEntry(row: WorkingRow): WorkingEntry {
+/** The columns of an entry's info (no value, no search columns). */
+const infoColumns = {
+  key: working.key,
+  userId: working.userId,
+  agentId: working.agentId,
+  storedAt: working.storedAt,
+  expiresAt: working.expiresAt,
+  category: working.category,
+  tags: working.tags,
+  version: working.version,
+};
+
+function toEntry(
+  row: Omit<WorkingRow, 'seq' | 'namespace' | 'expiresMs' | 'searchTerms' | 'searchLength' | 'searchScope'>,
+): WorkingEntry {
   const entry: WorkingEntry = {
     key: row.key,
     userId: row.userId,
@@ -160,9 +174,10 @@ export class SqliteWorkingMemoryStore extends SqliteStoreBase implements Working
     const s = parseScope(scope);
     if (prefix !== undefined) parseOrThrow(WorkingPrefixSchema, prefix, 'working-memory prefix');
     const now = this.clock.now();
+    // Everything but the value: an inventory never shows values, and they can be large.
     const rows = this.read(() =>
       this.orm
-        .select()
+        .select(infoColumns)
         .from(working)
         .where(
           and(inPartition(s), gt(working.expiresMs, now), prefix ? keyUnder(working.key, prefix) : undefined),
@@ -170,7 +185,7 @@ export class SqliteWorkingMemoryStore extends SqliteStoreBase implements Working
         .orderBy(asc(working.storedAt), asc(working.seq))
         .all(),
     );
-    return rows.map((row) => workingEntryInfo(toEntry(row)));
+    return rows.map((row) => workingEntryInfo(toEntry({ ...row, value: '' })));
   }
 
   async search(scope: Scope, query: WorkingQuery): Promise<WorkingHit[]> {

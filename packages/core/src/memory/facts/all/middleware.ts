@@ -1,10 +1,11 @@
+import { BlockCache } from '../../../runtime/block-cache.js';
 import { LineFitter, type LineItem } from '../../../runtime/fit-lines.js';
 import type { DroppedItem, MiddlewareResult, PromptMiddleware } from '../../../runtime/middleware.js';
 import type { Fact } from '../../../store/facts/record.js';
 import type { FactStore } from '../../../store/facts/store.js';
 import type { Tokenizer } from '../../../tokens/tokenizer.js';
 import { isQuarantined } from '../../trust/quarantine.js';
-import { type BlockMark, FactBlockCache, readBlockMark } from './block-cache.js';
+import { readFactBlockMark } from './block-mark.js';
 import { factLine, renderFactBlock } from './format.js';
 
 export const FACTS_MIDDLEWARE = 'facts';
@@ -71,17 +72,17 @@ export function allFactsMiddleware(options: AllFactsMiddlewareOptions): PromptMi
   };
 
   // The last block built per user (and agent): reused while the store's mark and the limit are the same.
-  const blocks = new FactBlockCache();
+  const blocks = new BlockCache();
 
   return {
     name: FACTS_MIDDLEWARE,
     placement: 'system',
     async inject(ctx) {
       const limit = Math.min(ctx.maxTokens, options.maxTokens ?? Number.POSITIVE_INFINITY);
-      const mark = await readBlockMark(options.store, ctx.scope);
+      const { count, mark } = await readFactBlockMark(options.store, ctx.scope);
       const cached = blocks.get(ctx.scope, ctx.tokenizer, limit, mark);
       if (cached) return cached;
-      const result = await build(ctx, limit, mark);
+      const result = await build(ctx, limit, count);
       blocks.set(ctx.scope, ctx.tokenizer, limit, mark, result);
       return result;
     },
@@ -90,7 +91,7 @@ export function allFactsMiddleware(options: AllFactsMiddlewareOptions): PromptMi
   async function build(
     ctx: { scope: Parameters<FactStore['list']>[0]; tokenizer: Tokenizer },
     limit: number,
-    mark: BlockMark,
+    count: number,
   ): Promise<MiddlewareResult> {
     const fitter = new LineFitter(ctx.tokenizer, limit, renderFactBlock);
     // Newest-updated first, a page at a time: with thousands of facts only the first pages can fit.
@@ -122,7 +123,7 @@ export function allFactsMiddleware(options: AllFactsMiddlewareOptions): PromptMi
     const block = fitter.finish();
     const dropped = [...quarantined, ...block.dropped];
     if (more) {
-      const unread = mark.count - examined;
+      const unread = count - examined;
       if (unread > 0) dropped.push({ id: UNREAD_FACTS, reason: 'budget', count: unread });
     }
     return {
