@@ -63,6 +63,7 @@ import {
 } from '@kioku/core/store';
 import { type FactSeed, factSeeds, QUERIES } from './facts.js';
 import { loadLocomo, locomoPath } from './locomo.js';
+import { type Floor, type FloorTarget, postgresFloor, sqliteFloor } from './turn-floor.js';
 import { cliArgs, flagValue, mean, percentile, round, sizesArg, table } from './util.js';
 
 type Adapter = 'memory' | 'json' | 'sqlite' | 'postgres';
@@ -100,6 +101,8 @@ interface Row {
   rest: { p50: number; p95: number };
   /** One count of a whole prepared prompt with o200k_base (the runner counts what it injects twice). */
   promptCountMs: number;
+  /** The same turn's reads and writes as raw driver SQL (chat workload on sqlite/postgres). */
+  floor?: Floor;
 }
 
 const SCOPE = { userId: 'bench-user' };
@@ -109,6 +112,8 @@ const TRANSCRIPT_TURNS = 200;
 const WARMUP_MS = 10_000;
 const TIMED_MS = 60_000;
 const MIN_TIMED = 50;
+/** Turns the chat workload replays. */
+const CHAT_TURNS = 10;
 /** Middleware names in registration order (the ledger's names). */
 const MIDDLEWARES = [
   'facts',
@@ -181,6 +186,8 @@ async function loadJsonStores(): Promise<((directory: string) => Stores) | strin
 interface OpenedStores {
   stores: Stores;
   close(): Promise<void>;
+  /** The raw-driver floor of a chat turn on these stores' database (SQL adapters). */
+  floor?: (target: FloorTarget, turns: number) => Promise<Floor>;
 }
 
 /** Where the PostgreSQL rows run: a fresh schema in this database (dropped afterwards). */
@@ -201,10 +208,12 @@ async function openStores(adapter: Adapter): Promise<OpenedStores | string> {
     if (adapter === 'sqlite') {
       const { createSqliteStores } = await import('@kioku/store-sqlite');
       const directory = await mkdtemp(path.join(os.tmpdir(), 'kioku-bench-turn-'));
-      const stores = createSqliteStores({ file: path.join(directory, 'kioku.db') });
+      const file = path.join(directory, 'kioku.db');
+      const stores = createSqliteStores({ file });
       await stores.setup();
       return {
         stores,
+        floor: async (target, turns) => sqliteFloor(file, target, turns),
         close: async () => {
           await stores.close();
           await rm(directory, { recursive: true, force: true });
@@ -222,6 +231,7 @@ async function openStores(adapter: Adapter): Promise<OpenedStores | string> {
     await stores.setup();
     return {
       stores,
+      floor: (target, turns) => postgresFloor(postgres, postgresUrl(), schema, target, turns),
       close: async () => {
         await stores.close();
         const admin = postgres(postgresUrl(), { max: 1, onnotice: () => {} });
@@ -343,7 +353,13 @@ async function benchConfig(
   size: number,
   seeds: readonly FactSeed[],
   text: { questions: string[]; lines: string[] },
-  options: { turns: number; warmup: number; workload: Workload; tokenizer?: Tokenizer },
+  options: {
+    turns: number;
+    warmup: number;
+    workload: Workload;
+    tokenizer?: Tokenizer;
+    floor?: OpenedStores['floor'];
+  },
 ): Promise<Row> {
   const t0 = performance.now();
   const full = options.workload === 'full';
@@ -375,7 +391,7 @@ async function benchConfig(
     : [
         factMemory({ facts: stores.facts }),
         workingMemory({ store: stores.working }),
-        conversationHistory({ sessions: stores.sessions, maxTurns: 10 }),
+        conversationHistory({ sessions: stores.sessions, maxTurns: CHAT_TURNS }),
       ];
   const builder = new KiokuBuilder({
     stores: { ...createInMemoryStores(), sessions: stores.sessions },
@@ -468,6 +484,20 @@ async function benchConfig(
     rest.push(end - start - inMiddlewares);
   }
 
+  // The raw floor after the timed turns, on the same data (it appends its own exchanges, as turns do).
+  const floor =
+    options.floor && !full
+      ? await options.floor(
+          {
+            userId: SCOPE.userId,
+            sessionId: conversation.sessionId,
+            window: Math.ceil((CHAT_TURNS + 1) * 2 * 1.25) + 4,
+            cap: 500,
+          },
+          Math.max(turnTimes.length, 50),
+        )
+      : undefined;
+
   const countTimes: number[] = [];
   for (let r = 0; r < 11; r++) {
     const start = performance.now();
@@ -490,6 +520,7 @@ async function benchConfig(
     middleware: Object.fromEntries([...perMiddleware].map(([name, times]) => [name, quantiles(times)])),
     rest: quantiles(rest),
     promptCountMs: quantiles(countTimes).p50,
+    ...(floor ? { floor } : {}),
   };
 }
 
@@ -521,7 +552,12 @@ async function main(): Promise<void> {
         break;
       }
       try {
-        rows.push(await benchConfig(adapter, opened.stores, size, seeds, text, options));
+        rows.push(
+          await benchConfig(adapter, opened.stores, size, seeds, text, {
+            ...options,
+            ...(opened.floor ? { floor: opened.floor } : {}),
+          }),
+        );
       } finally {
         await opened.close();
       }
@@ -585,6 +621,27 @@ async function main(): Promise<void> {
         ]),
       ),
       ...Object.entries(unavailable).map(([a, why]) => `${a}: ${why}`),
+      ...(rows.some((r) => r.floor)
+        ? [
+            '',
+            'Raw-driver floor (chat workload): the turn’s reads and writes as hand-written SQL through the driver',
+            '(fact count + newest fact, two working-memory inventories, the transcript tail, one exchange appended).',
+            table(
+              ['adapter', 'facts', 'turn p50', 'turn p95', 'floor p50', 'floor p95', '× floor p50'],
+              rows
+                .filter((r) => r.floor)
+                .map((r) => [
+                  label(r),
+                  r.size,
+                  ms(r.turn.p50),
+                  ms(r.turn.p95),
+                  ms(r.floor!.p50),
+                  ms(r.floor!.p95),
+                  (r.turn.p50 / r.floor!.p50).toFixed(1),
+                ]),
+            ),
+          ]
+        : []),
       '',
       'Per middleware, inject + afterTurn, p95 ms. "rest": the turn outside the middlewares (transcript',
       'append, the runner’s token counting); "count prompt": one o200k_base count of a whole prepared prompt.',
@@ -629,6 +686,8 @@ async function main(): Promise<void> {
         ),
         setup_ms: by((r) => r.setupMs),
         prompt_count_ms: by((r) => r.promptCountMs),
+        floor_p50_ms: by((r) => r.floor?.p50 ?? null),
+        floor_p95_ms: by((r) => r.floor?.p95 ?? null),
         ...(memory10k
           ? {
               target: {
