@@ -79,10 +79,12 @@ export function allFactsMiddleware(options: AllFactsMiddlewareOptions): PromptMi
     placement: 'system',
     async inject(ctx) {
       const limit = Math.min(ctx.maxTokens, options.maxTokens ?? Number.POSITIVE_INFINITY);
-      const { count, mark } = await readFactBlockMark(options.store, ctx.scope);
+      const read = await readFactBlockMark(options.store, ctx.scope);
+      if (!read) return build(ctx, limit, () => options.store.count(ctx.scope));
+      const { count, mark } = read;
       const cached = blocks.get(ctx.scope, ctx.tokenizer, limit, mark);
       if (cached) return cached;
-      const result = await build(ctx, limit, count);
+      const result = await build(ctx, limit, async () => count);
       blocks.set(ctx.scope, ctx.tokenizer, limit, mark, result);
       return result;
     },
@@ -91,7 +93,7 @@ export function allFactsMiddleware(options: AllFactsMiddlewareOptions): PromptMi
   async function build(
     ctx: { scope: Parameters<FactStore['list']>[0]; tokenizer: Tokenizer },
     limit: number,
-    count: number,
+    count: () => Promise<number>,
   ): Promise<MiddlewareResult> {
     const fitter = new LineFitter(ctx.tokenizer, limit, renderFactBlock);
     // Newest-updated first, a page at a time: with thousands of facts only the first pages can fit.
@@ -123,7 +125,7 @@ export function allFactsMiddleware(options: AllFactsMiddlewareOptions): PromptMi
     const block = fitter.finish();
     const dropped = [...quarantined, ...block.dropped];
     if (more) {
-      const unread = count - examined;
+      const unread = (await count()) - examined;
       if (unread > 0) dropped.push({ id: UNREAD_FACTS, reason: 'budget', count: unread });
     }
     return {
