@@ -191,3 +191,36 @@ describe('LexicalIndex state', () => {
     }
   });
 });
+
+describe('LexicalIndex: one question asked twice in a turn', () => {
+  const words = ['tea', 'coffee', 'lisbon', 'porto', 'train', 'museum', 'beach', 'kids', 'cello', 'rain'];
+  function filled(n: number): LexicalIndex {
+    const random = seededRandom(7);
+    const index = new LexicalIndex();
+    for (let i = 0; i < n; i++) {
+      const text = Array.from({ length: 6 }, () => words[Math.floor(random() * words.length)]).join(' ');
+      index.set(`d${i}`, text);
+    }
+    return index;
+  }
+  const fresh = (index: () => LexicalIndex, query: string, limit: number) => index().search(query, { limit });
+
+  it('answers every limit as a fresh index would, in any order, and sees a change made in between', () => {
+    const index = filled(400);
+    const query = 'tea in lisbon with the kids';
+    for (const limit of [8, 20, 3, 100, 8, 1]) {
+      expect(index.search(query, { limit })).toEqual(fresh(() => filled(400), query, limit));
+    }
+    index.set('d5', 'tea tea tea lisbon kids kids');
+    index.remove('d6');
+    const changed = () => {
+      const other = filled(400);
+      other.set('d5', 'tea tea tea lisbon kids kids');
+      other.remove('d6');
+      return other;
+    };
+    expect(index.search(query, { limit: 8 })).toEqual(fresh(changed, query, 8));
+    expect(index.search(query, { limit: 20 })).toEqual(fresh(changed, query, 20));
+    expect(index.search('coffee', { limit: 5 })).toEqual(fresh(changed, 'coffee', 5));
+  });
+});

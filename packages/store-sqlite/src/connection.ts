@@ -7,6 +7,7 @@ import { readMigrationFiles } from 'drizzle-orm/migrator';
 import { ANALYZER_SIGNATURE } from './analysis.js';
 import { rebuildSearchTerms } from './reindex.js';
 import * as schema from './schema.js';
+import { withStatementCache } from './statement-cache.js';
 
 /** Kioku's own migrations table, so it never collides with the host application's `__drizzle_migrations`. */
 export const MIGRATIONS_TABLE = '__kioku_migrations';
@@ -94,7 +95,7 @@ export class SqliteConnection {
     db.function('kioku_lower', { deterministic: true }, (value: unknown) =>
       typeof value === 'string' ? value.toLowerCase() : value,
     );
-    this.#orm = drizzle(db, { schema });
+    this.#orm = drizzle(withStatementCache(db), { schema });
     this.#db = db;
     return db;
   }

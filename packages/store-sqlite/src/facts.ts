@@ -132,7 +132,7 @@ export class SqliteFactStore extends SqliteStoreBase implements FactStore {
         .where(sql`${facts.seq} IN (SELECT value FROM json_each(${placeholder('seqs')}))`)
         .prepare(),
       partitionRows: this.orm
-        .select({ rows: searchStats.rows })
+        .select({ rows: searchStats.rows, changes: searchStats.changes })
         .from(searchStats)
         .where(and(eq(searchStats.tableName, 'kioku_facts'), eq(searchStats.scope, placeholder('scope'))))
         .prepare(),
@@ -228,6 +228,17 @@ export class SqliteFactStore extends SqliteStoreBase implements FactStore {
         .all(),
     );
     return rows.map(toFact);
+  }
+
+  /**
+   * The partition's write counter: the FTS triggers count every insert, delete and search-column update,
+   * and `kioku_facts_revision` (migration 0009) every other update, in the writing transaction.
+   */
+  async revision(scope: Scope): Promise<string> {
+    const s = checkScope(scope);
+    const scopeKey = scopeToken(s.userId, agentColumn(s.agentId));
+    const row = this.readOne(() => this.#statements.partitionRows.get({ scope: scopeKey }));
+    return `${row?.rows ?? 0}.${row?.changes ?? 0}`;
   }
 
   async count(scope: Scope, filter: FactFilter = {}): Promise<number> {

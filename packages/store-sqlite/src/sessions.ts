@@ -30,7 +30,7 @@ import {
   type UpsertOptions,
   type WriteOptions,
 } from '@kioku/core/store';
-import { and, asc, count, desc, eq, inArray, lte, max, type SQL } from 'drizzle-orm';
+import { and, asc, count, desc, eq, inArray, lte, max, type SQL, sql } from 'drizzle-orm';
 import { agentColumn, agentOf, SqliteStoreBase, type SqliteStoreOptions } from './base.js';
 import { sessionKv, sessions, sessionTranscript } from './schema.js';
 
@@ -83,10 +83,65 @@ const inPartition = (scope: Scope): SQL =>
  */
 export class SqliteSessionStore extends SqliteStoreBase implements SessionStore {
   readonly #caps: SessionCaps;
+  /**
+   * The statements of every turn (a transcript read and append), built and prepared once on first use:
+   * building a query with drizzle cost more than running it.
+   */
+  #prepared: ReturnType<SqliteSessionStore['buildStatements']> | undefined;
 
   constructor(options: SqliteSessionStoreOptions) {
     super(options);
     this.#caps = sessionCaps(options);
+  }
+
+  private buildStatements() {
+    const placeholder = sql.placeholder;
+    const ofSession = eq(sessionTranscript.sessionSeq, placeholder('seq'));
+    return {
+      seq: this.orm
+        .select({ seq: sessions.seq })
+        .from(sessions)
+        .where(
+          and(
+            eq(sessions.userId, placeholder('userId')),
+            eq(sessions.agentId, placeholder('agentId')),
+            eq(sessions.id, placeholder('id')),
+          ),
+        )
+        .prepare(),
+      last: this.orm
+        .select()
+        .from(sessionTranscript)
+        .where(ofSession)
+        .orderBy(desc(sessionTranscript.position))
+        .limit(placeholder('limit'))
+        .prepare(),
+      lastPosition: this.orm
+        .select({ p: max(sessionTranscript.position) })
+        .from(sessionTranscript)
+        .where(ofSession)
+        .prepare(),
+      trim: this.orm
+        .delete(sessionTranscript)
+        .where(and(ofSession, lte(sessionTranscript.position, placeholder('upTo'))))
+        .prepare(),
+    };
+  }
+
+  get #statements() {
+    this.#prepared ??= this.buildStatements();
+    return this.#prepared;
+  }
+
+  /** The seq of the caller's session; NotFoundError when the id is not in the caller's index. */
+  #requireSeq(scope: Scope, sessionId: string): number {
+    const row = this.#statements.seq.get({
+      userId: scope.userId,
+      agentId: agentColumn(scope.agentId),
+      id: sessionKey(sessionId),
+    });
+    if (!row) throw sessionNotFoundError(sessionId);
+    return row.seq;
   }
 
   async create(scope: Scope, options: SessionCreateOptions = {}): Promise<SessionInfo> {
@@ -215,23 +270,14 @@ export class SqliteSessionStore extends SqliteStoreBase implements SessionStore 
     const s = parseScope(scope);
     const parsed = newTranscriptEntries(entries, isoAt(this.clock));
     this.write(() => {
-      const session = this.#requireSession(s, sessionId);
-      const ofSession = eq(sessionTranscript.sessionSeq, session.seq);
-      const last =
-        this.orm
-          .select({ p: max(sessionTranscript.position) })
-          .from(sessionTranscript)
-          .where(ofSession)
-          .get()?.p ?? 0;
+      const seq = this.#requireSeq(s, sessionId);
+      const last = this.#statements.lastPosition.get({ seq })?.p ?? 0;
       parsed.forEach((entry, i) => {
-        this.#insertTranscript(session.seq, last + i + 1, entry);
+        this.#insertTranscript(seq, last + i + 1, entry);
       });
       const newest = last + parsed.length;
       if (newest > this.#caps.transcriptCap) {
-        this.orm
-          .delete(sessionTranscript)
-          .where(and(ofSession, lte(sessionTranscript.position, newest - this.#caps.transcriptCap)))
-          .run();
+        this.#statements.trim.run({ seq, upTo: newest - this.#caps.transcriptCap });
       }
     });
     return parsed;
@@ -241,17 +287,9 @@ export class SqliteSessionStore extends SqliteStoreBase implements SessionStore 
     const s = parseScope(scope);
     const limit = transcriptReadCount(n);
     return this.read(() => {
-      const session = this.#requireSession(s, sessionId);
+      const seq = this.#requireSeq(s, sessionId);
       if (limit === 0) return [];
-      return this.orm
-        .select()
-        .from(sessionTranscript)
-        .where(eq(sessionTranscript.sessionSeq, session.seq))
-        .orderBy(desc(sessionTranscript.position))
-        .limit(limit)
-        .all()
-        .reverse()
-        .map(toTranscriptEntry);
+      return this.#statements.last.all({ seq, limit }).reverse().map(toTranscriptEntry);
     });
   }
 

@@ -31,7 +31,23 @@ import {
   type WorkingSetOptions,
   type WriteOptions,
 } from '@kioku/core/store';
-import { and, asc, count, desc, eq, gt, inArray, isNotNull, lte, ne, type SQL } from 'drizzle-orm';
+import {
+  and,
+  asc,
+  count,
+  desc,
+  eq,
+  gt,
+  gte,
+  inArray,
+  isNotNull,
+  lt,
+  lte,
+  ne,
+  or,
+  type SQL,
+  sql,
+} from 'drizzle-orm';
 import { analyze, workingText } from './analysis.js';
 import { agentColumn, agentOf, SqliteStoreBase, type SqliteStoreOptions } from './base.js';
 import { categoryUnder, hasAllTags, keyUnder } from './filters.js';
@@ -42,7 +58,21 @@ export type SqliteWorkingMemoryOptions = SqliteStoreOptions & WorkingMemoryOptio
 
 type WorkingRow = typeof working.$inferSelect;
 
-function toEntry(row: WorkingRow): WorkingEntry {
+/** The columns of an entry's info (no value, no search columns). */
+const infoColumns = {
+  key: working.key,
+  userId: working.userId,
+  agentId: working.agentId,
+  storedAt: working.storedAt,
+  expiresAt: working.expiresAt,
+  category: working.category,
+  tags: working.tags,
+  version: working.version,
+};
+
+function toEntry(
+  row: Omit<WorkingRow, 'seq' | 'namespace' | 'expiresMs' | 'searchTerms' | 'searchLength' | 'searchScope'>,
+): WorkingEntry {
   const entry: WorkingEntry = {
     key: row.key,
     userId: row.userId,
@@ -87,10 +117,39 @@ const inPartition = (scope: Scope): SQL =>
  */
 export class SqliteWorkingMemoryStore extends SqliteStoreBase implements WorkingMemoryStore {
   readonly #limits: WorkingLimits;
+  /** The inventory reads of every turn, built and prepared once on first use (see the fact store's). */
+  #prepared: ReturnType<SqliteWorkingMemoryStore['buildStatements']> | undefined;
 
   constructor(options: SqliteWorkingMemoryOptions) {
     super(options);
     this.#limits = workingLimits(options);
+  }
+
+  private buildStatements() {
+    const placeholder = sql.placeholder;
+    const live = and(
+      eq(working.userId, placeholder('userId')),
+      eq(working.agentId, placeholder('agentId')),
+      gt(working.expiresMs, placeholder('now')),
+    );
+    const list = (where: SQL | undefined) =>
+      this.orm
+        .select(infoColumns)
+        .from(working)
+        .where(where)
+        .orderBy(asc(working.storedAt), asc(working.seq))
+        .prepare();
+    // keyUnder with placeholders: the prefix itself, or a key in [prefix/, prefix0).
+    const under = or(
+      eq(working.key, placeholder('prefix')),
+      and(gte(working.key, placeholder('from')), lt(working.key, placeholder('to'))),
+    );
+    return { list: list(live), listUnder: list(and(live, under)) };
+  }
+
+  get #statements() {
+    this.#prepared ??= this.buildStatements();
+    return this.#prepared;
   }
 
   async set(
@@ -160,17 +219,14 @@ export class SqliteWorkingMemoryStore extends SqliteStoreBase implements Working
     const s = parseScope(scope);
     if (prefix !== undefined) parseOrThrow(WorkingPrefixSchema, prefix, 'working-memory prefix');
     const now = this.clock.now();
-    const rows = this.read(() =>
-      this.orm
-        .select()
-        .from(working)
-        .where(
-          and(inPartition(s), gt(working.expiresMs, now), prefix ? keyUnder(working.key, prefix) : undefined),
-        )
-        .orderBy(asc(working.storedAt), asc(working.seq))
-        .all(),
+    // Everything but the value: an inventory never shows values, and they can be large.
+    const partition = { userId: s.userId, agentId: agentColumn(s.agentId), now };
+    const rows = this.readOne(() =>
+      prefix
+        ? this.#statements.listUnder.all({ ...partition, prefix, from: `${prefix}/`, to: `${prefix}0` })
+        : this.#statements.list.all(partition),
     );
-    return rows.map((row) => workingEntryInfo(toEntry(row)));
+    return rows.map((row) => workingEntryInfo(toEntry({ ...row, value: '' })));
   }
 
   async search(scope: Scope, query: WorkingQuery): Promise<WorkingHit[]> {

@@ -54,6 +54,43 @@ export function factStoreSuite(h: StoreHarness<FactStore>): void {
       return out as Record<FactFixtureKey, Fact>;
     };
 
+    describe('revision', () => {
+      it('when the store has one, every write to the scope changes it, from this or another connection', async () => {
+        if (!fx.store.revision) return;
+        const scope = randomScope();
+        const other = randomScope();
+        const twin = await fx.twin();
+        // Each connection's revisions (they need not be equal between connections, only change).
+        const seen = [new Set<string>(), new Set<string>()];
+        const next = async () => {
+          for (const [i, store] of [fx.store, twin].entries()) {
+            const revision = await store.revision!(scope);
+            expect(seen[i]!.has(revision), `revision ${revision} came back`).toBe(false);
+            seen[i]!.add(revision);
+          }
+        };
+        await next();
+        const a = await fx.store.create(scope, { content: 'Ann drinks tea' });
+        await next();
+        const b = await twin.create(scope, { content: 'Ann drives a red car' });
+        await next();
+        // Edits that leave the searchable text alone count too: provenance, metadata, tags' order.
+        await twin.update(scope, a.id, { provenance: { source: 'assistant' } });
+        await next();
+        await fx.store.update(scope, a.id, { metadata: { checked: true } });
+        await next();
+        await twin.delete(scope, b.id);
+        await next();
+        await fx.store.create(scope, { id: b.id, content: 'Ann drives a red car' });
+        await next();
+        // Unchanged while nothing is written, whatever another user writes.
+        const before = await fx.store.revision!(scope);
+        expect(await fx.store.revision!(scope)).toBe(before);
+        await fx.store.create(other, { content: 'Bo plays the cello' });
+        expect(await fx.store.revision!(scope)).toBe(before);
+      });
+    });
+
     describe('create and get', () => {
       it('creates with defaults and reads it back (also through a snapshot)', async () => {
         const scope = randomScope();

@@ -3,8 +3,15 @@
  * call) with every memory feature on and the default budget, at several fact-store sizes, in memory and
  * in JSON files.
  *
- *   pnpm bench:turn [--sizes 1000,10000,100000] [--adapter memory|json] [--turns 200] [--warmup 30]
- *                   [--no-raw-bpe] [--json]
+ *   pnpm bench:turn [--sizes 1000,10000,100000] [--adapter memory|json|sqlite|postgres[,…]] [--turns 200]
+ *                   [--warmup 30] [--workload full|chat] [--no-raw-bpe] [--json]
+ *
+ * `--workload chat` (default size 1000): a chat app's turn — the every-fact block, working memory (10
+ * entries) and the replay of the last 10 turns of a 200-turn thread, nothing else (issue 26's SQLite
+ * comparison: `pnpm bench:turn --workload chat --adapter sqlite`).
+ * sqlite: `createSqliteStores` on a file in a temporary directory; postgres: `createPostgresStores` in a
+ * fresh schema of `KIOKU_PG_URL` / `DATABASE_URL` (default `postgres://postgres@127.0.0.1:5432/test`),
+ * dropped afterwards.
  *
  * Per configuration: N facts in the user's scope (one `restore()` of a generated snapshot), 100
  * knowledge documents (full text), a session with a 200-turn transcript (conversation
@@ -17,6 +24,7 @@
  * default (which memoizes long texts), passed through the public `tokenizer` options, to show what repeated BPE
  * counting costs.
  */
+import { randomBytes } from 'node:crypto';
 import { existsSync } from 'node:fs';
 import { mkdtemp, rm } from 'node:fs/promises';
 import os from 'node:os';
@@ -50,13 +58,17 @@ import {
   InMemoryWorkingMemoryStore,
   type PlanStore,
   type SessionStore,
+  type ThreadScope,
   type WorkingMemoryStore,
 } from '@kioku/core/store';
 import { type FactSeed, factSeeds, QUERIES } from './facts.js';
 import { loadLocomo, locomoPath } from './locomo.js';
+import { type Floor, type FloorTarget, postgresFloor, sqliteFloor } from './turn-floor.js';
 import { cliArgs, flagValue, mean, percentile, round, sizesArg, table } from './util.js';
 
-type Adapter = 'memory' | 'json';
+type Adapter = 'memory' | 'json' | 'sqlite' | 'postgres';
+const ADAPTERS: readonly Adapter[] = ['memory', 'json', 'sqlite', 'postgres'];
+type Workload = 'full' | 'chat';
 
 interface Stores {
   facts: FactStore;
@@ -89,6 +101,8 @@ interface Row {
   rest: { p50: number; p95: number };
   /** One count of a whole prepared prompt with o200k_base (the runner counts what it injects twice). */
   promptCountMs: number;
+  /** The same turn's reads and writes as raw driver SQL (chat workload on sqlite/postgres). */
+  floor?: Floor;
 }
 
 const SCOPE = { userId: 'bench-user' };
@@ -98,6 +112,8 @@ const TRANSCRIPT_TURNS = 200;
 const WARMUP_MS = 10_000;
 const TIMED_MS = 60_000;
 const MIN_TIMED = 50;
+/** Turns the chat workload replays. */
+const CHAT_TURNS = 10;
 /** Middleware names in registration order (the ledger's names). */
 const MIDDLEWARES = [
   'facts',
@@ -121,7 +137,12 @@ const SHORT: Record<string, string> = {
 function parseArgs() {
   const args = cliArgs();
   const adapter = flagValue(args, '--adapter');
-  if (adapter && adapter !== 'memory' && adapter !== 'json') throw new Error('--adapter is memory or json');
+  const adapters = (adapter ?? 'memory,json').split(',') as Adapter[];
+  for (const a of adapters) {
+    if (!ADAPTERS.includes(a)) throw new Error(`--adapter takes ${ADAPTERS.join(', ')} (comma-separated)`);
+  }
+  const workload = (flagValue(args, '--workload') ?? 'full') as Workload;
+  if (workload !== 'full' && workload !== 'chat') throw new Error('--workload is full or chat');
   const int = (flag: string, fallback: number) => {
     const n = Number(flagValue(args, flag) ?? fallback);
     if (!Number.isInteger(n) || n < 0) throw new Error(`${flag} takes a non-negative integer`);
@@ -129,8 +150,9 @@ function parseArgs() {
   };
   return {
     json: args.includes('--json'),
-    sizes: sizesArg(args, '1000,10000,100000'),
-    adapters: (adapter ? [adapter] : ['memory', 'json']) as Adapter[],
+    sizes: sizesArg(args, workload === 'chat' ? '1000' : '1000,10000,100000'),
+    adapters,
+    workload,
     turns: Math.max(1, int('--turns', 200)),
     warmup: int('--warmup', 30),
     rawBpe: !args.includes('--no-raw-bpe'),
@@ -158,6 +180,67 @@ async function loadJsonStores(): Promise<((directory: string) => Stores) | strin
     return create ? (directory) => create({ directory }) : 'createJsonStores is not exported';
   } catch (error) {
     return (error as Error).message.split('\n')[0] ?? 'import failed';
+  }
+}
+
+interface OpenedStores {
+  stores: Stores;
+  close(): Promise<void>;
+  /** The raw-driver floor of a chat turn on these stores' database (SQL adapters). */
+  floor?: (target: FloorTarget, turns: number) => Promise<Floor>;
+}
+
+/** Where the PostgreSQL rows run: a fresh schema in this database (dropped afterwards). */
+function postgresUrl(): string {
+  return process.env.KIOKU_PG_URL ?? process.env.DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
+}
+
+/** Fresh, empty stores of one adapter, or why they cannot be had. */
+async function openStores(adapter: Adapter): Promise<OpenedStores | string> {
+  if (adapter === 'memory') return { stores: memoryStores(), close: async () => {} };
+  if (adapter === 'json') {
+    const json = await loadJsonStores();
+    if (typeof json === 'string') return json;
+    const directory = await mkdtemp(path.join(os.tmpdir(), 'kioku-bench-turn-'));
+    return { stores: json(directory), close: () => rm(directory, { recursive: true, force: true }) };
+  }
+  try {
+    if (adapter === 'sqlite') {
+      const { createSqliteStores } = await import('@kioku/store-sqlite');
+      const directory = await mkdtemp(path.join(os.tmpdir(), 'kioku-bench-turn-'));
+      const file = path.join(directory, 'kioku.db');
+      const stores = createSqliteStores({ file });
+      await stores.setup();
+      return {
+        stores,
+        floor: async (target, turns) => sqliteFloor(file, target, turns),
+        close: async () => {
+          await stores.close();
+          await rm(directory, { recursive: true, force: true });
+        },
+      };
+    }
+    const { createPostgresStores } = await import('@kioku/store-postgres');
+    const postgres = (await import('postgres')).default;
+    const schema = `bench_turn_${randomBytes(4).toString('hex')}`;
+    const stores = createPostgresStores({
+      url: postgresUrl(),
+      schema,
+      clientOptions: { max: 4, onnotice: () => {}, connect_timeout: 5 },
+    });
+    await stores.setup();
+    return {
+      stores,
+      floor: (target, turns) => postgresFloor(postgres, postgresUrl(), schema, target, turns),
+      close: async () => {
+        await stores.close();
+        const admin = postgres(postgresUrl(), { max: 1, onnotice: () => {} });
+        await admin.unsafe(`drop schema if exists "${schema}" cascade`).catch(() => {});
+        await admin.end({ timeout: 5 });
+      },
+    };
+  } catch (error) {
+    return (error as Error).message.split('\n')[0] ?? 'cannot open the stores';
   }
 }
 
@@ -240,17 +323,48 @@ function quantiles(values: number[]): { p50: number; p95: number } {
   return { p50: round(percentile(sorted, 50), 2), p95: round(percentile(sorted, 95), 2) };
 }
 
+/** The thread's plan: a goal, six steps (one done, one under way) and three context notes. */
+async function setUpPlan(plans: PlanStore, scope: ThreadScope): Promise<void> {
+  await plans.create(scope, {
+    goal: 'Organise the family trip to Lisbon in June',
+    steps: [
+      'Collect everyone’s available dates',
+      'Compare flight options and prices',
+      'Book flights',
+      'Shortlist three apartments near Alfama',
+      'Book the apartment',
+      'Plan day trips (Sintra, Cascais)',
+    ],
+  });
+  await plans.updateStep(scope, '1', { status: 'completed', notes: 'June 10–20 works for all four' });
+  await plans.updateStep(scope, '2', { status: 'in_progress', notes: 'TAP and easyJet so far' });
+  for (const note of [
+    'Budget is about 3,000 EUR in total',
+    'Grandma needs a ground-floor apartment or a lift',
+    'Kids want a beach day',
+  ]) {
+    await plans.addContextNote(scope, note);
+  }
+}
+
 async function benchConfig(
   adapter: Adapter,
   stores: Stores,
   size: number,
   seeds: readonly FactSeed[],
   text: { questions: string[]; lines: string[] },
-  options: { turns: number; warmup: number; tokenizer?: Tokenizer },
+  options: {
+    turns: number;
+    warmup: number;
+    workload: Workload;
+    tokenizer?: Tokenizer;
+    floor?: OpenedStores['floor'];
+  },
 ): Promise<Row> {
   const t0 = performance.now();
+  const full = options.workload === 'full';
   await stores.facts.restore(factSnapshot(seeds, size));
-  for (let d = 0; d < DOCUMENTS; d++) {
+  for (let d = 0; d < (full ? DOCUMENTS : 0); d++) {
     const from = (d * SENTENCES_PER_DOCUMENT) % Math.max(1, seeds.length - SENTENCES_PER_DOCUMENT);
     const body = seeds.slice(from, from + SENTENCES_PER_DOCUMENT).map((s) => s.content);
     await stores.documents.create(SCOPE, {
@@ -263,16 +377,22 @@ async function benchConfig(
   }
 
   const sink = new Map<string, number>();
-  const features: MemoryFeature[] = [
-    factMemory({ facts: stores.facts }),
-    knowledgeDocuments({ store: stores.documents }),
-    planMode({ store: stores.plans }),
-    factMemory({ mode: 'recall', facts: stores.facts, sessions: stores.sessions }),
-    workingMemory({ store: stores.working }),
-    factMemory({ mode: 'relevant', facts: stores.facts, details: stores.details }),
-    conversationHistory({ sessions: stores.sessions }),
-    toolOutputOffload({ details: stores.details }),
-  ];
+  const features: MemoryFeature[] = full
+    ? [
+        factMemory({ facts: stores.facts }),
+        knowledgeDocuments({ store: stores.documents }),
+        planMode({ store: stores.plans }),
+        factMemory({ mode: 'recall', facts: stores.facts, sessions: stores.sessions }),
+        workingMemory({ store: stores.working }),
+        factMemory({ mode: 'relevant', facts: stores.facts, details: stores.details }),
+        conversationHistory({ sessions: stores.sessions }),
+        toolOutputOffload({ details: stores.details }),
+      ]
+    : [
+        factMemory({ facts: stores.facts }),
+        workingMemory({ store: stores.working }),
+        conversationHistory({ sessions: stores.sessions, maxTurns: CHAT_TURNS }),
+      ];
   const builder = new KiokuBuilder({
     stores: { ...createInMemoryStores(), sessions: stores.sessions },
     systemPrompt: 'You are a helpful assistant.',
@@ -291,26 +411,7 @@ async function benchConfig(
   }
   await stores.sessions.transcriptAppend(scope, conversation.sessionId, history);
 
-  await stores.plans.create(scope, {
-    goal: 'Organise the family trip to Lisbon in June',
-    steps: [
-      'Collect everyone’s available dates',
-      'Compare flight options and prices',
-      'Book flights',
-      'Shortlist three apartments near Alfama',
-      'Book the apartment',
-      'Plan day trips (Sintra, Cascais)',
-    ],
-  });
-  await stores.plans.updateStep(scope, '1', { status: 'completed', notes: 'June 10–20 works for all four' });
-  await stores.plans.updateStep(scope, '2', { status: 'in_progress', notes: 'TAP and easyJet so far' });
-  for (const note of [
-    'Budget is about 3,000 EUR in total',
-    'Grandma needs a ground-floor apartment or a lift',
-    'Kids want a beach day',
-  ]) {
-    await stores.plans.addContextNote(scope, note);
-  }
+  if (full) await setUpPlan(stores.plans, scope);
 
   const hour = 60 * 60 * 1000;
   for (let w = 0; w < 10; w++) {
@@ -320,7 +421,7 @@ async function benchConfig(
       tags: ['trip'],
     });
   }
-  for (let w = 0; w < 5; w++) {
+  for (let w = 0; w < (full ? 5 : 0); w++) {
     await stores.working.set(scope, `patrol/heartbeat/finding-${w}`, lines[100 + w]!, {
       ttlMs: hour,
       category: 'patrol',
@@ -383,6 +484,20 @@ async function benchConfig(
     rest.push(end - start - inMiddlewares);
   }
 
+  // The raw floor after the timed turns, on the same data (it appends its own exchanges, as turns do).
+  const floor =
+    options.floor && !full
+      ? await options.floor(
+          {
+            userId: SCOPE.userId,
+            sessionId: conversation.sessionId,
+            window: Math.ceil((CHAT_TURNS + 1) * 2 * 1.25) + 4,
+            cap: 500,
+          },
+          Math.max(turnTimes.length, 50),
+        )
+      : undefined;
+
   const countTimes: number[] = [];
   for (let r = 0; r < 11; r++) {
     const start = performance.now();
@@ -405,6 +520,7 @@ async function benchConfig(
     middleware: Object.fromEntries([...perMiddleware].map(([name, times]) => [name, quantiles(times)])),
     rest: quantiles(rest),
     promptCountMs: quantiles(countTimes).p50,
+    ...(floor ? { floor } : {}),
   };
 }
 
@@ -423,20 +539,27 @@ async function main(): Promise<void> {
   const unavailable: Record<string, string> = {};
   const startedAt = performance.now();
   // JIT warm-up on a small configuration, not reported.
-  await benchConfig('memory', memoryStores(), 1000, seeds, text, { turns: 50, warmup: 20 });
+  await benchConfig('memory', memoryStores(), 1000, seeds, text, {
+    turns: 50,
+    warmup: 20,
+    workload: options.workload,
+  });
   for (const adapter of options.adapters) {
-    const jsonStores = adapter === 'json' ? await loadJsonStores() : undefined;
-    if (typeof jsonStores === 'string') {
-      unavailable.json = `not available (${jsonStores})`;
-      continue;
-    }
     for (const size of options.sizes) {
-      const directory = jsonStores ? await mkdtemp(path.join(os.tmpdir(), 'kioku-bench-turn-')) : undefined;
+      const opened = await openStores(adapter);
+      if (typeof opened === 'string') {
+        unavailable[adapter] = `not available (${opened})`;
+        break;
+      }
       try {
-        const stores = jsonStores && directory ? jsonStores(directory) : memoryStores();
-        rows.push(await benchConfig(adapter, stores, size, seeds, text, options));
+        rows.push(
+          await benchConfig(adapter, opened.stores, size, seeds, text, {
+            ...options,
+            ...(opened.floor ? { floor: opened.floor } : {}),
+          }),
+        );
       } finally {
-        if (directory) await rm(directory, { recursive: true, force: true });
+        await opened.close();
       }
       if (!options.json) console.error(`  ${adapter} ${size} done`);
     }
@@ -455,8 +578,9 @@ async function main(): Promise<void> {
   const ms = (v: number) => v.toFixed(2);
   console.log(
     [
-      `Turn pipeline bench: prepare + record per turn (no model call), all features on, default budget (16,000 tokens)`,
-      `${DOCUMENTS} documents (full text), ${TRANSCRIPT_TURNS}-turn transcript, a plan, 10 working-memory entries + 5 patrol findings;`,
+      options.workload === 'full'
+        ? `Turn pipeline bench: prepare + record per turn (no model call), all features on, default budget (16,000 tokens)\n${DOCUMENTS} documents (full text), ${TRANSCRIPT_TURNS}-turn transcript, a plan, 10 working-memory entries + 5 patrol findings;`
+        : `Turn pipeline bench, chat workload: prepare + record per turn (no model call), default budget (16,000 tokens)\nevery-fact block, working memory (10 entries), replay of the last 10 turns of a ${TRANSCRIPT_TURNS}-turn thread;`,
       `${options.warmup} warm-up + ${options.turns} timed turns per configuration (fewer when slow: warm-up ≤ ${WARMUP_MS / 1000} s, timing ≤ ${TIMED_MS / 1000} s once ${MIN_TIMED} turns are in), each a different user message`,
       `node ${process.version}, ${os.cpus().length} × ${os.cpus()[0]?.model ?? 'cpu'}, ${runtimeS} s`,
       '',
@@ -497,6 +621,27 @@ async function main(): Promise<void> {
         ]),
       ),
       ...Object.entries(unavailable).map(([a, why]) => `${a}: ${why}`),
+      ...(rows.some((r) => r.floor)
+        ? [
+            '',
+            'Raw-driver floor (chat workload): the turn’s reads and writes as hand-written SQL through the driver',
+            '(fact count + newest fact, two working-memory inventories, the transcript tail, one exchange appended).',
+            table(
+              ['adapter', 'facts', 'turn p50', 'turn p95', 'floor p50', 'floor p95', '× floor p50'],
+              rows
+                .filter((r) => r.floor)
+                .map((r) => [
+                  label(r),
+                  r.size,
+                  ms(r.turn.p50),
+                  ms(r.turn.p95),
+                  ms(r.floor!.p50),
+                  ms(r.floor!.p95),
+                  (r.turn.p50 / r.floor!.p50).toFixed(1),
+                ]),
+            ),
+          ]
+        : []),
       '',
       'Per middleware, inject + afterTurn, p95 ms. "rest": the turn outside the middlewares (transcript',
       'append, the runner’s token counting); "count prompt": one o200k_base count of a whole prepared prompt.',
@@ -523,6 +668,7 @@ async function main(): Promise<void> {
     console.log(
       JSON.stringify({
         bench: 'turn',
+        workload: options.workload,
         turns: options.turns,
         warmup: options.warmup,
         turns_timed: by((r) => r.timed),
@@ -540,6 +686,8 @@ async function main(): Promise<void> {
         ),
         setup_ms: by((r) => r.setupMs),
         prompt_count_ms: by((r) => r.promptCountMs),
+        floor_p50_ms: by((r) => r.floor?.p50 ?? null),
+        floor_p95_ms: by((r) => r.floor?.p95 ?? null),
         ...(memory10k
           ? {
               target: {

@@ -98,6 +98,13 @@ export class LexicalIndex {
    */
   #packed: Packed | undefined;
   readonly #free: number[] = [];
+  /**
+   * The last unfiltered search, ranked at least SHARED_DEPTH deep: a turn asks the same question twice
+   * (fact recall and the memory manager search the user message, with different limits), and the best
+   * `k` of a ranking are the first `k` of a deeper one (scores do not depend on the limit, ties go by
+   * slot, and the feedback round reads only the best `feedback.docs`). Dropped by every change.
+   */
+  #last: { query: string; depth: number; hits: LexicalHit[] } | undefined;
   /** Length of the text in each slot, kept apart from the Doc objects so scoring reads one flat array. */
   #lengths = new Uint32Array(64);
   #totalLength = 0;
@@ -209,6 +216,7 @@ export class LexicalIndex {
   /** Index `text` under `id`, replacing what was indexed for that id before. */
   set(id: string, text: string): void {
     this.remove(id);
+    this.#last = undefined;
     const counts = new Map<string, number>();
     let length = 0;
     for (const term of this.#analyzer.terms(text)) {
@@ -277,6 +285,7 @@ export class LexicalIndex {
   }
 
   remove(id: string): void {
+    this.#last = undefined;
     const slot = this.#slotOf.get(id);
     if (slot === undefined) return;
     const doc = this.#doc(slot)!;
@@ -303,20 +312,33 @@ export class LexicalIndex {
 
   /** Best matches first. A query with no indexable terms (only stop words, say) matches nothing. */
   search(query: string, options: LexicalSearchOptions = {}): LexicalHit[] {
+    const limit = options.limit ?? this.size;
+    if (options.filter) return this.#search(query, limit, options.filter);
+    const last = this.#last;
+    // A ranking cut at `depth` holds every hit when it came out shorter than that.
+    if (last?.query === query && (limit <= last.depth || last.hits.length < last.depth)) {
+      return last.hits.slice(0, limit).map((h) => ({ ...h }));
+    }
+    const depth = Math.max(limit, SHARED_DEPTH);
+    const hits = this.#search(query, depth, undefined);
+    this.#last = { query, depth, hits };
+    return hits.slice(0, limit).map((h) => ({ ...h }));
+  }
+
+  #search(query: string, limit: number, filter: ((id: string) => boolean) | undefined): LexicalHit[] {
     const weights = new Map<string, number>();
     for (const term of this.#analyzer.terms(query)) weights.set(term, (weights.get(term) ?? 0) + 1);
     if (weights.size === 0 || this.size === 0) return [];
     const original = new Set(weights.keys());
-    const limit = options.limit ?? this.size;
     let ranked = this.#rank(
       weights,
       original,
       this.#feedback ? Math.max(limit, this.#feedback.docs) : limit,
-      options.filter,
+      filter,
     );
     if (this.#feedback && ranked.length > 0) {
       const expanded = this.#expand(ranked, weights, this.#feedback);
-      if (expanded) ranked = this.#rank(expanded, original, limit, options.filter);
+      if (expanded) ranked = this.#rank(expanded, original, limit, filter);
     }
     const hits: LexicalHit[] = [];
     for (const r of ranked.slice(0, limit)) hits.push({ id: this.#idOf(r.slot), score: r.score });
@@ -401,6 +423,9 @@ export class LexicalIndex {
     return feedbackQuery(weights, candidates, params);
   }
 }
+
+/** How deep an unfiltered search ranks, whatever its limit, so that a second one can reuse it. */
+const SHARED_DEPTH = 32;
 
 /** Keeps the `k` best (score, slot) pairs: higher score first, then lower slot first (deterministic ties). */
 class TopK {

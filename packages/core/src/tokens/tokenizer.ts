@@ -175,10 +175,15 @@ export function memoizedTokenizer(inner: Tokenizer, options: MemoizedTokenizerOp
     count(text) {
       if (text.length < minChars) return inner.count(text);
       if (!options.lineSegments) return remembered(text);
+      // The whole text first: a block counted again (the runner's check, the next turn's unchanged block)
+      // is one lookup, not one per line.
+      const known = cache.get(text);
+      if (typeof known === 'number') return known;
       let tokens = 0;
       for (const segment of lineSegments(text)) {
         tokens += segment.length < minChars ? inner.count(segment) : remembered(segment);
       }
+      cache.set(text, tokens);
       return tokens;
     },
     truncate(text, maxTokens) {

@@ -203,6 +203,33 @@ describe('conversationHistory', () => {
     ).toEqual(['Message 2', 'Message 3', 'Message 4']);
   });
 
+  it('reads only the end of a long transcript and names the older turns as one entry', async () => {
+    const { sessions, kioku } = await setup({ maxTurns: 3 });
+    const convo = await kioku.startConversation({ userId: 'alice' });
+    // Turns of varied length (a tool exchange every third turn), so the first window guessed is short.
+    const turns = Array.from({ length: 60 }, (_, n) => (n % 3 ? plainTurn(n) : toolTurn(n, 3)));
+    await append(sessions, convo, turns.flat());
+    const reads: number[] = [];
+    const read = sessions.transcriptReadLast.bind(sessions);
+    sessions.transcriptReadLast = (scope, id, n) => {
+      reads.push(n);
+      return read(scope, id, n);
+    };
+    const turn = await convo.prepare('Next');
+    reads.length = 0;
+    const again = await convo.prepare('Next');
+    expect(history(turn.messages)).toEqual(turns.slice(57).flat());
+    expect(history(again.messages)).toEqual(history(turn.messages));
+    expect(Math.max(...reads)).toBeLessThan(turns.flat().length);
+    const entry = turn.ledger.entries[0]!;
+    expect(entry.included).toBe(3);
+    expect(entry.dropped[0]).toEqual({ id: 'older-turns', reason: 'limit', count: expect.any(Number) });
+    // Every turn is accounted for: the group, the turns read beyond maxTurns, the replayed ones.
+    const listed = entry.dropped.slice(1).filter((d) => d.id.startsWith('turn-'));
+    expect(entry.dropped[0]!.count! + listed.length + entry.included).toBe(60);
+    expectLedgerAddsUp(turn.ledger, turn.messages);
+  });
+
   it('drops the oldest whole turns first when the budget is tight', async () => {
     const { sessions, kioku } = await setup();
     const probe = await kioku.startConversation({ userId: 'alice' });

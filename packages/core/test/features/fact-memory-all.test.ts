@@ -78,6 +78,31 @@ describe('allFacts — the [DYNAMIC_MEMORY] block', () => {
     expectLedgerAddsUp(turn, 16_000);
   });
 
+  it('shows every edit in the next turn, also one made in the same millisecond as the newest fact', async () => {
+    // The clock never moves: edits keep their place in the newest-first order, so only the store's
+    // revision tells the block it changed.
+    const { facts, kioku } = setup();
+    await facts.create(alice, { id: 'f-tea', content: 'Drinks green tea' });
+    await facts.create(alice, { id: 'f-car', content: 'Drives a red car' });
+    await facts.create(bob, { id: 'f-tea', content: 'Bob drinks coffee' });
+    const convo = await kioku.startConversation(alice);
+    const block = async () => injected(await convo.prepare('hi')).join('\n');
+    expect(await block()).toContain('Drinks green tea');
+    await facts.update(alice, 'f-tea', { content: 'Drinks black tea' });
+    expect(await block()).toContain('Drinks black tea');
+    await facts.update(alice, 'f-tea', { provenance: { source: 'assistant' } });
+    expect(await block()).toContain('[f-tea] (assistant) Drinks black tea');
+    await facts.delete(alice, 'f-car');
+    expect(await block()).not.toContain('red car');
+    await facts.create(alice, { id: 'f-car', content: 'Drives a blue car' });
+    expect(await block()).toContain('Drives a blue car');
+    // Bob's turn between two of Alice's: each sees their own block.
+    expect(injected(await (await kioku.startConversation(bob)).prepare('hi')).join('\n')).not.toContain(
+      'Drives',
+    );
+    expect(await block()).toContain('Drives a blue car');
+  });
+
   it('prints bare lines with showIds: false', async () => {
     const { facts, kioku } = setup({ showIds: false });
     await facts.create(alice, { title: 'Diet', content: 'Vegetarian' });

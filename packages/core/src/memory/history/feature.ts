@@ -9,6 +9,7 @@ import type { TranscriptEntry } from '../../store/sessions/record.js';
 import type { SessionStore } from '../../store/sessions/store.js';
 import type { Tokenizer } from '../../tokens/tokenizer.js';
 import { fitTurns } from './replay.js';
+import { OLDER_TURNS, ReplayWindow } from './replay-window.js';
 
 export const CONVERSATION_DEFAULTS = Object.freeze({
   /** The most turns replayed. */
@@ -54,11 +55,12 @@ export function conversationHistory(options: ConversationHistoryOptions): Memory
   // cost. Entries are immutable records (frozen by the partitioned stores); a store that hands out new
   // objects per read just misses the cache, and a hit is checked against the entry's content and calls.
   const cache = new WeakMap<Tokenizer, WeakMap<TranscriptEntry, CachedCount>>();
+  const window = new ReplayWindow(sessions, maxTurns, maxEntries);
   const middleware: PromptMiddleware = {
     name: 'conversation',
     placement: 'history',
     async inject(ctx) {
-      const entries = await sessions.transcriptReadLast(ctx.scope, ctx.sessionId, maxEntries);
+      const { entries, cut } = await window.read(ctx.scope, ctx.sessionId);
       const origin = new Map<ChatMessage, TranscriptEntry>();
       const { turns, orphans } = splitTurns(entries, origin);
       let counts = cache.get(ctx.tokenizer);
@@ -93,6 +95,15 @@ export function conversationHistory(options: ConversationHistoryOptions): Memory
         ctx.tokenizer,
         count,
       );
+      if (cut) {
+        // The turns before the window were not read: one entry stands for them (evicted ones included).
+        const older = first;
+        if (older === 0) return result;
+        return {
+          ...result,
+          dropped: [{ id: OLDER_TURNS, reason: 'limit', count: older }, ...result.dropped],
+        };
+      }
       if (orphans.length === 0) return result;
       const partial = {
         id: 'partial-turn',

@@ -1,6 +1,7 @@
 import { LIMITS } from '../../foundation/limits.js';
 import type { Scope } from '../../foundation/scope.js';
 import { type ChatMessage, countMessageTokens } from '../../model/messages.js';
+import { BlockCache } from '../../runtime/block-cache.js';
 import type {
   DroppedItem,
   MiddlewareContext,
@@ -13,6 +14,7 @@ import type { DocumentStore } from '../../store/documents/store.js';
 import type { Tokenizer } from '../../tokens/tokenizer.js';
 import { detectInjection } from '../trust/detector.js';
 import { defuse, documentSource } from '../trust/fence.js';
+import { documentsMark } from './documents-mark.js';
 import { chunkSection, renderStaticKnowledge } from './format.js';
 
 export const KNOWLEDGE_MIDDLEWARE = 'knowledge';
@@ -39,6 +41,7 @@ const empty = (dropped: DroppedItem[] = []): MiddlewareResult => ({ messages: []
 export function knowledgeMiddleware(options: KnowledgeMiddlewareOptions): PromptMiddleware {
   const count = lastCount();
   const trust = documentTrust();
+  const blocks = new BlockCache();
   return {
     name: KNOWLEDGE_MIDDLEWARE,
     placement: 'system',
@@ -47,7 +50,7 @@ export function knowledgeMiddleware(options: KnowledgeMiddlewareOptions): Prompt
       const limit = Math.min(ctx.maxTokens, options.maxTokens ?? Number.POSITIVE_INFINITY);
       return options.strategy === 'indexed'
         ? injectIndexed(options, scope, limit, ctx, trust)
-        : injectFullText(options.store, scope, limit, ctx, count, trust);
+        : injectFullText(options.store, scope, limit, ctx, count, trust, blocks);
     },
   };
 }
@@ -111,8 +114,25 @@ async function injectFullText(
   ctx: MiddlewareContext,
   count: MessageCounter,
   trusted: (doc: KnowledgeDocument) => boolean,
+  blocks: BlockCache,
 ): Promise<MiddlewareResult> {
   const all = await store.list(scope);
+  // The same documents as last turn, the same limit: the same block (fencing and cutting them is not free).
+  const mark = documentsMark(all);
+  const cached = blocks.get(scope, ctx.tokenizer, limit, mark);
+  if (cached) return cached;
+  const result = fullTextBlock(all, limit, ctx, count, trusted);
+  blocks.set(scope, ctx.tokenizer, limit, mark, result);
+  return result;
+}
+
+function fullTextBlock(
+  all: readonly KnowledgeDocument[],
+  limit: number,
+  ctx: MiddlewareContext,
+  count: MessageCounter,
+  trusted: (doc: KnowledgeDocument) => boolean,
+): MiddlewareResult {
   const quarantined: DroppedItem[] = all
     .filter((doc) => !trusted(doc))
     .map((doc) => ({ id: doc.id, reason: 'quarantined', tokens: doc.tokenCount }));

@@ -37,6 +37,9 @@ export function deepFreeze<T>(value: T): T {
  * Records of one partition in insertion order, with a lexical index built on first search and then
  * kept in step with every write. Shared by facts, documents, details, working memory and session lists.
  */
+/** RecordPartition objects created in this process (each one's `revision` starts with its number). */
+let partitions = 0;
+
 export class RecordPartition<T> {
   readonly records = new Map<string, T>();
   #index: LexicalIndex | undefined;
@@ -45,6 +48,9 @@ export class RecordPartition<T> {
   /** The spec's `orders`, each built on first use and then kept in step with every write. */
   readonly #sorted = new Map<string, T[]>();
   readonly #spec: RecordPartitionSpec<T>;
+  /** This object's number in the process, and its puts and deletes so far: see `revision`. */
+  readonly #epoch = ++partitions;
+  #writes = 0;
 
   constructor(spec: RecordPartitionSpec<T>, records: Iterable<T> = []) {
     this.#spec = spec;
@@ -53,6 +59,14 @@ export class RecordPartition<T> {
 
   get size(): number {
     return this.records.size;
+  }
+
+  /**
+   * Changes with every put and delete, and differs between two partition objects (a partition read again
+   * from storage, or restored, is a new object): equal revisions mean the same records.
+   */
+  get revision(): string {
+    return `${this.#epoch}.${this.#writes}`;
   }
 
   get(id: string): T | undefined {
@@ -68,6 +82,7 @@ export class RecordPartition<T> {
       if (options.moveToEnd) this.records.delete(id);
     }
     this.records.set(id, deepFreeze(record));
+    this.#writes++;
     this.#indexRecord(record);
     this.#views.clear();
     for (const [name, sorted] of this.#sorted) {
@@ -81,6 +96,7 @@ export class RecordPartition<T> {
     const previous = this.records.get(id);
     if (previous === undefined) return undefined;
     this.records.delete(id);
+    this.#writes++;
     this.#unindex(previous);
     this.#views.clear();
     for (const [name, sorted] of this.#sorted) removeSorted(sorted, previous, this.#spec.orders![name]!);

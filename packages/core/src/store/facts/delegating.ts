@@ -20,9 +20,13 @@ import type { FactStore } from './store.js';
  */
 export class DelegatingFactStore implements FactStore {
   readonly store: FactStore;
+  /** The wrapped store's, when it has one (every write goes through to it). */
+  readonly revision?: (scope: Scope) => Promise<string>;
 
   constructor(store: FactStore) {
     this.store = store;
+    const revision = store.revision;
+    if (revision) this.revision = (scope) => revision.call(store, scope);
   }
 
   get(scope: Scope, id: string): Promise<Fact | null> {

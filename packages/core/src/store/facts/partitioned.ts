@@ -117,6 +117,11 @@ export class PartitionedFactStore implements FactStore {
     return facts.slice(opts.offset, opts.limit === undefined ? undefined : opts.offset + opts.limit);
   }
 
+  async revision(scope: Scope): Promise<string> {
+    const state = await this.#backend.read(refFor(parseScope(scope)), factCodec);
+    return state.revision;
+  }
+
   async count(scope: Scope, filter: FactFilter = {}): Promise<number> {
     const ref = refFor(parseScope(scope));
     const f = parseOrThrow(FactFilterSchema, filter, 'count filter');

@@ -21,6 +21,12 @@ import type {
 export interface FactStore extends ErasureResidueReader {
   get(scope: Scope, id: string): Promise<Fact | null>;
   list(scope: Scope, options?: FactListOptions): Promise<Fact[]>;
+  /**
+   * A value that changes with every write to the scope's facts, whoever made it (another process too),
+   * read cheaply: what a prompt block built from the facts is reused by while it stays the same. Optional:
+   * without it the block is built on every turn.
+   */
+  revision?(scope: Scope): Promise<string>;
   /** How many facts `list` with the same filter would return without a limit. */
   count(scope: Scope, filter?: FactFilter): Promise<number>;
   /** Throws ConflictError when `input.id` is given and already exists. */

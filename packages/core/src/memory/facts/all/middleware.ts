@@ -1,9 +1,11 @@
+import { BlockCache } from '../../../runtime/block-cache.js';
 import { LineFitter, type LineItem } from '../../../runtime/fit-lines.js';
-import type { DroppedItem, PromptMiddleware } from '../../../runtime/middleware.js';
+import type { DroppedItem, MiddlewareResult, PromptMiddleware } from '../../../runtime/middleware.js';
 import type { Fact } from '../../../store/facts/record.js';
 import type { FactStore } from '../../../store/facts/store.js';
 import type { Tokenizer } from '../../../tokens/tokenizer.js';
 import { isQuarantined } from '../../trust/quarantine.js';
+import { readFactBlockMark } from './block-mark.js';
 import { factLine, renderFactBlock } from './format.js';
 
 export const FACTS_MIDDLEWARE = 'facts';
@@ -69,50 +71,68 @@ export function allFactsMiddleware(options: AllFactsMiddlewareOptions): PromptMi
     return item;
   };
 
+  // The last block built per user (and agent): reused while the store's mark and the limit are the same.
+  const blocks = new BlockCache();
+
   return {
     name: FACTS_MIDDLEWARE,
     placement: 'system',
     async inject(ctx) {
       const limit = Math.min(ctx.maxTokens, options.maxTokens ?? Number.POSITIVE_INFINITY);
-      const fitter = new LineFitter(ctx.tokenizer, limit, renderFactBlock);
-      // Newest-updated first, a page at a time: with thousands of facts only the first pages can fit.
-      // The scan stops at the end of the facts, when not one more line could fit, or after a page that
-      // added nothing (the block is full for the lines this user has).
-      const seen = new Set<string>();
-      const versions = new Map<string, number>();
-      const quarantined: DroppedItem[] = [];
-      let examined = 0;
-      let more = true;
-      while (more && !fitter.full) {
-        const page = await options.store.list(ctx.scope, { order: 'updated', limit: PAGE, offset: examined });
-        examined += page.length;
-        more = page.length === PAGE;
-        let added = false;
-        for (const fact of page) {
-          // An update between two pages moves a fact to the front: never show it twice.
-          if (seen.has(fact.id)) continue;
-          seen.add(fact.id);
-          if (isQuarantined(fact)) {
-            quarantined.push({ id: fact.id, reason: 'quarantined' });
-            continue;
-          }
-          versions.set(fact.id, fact.version);
-          added = fitter.offer(itemOf(ctx.tokenizer, fact)) || added;
-        }
-        if (!added) break;
-      }
-      const block = fitter.finish();
-      const dropped = [...quarantined, ...block.dropped];
-      if (more) {
-        const unread = (await options.store.count(ctx.scope)) - examined;
-        if (unread > 0) dropped.push({ id: UNREAD_FACTS, reason: 'budget', count: unread });
-      }
-      return {
-        messages: block.message ? [block.message] : [],
-        included: block.included.length,
-        dropped,
-        injectedFacts: block.included.map((item) => ({ id: item.id, version: versions.get(item.id)! })),
-      };
+      const read = await readFactBlockMark(options.store, ctx.scope);
+      if (!read) return build(ctx, limit, () => options.store.count(ctx.scope));
+      const { count, mark } = read;
+      const cached = blocks.get(ctx.scope, ctx.tokenizer, limit, mark);
+      if (cached) return cached;
+      const result = await build(ctx, limit, async () => count);
+      blocks.set(ctx.scope, ctx.tokenizer, limit, mark, result);
+      return result;
     },
   };
+
+  async function build(
+    ctx: { scope: Parameters<FactStore['list']>[0]; tokenizer: Tokenizer },
+    limit: number,
+    count: () => Promise<number>,
+  ): Promise<MiddlewareResult> {
+    const fitter = new LineFitter(ctx.tokenizer, limit, renderFactBlock);
+    // Newest-updated first, a page at a time: with thousands of facts only the first pages can fit.
+    // The scan stops at the end of the facts, when not one more line could fit, or after a page that
+    // added nothing (the block is full for the lines this user has).
+    const seen = new Set<string>();
+    const versions = new Map<string, number>();
+    const quarantined: DroppedItem[] = [];
+    let examined = 0;
+    let more = true;
+    while (more && !fitter.full) {
+      const page = await options.store.list(ctx.scope, { order: 'updated', limit: PAGE, offset: examined });
+      examined += page.length;
+      more = page.length === PAGE;
+      let added = false;
+      for (const fact of page) {
+        // An update between two pages moves a fact to the front: never show it twice.
+        if (seen.has(fact.id)) continue;
+        seen.add(fact.id);
+        if (isQuarantined(fact)) {
+          quarantined.push({ id: fact.id, reason: 'quarantined' });
+          continue;
+        }
+        versions.set(fact.id, fact.version);
+        added = fitter.offer(itemOf(ctx.tokenizer, fact)) || added;
+      }
+      if (!added) break;
+    }
+    const block = fitter.finish();
+    const dropped = [...quarantined, ...block.dropped];
+    if (more) {
+      const unread = (await count()) - examined;
+      if (unread > 0) dropped.push({ id: UNREAD_FACTS, reason: 'budget', count: unread });
+    }
+    return {
+      messages: block.message ? [block.message] : [],
+      included: block.included.length,
+      dropped,
+      injectedFacts: block.included.map((item) => ({ id: item.id, version: versions.get(item.id)! })),
+    };
+  }
 }

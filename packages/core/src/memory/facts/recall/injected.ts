@@ -23,32 +23,36 @@ export class InjectedMemoryTracker {
    * and grows by up to `maxResults` ids a turn; validating thousands of ids each time showed in the
    * turn bench. The same string parses to the same ids, so an unchanged value is not parsed again.
    */
-  #last: { raw: string; ids: readonly string[] } | undefined;
+  #last: { raw: string; ids: ReadonlySet<string> } | undefined;
 
   constructor(sessions: SessionStore) {
     this.#sessions = sessions;
   }
 
-  async load(scope: Readonly<Scope>, sessionId: string): Promise<Set<string>> {
+  async load(scope: Readonly<Scope>, sessionId: string): Promise<ReadonlySet<string>> {
     const entry = await this.#sessions.kvGet(scope, sessionId, RECALL_INJECTED_KEY);
-    return new Set(this.#parse(entry?.value));
+    return this.#parse(entry?.value);
   }
 
   async add(scope: Readonly<Scope>, sessionId: string, ids: readonly string[]): Promise<void> {
     if (ids.length === 0) return;
+    // What this call wrote, so the next turn's read of it needs no parse.
+    let next: { raw: string; ids: ReadonlySet<string> } | undefined;
     const written = await updateKvValue(this.#sessions, scope, sessionId, RECALL_INJECTED_KEY, (current) => {
       const all = new Set(this.#parse(current?.value));
       const known = all.size;
       for (const id of ids) all.add(id);
       if (all.size === known) return null; // the stored list has every id already
-      return JSON.stringify([...all].slice(-MAX_TRACKED_IDS));
+      const kept = [...all].slice(-MAX_TRACKED_IDS);
+      next = { raw: JSON.stringify(kept), ids: new Set(kept) };
+      return next.raw;
     });
-    if (written) this.#parse(written.value);
+    if (written && next?.raw === written.value) this.#last = next;
   }
 
   /** The ids of a stored value; an unreadable one is none (it only costs re-injecting; `add` rewrites it). */
-  #parse(raw: string | undefined): readonly string[] {
-    if (raw === undefined) return [];
+  #parse(raw: string | undefined): ReadonlySet<string> {
+    if (raw === undefined) return new Set();
     if (this.#last?.raw === raw) return this.#last.ids;
     let ids: string[] = [];
     try {
@@ -57,7 +61,7 @@ export class InjectedMemoryTracker {
     } catch {
       // ids stays empty
     }
-    this.#last = { raw, ids };
-    return ids;
+    this.#last = { raw, ids: new Set(ids) };
+    return this.#last.ids;
   }
 }
