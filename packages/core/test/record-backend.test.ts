@@ -99,6 +99,40 @@ describe('stores over the storage seam', () => {
     expect((await twin.kvList(scope, session.id)).map((e) => e.key)).toEqual(['a', 'c']);
   });
 
+  it('a fact create, update or delete writes that fact alone, whatever the partition holds', async () => {
+    const backend = new CountingBackend();
+    const { facts } = storesOverBackend(backend);
+    const created = [];
+    for (let i = 0; i < 50; i++) created.push(await facts.create(scope, { content: `fact number ${i}` }));
+    backend.applied.length = 0;
+    const updated = await facts.update(scope, created[10]!.id, { content: 'changed' });
+    expect(await facts.delete(scope, created[20]!.id)).toBe(true);
+    const added = await facts.create(scope, { content: 'one more' });
+    expect(backend.applied).toEqual([
+      {
+        put: [{ key: updated.id, json: JSON.stringify(updated), value: updated, append: false }],
+        delete: [],
+      },
+      { put: [], delete: [created[20]!.id] },
+      { put: [{ key: added.id, json: JSON.stringify(added), value: added, append: true }], delete: [] },
+    ]);
+    // Another bundle over the same records (another process) reads the same facts in the same order.
+    const twin = storesOverBackend(backend).facts;
+    expect(await twin.list(scope)).toEqual(await facts.list(scope));
+    expect((await twin.get(scope, updated.id))?.content).toBe('changed');
+  });
+
+  it('a rejected change writes nothing and the next write stores only its own change', async () => {
+    const backend = new CountingBackend();
+    const { facts } = storesOverBackend(backend);
+    const fact = await facts.create(scope, { content: 'kept' });
+    await expect(facts.update(scope, fact.id, { content: 'x' }, { expectedVersion: 7 })).rejects.toThrow();
+    backend.applied.length = 0;
+    const other = await facts.create(scope, { content: 'next' });
+    expect(backend.applied.map((c) => c.put.map((r) => r.key))).toEqual([[other.id]]);
+    expect((await storesOverBackend(backend).facts.get(scope, fact.id))?.content).toBe('kept');
+  });
+
   it('a document is a head, its text parts and one record per chunk; a new one appends only its own', async () => {
     const backend = new CountingBackend();
     const { documents } = storesOverBackend(backend, { chunkTokens: 20 });

@@ -37,6 +37,20 @@ export interface PartitionCodec<S> {
    * backend may keep them in any order and a write stores only new, changed and deleted records.
    */
   readonly keyOrdered?: boolean;
+  /**
+   * Optional, with `toRecords`: start noting which records the state's changes put and delete. A
+   * record-level backend calls it before a write's change and `tracked` after, and writes those records
+   * alone instead of comparing every record of the partition (O(changed) instead of O(partition)).
+   */
+  track?(state: S): void;
+  /** What changed since `track`, in the order `toRecords` would give the records; stops noting. */
+  tracked?(state: S): TrackedRecords;
+}
+
+/** The records a change put and deleted; `append` ones are new or moved after every other record. */
+export interface TrackedRecords {
+  readonly put: ReadonlyArray<KeyedRecord & { readonly append: boolean }>;
+  readonly delete: readonly string[];
 }
 
 /** One record of a partition, as a record-level backend stores it: its key and its JSON value. */

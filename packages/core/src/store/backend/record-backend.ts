@@ -1,6 +1,12 @@
 import { CorruptDataError, KiokuError, StorageError } from '../../foundation/errors.js';
 import type { StoreKind } from '../kinds.js';
-import type { KeyedRecord, PartitionBackend, PartitionCodec, PartitionRef } from './partition.js';
+import type {
+  KeyedRecord,
+  PartitionBackend,
+  PartitionCodec,
+  PartitionRef,
+  TrackedRecords,
+} from './partition.js';
 import { partitionLabel } from './partition.js';
 
 /** A record as a record-level backend keeps it: its key and its value as JSON text. */
@@ -11,8 +17,12 @@ export interface StoredRecord {
 
 /** One atomic change to a partition. */
 export interface RecordChanges {
-  /** New or changed records, in partition order. `append` ones go after every other record, in this order. */
-  readonly put: ReadonlyArray<StoredRecord & { readonly append: boolean }>;
+  /**
+   * New or changed records, in partition order. `append` ones go after every other record, in this order.
+   * `value` is the value the JSON was made from, when the writer has it at hand (a backend that indexes
+   * values, e.g. for a search push-down, need not parse the JSON again); never changed by the backend.
+   */
+  readonly put: ReadonlyArray<StoredRecord & { readonly append: boolean; readonly value?: unknown }>;
   readonly delete: readonly string[];
 }
 
@@ -86,7 +96,15 @@ interface KnownRecord {
 interface CachedPartition {
   version: number;
   state: unknown;
+  /** The records as read or written; empty for a codec that tracks its changes (they are not compared). */
   records: KnownRecord[];
+  /** Read from a partition stored whole: the next write stores it record by record. */
+  whole: boolean;
+}
+
+/** True when the codec reports the records each change puts and deletes (see `PartitionCodec.track`). */
+function tracks<S>(codec: PartitionCodec<S>): boolean {
+  return codec.track !== undefined && codec.tracked !== undefined && codec.toRecords !== undefined;
 }
 
 /**
@@ -131,14 +149,23 @@ export class RecordBackedPartitions implements PartitionBackend {
     for (let attempt = 0; attempt < MAX_ATTEMPTS; attempt++) {
       if (attempt > 0) await backoff(attempt);
       const loaded = await this.#load(ref, codec);
+      const state = loaded.state as S;
+      // A codec that tracks its changes is written O(changed); else (or over a partition stored whole) the
+      // records before and after are compared.
+      const tracking = tracks(codec) && !loaded.whole;
       let result: R;
-      let next: KnownRecord[];
+      let next = loaded.records;
       let changes: RecordChanges;
       try {
-        result = mutate(loaded.state as S);
-        next = this.#known(ref, codec, loaded.state as S, loaded.records);
-        changes = changesBetween(loaded.records, next, codec.keyOrdered === true);
+        if (tracking) codec.track!(state);
+        result = mutate(state);
+        if (tracking) changes = this.#trackedChanges(ref, codec.tracked!(state));
+        else {
+          next = this.#known(ref, codec, state, loaded.records);
+          changes = changesBetween(loaded.records, next, codec.keyOrdered === true);
+        }
       } catch (error) {
+        if (tracking) codec.tracked!(state);
         // A KiokuError from `mutate` (not found, conflict, capacity) comes before any change; anything
         // else, or a record over the limit, may have left the state changed: read it again next time.
         if (!(error instanceof KiokuError) || error instanceof RecordTooLargeError) this.#cache.delete(label);
@@ -153,7 +180,13 @@ export class RecordBackedPartitions implements PartitionBackend {
         throw error;
       }
       if (version !== null) {
-        if (this.#records.version) this.#remember(label, { version, state: loaded.state, records: next });
+        if (this.#records.version)
+          this.#remember(label, {
+            version,
+            state: loaded.state,
+            records: tracking ? [] : next,
+            whole: false,
+          });
         return result;
       }
       this.#cache.delete(label);
@@ -161,6 +194,30 @@ export class RecordBackedPartitions implements PartitionBackend {
     throw new StorageError(
       `Gave up writing partition ${partitionLabel(ref)} after ${MAX_ATTEMPTS} concurrent changes.`,
     );
+  }
+
+  /** The changes a tracking codec reported, as records to apply (each checked against the limit). */
+  #trackedChanges(ref: PartitionRef, tracked: TrackedRecords): RecordChanges {
+    return {
+      put: tracked.put.map(({ key, value, append }) => ({
+        key,
+        json: this.#json(ref, key, value),
+        value,
+        append,
+      })),
+      delete: tracked.delete,
+    };
+  }
+
+  /** A value's JSON text, refused when it is over the backend's record limit. */
+  #json(ref: PartitionRef, key: string, value: unknown): string {
+    const json = JSON.stringify(value);
+    // Each UTF-16 unit is at most 3 bytes of UTF-8: most records are cleared without encoding them.
+    if (json.length * 3 > this.#limit) {
+      const bytes = new TextEncoder().encode(json).length;
+      if (bytes > this.#limit) throw new RecordTooLargeError(ref, key, bytes, this.#limit);
+    }
+    return json;
   }
 
   async replace<S>(ref: PartitionRef, codec: PartitionCodec<S>, state: S): Promise<void> {
@@ -202,10 +259,15 @@ export class RecordBackedPartitions implements PartitionBackend {
         { cause: error, details: where },
       );
     }
+    const whole = records.length === 1 && records[0]!.key === WHOLE;
     const partition: CachedPartition = {
       version,
       state,
-      records: records.map((r, i) => ({ key: r.key, json: r.json, value: keyed[i]!.value })),
+      records:
+        tracks(codec) && !whole
+          ? []
+          : records.map((r, i) => ({ key: r.key, json: r.json, value: keyed[i]!.value })),
+      whole,
     };
     if (this.#records.version) this.#remember(label, partition);
     return partition;
@@ -230,13 +292,7 @@ export class RecordBackedPartitions implements PartitionBackend {
       old ??= new Map(before.map((r) => [r.key, r]));
       const known = old.get(key);
       if (known && known.value === value) return known;
-      const json = JSON.stringify(value);
-      // Each UTF-16 unit is at most 3 bytes of UTF-8: most records are cleared without encoding them.
-      if (json.length * 3 > this.#limit) {
-        const bytes = new TextEncoder().encode(json).length;
-        if (bytes > this.#limit) throw new RecordTooLargeError(ref, key, bytes, this.#limit);
-      }
-      return { key, value, json };
+      return { key, value, json: this.#json(ref, key, value) };
     });
   }
 }

@@ -1,7 +1,7 @@
 import type { z } from 'zod';
 import { LexicalIndex, type LexicalIndexOptions } from '../../search/lexical-index.js';
 import type { StoreKind } from '../kinds.js';
-import type { PartitionCodec } from './partition.js';
+import type { PartitionCodec, TrackedRecords } from './partition.js';
 
 /** One searchable unit of a record (a fact is one; a document has one per chunk). */
 export interface IndexEntry {
@@ -45,6 +45,8 @@ export class RecordPartition<T> {
   /** The spec's `orders`, each built on first use and then kept in step with every write. */
   readonly #sorted = new Map<string, T[]>();
   readonly #spec: RecordPartitionSpec<T>;
+  /** While tracked: each changed id, in the order appended ones now stand (see `track`). */
+  #changes: Map<string, 'append' | 'update' | 'delete'> | undefined;
 
   constructor(spec: RecordPartitionSpec<T>, records: Iterable<T> = []) {
     this.#spec = spec;
@@ -68,6 +70,13 @@ export class RecordPartition<T> {
       if (options.moveToEnd) this.records.delete(id);
     }
     this.records.set(id, deepFreeze(record));
+    if (this.#changes) {
+      if (previous === undefined || options.moveToEnd) {
+        // Re-set so appended ids stay in the order they now hold at the end of the partition.
+        this.#changes.delete(id);
+        this.#changes.set(id, 'append');
+      } else if (!this.#changes.has(id)) this.#changes.set(id, 'update');
+    }
     this.#indexRecord(record);
     this.#views.clear();
     for (const [name, sorted] of this.#sorted) {
@@ -81,6 +90,7 @@ export class RecordPartition<T> {
     const previous = this.records.get(id);
     if (previous === undefined) return undefined;
     this.records.delete(id);
+    this.#changes?.set(id, 'delete');
     this.#unindex(previous);
     this.#views.clear();
     for (const [name, sorted] of this.#sorted) removeSorted(sorted, previous, this.#spec.orders![name]!);
@@ -111,6 +121,24 @@ export class RecordPartition<T> {
       this.#views.set(name, view);
     }
     return view;
+  }
+
+  /** Starts noting the ids every put and delete changes, until `tracked()` hands them over. */
+  track(): void {
+    this.#changes = new Map();
+  }
+
+  /** What changed since `track()`: puts (appended ones in their new order) and deletes; stops noting. */
+  tracked(): TrackedRecords {
+    const changes = this.#changes ?? new Map();
+    this.#changes = undefined;
+    const put: Array<{ key: string; value: unknown; append: boolean }> = [];
+    const deleted: string[] = [];
+    for (const [key, change] of changes) {
+      if (change === 'delete') deleted.push(key);
+      else put.push({ key, value: this.records.get(key), append: change === 'append' });
+    }
+    return { put, delete: deleted };
   }
 
   /** The lexical index over this partition, built on first use. */
@@ -197,6 +225,8 @@ export function recordPartitionCodec<T>(
     },
     isEmpty: (state) => state.size === 0,
     toRecords: (state) => [...state.records].map(([key, value]) => ({ key, value })),
+    track: (state) => state.track(),
+    tracked: (state) => state.tracked(),
     fromRecords(records) {
       return this.decode({ kind, schemaVersion: 1, records: records.map((r) => r.value) });
     },
