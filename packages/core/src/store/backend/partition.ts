@@ -43,6 +43,8 @@ export interface PartitionCodec<S> {
    * alone instead of comparing every record of the partition (O(changed) instead of O(partition)).
    */
   track?(state: S): void;
+  /** Optional, with `toRecords`: one record's value as the state holds it (validated), from its stored JSON value. Throws when invalid. */
+  decodeRecord?(value: unknown): unknown;
   /** What changed since `track`, in the order `toRecords` would give the records; stops noting. */
   tracked?(state: S): TrackedRecords;
 }
@@ -71,6 +73,26 @@ export interface PartitionBackend {
    * Writers of the same partition are serialized (across processes, where the backend is shared).
    */
   write<S, R>(ref: PartitionRef, codec: PartitionCodec<S>, mutate: (state: S) => R): Promise<R>;
+  /**
+   * Optional: adds `value` as the record `key` at the end of the partition without reading the partition
+   * first, when that saves work. True when added, false when the partition holds `key` already (nothing
+   * written), undefined when it did nothing (the caller then uses `write`).
+   */
+  insert?<S>(
+    ref: PartitionRef,
+    codec: PartitionCodec<S>,
+    key: string,
+    value: unknown,
+  ): Promise<boolean | undefined>;
+  /**
+   * Optional: the record `key` alone (`{ value }`, undefined when the partition does not hold it), without
+   * decoding the partition, when that saves work; undefined when it did nothing (the caller then uses `read`).
+   */
+  readRecord?<S>(
+    ref: PartitionRef,
+    codec: PartitionCodec<S>,
+    key: string,
+  ): Promise<{ value: unknown } | undefined>;
   /** Replace a partition wholesale (restore). */
   replace<S>(ref: PartitionRef, codec: PartitionCodec<S>, state: S): Promise<void>;
   /** Every stored partition of `kind`, optionally only one user's. */

@@ -69,6 +69,15 @@ export interface RecordBackend {
   replace(ref: PartitionRef, records: readonly StoredRecord[]): Promise<void>;
   /** Every partition of `kind` that holds records, optionally only one user's. */
   listPartitions(kind: StoreKind, userId?: string): Promise<PartitionRef[]>;
+  /**
+   * Optional: adds one record after every other one with a new version, unless the partition holds its key
+   * already (then false, nothing written). Lets a store add a record without reading the partition first
+   * (a fact created by a process that has not read that user's facts). `value` is what `json` was made
+   * from. Only for backends that keep every partition record by record (none stored whole).
+   */
+  insert?(ref: PartitionRef, record: StoredRecord & { readonly value?: unknown }): Promise<boolean>;
+  /** Optional: one record's JSON (undefined when the partition does not hold it), cheaper than a scan. Same caveat as `insert`. */
+  get?(ref: PartitionRef, key: string): Promise<string | undefined>;
   /** Optional: the partition's current version, cheaper than a scan. With it, decoded partitions are cached. */
   version?(ref: PartitionRef): Promise<number>;
   /** Optional: where the partition lives (e.g. `{ file }`), for the details of a CorruptDataError. */
@@ -130,18 +139,63 @@ export class RecordBackedPartitions implements PartitionBackend {
   }
 
   write<S, R>(ref: PartitionRef, codec: PartitionCodec<S>, mutate: (state: S) => R): Promise<R> {
+    return this.#queued(ref, () => this.#write(ref, codec, mutate));
+  }
+
+  /**
+   * A new record added by the backend's `insert` when this process has not decoded the partition (a
+   * decoded one is written as cheaply through `write`, and stays cached): no scan, no decode.
+   */
+  insert<S>(
+    ref: PartitionRef,
+    codec: PartitionCodec<S>,
+    key: string,
+    value: unknown,
+  ): Promise<boolean | undefined> {
+    const insert = this.#records.insert?.bind(this.#records);
+    if (!insert || !codec.toRecords) return Promise.resolve(undefined);
+    const label = partitionLabel(ref);
+    return this.#queued(ref, async () => {
+      if (this.#cache.has(label)) return undefined;
+      return insert(ref, { key, json: this.#json(ref, key, value), value });
+    });
+  }
+
+  /**
+   * One record read by the backend's `get` when this process has not decoded the partition (a decoded one
+   * answers from memory through `read`): no scan, no decode of the rest.
+   */
+  async readRecord<S>(
+    ref: PartitionRef,
+    codec: PartitionCodec<S>,
+    key: string,
+  ): Promise<{ value: unknown } | undefined> {
+    const get = this.#records.get?.bind(this.#records);
+    if (!get || !codec.decodeRecord || this.#cache.has(partitionLabel(ref))) return undefined;
+    const json = await get(ref, key);
+    if (json === undefined) return { value: undefined };
+    try {
+      return { value: codec.decodeRecord(JSON.parse(json)) };
+    } catch (error) {
+      const where = this.#records.locate?.(ref) ?? { partition: partitionLabel(ref) };
+      throw new CorruptDataError(
+        `Stored ${ref.kind} record "${key}" at ${Object.values(where).join(' ')} is not valid (${(error as Error).message}). Fix or move it; Kioku will not overwrite it.`,
+        { cause: error, details: { ...where, key } },
+      );
+    }
+  }
+
+  /** Runs `run` after every earlier write of the partition from this process. */
+  #queued<R>(ref: PartitionRef, run: () => Promise<R>): Promise<R> {
     const label = partitionLabel(ref);
     const previous = this.#queues.get(label) ?? Promise.resolve();
-    const run = previous.then(
-      () => this.#write(ref, codec, mutate),
-      () => this.#write(ref, codec, mutate),
-    );
-    this.#queues.set(label, run);
+    const next = previous.then(run, run);
+    this.#queues.set(label, next);
     const forget = () => {
-      if (this.#queues.get(label) === run) this.#queues.delete(label);
+      if (this.#queues.get(label) === next) this.#queues.delete(label);
     };
-    run.then(forget, forget);
-    return run;
+    next.then(forget, forget);
+    return next;
   }
 
   async #write<S, R>(ref: PartitionRef, codec: PartitionCodec<S>, mutate: (state: S) => R): Promise<R> {

@@ -225,6 +225,14 @@ export function recordPartitionCodec<T>(
     },
     isEmpty: (state) => state.size === 0,
     toRecords: (state) => [...state.records].map(([key, value]) => ({ key, value })),
+    decodeRecord(value) {
+      const parsed = recordSchema.safeParse(value);
+      if (!parsed.success) {
+        const issue = parsed.error.issues[0];
+        throw new Error(`${issue?.path.join('.') ?? ''}: ${issue?.message ?? 'invalid'}`);
+      }
+      return deepFreeze(parsed.data);
+    },
     track: (state) => state.track(),
     tracked: (state) => state.tracked(),
     fromRecords(records) {
