@@ -117,8 +117,7 @@ export class SqliteRecordBackend implements StorageBackend {
     const label = labelOf(ref);
     return this.#db
       .transaction((): number | null => {
-        const version = (sql.version.pluck().get(label) as number | undefined) ?? 0;
-        if (version !== expectedVersion) return null;
+        if (!this.#bump(ref, label, expectedVersion)) return null;
         const facts = ref.kind === 'facts' ? this.#factIndex : undefined;
         for (const key of changes.delete) sql.remove.run(label, key);
         for (const { key, json, append, value } of changes.put) {
@@ -133,10 +132,18 @@ export class SqliteRecordBackend implements StorageBackend {
               facts.updated(seq, (value ?? JSON.parse(json)) as Fact);
           }
         }
-        sql.upsertVersion.run(label, ref.kind, ref.userId, ref.agentId ?? '', ref.name ?? '', version + 1);
-        return version + 1;
+        return expectedVersion + 1;
       })
       .immediate();
+  }
+
+  /** Moves the partition from `expected` to the next version; false when it is not at `expected`. */
+  #bump(ref: PartitionRef, label: string, expected: number): boolean {
+    const sql = this.#sql;
+    if (sql.bump.run(label, expected).changes === 1) return true;
+    if (expected !== 0 || sql.version.get(label) !== undefined) return false;
+    sql.upsertVersion.run(label, ref.kind, ref.userId, ref.agentId ?? '', ref.name ?? '', 1);
+    return true;
   }
 
   async get(ref: PartitionRef, key: string): Promise<string | undefined> {
@@ -148,12 +155,17 @@ export class SqliteRecordBackend implements StorageBackend {
     const label = labelOf(ref);
     return this.#db
       .transaction((): boolean => {
-        if (sql.has.get(label, record.key) !== undefined) return false;
-        const seq = sql.insert.run(label, record.key, record.json).lastInsertRowid;
+        // The key's unique index refuses a record the partition holds already.
+        const inserted = sql.insertNew.run(label, record.key, record.json);
+        if (inserted.changes === 0) return false;
         if (ref.kind === 'facts')
-          this.#factIndex.inserted(seq, label, (record.value ?? JSON.parse(record.json)) as Fact);
-        const version = (sql.version.pluck().get(label) as number | undefined) ?? 0;
-        sql.upsertVersion.run(label, ref.kind, ref.userId, ref.agentId ?? '', ref.name ?? '', version + 1);
+          this.#factIndex.inserted(
+            inserted.lastInsertRowid,
+            label,
+            (record.value ?? JSON.parse(record.json)) as Fact,
+          );
+        if (sql.next.run(label).changes === 0)
+          sql.upsertVersion.run(label, ref.kind, ref.userId, ref.agentId ?? '', ref.name ?? '', 1);
         return true;
       })
       .immediate();
@@ -232,7 +244,13 @@ function prepare(db: Database.Database) {
     version: db.prepare('SELECT version FROM kioku_record_partitions WHERE label = ?'),
     records: db.prepare('SELECT key, json FROM kioku_records WHERE label = ? ORDER BY seq'),
     json: db.prepare('SELECT json FROM kioku_records WHERE label = ? AND key = ?'),
-    has: db.prepare('SELECT 1 FROM kioku_records WHERE label = ? AND key = ?'),
+    insertNew: db.prepare(
+      'INSERT INTO kioku_records (label, key, json) VALUES (?, ?, ?) ON CONFLICT (label, key) DO NOTHING',
+    ),
+    bump: db.prepare(
+      'UPDATE kioku_record_partitions SET version = version + 1 WHERE label = ? AND version = ?',
+    ),
+    next: db.prepare('UPDATE kioku_record_partitions SET version = version + 1 WHERE label = ?'),
     remove: db.prepare('DELETE FROM kioku_records WHERE label = ? AND key = ?'),
     removeAll: db.prepare('DELETE FROM kioku_records WHERE label = ?'),
     insert: db.prepare('INSERT INTO kioku_records (label, key, json) VALUES (?, ?, ?)'),
