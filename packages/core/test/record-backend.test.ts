@@ -8,7 +8,7 @@ import {
   RecordTooLargeError,
   storesOverBackend,
 } from '../src/adapter.js';
-import type { Scope } from '../src/index.js';
+import { ConflictError, CorruptDataError, type Scope } from '../src/index.js';
 import { diff } from '../src/store/backend/record-backend.js';
 import type { FactHit } from '../src/store.js';
 
@@ -131,6 +131,38 @@ describe('stores over the storage seam', () => {
     const other = await facts.create(scope, { content: 'next' });
     expect(backend.applied.map((c) => c.put.map((r) => r.key))).toEqual([[other.id]]);
     expect((await storesOverBackend(backend).facts.get(scope, fact.id))?.content).toBe('kept');
+  });
+
+  it('a process that has not read the facts creates and gets one without scanning the partition', async () => {
+    const backend = new (class extends CountingBackend {
+      scans = 0;
+      override async scan(ref: PartitionRef) {
+        this.scans++;
+        return super.scan(ref);
+      }
+    })();
+    const first = storesOverBackend(backend).facts;
+    const kept = await first.create(scope, { content: 'already there' });
+    const fresh = storesOverBackend(backend).facts;
+    backend.scans = 0;
+    const added = await fresh.create(scope, { content: 'added' });
+    expect(await fresh.get(scope, kept.id)).toEqual(kept);
+    expect(await fresh.get(scope, 'nope')).toBeNull();
+    await expect(fresh.create(scope, { id: kept.id, content: 'same id' })).rejects.toThrow(ConflictError);
+    expect(backend.scans).toBe(0);
+    expect(backend.applied).toHaveLength(0);
+    // Whoever reads the partition whole sees the inserted fact after the others.
+    expect((await fresh.list(scope)).map((f) => f.id)).toEqual([kept.id, added.id]);
+    expect((await first.get(scope, added.id))?.content).toBe('added');
+  });
+
+  it('a stored fact that is not valid is a CorruptDataError when read alone', async () => {
+    const backend = new InMemoryRecordBackend();
+    await backend.apply({ kind: 'facts', userId: 'u' }, 0, {
+      put: [{ key: 'bad', json: '{"id":"bad","content":42}', append: true }],
+      delete: [],
+    });
+    await expect(storesOverBackend(backend).facts.get(scope, 'bad')).rejects.toThrow(CorruptDataError);
   });
 
   it('a document is a head, its text parts and one record per chunk; a new one appends only its own', async () => {

@@ -124,7 +124,7 @@ export class RecordFactIndex {
          WHERE p.kind = 'facts' AND r.key <> ''`,
       )
       .raw()
-      .iterate() as IterableIterator<[number, string, string]>;
+      .all() as Array<[number, string, string]>;
     for (const [seq, label, json] of facts) this.inserted(seq, label, JSON.parse(json) as Fact);
   }
 
