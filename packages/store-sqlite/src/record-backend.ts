@@ -37,6 +37,11 @@ export class SqliteRecordBackend implements StorageBackend {
   /** Prepared on first use, after `setup()` made the tables. */
   #prepared: ReturnType<typeof prepare> | undefined;
   #facts: RecordFactIndex | undefined;
+  /** The write transactions, made once (better-sqlite3 wraps a function on every `transaction()` call). */
+  #applyTx:
+    | Database.Transaction<(ref: PartitionRef, expected: number, changes: RecordChanges) => number | null>
+    | undefined;
+  #insertTx: Database.Transaction<(ref: PartitionRef, record: InsertedRecord) => boolean> | undefined;
 
   constructor(options: SqliteRecordBackendOptions) {
     try {
@@ -113,28 +118,29 @@ export class SqliteRecordBackend implements StorageBackend {
   }
 
   async apply(ref: PartitionRef, expectedVersion: number, changes: RecordChanges): Promise<number | null> {
+    this.#applyTx ??= this.#db.transaction(this.#applyNow.bind(this));
+    return this.#applyTx.immediate(ref, expectedVersion, changes);
+  }
+
+  /** `apply` inside its transaction. */
+  #applyNow(ref: PartitionRef, expectedVersion: number, changes: RecordChanges): number | null {
     const sql = this.#sql;
     const label = labelOf(ref);
-    return this.#db
-      .transaction((): number | null => {
-        if (!this.#bump(ref, label, expectedVersion)) return null;
-        const facts = ref.kind === 'facts' ? this.#factIndex : undefined;
-        for (const key of changes.delete) sql.remove.run(label, key);
-        for (const { key, json, append, value } of changes.put) {
-          // A new rowid puts an appended record after every other one; an update in place keeps its rowid.
-          if (append) {
-            sql.remove.run(label, key);
-            const seq = sql.insert.run(label, key, json).lastInsertRowid;
-            if (facts && key !== '') facts.inserted(seq, label, (value ?? JSON.parse(json)) as Fact);
-          } else {
-            const seq = sql.update.pluck().get(json, label, key) as number | undefined;
-            if (facts && key !== '' && seq !== undefined)
-              facts.updated(seq, (value ?? JSON.parse(json)) as Fact);
-          }
-        }
-        return expectedVersion + 1;
-      })
-      .immediate();
+    if (!this.#bump(ref, label, expectedVersion)) return null;
+    const facts = ref.kind === 'facts' ? this.#factIndex : undefined;
+    for (const key of changes.delete) sql.remove.run(label, key);
+    for (const { key, json, append, value } of changes.put) {
+      // A new rowid puts an appended record after every other one; an update in place keeps its rowid.
+      if (append) {
+        sql.remove.run(label, key);
+        const seq = sql.insert.run(label, key, json).lastInsertRowid;
+        if (facts && key !== '') facts.inserted(seq, label, (value ?? JSON.parse(json)) as Fact);
+      } else {
+        const seq = sql.update.pluck().get(json, label, key) as number | undefined;
+        if (facts && key !== '' && seq !== undefined) facts.updated(seq, (value ?? JSON.parse(json)) as Fact);
+      }
+    }
+    return expectedVersion + 1;
   }
 
   /** Moves the partition from `expected` to the next version; false when it is not at `expected`. */
@@ -150,25 +156,25 @@ export class SqliteRecordBackend implements StorageBackend {
     return this.#sql.json.pluck().get(labelOf(ref), key) as string | undefined;
   }
 
-  async insert(ref: PartitionRef, record: StoredRecord & { readonly value?: unknown }): Promise<boolean> {
+  async insert(ref: PartitionRef, record: InsertedRecord): Promise<boolean> {
+    this.#insertTx ??= this.#db.transaction(this.#insertNow.bind(this));
+    return this.#insertTx.immediate(ref, record);
+  }
+
+  /** `insert` inside its transaction. */
+  #insertNow(ref: PartitionRef, record: InsertedRecord): boolean {
     const sql = this.#sql;
     const label = labelOf(ref);
-    return this.#db
-      .transaction((): boolean => {
-        // The key's unique index refuses a record the partition holds already.
-        const inserted = sql.insertNew.run(label, record.key, record.json);
-        if (inserted.changes === 0) return false;
-        if (ref.kind === 'facts')
-          this.#factIndex.inserted(
-            inserted.lastInsertRowid,
-            label,
-            (record.value ?? JSON.parse(record.json)) as Fact,
-          );
-        if (sql.next.run(label).changes === 0)
-          sql.upsertVersion.run(label, ref.kind, ref.userId, ref.agentId ?? '', ref.name ?? '', 1);
-        return true;
-      })
-      .immediate();
+    // The key's unique index refuses a record the partition holds already.
+    const inserted = sql.insertNew.run(label, record.key, record.json);
+    if (inserted.changes === 0) return false;
+    if (ref.kind === 'facts') {
+      const fact = (record.value ?? JSON.parse(record.json)) as Fact;
+      this.#factIndex.inserted(inserted.lastInsertRowid, label, fact);
+    }
+    if (sql.next.run(label).changes === 0)
+      sql.upsertVersion.run(label, ref.kind, ref.userId, ref.agentId ?? '', ref.name ?? '', 1);
+    return true;
   }
 
   async replace(ref: PartitionRef, records: readonly StoredRecord[]): Promise<void> {
@@ -212,6 +218,8 @@ export function createSqliteRecordStores(
   });
   return { backend, ...storesOverBackend(backend, stores) };
 }
+
+type InsertedRecord = StoredRecord & { readonly value?: unknown };
 
 /** One text per partition: JSON of its four parts, so no separator in an id can make two refs meet. */
 function labelOf(ref: PartitionRef): string {

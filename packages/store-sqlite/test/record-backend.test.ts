@@ -1,8 +1,8 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import type { KiokuStores } from '@kioku/core';
-import { type Fact, InMemoryFactStore } from '@kioku/core/store';
+import type { Fact, KiokuStores } from '@kioku/core';
+import { InMemoryFactStore } from '@kioku/core/store';
 import {
   type BundleHarness,
   detailStoreSuite,

@@ -5,7 +5,7 @@
  * their calls interleaved round by round (the order flips each round), so load from elsewhere on a shared
  * machine hits both alike. Each side is prefilled with the same facts by `restore()`. Per round and side, on
  * a fresh instance over the same file (as a new process would see it): the first search, the first `create`
- * (the seam loads the partition there when nothing before needed it), then the median of 10 `create`s, 500
+ * , then the median of 50 `create`s, 500
  * `get`s and 50 `search`es (LoCoMo observation sentences and the store bench's 30 queries). Printed: the
  * median over rounds of each, and seam ÷ native (< 1: the seam is faster).
  */
@@ -49,7 +49,8 @@ type Op = (typeof OPS)[number];
 
 const scope = { userId: 'bench-user' };
 const { queries, seeds: seedsOf } = corpus('short');
-const seeds = seedsOf(Math.max(...sizes) + rounds * 22 + 10);
+const CREATES = 50;
+const seeds = seedsOf(Math.max(...sizes) + rounds * (CREATES + 1) * 2 + 10);
 const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[xs.length >> 1]!;
 const timed = async (fn: () => Promise<unknown>) => {
   const t = performance.now();
@@ -100,7 +101,7 @@ for (const size of sizes) {
       t['first search'].push(await timed(() => store.search(scope, { query: queries[round % 30]! })));
       t['first create'].push(await timed(() => store.create(scope, seed(0))));
       const each: Record<'create' | 'get' | 'search', number[]> = { create: [], get: [], search: [] };
-      for (let i = 1; i <= 10; i++) each.create.push(await timed(() => store.create(scope, seed(i))));
+      for (let i = 1; i <= CREATES; i++) each.create.push(await timed(() => store.create(scope, seed(i))));
       for (let i = 0; i < 500; i++)
         each.get.push(await timed(() => store.get(scope, `f${(i * 7919) % size}`)));
       for (let i = 0; i < 50; i++)
@@ -108,7 +109,7 @@ for (const size of sizes) {
       for (const op of ['create', 'get', 'search'] as const) t[op].push(median(each[op]));
       await stores.close();
     }
-    next += 11;
+    next += CREATES + 1;
   }
   ratios[size] = {} as Record<Op, number>;
   for (const op of OPS) {
