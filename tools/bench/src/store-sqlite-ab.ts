@@ -4,10 +4,10 @@
  * (`createSqliteRecordStores`: records over `@kioku/core/adapter`'s `storesOverBackend`) in ONE process,
  * their calls interleaved round by round (the order flips each round), so load from elsewhere on a shared
  * machine hits both alike. Each side is prefilled with the same facts by `restore()`. Per round and side, on
- * a fresh instance over the same file (as a new process would see it): the first search, the first `create`
- * , then the median of 50 `create`s, 500
- * `get`s and 50 `search`es (LoCoMo observation sentences and the store bench's 30 queries). Printed: the
- * median over rounds of each, and seam ÷ native (< 1: the seam is faster).
+ * a fresh instance over the same file (as a new process would see it): the first search, the first `create`,
+ * then the median of 50 `create`s, 500 `get`s and 50 `search`es (LoCoMo observation sentences and the store
+ * bench's 30 queries). Printed: the median over rounds of each, and seam ÷ native (< 1: the seam is faster).
+ * `--json` adds `{ seam_over_native: { <size>: { <call>: ratio } } }` as the last line.
  */
 import { mkdtemp, rm } from 'node:fs/promises';
 import os from 'node:os';
