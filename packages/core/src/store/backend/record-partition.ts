@@ -225,13 +225,14 @@ export function recordPartitionCodec<T>(
     },
     isEmpty: (state) => state.size === 0,
     toRecords: (state) => [...state.records].map(([key, value]) => ({ key, value })),
+    // Not frozen: a record read alone is the caller's own copy, shared with no cached partition.
     decodeRecord(value) {
       const parsed = recordSchema.safeParse(value);
       if (!parsed.success) {
         const issue = parsed.error.issues[0];
         throw new Error(`${issue?.path.join('.') ?? ''}: ${issue?.message ?? 'invalid'}`);
       }
-      return deepFreeze(parsed.data);
+      return parsed.data;
     },
     track: (state) => state.track(),
     tracked: (state) => state.tracked(),

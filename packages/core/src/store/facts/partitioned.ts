@@ -6,7 +6,7 @@ import { parseScope, type Scope, type SnapshotSelector } from '../../foundation/
 import { parseOrThrow } from '../../foundation/validation.js';
 import { parseWriteOptions, type WriteOptions } from '../../foundation/version.js';
 import type { PartitionBackend, PartitionRef } from '../backend/partition.js';
-import { deepFreeze, type RecordPartition, recordPartitionCodec } from '../backend/record-partition.js';
+import { type RecordPartition, recordPartitionCodec } from '../backend/record-partition.js';
 import {
   erasePartitions,
   groupByPartition,
@@ -135,7 +135,7 @@ export class PartitionedFactStore implements FactStore {
     // Added without reading the partition when the backend can (a new fact needs only its id to be free).
     const inserted = await this.#backend.insert?.(ref, factCodec, fact.id, fact);
     if (inserted === false) throw new ConflictError(`A fact with id "${fact.id}" already exists.`);
-    if (inserted === true) return deepFreeze(fact);
+    if (inserted === true) return fact; // the caller's own: no decoded partition holds it
     return this.#backend.write(ref, factCodec, (state) => {
       if (state.get(fact.id)) throw new ConflictError(`A fact with id "${fact.id}" already exists.`);
       state.put(fact);
