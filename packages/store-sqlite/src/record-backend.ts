@@ -180,18 +180,30 @@ export class SqliteRecordBackend implements StorageBackend {
   async replace(ref: PartitionRef, records: readonly StoredRecord[]): Promise<void> {
     const sql = this.#sql;
     const label = labelOf(ref);
-    this.#db
+    const removed = this.#db
       .transaction(() => {
         const version = (sql.version.pluck().get(label) as number | undefined) ?? 0;
         const facts = ref.kind === 'facts' ? this.#factIndex : undefined;
-        sql.removeAll.run(label);
+        const { changes } = sql.removeAll.run(label);
         for (const { key, json } of records) {
           const seq = sql.insert.run(label, key, json).lastInsertRowid;
           if (facts && key !== '') facts.inserted(seq, label, JSON.parse(json) as Fact);
         }
         sql.upsertVersion.run(label, ref.kind, ref.userId, ref.agentId ?? '', ref.name ?? '', version + 1);
+        return changes;
       })
       .immediate();
+    if (records.length === 0 && removed > 0) this.#scrub(ref, label);
+  }
+
+  /**
+   * After a partition was emptied (erasure): none of its text stays in the file's bytes. Deleted rows are
+   * zeroed already (`secure_delete`); the FTS5 index of facts is merged, so no segment keeps the deleted
+   * terms, and the write-ahead log is checkpointed and truncated, as the native stores do on `eraseUser`.
+   */
+  #scrub(ref: PartitionRef, label: string): void {
+    if (ref.kind === 'facts') this.#factIndex.emptied(label);
+    this.#db.pragma('wal_checkpoint(TRUNCATE)');
   }
 
   async listPartitions(kind: StoreKind, userId?: string): Promise<PartitionRef[]> {

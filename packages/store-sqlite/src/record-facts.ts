@@ -115,6 +115,16 @@ export class RecordFactIndex {
     this.#update.run(...searchColumns(fact), seq);
   }
 
+  /** After the partition `label` was emptied: its counts go and the FTS5 index is merged without its terms. */
+  emptied(label: string): void {
+    this.#db.transaction(() => {
+      this.#prepare(
+        `DELETE FROM ${STATS} WHERE table_name = 'kioku_record_facts' AND scope = ? AND rows = 0`,
+      ).run(scopeToken(label));
+      this.#db.exec("INSERT INTO kioku_record_facts_fts(kioku_record_facts_fts) VALUES ('optimize')");
+    })();
+  }
+
   /** Every fact record's search row again (the analyzer changed, or the rows predate this table). */
   rebuild(): void {
     this.#db.exec('DELETE FROM kioku_record_facts');
