@@ -253,4 +253,23 @@ describe('push-downs', () => {
     });
     expect(calls).toHaveLength(2);
   });
+
+  it('a process holding the partition decoded at its current version searches it in memory', async () => {
+    let pushed = 0;
+    const backend = new (class extends InMemoryRecordBackend {
+      async searchFacts(): Promise<FactHit[]> {
+        pushed++;
+        return [];
+      }
+    })();
+    const { facts } = storesOverBackend(backend);
+    const fact = await facts.create({ userId: 'u' }, { content: 'kept in memory after a list' });
+    await facts.list({ userId: 'u' }); // decodes the partition
+    expect((await facts.search({ userId: 'u' }, { query: 'memory' })).map((h) => h.fact)).toEqual([fact]);
+    expect(pushed).toBe(0);
+    // Another process writes: the decoded partition is no longer current, the push-down answers.
+    await storesOverBackend(backend).facts.create({ userId: 'u' }, { content: 'written elsewhere' });
+    await facts.search({ userId: 'u' }, { query: 'memory' });
+    expect(pushed).toBe(1);
+  });
 });

@@ -6,7 +6,7 @@
  * machine hits both alike. Each side is prefilled with the same facts by `restore()`. Per round and side, on
  * a fresh instance over the same file (as a new process would see it): the first search, the first `create`,
  * then the median of 50 `create`s, 500 `get`s and 50 `search`es (LoCoMo observation sentences and the store
- * bench's 30 queries). Printed: the median over rounds of each, and seam ÷ native (< 1: the seam is faster).
+ * bench's 30 queries), then one `list` (the seam decodes the partition) and 50 more `search`es. Printed: the median over rounds of each, and seam ÷ native (< 1: the seam is faster).
  * `--json` adds `{ seam_over_native: { <size>: { <call>: ratio } } }` as the last line.
  */
 import { mkdtemp, rm } from 'node:fs/promises';
@@ -44,7 +44,7 @@ const SIDES = {
   },
 } as const;
 type Side = keyof typeof SIDES;
-const OPS = ['first search', 'first create', 'create', 'get', 'search'] as const;
+const OPS = ['first search', 'first create', 'create', 'get', 'search', 'search after a list'] as const;
 type Op = (typeof OPS)[number];
 
 const scope = { userId: 'bench-user' };
@@ -100,13 +100,25 @@ for (const size of sizes) {
       const seed = (i: number) => seeds[(next + i) % seeds.length]!;
       t['first search'].push(await timed(() => store.search(scope, { query: queries[round % 30]! })));
       t['first create'].push(await timed(() => store.create(scope, seed(0))));
-      const each: Record<'create' | 'get' | 'search', number[]> = { create: [], get: [], search: [] };
+      const each: Record<'create' | 'get' | 'search' | 'search after a list', number[]> = {
+        create: [],
+        get: [],
+        search: [],
+        'search after a list': [],
+      };
       for (let i = 1; i <= CREATES; i++) each.create.push(await timed(() => store.create(scope, seed(i))));
       for (let i = 0; i < 500; i++)
         each.get.push(await timed(() => store.get(scope, `f${(i * 7919) % size}`)));
       for (let i = 0; i < 50; i++)
         each.search.push(await timed(() => store.search(scope, { query: queries[i % queries.length]! })));
-      for (const op of ['create', 'get', 'search'] as const) t[op].push(median(each[op]));
+      // A list reads the partition whole: the seam then holds it decoded and searches it in memory.
+      await store.list(scope, { limit: 1 });
+      for (let i = 0; i < 50; i++)
+        each['search after a list'].push(
+          await timed(() => store.search(scope, { query: queries[i % queries.length]! })),
+        );
+      for (const op of ['create', 'get', 'search', 'search after a list'] as const)
+        t[op].push(median(each[op]));
       await stores.close();
     }
     next += CREATES + 1;

@@ -185,6 +185,16 @@ export class RecordBackedPartitions implements PartitionBackend {
     }
   }
 
+  /**
+   * True when this process holds the partition decoded at its current version (the backend reports
+   * versions): a read of it then costs one version read, and a search of it runs in memory.
+   */
+  async isCurrent(ref: PartitionRef): Promise<boolean> {
+    const cached = this.#cache.get(partitionLabel(ref));
+    if (!cached || !this.#records.version) return false;
+    return (await this.#records.version(ref)) === cached.version;
+  }
+
   /** Runs `run` after every earlier write of the partition from this process. */
   #queued<R>(ref: PartitionRef, run: () => Promise<R>): Promise<R> {
     const label = partitionLabel(ref);
