@@ -51,6 +51,7 @@ export {
   type PartitionCodec,
   type PartitionRef,
   partitionLabel,
+  type TrackedRecords,
 } from './store/backend/partition.js';
 export {
   DEFAULT_RECORD_LIMIT_BYTES,

@@ -8,7 +8,7 @@ import {
   RecordTooLargeError,
   storesOverBackend,
 } from '../src/adapter.js';
-import type { Scope } from '../src/index.js';
+import { ConflictError, CorruptDataError, type Scope } from '../src/index.js';
 import { diff } from '../src/store/backend/record-backend.js';
 import type { FactHit } from '../src/store.js';
 
@@ -99,6 +99,72 @@ describe('stores over the storage seam', () => {
     expect((await twin.kvList(scope, session.id)).map((e) => e.key)).toEqual(['a', 'c']);
   });
 
+  it('a fact create, update or delete writes that fact alone, whatever the partition holds', async () => {
+    const backend = new CountingBackend();
+    const { facts } = storesOverBackend(backend);
+    const created = [];
+    for (let i = 0; i < 50; i++) created.push(await facts.create(scope, { content: `fact number ${i}` }));
+    backend.applied.length = 0;
+    const updated = await facts.update(scope, created[10]!.id, { content: 'changed' });
+    expect(await facts.delete(scope, created[20]!.id)).toBe(true);
+    const added = await facts.create(scope, { content: 'one more' });
+    expect(backend.applied).toEqual([
+      {
+        put: [{ key: updated.id, json: JSON.stringify(updated), value: updated, append: false }],
+        delete: [],
+      },
+      { put: [], delete: [created[20]!.id] },
+      { put: [{ key: added.id, json: JSON.stringify(added), value: added, append: true }], delete: [] },
+    ]);
+    // Another bundle over the same records (another process) reads the same facts in the same order.
+    const twin = storesOverBackend(backend).facts;
+    expect(await twin.list(scope)).toEqual(await facts.list(scope));
+    expect((await twin.get(scope, updated.id))?.content).toBe('changed');
+  });
+
+  it('a rejected change writes nothing and the next write stores only its own change', async () => {
+    const backend = new CountingBackend();
+    const { facts } = storesOverBackend(backend);
+    const fact = await facts.create(scope, { content: 'kept' });
+    await expect(facts.update(scope, fact.id, { content: 'x' }, { expectedVersion: 7 })).rejects.toThrow();
+    backend.applied.length = 0;
+    const other = await facts.create(scope, { content: 'next' });
+    expect(backend.applied.map((c) => c.put.map((r) => r.key))).toEqual([[other.id]]);
+    expect((await storesOverBackend(backend).facts.get(scope, fact.id))?.content).toBe('kept');
+  });
+
+  it('a process that has not read the facts creates and gets one without scanning the partition', async () => {
+    const backend = new (class extends CountingBackend {
+      scans = 0;
+      override async scan(ref: PartitionRef) {
+        this.scans++;
+        return super.scan(ref);
+      }
+    })();
+    const first = storesOverBackend(backend).facts;
+    const kept = await first.create(scope, { content: 'already there' });
+    const fresh = storesOverBackend(backend).facts;
+    backend.scans = 0;
+    const added = await fresh.create(scope, { content: 'added' });
+    expect(await fresh.get(scope, kept.id)).toEqual(kept);
+    expect(await fresh.get(scope, 'nope')).toBeNull();
+    await expect(fresh.create(scope, { id: kept.id, content: 'same id' })).rejects.toThrow(ConflictError);
+    expect(backend.scans).toBe(0);
+    expect(backend.applied).toHaveLength(0);
+    // Whoever reads the partition whole sees the inserted fact after the others.
+    expect((await fresh.list(scope)).map((f) => f.id)).toEqual([kept.id, added.id]);
+    expect((await first.get(scope, added.id))?.content).toBe('added');
+  });
+
+  it('a stored fact that is not valid is a CorruptDataError when read alone', async () => {
+    const backend = new InMemoryRecordBackend();
+    await backend.apply({ kind: 'facts', userId: 'u' }, 0, {
+      put: [{ key: 'bad', json: '{"id":"bad","content":42}', append: true }],
+      delete: [],
+    });
+    await expect(storesOverBackend(backend).facts.get(scope, 'bad')).rejects.toThrow(CorruptDataError);
+  });
+
   it('a document is a head, its text parts and one record per chunk; a new one appends only its own', async () => {
     const backend = new CountingBackend();
     const { documents } = storesOverBackend(backend, { chunkTokens: 20 });
@@ -186,5 +252,24 @@ describe('push-downs', () => {
       code: 'VALIDATION',
     });
     expect(calls).toHaveLength(2);
+  });
+
+  it('a process holding the partition decoded at its current version searches it in memory', async () => {
+    let pushed = 0;
+    const backend = new (class extends InMemoryRecordBackend {
+      async searchFacts(): Promise<FactHit[]> {
+        pushed++;
+        return [];
+      }
+    })();
+    const { facts } = storesOverBackend(backend);
+    const fact = await facts.create({ userId: 'u' }, { content: 'kept in memory after a list' });
+    await facts.list({ userId: 'u' }); // decodes the partition
+    expect((await facts.search({ userId: 'u' }, { query: 'memory' })).map((h) => h.fact)).toEqual([fact]);
+    expect(pushed).toBe(0);
+    // Another process writes: the decoded partition is no longer current, the push-down answers.
+    await storesOverBackend(backend).facts.create({ userId: 'u' }, { content: 'written elsewhere' });
+    await facts.search({ userId: 'u' }, { query: 'memory' });
+    expect(pushed).toBe(1);
   });
 });

@@ -1,6 +1,8 @@
-import type { KiokuStores, StoreKind } from '@kioku/core';
+import type { Fact, KiokuStores, Scope, StoreKind } from '@kioku/core';
 import { StorageError } from '@kioku/core';
 import {
+  type ParsedFactFilter,
+  type ParsedFactQuery,
   type PartitionRef,
   type RecordChanges,
   type StorageBackend,
@@ -8,7 +10,10 @@ import {
   type StoresOverBackendOptions,
   storesOverBackend,
 } from '@kioku/core/adapter';
+import type { FactHit } from '@kioku/core/store';
 import Database from 'better-sqlite3';
+import { ANALYZER_SIGNATURE } from './analysis.js';
+import { RECORD_FACTS_SCHEMA, RecordFactIndex } from './record-facts.js';
 
 export interface SqliteRecordBackendOptions {
   /** The database file (created when missing), or `:memory:`. */
@@ -31,12 +36,24 @@ export class SqliteRecordBackend implements StorageBackend {
   readonly #db: Database.Database;
   /** Prepared on first use, after `setup()` made the tables. */
   #prepared: ReturnType<typeof prepare> | undefined;
+  #facts: RecordFactIndex | undefined;
+  /** The write transactions, made once (better-sqlite3 wraps a function on every `transaction()` call). */
+  #applyTx:
+    | Database.Transaction<(ref: PartitionRef, expected: number, changes: RecordChanges) => number | null>
+    | undefined;
+  #insertTx: Database.Transaction<(ref: PartitionRef, record: InsertedRecord) => boolean> | undefined;
 
   constructor(options: SqliteRecordBackendOptions) {
     try {
       this.#db = new Database(options.file);
       this.#db.pragma(`busy_timeout = ${Math.max(0, Math.trunc(options.busyTimeoutMs ?? 5000))}`);
+      // Deleted text is zeroed, not left in free pages (as the native stores do).
+      this.#db.pragma('secure_delete = ON');
       if (options.file !== ':memory:') this.#db.pragma('journal_mode = WAL');
+      // Unicode-aware lower case for the case-insensitive tag filter (SQLite's lower() folds ASCII only).
+      this.#db.function('kioku_lower', { deterministic: true }, (value: unknown) =>
+        typeof value === 'string' ? value.toLowerCase() : value,
+      );
     } catch (error) {
       throw new StorageError(`Could not open SQLite database ${options.file}: ${(error as Error).message}`, {
         cause: error,
@@ -46,7 +63,22 @@ export class SqliteRecordBackend implements StorageBackend {
   }
 
   async setup(): Promise<void> {
-    this.#db.exec(SCHEMA);
+    this.#db
+      .transaction(() => {
+        this.#db.exec(SCHEMA);
+        this.#db.exec(RECORD_FACTS_SCHEMA);
+        // The facts' search rows follow core's analyzer: built again when it changed (or are not there yet).
+        const analyzer = this.#db
+          .prepare("SELECT value FROM kioku_record_meta WHERE key = 'analyzer'")
+          .pluck()
+          .get() as string | undefined;
+        if (analyzer === ANALYZER_SIGNATURE) return;
+        new RecordFactIndex(this.#db).rebuild();
+        this.#db
+          .prepare("INSERT OR REPLACE INTO kioku_record_meta (key, value) VALUES ('analyzer', ?)")
+          .run(ANALYZER_SIGNATURE);
+      })
+      .immediate();
   }
 
   async close(): Promise<void> {
@@ -56,6 +88,20 @@ export class SqliteRecordBackend implements StorageBackend {
   get #sql(): ReturnType<typeof prepare> {
     this.#prepared ??= prepare(this.#db);
     return this.#prepared;
+  }
+
+  get #factIndex(): RecordFactIndex {
+    this.#facts ??= new RecordFactIndex(this.#db);
+    return this.#facts;
+  }
+
+  /** Fact search pushed down to FTS5 over the facts' search rows, ranked as core ranks. */
+  async searchFacts(scope: Scope, query: ParsedFactQuery): Promise<FactHit[]> {
+    return this.#factIndex.search(labelOf({ kind: 'facts', ...scope }), query);
+  }
+
+  async countFacts(scope: Scope, filter: ParsedFactFilter): Promise<number> {
+    return this.#factIndex.count(labelOf({ kind: 'facts', ...scope }), filter);
   }
 
   async scan(ref: PartitionRef): Promise<{ version: number; records: StoredRecord[] }> {
@@ -72,37 +118,92 @@ export class SqliteRecordBackend implements StorageBackend {
   }
 
   async apply(ref: PartitionRef, expectedVersion: number, changes: RecordChanges): Promise<number | null> {
+    this.#applyTx ??= this.#db.transaction(this.#applyNow.bind(this));
+    return this.#applyTx.immediate(ref, expectedVersion, changes);
+  }
+
+  /** `apply` inside its transaction. */
+  #applyNow(ref: PartitionRef, expectedVersion: number, changes: RecordChanges): number | null {
     const sql = this.#sql;
     const label = labelOf(ref);
-    return this.#db
-      .transaction((): number | null => {
-        const version = (sql.version.pluck().get(label) as number | undefined) ?? 0;
-        if (version !== expectedVersion) return null;
-        for (const key of changes.delete) sql.remove.run(label, key);
-        for (const { key, json, append } of changes.put) {
-          // A new rowid puts an appended record after every other one; an update in place keeps its rowid.
-          if (append) {
-            sql.remove.run(label, key);
-            sql.insert.run(label, key, json);
-          } else sql.update.run(json, label, key);
-        }
-        sql.upsertVersion.run(label, ref.kind, ref.userId, ref.agentId ?? '', ref.name ?? '', version + 1);
-        return version + 1;
-      })
-      .immediate();
+    if (!this.#bump(ref, label, expectedVersion)) return null;
+    const facts = ref.kind === 'facts' ? this.#factIndex : undefined;
+    for (const key of changes.delete) sql.remove.run(label, key);
+    for (const { key, json, append, value } of changes.put) {
+      // A new rowid puts an appended record after every other one; an update in place keeps its rowid.
+      if (append) {
+        sql.remove.run(label, key);
+        const seq = sql.insert.run(label, key, json).lastInsertRowid;
+        if (facts && key !== '') facts.inserted(seq, label, (value ?? JSON.parse(json)) as Fact);
+      } else {
+        const seq = sql.update.pluck().get(json, label, key) as number | undefined;
+        if (facts && key !== '' && seq !== undefined) facts.updated(seq, (value ?? JSON.parse(json)) as Fact);
+      }
+    }
+    return expectedVersion + 1;
+  }
+
+  /** Moves the partition from `expected` to the next version; false when it is not at `expected`. */
+  #bump(ref: PartitionRef, label: string, expected: number): boolean {
+    const sql = this.#sql;
+    if (sql.bump.run(label, expected).changes === 1) return true;
+    if (expected !== 0 || sql.version.get(label) !== undefined) return false;
+    sql.upsertVersion.run(label, ref.kind, ref.userId, ref.agentId ?? '', ref.name ?? '', 1);
+    return true;
+  }
+
+  async get(ref: PartitionRef, key: string): Promise<string | undefined> {
+    return this.#sql.json.pluck().get(labelOf(ref), key) as string | undefined;
+  }
+
+  async insert(ref: PartitionRef, record: InsertedRecord): Promise<boolean> {
+    this.#insertTx ??= this.#db.transaction(this.#insertNow.bind(this));
+    return this.#insertTx.immediate(ref, record);
+  }
+
+  /** `insert` inside its transaction. */
+  #insertNow(ref: PartitionRef, record: InsertedRecord): boolean {
+    const sql = this.#sql;
+    const label = labelOf(ref);
+    // The key's unique index refuses a record the partition holds already.
+    const inserted = sql.insertNew.run(label, record.key, record.json);
+    if (inserted.changes === 0) return false;
+    if (ref.kind === 'facts') {
+      const fact = (record.value ?? JSON.parse(record.json)) as Fact;
+      this.#factIndex.inserted(inserted.lastInsertRowid, label, fact);
+    }
+    if (sql.next.run(label).changes === 0)
+      sql.upsertVersion.run(label, ref.kind, ref.userId, ref.agentId ?? '', ref.name ?? '', 1);
+    return true;
   }
 
   async replace(ref: PartitionRef, records: readonly StoredRecord[]): Promise<void> {
     const sql = this.#sql;
     const label = labelOf(ref);
-    this.#db
+    const removed = this.#db
       .transaction(() => {
         const version = (sql.version.pluck().get(label) as number | undefined) ?? 0;
-        sql.removeAll.run(label);
-        for (const { key, json } of records) sql.insert.run(label, key, json);
+        const facts = ref.kind === 'facts' ? this.#factIndex : undefined;
+        const { changes } = sql.removeAll.run(label);
+        for (const { key, json } of records) {
+          const seq = sql.insert.run(label, key, json).lastInsertRowid;
+          if (facts && key !== '') facts.inserted(seq, label, JSON.parse(json) as Fact);
+        }
         sql.upsertVersion.run(label, ref.kind, ref.userId, ref.agentId ?? '', ref.name ?? '', version + 1);
+        return changes;
       })
       .immediate();
+    if (records.length === 0 && removed > 0) this.#scrub(ref, label);
+  }
+
+  /**
+   * After a partition was emptied (erasure): none of its text stays in the file's bytes. Deleted rows are
+   * zeroed already (`secure_delete`); the FTS5 index of facts is merged, so no segment keeps the deleted
+   * terms, and the write-ahead log is checkpointed and truncated, as the native stores do on `eraseUser`.
+   */
+  #scrub(ref: PartitionRef, label: string): void {
+    if (ref.kind === 'facts') this.#factIndex.emptied(label);
+    this.#db.pragma('wal_checkpoint(TRUNCATE)');
   }
 
   async listPartitions(kind: StoreKind, userId?: string): Promise<PartitionRef[]> {
@@ -130,6 +231,8 @@ export function createSqliteRecordStores(
   return { backend, ...storesOverBackend(backend, stores) };
 }
 
+type InsertedRecord = StoredRecord & { readonly value?: unknown };
+
 /** One text per partition: JSON of its four parts, so no separator in an id can make two refs meet. */
 function labelOf(ref: PartitionRef): string {
   return JSON.stringify([ref.kind, ref.userId, ref.agentId ?? '', ref.name ?? '']);
@@ -153,16 +256,25 @@ CREATE TABLE IF NOT EXISTS kioku_records (
 );
 CREATE UNIQUE INDEX IF NOT EXISTS kioku_records_key ON kioku_records (label, key);
 CREATE INDEX IF NOT EXISTS kioku_records_order ON kioku_records (label, seq);
+CREATE TABLE IF NOT EXISTS kioku_record_meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
 `;
 
 function prepare(db: Database.Database) {
   return {
     version: db.prepare('SELECT version FROM kioku_record_partitions WHERE label = ?'),
     records: db.prepare('SELECT key, json FROM kioku_records WHERE label = ? ORDER BY seq'),
+    json: db.prepare('SELECT json FROM kioku_records WHERE label = ? AND key = ?'),
+    insertNew: db.prepare(
+      'INSERT INTO kioku_records (label, key, json) VALUES (?, ?, ?) ON CONFLICT (label, key) DO NOTHING',
+    ),
+    bump: db.prepare(
+      'UPDATE kioku_record_partitions SET version = version + 1 WHERE label = ? AND version = ?',
+    ),
+    next: db.prepare('UPDATE kioku_record_partitions SET version = version + 1 WHERE label = ?'),
     remove: db.prepare('DELETE FROM kioku_records WHERE label = ? AND key = ?'),
     removeAll: db.prepare('DELETE FROM kioku_records WHERE label = ?'),
     insert: db.prepare('INSERT INTO kioku_records (label, key, json) VALUES (?, ?, ?)'),
-    update: db.prepare('UPDATE kioku_records SET json = ? WHERE label = ? AND key = ?'),
+    update: db.prepare('UPDATE kioku_records SET json = ? WHERE label = ? AND key = ? RETURNING seq'),
     upsertVersion: db.prepare(
       `INSERT INTO kioku_record_partitions (label, kind, user_id, agent_id, name, version) VALUES (?, ?, ?, ?, ?, ?)
        ON CONFLICT (label) DO UPDATE SET version = excluded.version`,

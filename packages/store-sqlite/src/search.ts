@@ -95,15 +95,22 @@ function add(pool: Map<number, Pooled>, candidates: readonly Candidate[]): void 
 /** Runs lexical searches over one connection; statements are prepared once per SQL text. */
 export class LexicalSearch {
   /** Opened lazily: nothing is read before the first search. */
-  readonly #connection: SqliteConnection;
+  readonly #connection: Pick<SqliteConnection, 'raw'>;
   readonly #settings: SearchSettings;
+  /** Where the searched tables' row and term counts are (see `kioku_search_stats`). */
+  readonly #statsTable: string;
   readonly #statements = new Map<string, Database.Statement>();
   /** Document frequencies per table and partition, kept in step with inserts (see `#documentFrequencies`). */
   readonly #dfCache = new Map<string, DfCache>();
 
-  constructor(connection: SqliteConnection, settings: Partial<SearchSettings> = {}) {
+  constructor(
+    connection: Pick<SqliteConnection, 'raw'>,
+    settings: Partial<SearchSettings> = {},
+    statsTable = 'kioku_search_stats',
+  ) {
     this.#connection = connection;
     this.#settings = { ...DEFAULT_SEARCH, ...settings };
+    this.#statsTable = statsTable;
   }
 
   /** Best matches first; an empty list when the query has no searchable term (only stop words, say). */
@@ -266,7 +273,7 @@ export class LexicalSearch {
 
   #stats(table: SQLiteTable, scope: string): Stats {
     const row = this.#prepare(
-      'SELECT rows, terms, changes FROM kioku_search_stats WHERE table_name = ? AND scope = ?',
+      `SELECT rows, terms, changes FROM "${this.#statsTable}" WHERE table_name = ? AND scope = ?`,
     ).get(tableName(table), scope) as Stats | undefined;
     return row ?? { rows: 0, terms: 0, changes: 0 };
   }

@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { forgetUser, verifyErased } from '@kioku/core/passes';
 import { afterEach, describe, expect, it } from 'vitest';
-import { createSqliteStores } from '../src/index.js';
+import { createSqliteRecordStores, createSqliteStores } from '../src/index.js';
 
 /*
  * After forgetUser, her words are in no byte of the database: not in the main file (free pages, FTS5
@@ -26,11 +26,14 @@ function filesHolding(file: string, word: string): string[] {
   );
 }
 
-describe('SQLite: erasure leaves no bytes behind', () => {
+describe.each([
+  ['native stores', createSqliteStores],
+  ['storage-seam stores', createSqliteRecordStores],
+])('SQLite (%s): erasure leaves no bytes behind', (_name, create) => {
   it('forgetUser: neither the database file nor its -wal holds her words', async () => {
     dir = mkdtempSync(path.join(tmpdir(), 'kioku-sqlite-erase-'));
     const file = path.join(dir, 'kioku.db');
-    const stores = createSqliteStores({ file });
+    const stores = create({ file });
     await stores.setup();
     try {
       for (let i = 0; i < 20; i++) {

@@ -1,7 +1,8 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import type { KiokuStores } from '@kioku/core';
+import type { Fact, KiokuStores } from '@kioku/core';
+import { InMemoryFactStore } from '@kioku/core/store';
 import {
   type BundleHarness,
   detailStoreSuite,
@@ -97,6 +98,101 @@ describe('SQLite records', () => {
       db.close();
     } finally {
       await stores.close();
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
+  it('a fact search pushed down to SQLite answers as core does: same facts, order and scores', async () => {
+    const dir = mkdtempSync(path.join(tmpdir(), 'kioku-sqlite-records-'));
+    const stores = createSqliteRecordStores({ file: path.join(dir, 'kioku.db') });
+    try {
+      await stores.setup();
+      const scope = { userId: 'u1' };
+      const words = [
+        'hiking',
+        'family',
+        'project',
+        'deadline',
+        'cooking',
+        'dinner',
+        'garden',
+        'paint',
+        'trip',
+      ];
+      const categories = ['work', 'work/projects', 'family', 'hobbies'];
+      const facts: Fact[] = [];
+      for (let i = 0; i < 240; i++) {
+        const content = `note ${i}: ${words[i % 9]} and ${words[(i * 7) % 9]} with ${words[(i * 5) % 9]} on day ${i % 13}`;
+        const tags = i % 4 === 0 ? ['Weekend'] : [];
+        facts.push(await stores.facts.create(scope, { content, category: categories[i % 4]!, tags }));
+      }
+      await stores.facts.update(scope, facts[3]!.id, { content: 'hiking the family trip again' });
+      await stores.facts.delete(scope, facts[5]!.id);
+      const core = new InMemoryFactStore();
+      await core.restore(await stores.facts.snapshot({ userId: 'u1' }));
+      // A fresh bundle has not decoded the partition: its searches and counts are SQLite's.
+      const fresh = createSqliteRecordStores({ file: path.join(dir, 'kioku.db') });
+      const queries = [
+        { query: 'family hiking trip' },
+        { query: 'project deadline', limit: 20 },
+        { query: 'cooking dinner', category: 'work' },
+        { query: 'garden paint', tags: ['weekend'] },
+        { query: '' },
+        { category: 'family', limit: 5 },
+        { query: 'the of and' },
+      ];
+      // `stores` holds the partition decoded (its own writes and a list): it answers from memory.
+      await stores.facts.list(scope);
+      for (const query of queries) {
+        const theirs = await core.search(scope, query);
+        for (const ours of [
+          await fresh.facts.search(scope, query),
+          await stores.facts.search(scope, query),
+        ]) {
+          expect(ours.map((h) => h.fact.id)).toEqual(theirs.map((h) => h.fact.id));
+          ours.forEach((hit, i) => {
+            expect(hit.score).toBeCloseTo(theirs[i]!.score, 6);
+            expect(hit.fact).toEqual(theirs[i]!.fact);
+          });
+        }
+      }
+      expect(await fresh.facts.count(scope)).toBe(239);
+      expect(await fresh.facts.count(scope, { category: 'work' })).toBe(
+        await core.count(scope, { category: 'work' }),
+      );
+      expect(await fresh.facts.count(scope, { tags: ['WEEKEND'] })).toBe(
+        await core.count(scope, { tags: ['WEEKEND'] }),
+      );
+      await fresh.close();
+    } finally {
+      await stores.close();
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
+  it('setup indexes the facts of a database written before facts were searched in SQL', async () => {
+    const dir = mkdtempSync(path.join(tmpdir(), 'kioku-sqlite-records-'));
+    const file = path.join(dir, 'kioku.db');
+    try {
+      const old = createSqliteRecordStores({ file });
+      await old.setup();
+      const scope = { userId: 'u1' };
+      const fact = await old.facts.create(scope, { content: 'Caroline paints sunsets by the lake' });
+      await old.close();
+      // What the earlier record backend left: records and versions, no search rows.
+      const db = new Database(file);
+      db.exec(`DROP TRIGGER kioku_records_fact_delete; DROP TABLE kioku_record_facts_fts_vocab;
+        DROP TABLE kioku_record_facts_fts; DROP TABLE kioku_record_facts; DROP TABLE kioku_record_search_stats;
+        DROP TABLE kioku_record_meta;`);
+      db.close();
+      const reopened = createSqliteRecordStores({ file });
+      await reopened.setup();
+      expect((await reopened.facts.search(scope, { query: 'sunset painting' })).map((h) => h.fact)).toEqual([
+        fact,
+      ]);
+      expect(await reopened.facts.count(scope)).toBe(1);
+      await reopened.close();
+    } finally {
       rmSync(dir, { recursive: true, force: true });
     }
   });

@@ -10,7 +10,7 @@ interface MemoryPartition {
 
 /**
  * A record-level backend in process memory: the reference for `RecordBackend` (every method, the
- * optional `version` too), and the one the conformance suite runs every store kind over to prove the seam.
+ * optional `version`, `get` and `insert` too), and the one the conformance suite runs every store kind over to prove the seam.
  */
 export class InMemoryRecordBackend implements RecordBackend {
   readonly #partitions = new Map<string, MemoryPartition>();
@@ -42,6 +42,20 @@ export class InMemoryRecordBackend implements RecordBackend {
     if (partition.records.size === 0) this.#partitions.delete(label);
     else this.#partitions.set(label, partition);
     return expectedVersion + 1;
+  }
+
+  async get(ref: PartitionRef, key: string): Promise<string | undefined> {
+    return this.#partitions.get(partitionLabel(ref))?.records.get(key);
+  }
+
+  async insert(ref: PartitionRef, record: StoredRecord): Promise<boolean> {
+    const label = partitionLabel(ref);
+    const partition = this.#partitions.get(label) ?? { ref: { ...ref }, records: new Map() };
+    if (partition.records.has(record.key)) return false;
+    partition.records.set(record.key, record.json);
+    this.#partitions.set(label, partition);
+    this.#versions.set(label, (this.#versions.get(label) ?? 0) + 1);
+    return true;
   }
 
   async replace(ref: PartitionRef, records: readonly StoredRecord[]): Promise<void> {

@@ -37,6 +37,22 @@ export interface PartitionCodec<S> {
    * backend may keep them in any order and a write stores only new, changed and deleted records.
    */
   readonly keyOrdered?: boolean;
+  /**
+   * Optional, with `toRecords`: start noting which records the state's changes put and delete. A
+   * record-level backend calls it before a write's change and `tracked` after, and writes those records
+   * alone instead of comparing every record of the partition (O(changed) instead of O(partition)).
+   */
+  track?(state: S): void;
+  /** Optional, with `toRecords`: one record's value as the state holds it (validated), from its stored JSON value. Throws when invalid. */
+  decodeRecord?(value: unknown): unknown;
+  /** What changed since `track`, in the order `toRecords` would give the records; stops noting. */
+  tracked?(state: S): TrackedRecords;
+}
+
+/** The records a change put and deleted; `append` ones are new or moved after every other record. */
+export interface TrackedRecords {
+  readonly put: ReadonlyArray<KeyedRecord & { readonly append: boolean }>;
+  readonly delete: readonly string[];
 }
 
 /** One record of a partition, as a record-level backend stores it: its key and its JSON value. */
@@ -57,6 +73,26 @@ export interface PartitionBackend {
    * Writers of the same partition are serialized (across processes, where the backend is shared).
    */
   write<S, R>(ref: PartitionRef, codec: PartitionCodec<S>, mutate: (state: S) => R): Promise<R>;
+  /**
+   * Optional: adds `value` as the record `key` at the end of the partition without reading the partition
+   * first, when that saves work. True when added, false when the partition holds `key` already (nothing
+   * written), undefined when it did nothing (the caller then uses `write`).
+   */
+  insert?<S>(
+    ref: PartitionRef,
+    codec: PartitionCodec<S>,
+    key: string,
+    value: unknown,
+  ): Promise<boolean | undefined>;
+  /**
+   * Optional: the record `key` alone (`{ value }`, undefined when the partition does not hold it), without
+   * decoding the partition, when that saves work; undefined when it did nothing (the caller then uses `read`).
+   */
+  readRecord?<S>(
+    ref: PartitionRef,
+    codec: PartitionCodec<S>,
+    key: string,
+  ): Promise<{ value: unknown } | undefined>;
   /** Replace a partition wholesale (restore). */
   replace<S>(ref: PartitionRef, codec: PartitionCodec<S>, state: S): Promise<void>;
   /** Every stored partition of `kind`, optionally only one user's. */

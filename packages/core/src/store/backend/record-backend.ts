@@ -1,6 +1,12 @@
 import { CorruptDataError, KiokuError, StorageError } from '../../foundation/errors.js';
 import type { StoreKind } from '../kinds.js';
-import type { KeyedRecord, PartitionBackend, PartitionCodec, PartitionRef } from './partition.js';
+import type {
+  KeyedRecord,
+  PartitionBackend,
+  PartitionCodec,
+  PartitionRef,
+  TrackedRecords,
+} from './partition.js';
 import { partitionLabel } from './partition.js';
 
 /** A record as a record-level backend keeps it: its key and its value as JSON text. */
@@ -11,8 +17,12 @@ export interface StoredRecord {
 
 /** One atomic change to a partition. */
 export interface RecordChanges {
-  /** New or changed records, in partition order. `append` ones go after every other record, in this order. */
-  readonly put: ReadonlyArray<StoredRecord & { readonly append: boolean }>;
+  /**
+   * New or changed records, in partition order. `append` ones go after every other record, in this order.
+   * `value` is the value the JSON was made from, when the writer has it at hand (a backend that indexes
+   * values, e.g. for a search push-down, need not parse the JSON again); never changed by the backend.
+   */
+  readonly put: ReadonlyArray<StoredRecord & { readonly append: boolean; readonly value?: unknown }>;
   readonly delete: readonly string[];
 }
 
@@ -59,6 +69,15 @@ export interface RecordBackend {
   replace(ref: PartitionRef, records: readonly StoredRecord[]): Promise<void>;
   /** Every partition of `kind` that holds records, optionally only one user's. */
   listPartitions(kind: StoreKind, userId?: string): Promise<PartitionRef[]>;
+  /**
+   * Optional: adds one record after every other one with a new version, unless the partition holds its key
+   * already (then false, nothing written). Lets a store add a record without reading the partition first
+   * (a fact created by a process that has not read that user's facts). `value` is what `json` was made
+   * from. Only for backends that keep every partition record by record (none stored whole).
+   */
+  insert?(ref: PartitionRef, record: StoredRecord & { readonly value?: unknown }): Promise<boolean>;
+  /** Optional: one record's JSON (undefined when the partition does not hold it), cheaper than a scan. Same caveat as `insert`. */
+  get?(ref: PartitionRef, key: string): Promise<string | undefined>;
   /** Optional: the partition's current version, cheaper than a scan. With it, decoded partitions are cached. */
   version?(ref: PartitionRef): Promise<number>;
   /** Optional: where the partition lives (e.g. `{ file }`), for the details of a CorruptDataError. */
@@ -86,7 +105,15 @@ interface KnownRecord {
 interface CachedPartition {
   version: number;
   state: unknown;
+  /** The records as read or written; empty for a codec that tracks its changes (they are not compared). */
   records: KnownRecord[];
+  /** Read from a partition stored whole: the next write stores it record by record. */
+  whole: boolean;
+}
+
+/** True when the codec reports the records each change puts and deletes (see `PartitionCodec.track`). */
+function tracks<S>(codec: PartitionCodec<S>): boolean {
+  return codec.track !== undefined && codec.tracked !== undefined && codec.toRecords !== undefined;
 }
 
 /**
@@ -112,18 +139,73 @@ export class RecordBackedPartitions implements PartitionBackend {
   }
 
   write<S, R>(ref: PartitionRef, codec: PartitionCodec<S>, mutate: (state: S) => R): Promise<R> {
+    return this.#queued(ref, () => this.#write(ref, codec, mutate));
+  }
+
+  /**
+   * A new record added by the backend's `insert` when this process has not decoded the partition (a
+   * decoded one is written as cheaply through `write`, and stays cached): no scan, no decode.
+   */
+  insert<S>(
+    ref: PartitionRef,
+    codec: PartitionCodec<S>,
+    key: string,
+    value: unknown,
+  ): Promise<boolean | undefined> {
+    const insert = this.#records.insert?.bind(this.#records);
+    if (!insert || !codec.toRecords) return Promise.resolve(undefined);
+    const label = partitionLabel(ref);
+    return this.#queued(ref, async () => {
+      if (this.#cache.has(label)) return undefined;
+      return insert(ref, { key, json: this.#json(ref, key, value), value });
+    });
+  }
+
+  /**
+   * One record read by the backend's `get` when this process has not decoded the partition (a decoded one
+   * answers from memory through `read`): no scan, no decode of the rest.
+   */
+  async readRecord<S>(
+    ref: PartitionRef,
+    codec: PartitionCodec<S>,
+    key: string,
+  ): Promise<{ value: unknown } | undefined> {
+    const get = this.#records.get?.bind(this.#records);
+    if (!get || !codec.decodeRecord || this.#cache.has(partitionLabel(ref))) return undefined;
+    const json = await get(ref, key);
+    if (json === undefined) return { value: undefined };
+    try {
+      return { value: codec.decodeRecord(JSON.parse(json)) };
+    } catch (error) {
+      const where = this.#records.locate?.(ref) ?? { partition: partitionLabel(ref) };
+      throw new CorruptDataError(
+        `Stored ${ref.kind} record "${key}" at ${Object.values(where).join(' ')} is not valid (${(error as Error).message}). Fix or move it; Kioku will not overwrite it.`,
+        { cause: error, details: { ...where, key } },
+      );
+    }
+  }
+
+  /**
+   * True when this process holds the partition decoded at its current version (the backend reports
+   * versions): a read of it then costs one version read, and a search of it runs in memory.
+   */
+  async isCurrent(ref: PartitionRef): Promise<boolean> {
+    const cached = this.#cache.get(partitionLabel(ref));
+    if (!cached || !this.#records.version) return false;
+    return (await this.#records.version(ref)) === cached.version;
+  }
+
+  /** Runs `run` after every earlier write of the partition from this process. */
+  #queued<R>(ref: PartitionRef, run: () => Promise<R>): Promise<R> {
     const label = partitionLabel(ref);
     const previous = this.#queues.get(label) ?? Promise.resolve();
-    const run = previous.then(
-      () => this.#write(ref, codec, mutate),
-      () => this.#write(ref, codec, mutate),
-    );
-    this.#queues.set(label, run);
+    const next = previous.then(run, run);
+    this.#queues.set(label, next);
     const forget = () => {
-      if (this.#queues.get(label) === run) this.#queues.delete(label);
+      if (this.#queues.get(label) === next) this.#queues.delete(label);
     };
-    run.then(forget, forget);
-    return run;
+    next.then(forget, forget);
+    return next;
   }
 
   async #write<S, R>(ref: PartitionRef, codec: PartitionCodec<S>, mutate: (state: S) => R): Promise<R> {
@@ -131,14 +213,23 @@ export class RecordBackedPartitions implements PartitionBackend {
     for (let attempt = 0; attempt < MAX_ATTEMPTS; attempt++) {
       if (attempt > 0) await backoff(attempt);
       const loaded = await this.#load(ref, codec);
+      const state = loaded.state as S;
+      // A codec that tracks its changes is written O(changed); else (or over a partition stored whole) the
+      // records before and after are compared.
+      const tracking = tracks(codec) && !loaded.whole;
       let result: R;
-      let next: KnownRecord[];
+      let next = loaded.records;
       let changes: RecordChanges;
       try {
-        result = mutate(loaded.state as S);
-        next = this.#known(ref, codec, loaded.state as S, loaded.records);
-        changes = changesBetween(loaded.records, next, codec.keyOrdered === true);
+        if (tracking) codec.track!(state);
+        result = mutate(state);
+        if (tracking) changes = this.#trackedChanges(ref, codec.tracked!(state));
+        else {
+          next = this.#known(ref, codec, state, loaded.records);
+          changes = changesBetween(loaded.records, next, codec.keyOrdered === true);
+        }
       } catch (error) {
+        if (tracking) codec.tracked!(state);
         // A KiokuError from `mutate` (not found, conflict, capacity) comes before any change; anything
         // else, or a record over the limit, may have left the state changed: read it again next time.
         if (!(error instanceof KiokuError) || error instanceof RecordTooLargeError) this.#cache.delete(label);
@@ -153,7 +244,13 @@ export class RecordBackedPartitions implements PartitionBackend {
         throw error;
       }
       if (version !== null) {
-        if (this.#records.version) this.#remember(label, { version, state: loaded.state, records: next });
+        if (this.#records.version)
+          this.#remember(label, {
+            version,
+            state: loaded.state,
+            records: tracking ? [] : next,
+            whole: false,
+          });
         return result;
       }
       this.#cache.delete(label);
@@ -161,6 +258,30 @@ export class RecordBackedPartitions implements PartitionBackend {
     throw new StorageError(
       `Gave up writing partition ${partitionLabel(ref)} after ${MAX_ATTEMPTS} concurrent changes.`,
     );
+  }
+
+  /** The changes a tracking codec reported, as records to apply (each checked against the limit). */
+  #trackedChanges(ref: PartitionRef, tracked: TrackedRecords): RecordChanges {
+    return {
+      put: tracked.put.map(({ key, value, append }) => ({
+        key,
+        json: this.#json(ref, key, value),
+        value,
+        append,
+      })),
+      delete: tracked.delete,
+    };
+  }
+
+  /** A value's JSON text, refused when it is over the backend's record limit. */
+  #json(ref: PartitionRef, key: string, value: unknown): string {
+    const json = JSON.stringify(value);
+    // Each UTF-16 unit is at most 3 bytes of UTF-8: most records are cleared without encoding them.
+    if (json.length * 3 > this.#limit) {
+      const bytes = new TextEncoder().encode(json).length;
+      if (bytes > this.#limit) throw new RecordTooLargeError(ref, key, bytes, this.#limit);
+    }
+    return json;
   }
 
   async replace<S>(ref: PartitionRef, codec: PartitionCodec<S>, state: S): Promise<void> {
@@ -202,10 +323,15 @@ export class RecordBackedPartitions implements PartitionBackend {
         { cause: error, details: where },
       );
     }
+    const whole = records.length === 1 && records[0]!.key === WHOLE;
     const partition: CachedPartition = {
       version,
       state,
-      records: records.map((r, i) => ({ key: r.key, json: r.json, value: keyed[i]!.value })),
+      records:
+        tracks(codec) && !whole
+          ? []
+          : records.map((r, i) => ({ key: r.key, json: r.json, value: keyed[i]!.value })),
+      whole,
     };
     if (this.#records.version) this.#remember(label, partition);
     return partition;
@@ -230,13 +356,7 @@ export class RecordBackedPartitions implements PartitionBackend {
       old ??= new Map(before.map((r) => [r.key, r]));
       const known = old.get(key);
       if (known && known.value === value) return known;
-      const json = JSON.stringify(value);
-      // Each UTF-16 unit is at most 3 bytes of UTF-8: most records are cleared without encoding them.
-      if (json.length * 3 > this.#limit) {
-        const bytes = new TextEncoder().encode(json).length;
-        if (bytes > this.#limit) throw new RecordTooLargeError(ref, key, bytes, this.#limit);
-      }
-      return { key, value, json };
+      return { key, value, json: this.#json(ref, key, value) };
     });
   }
 }

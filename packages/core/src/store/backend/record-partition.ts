@@ -1,7 +1,7 @@
 import type { z } from 'zod';
 import { LexicalIndex, type LexicalIndexOptions } from '../../search/lexical-index.js';
 import type { StoreKind } from '../kinds.js';
-import type { PartitionCodec } from './partition.js';
+import type { PartitionCodec, TrackedRecords } from './partition.js';
 
 /** One searchable unit of a record (a fact is one; a document has one per chunk). */
 export interface IndexEntry {
@@ -51,6 +51,8 @@ export class RecordPartition<T> {
   /** This object's number in the process, and its puts and deletes so far: see `revision`. */
   readonly #epoch = ++partitions;
   #writes = 0;
+  /** While tracked: each changed id, in the order appended ones now stand (see `track`). */
+  #changes: Map<string, 'append' | 'update' | 'delete'> | undefined;
 
   constructor(spec: RecordPartitionSpec<T>, records: Iterable<T> = []) {
     this.#spec = spec;
@@ -83,6 +85,13 @@ export class RecordPartition<T> {
     }
     this.records.set(id, deepFreeze(record));
     this.#writes++;
+    if (this.#changes) {
+      if (previous === undefined || options.moveToEnd) {
+        // Re-set so appended ids stay in the order they now hold at the end of the partition.
+        this.#changes.delete(id);
+        this.#changes.set(id, 'append');
+      } else if (!this.#changes.has(id)) this.#changes.set(id, 'update');
+    }
     this.#indexRecord(record);
     this.#views.clear();
     for (const [name, sorted] of this.#sorted) {
@@ -97,6 +106,7 @@ export class RecordPartition<T> {
     if (previous === undefined) return undefined;
     this.records.delete(id);
     this.#writes++;
+    this.#changes?.set(id, 'delete');
     this.#unindex(previous);
     this.#views.clear();
     for (const [name, sorted] of this.#sorted) removeSorted(sorted, previous, this.#spec.orders![name]!);
@@ -127,6 +137,24 @@ export class RecordPartition<T> {
       this.#views.set(name, view);
     }
     return view;
+  }
+
+  /** Starts noting the ids every put and delete changes, until `tracked()` hands them over. */
+  track(): void {
+    this.#changes = new Map();
+  }
+
+  /** What changed since `track()`: puts (appended ones in their new order) and deletes; stops noting. */
+  tracked(): TrackedRecords {
+    const changes = this.#changes ?? new Map();
+    this.#changes = undefined;
+    const put: Array<{ key: string; value: unknown; append: boolean }> = [];
+    const deleted: string[] = [];
+    for (const [key, change] of changes) {
+      if (change === 'delete') deleted.push(key);
+      else put.push({ key, value: this.records.get(key), append: change === 'append' });
+    }
+    return { put, delete: deleted };
   }
 
   /** The lexical index over this partition, built on first use. */
@@ -213,6 +241,17 @@ export function recordPartitionCodec<T>(
     },
     isEmpty: (state) => state.size === 0,
     toRecords: (state) => [...state.records].map(([key, value]) => ({ key, value })),
+    // Not frozen: a record read alone is the caller's own copy, shared with no cached partition.
+    decodeRecord(value) {
+      const parsed = recordSchema.safeParse(value);
+      if (!parsed.success) {
+        const issue = parsed.error.issues[0];
+        throw new Error(`${issue?.path.join('.') ?? ''}: ${issue?.message ?? 'invalid'}`);
+      }
+      return parsed.data;
+    },
+    track: (state) => state.track(),
+    tracked: (state) => state.tracked(),
     fromRecords(records) {
       return this.decode({ kind, schemaVersion: 1, records: records.map((r) => r.value) });
     },

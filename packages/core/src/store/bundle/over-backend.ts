@@ -47,7 +47,8 @@ export function storesOverBackend(
   };
   const facts = new PartitionedFactStore(common);
   return {
-    facts: backend.searchFacts || backend.countFacts ? new PushedDownFactStore(facts, backend) : facts,
+    facts:
+      backend.searchFacts || backend.countFacts ? new PushedDownFactStore(facts, backend, partitions) : facts,
     documents: new PartitionedDocumentStore({ ...common, ...chunking }),
     plans: new PartitionedPlanStore(common),
     working: new PartitionedWorkingMemoryStore({ ...options.working, ...common }),
@@ -61,24 +62,34 @@ export function storesOverBackend(
   };
 }
 
-/** Fact search and count answered by the backend's push-downs; everything else by the stores above. */
+/**
+ * Fact search and count answered by the backend's push-downs, unless this process holds the partition
+ * decoded at its current version (after a `list`, an `update`…): then in memory, as the answers are the
+ * same. Everything else by the stores above.
+ */
 class PushedDownFactStore extends DelegatingFactStore {
   readonly #backend: StorageBackend;
+  readonly #partitions: RecordBackedPartitions;
 
-  constructor(store: FactStore, backend: StorageBackend) {
+  constructor(store: FactStore, backend: StorageBackend, partitions: RecordBackedPartitions) {
     super(store);
     this.#backend = backend;
+    this.#partitions = partitions;
   }
 
   override async search(scope: Scope, query: FactQuery): Promise<FactHit[]> {
-    if (!this.#backend.searchFacts) return super.search(scope, query);
     const s = parseScope(scope);
+    if (!this.#backend.searchFacts || (await this.#decoded(s))) return super.search(scope, query);
     return this.#backend.searchFacts(s, parseOrThrow(FactQuerySchema, query, 'fact query'));
   }
 
   override async count(scope: Scope, filter: FactFilter = {}): Promise<number> {
-    if (!this.#backend.countFacts) return super.count(scope, filter);
     const s = parseScope(scope);
+    if (!this.#backend.countFacts || (await this.#decoded(s))) return super.count(scope, filter);
     return this.#backend.countFacts(s, parseOrThrow(FactFilterSchema, filter, 'count filter'));
+  }
+
+  #decoded(scope: Scope): Promise<boolean> {
+    return this.#partitions.isCurrent({ kind: 'facts', userId: scope.userId, agentId: scope.agentId });
   }
 }

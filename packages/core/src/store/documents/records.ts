@@ -79,8 +79,10 @@ function assembleDocuments(records: readonly KeyedRecord[]): unknown[] {
 export function documentRecordsCodec(
   codec: PartitionCodec<RecordPartition<KnowledgeDocument>>,
 ): PartitionCodec<RecordPartition<KnowledgeDocument>> {
+  // A document is several records: its changes are found by comparing them (the codec's tracking is per document).
+  const { track: _track, tracked: _tracked, ...base } = codec;
   return {
-    ...codec,
+    ...base,
     toRecords: (state) => [...state.records.values()].flatMap(documentRecords),
     fromRecords: (records) =>
       codec.decode({ kind: 'documents', schemaVersion: 1, records: assembleDocuments(records) }),

@@ -96,6 +96,9 @@ export class PartitionedFactStore implements FactStore {
   async get(scope: Scope, id: string): Promise<Fact | null> {
     const ref = refFor(parseScope(scope));
     parseOrThrow(IdSchema, id, 'fact id');
+    // The one record when the backend reads it alone (this process has not decoded the partition).
+    const one = await this.#backend.readRecord?.(ref, factCodec, id);
+    if (one) return (one.value as Fact | undefined) ?? null;
     const state = await this.#backend.read(ref, factCodec);
     return state.get(id) ?? null;
   }
@@ -133,7 +136,12 @@ export class PartitionedFactStore implements FactStore {
   async create(scope: Scope, input: FactInput): Promise<Fact> {
     const parsedScope = parseScope(scope);
     const fact = newFact(parsedScope, parseOrThrow(FactInputSchema, input, 'fact'), isoAt(this.#clock));
-    return this.#backend.write(refFor(parsedScope), factCodec, (state) => {
+    const ref = refFor(parsedScope);
+    // Added without reading the partition when the backend can (a new fact needs only its id to be free).
+    const inserted = await this.#backend.insert?.(ref, factCodec, fact.id, fact);
+    if (inserted === false) throw new ConflictError(`A fact with id "${fact.id}" already exists.`);
+    if (inserted === true) return fact; // the caller's own: no decoded partition holds it
+    return this.#backend.write(ref, factCodec, (state) => {
       if (state.get(fact.id)) throw new ConflictError(`A fact with id "${fact.id}" already exists.`);
       state.put(fact);
       return fact;
