@@ -2,10 +2,14 @@ import { NotFoundError, ValidationError } from '../foundation/errors.js';
 import { parseScope, type Scope } from '../foundation/scope.js';
 import type { BackgroundQueue } from '../memory/background/queue.js';
 import { ChangesetLog } from '../memory/changesets/changeset-log.js';
+import type { ExtractionOutbox } from '../memory/extraction/outbox.js';
+import {
+  type RunPendingOptions,
+  type RunPendingReport,
+  runPending,
+} from '../memory/extraction/run-pending.js';
 import { type FeedbackInput, FeedbackLog } from '../memory/feedback/feedback-log.js';
 import type { FeedbackSignal } from '../memory/feedback/signal.js';
-import type { ExtractionOutbox } from '../memory/outbox/outbox.js';
-import { type RunPendingOptions, type RunPendingReport, runPending } from '../memory/outbox/run-pending.js';
 import { MEMORY_NOTICE } from '../memory/trust/fence.js';
 import { Conversation } from '../runtime/conversation.js';
 import type { MemoryFeature } from '../runtime/feature.js';

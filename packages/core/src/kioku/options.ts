@@ -1,8 +1,8 @@
 import type { Clock } from '../foundation/clock.js';
 import type { BackgroundQueue, BackgroundQueueOptions } from '../memory/background/queue.js';
 import type { DirectivesOption } from '../memory/dream/directives.js';
+import type { ExtractionOutbox } from '../memory/extraction/outbox.js';
 import type { FactLimits, KeepFact } from '../memory/limits/fact-limits.js';
-import type { ExtractionOutbox } from '../memory/outbox/outbox.js';
 import type { ChatModel } from '../model/chat-model.js';
 import type { MemoryFeature } from '../runtime/feature.js';
 import type { IntentClassifier, RecallMode } from '../runtime/intent/recall.js';

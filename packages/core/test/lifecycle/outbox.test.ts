@@ -7,8 +7,8 @@ import {
   type Scope,
 } from '../../src/index.js';
 import { ChangesetLog } from '../../src/memory/changesets/changeset-log.js';
-import { ExtractionOutbox } from '../../src/memory/outbox/outbox.js';
-import { PendingIndex } from '../../src/memory/outbox/pending-index.js';
+import { ExtractionOutbox } from '../../src/memory/extraction/outbox.js';
+import { PendingIndex } from '../../src/memory/extraction/pending-index.js';
 import { type ManualClock, ScriptedModel } from '../../src/testing.js';
 import { alice, bob, gate, world } from './harness.js';
 import { echoMemoryModel, SAYINGS } from './outbox.harness.js';

@@ -3,8 +3,8 @@ import type { MemoryFeature } from '../../runtime/feature.js';
 import { EMPTY_RESULT, type PromptMiddleware } from '../../runtime/middleware.js';
 import { defaultTokenizer, type Tokenizer } from '../../tokens/tokenizer.js';
 import type { BackgroundQueue, JobOutcome } from '../background/queue.js';
-import { ExtractionOutbox, type ExtractionOutboxOptions } from '../outbox/outbox.js';
 import { lastExchange } from './exchange.js';
+import { ExtractionOutbox, type ExtractionOutboxOptions } from './outbox.js';
 import { type ExtractionTrigger, resolveTrigger } from './trigger.js';
 
 export const EXTRACTION_MIDDLEWARE = 'extraction';

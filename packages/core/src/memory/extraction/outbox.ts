@@ -9,7 +9,7 @@ import type { TranscriptEntry } from '../../store/sessions/record.js';
 import { markAfter, positionAfter } from '../../store/sessions/transcript-mark.js';
 import { newChangeset } from '../changesets/changeset.js';
 import { ChangesetLog, type PassResult } from '../changesets/changeset-log.js';
-import type { ExtractOptions } from '../extraction/extract.js';
+import type { ExtractOptions } from './extract.js';
 import { type PendingTurn, pendingTurnsOf } from './pending-exchanges.js';
 import { PendingIndex } from './pending-index.js';
 import { extractPendingTurns } from './pending-turns.js';

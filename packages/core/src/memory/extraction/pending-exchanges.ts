@@ -1,6 +1,6 @@
 import { toChatMessage } from '../../runtime/transcript-turns.js';
 import type { TranscriptEntry } from '../../store/sessions/record.js';
-import { type Exchange, lastExchange } from '../extraction/exchange.js';
+import { type Exchange, lastExchange } from './exchange.js';
 
 /** A turn past the watermark: its number in the session, its exchange, and where it ends. */
 export interface PendingTurn {

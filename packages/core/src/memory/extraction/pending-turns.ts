@@ -5,8 +5,8 @@ import { sumUsage } from '../../model/structured.js';
 import { compareTexts } from '../../store/facts/near-duplicate.js';
 import { type ChangeOperation, newChangeset } from '../changesets/changeset.js';
 import { ChangesetLog, type PassResult } from '../changesets/changeset-log.js';
-import type { Exchange } from '../extraction/exchange.js';
-import { type ExtractOptions, extractAndStoreFacts } from '../extraction/extract.js';
+import type { Exchange } from './exchange.js';
+import { type ExtractOptions, extractAndStoreFacts } from './extract.js';
 
 /** The options of one extraction pass over a session's pending turns. */
 export type PendingTurnsOptions = Omit<ExtractOptions, 'messages' | 'turn'> & {
