@@ -9,6 +9,7 @@ import {
 import { ChangesetLog } from '../../src/memory/changesets/changeset-log.js';
 import { ExtractionOutbox } from '../../src/memory/extraction/outbox.js';
 import { PendingIndex } from '../../src/memory/extraction/pending-index.js';
+import { forgetUser } from '../../src/memory/forget/forget-user.js';
 import { type ManualClock, ScriptedModel } from '../../src/testing.js';
 import { alice, bob, gate, world } from './harness.js';
 import { echoMemoryModel, SAYINGS } from './outbox.harness.js';
@@ -233,5 +234,15 @@ describe('extraction through the outbox', () => {
     const restarted = build(w, model);
     await restarted.flush();
     expect((await factsOf(stores, alice)).map((f) => f.content)).toEqual([SAYINGS[0]]);
+  });
+
+  it('forgetting a user takes them off the pending index too', async () => {
+    const w = world();
+    const app = build(w, echoMemoryModel(), { trigger: { turns: 100 } });
+    for (const scope of [alice, bob]) await (await app.startConversation(scope)).run(SAYINGS[0]!, replies());
+    const index = new PendingIndex(w.stores.working);
+    expect((await index.users()).map((u) => u.userId).sort()).toEqual(['alice', 'bob']);
+    await forgetUser(w.stores, 'alice');
+    expect((await index.users()).map((u) => u.userId)).toEqual(['bob']);
   });
 });
