@@ -39,6 +39,7 @@ export class Kioku {
   readonly #outbox: ExtractionOutbox | undefined;
   /** Work a process that died left in the store, picked up at start (see `withExtraction`'s `recover`). */
   readonly #recovery: Promise<unknown> | undefined;
+  readonly #stopRecovery = new AbortController();
 
   constructor(options: KiokuOptions, features: readonly MemoryFeature[], wiring: KiokuWiring) {
     const { stores, clock } = options;
@@ -58,7 +59,9 @@ export class Kioku {
     this.quarantine = new QuarantineReview(stores.facts, clock);
     this.#outbox = wiring.outbox;
     // Swallowed: a store that is down at start leaves the work pending for the next run.
-    this.#recovery = wiring.recover ? this.runPending().catch(() => undefined) : undefined;
+    this.#recovery = wiring.recover
+      ? this.runPending({ stop: this.#stopRecovery.signal }).catch(() => undefined)
+      : undefined;
   }
 
   /**
@@ -93,6 +96,7 @@ export class Kioku {
    * The stores stay open: they are the app's to close.
    */
   async close(options: { signal?: AbortSignal } = {}): Promise<void> {
+    this.#stopRecovery.abort(); // the pass under way finishes; the rest stays pending for the next start
     await this.#recovery;
     await this.background.close(options);
   }
