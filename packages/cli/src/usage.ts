@@ -183,7 +183,7 @@ Example:
 Does the background memory work the apps over this store left pending: the turns of each conversation
 past its extraction watermark (the transcript is the outbox), user by user, each under the user's lease.
 Any number of workers and app instances can run over one PostgreSQL or Redis: a user another holds is
-skipped (printed as busy) and each turn is extracted exactly once. One line per user worked on goes to
+skipped (printed once as busy) and each turn is extracted exactly once. One line per user worked on goes to
 stdout. Runs until SIGTERM / SIGINT: the pass under way finishes (at most --grace seconds; then it is
 abandoned, its turns stay pending and its lease expires on its own), the lease is released, and it
 exits 0. A store that goes away (a restart) is retried, waiting longer each time, up to 30 s. The model

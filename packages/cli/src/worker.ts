@@ -80,6 +80,16 @@ export async function workerCommand(
       .withExtraction({ recover: false })
       .build();
     let backoff = pollMs;
+    // A user another holder keeps is said once, not at every poll.
+    const busy = new Set<string>();
+    const onUser = (user: PendingUserReport) => {
+      const key = `${user.userId}\u0000${user.agentId ?? ''}`;
+      if (user.status === 'busy') {
+        if (busy.has(key)) return;
+        busy.add(key);
+      } else busy.delete(key);
+      void say(describe(user));
+    };
     while (!stop.signal.aborted) {
       let report: RunPendingReport;
       try {
@@ -90,7 +100,7 @@ export async function workerCommand(
           signal: hard.signal,
           holder,
           leaseTtlMs,
-          onUser: (user) => void say(describe(user)),
+          onUser,
         });
         backoff = pollMs;
       } catch (error) {
