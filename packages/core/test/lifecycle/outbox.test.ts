@@ -245,4 +245,20 @@ describe('extraction through the outbox', () => {
     await forgetUser(w.stores, 'alice');
     expect((await index.users()).map((u) => u.userId)).toEqual(['bob']);
   });
+
+  it('a long turn (the token trigger) or a quiet session (the idle trigger) starts extraction sooner', async () => {
+    const w = world();
+    const model = echoMemoryModel();
+    const long = build(w, model, { trigger: { turns: 100, tokens: 20 } });
+    await (await long.startConversation(alice)).run(`${SAYINGS[0]} ${SAYINGS[1]} ${SAYINGS[2]}`, replies());
+    expect(long.background.stats.queued).toBe(1);
+
+    const quiet = build(w, model, { trigger: { turns: 100, idleMs: 1 } });
+    await (await quiet.startConversation(bob)).run(SAYINGS[3]!, replies());
+    for (let i = 0; i < 1000 && quiet.background.stats.queued === 0; i++)
+      await new Promise((r) => setTimeout(r, 5));
+    expect(quiet.background.stats.queued).toBe(1);
+    await quiet.background.flush();
+    expect((await factsOf(w.stores, bob)).map((f) => f.content)).toEqual([SAYINGS[3]]);
+  });
 });
