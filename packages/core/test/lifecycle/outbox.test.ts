@@ -9,6 +9,7 @@ import {
 import { ChangesetLog } from '../../src/memory/changesets/changeset-log.js';
 import { ExtractionOutbox } from '../../src/memory/extraction/outbox.js';
 import { PendingIndex } from '../../src/memory/extraction/pending-index.js';
+import type { ExtractionTrigger } from '../../src/memory/extraction/trigger.js';
 import { forgetUser } from '../../src/memory/forget/forget-user.js';
 import { type ManualClock, ScriptedModel } from '../../src/testing.js';
 import { alice, bob, gate, world } from './harness.js';
@@ -24,7 +25,7 @@ function build(
   { stores, clock }: { stores: KiokuStores; clock: ManualClock },
   model: ReturnType<typeof echoMemoryModel>,
   options: {
-    trigger?: { turns?: number; idleMs?: number | false };
+    trigger?: ExtractionTrigger;
     recover?: boolean;
     events?: BackgroundEvent[];
   } = {},
