@@ -86,6 +86,7 @@ const OPTIONS = {
     index: string,
     embedder: string,
     dimensions: string,
+    enrich: string,
     help,
   },
   studio: {

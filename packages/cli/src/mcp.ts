@@ -1,6 +1,7 @@
 import { readFile, stat } from 'node:fs/promises';
 import type { Readable, Writable } from 'node:stream';
-import { type Clock, type KiokuStores, withEmbeddings } from '@kioku/core';
+import { type ChatModel, type Clock, type KiokuStores, withEmbeddings } from '@kioku/core';
+import type { BackgroundQueue } from '@kioku/core/passes';
 import { IdSchema } from '@kioku/core/store';
 import type { HttpAuth, McpIdentity, McpLimits } from '@kioku/mcp';
 import { importAdapter, LOADERS } from './adapters.js';
@@ -8,6 +9,7 @@ import { parseBackend } from './backends.js';
 import { loadEmbedder, parseEmbedder } from './embedders.js';
 import { UsageError } from './errors.js';
 import { openIndex, parseIndex } from './indexes.js';
+import { loadChatModel } from './models.js';
 import { openStores } from './stores.js';
 
 /** What `kioku mcp` was given (node:util parseArgs values). */
@@ -26,6 +28,7 @@ export interface McpValues {
   index?: string;
   embedder?: string;
   dimensions?: string;
+  enrich?: string;
 }
 
 export interface McpIo {
@@ -139,6 +142,22 @@ interface Serving {
   toolsets: Toolsets;
   limits: Partial<McpLimits>;
   identity: McpIdentity | undefined;
+  /** save_memory's background enrichment (`--enrich <model>`): its queue is closed when serving stops. */
+  enrichment: { model: ChatModel; background: BackgroundQueue } | undefined;
+}
+
+/** `--enrich <model>`: the model and a queue whose failures are reported on stderr. */
+async function enrichmentOf(values: McpValues, io: McpIo): Promise<Serving['enrichment']> {
+  if (values.enrich === undefined) return undefined;
+  const model = await loadChatModel(values.enrich, 'kioku mcp --enrich');
+  const { BackgroundQueue } = await import('@kioku/core/passes');
+  const background = new BackgroundQueue({
+    onEvent: (event) => {
+      if (event.type === 'failed')
+        io.stderr.write(`kioku mcp: enrichment failed (${event.code}): ${event.message}\n`);
+    },
+  });
+  return { model, background };
 }
 
 /**
@@ -169,11 +188,16 @@ export async function serveMcp(values: McpValues, io: McpIo): Promise<number> {
   if (identity === undefined && (values.agent !== undefined || values.thread !== undefined)) {
     throw new UsageError('--agent and --thread go with --user (with --tokens, each token names its own).');
   }
-  const serving = { mcp, store, toolsets, limits, identity };
+  const enrichment = await enrichmentOf(values, io);
+  const serving = { mcp, store, toolsets, limits, identity, enrichment };
   return values.http === undefined ? overStdio(serving, values, io) : overHttp(serving, values, io);
 }
 
-async function overStdio({ mcp, store, toolsets, limits, identity }: Serving, values: McpValues, io: McpIo) {
+async function overStdio(
+  { mcp, store, toolsets, limits, identity, enrichment }: Serving,
+  values: McpValues,
+  io: McpIo,
+) {
   if (values.tokens !== undefined)
     throw new UsageError('--tokens is for --http; over stdio give --user <id>.');
   if (values['allow-origin'] || values['allow-host']) {
@@ -187,7 +211,7 @@ async function overStdio({ mcp, store, toolsets, limits, identity }: Serving, va
   try {
     const server = await mcp.serveStdio({
       stores,
-      tools: mcp.memoryTools(stores, toolsets),
+      tools: mcp.memoryTools(stores, toolsets, enrichment ? { enrichment } : {}),
       identity,
       limits,
       stdin: io.stdin as Readable,
@@ -205,11 +229,17 @@ async function overStdio({ mcp, store, toolsets, limits, identity }: Serving, va
     return 0;
   } finally {
     stop.dispose();
+    // Enrichments under way finish (or are abandoned, the saved memory kept as saved) before the store closes.
+    await enrichment?.background.close().catch(() => {});
     await stores.close().catch(() => {});
   }
 }
 
-async function overHttp({ mcp, store, toolsets, limits, identity }: Serving, values: McpValues, io: McpIo) {
+async function overHttp(
+  { mcp, store, toolsets, limits, identity, enrichment }: Serving,
+  values: McpValues,
+  io: McpIo,
+) {
   const address = asUsage(() => mcp.parseListenAddress(values.http!), '--http');
   if (identity && values.tokens !== undefined) {
     throw new UsageError(
@@ -232,7 +262,7 @@ async function overHttp({ mcp, store, toolsets, limits, identity }: Serving, val
   try {
     const server = await mcp.serveHttp({
       stores,
-      tools: mcp.memoryTools(stores, toolsets),
+      tools: mcp.memoryTools(stores, toolsets, enrichment ? { enrichment } : {}),
       host: address.host,
       port: address.port,
       auth,
@@ -256,6 +286,8 @@ async function overHttp({ mcp, store, toolsets, limits, identity }: Serving, val
     return 0;
   } finally {
     stop.dispose();
+    // Enrichments under way finish (or are abandoned, the saved memory kept as saved) before the store closes.
+    await enrichment?.background.close().catch(() => {});
     await stores.close().catch(() => {});
   }
 }

@@ -8,6 +8,7 @@ import {
   type KeptChangeset,
   MEMORY_WORK_LEASE,
   type PassResult,
+  SESSION_BATCH_DEFAULT,
   waitForLease,
 } from '@kioku/core/passes';
 import { idOption, type OptionTable, parseCommandOptions, plural, required, userId, write } from './args.js';
@@ -46,6 +47,7 @@ export const EXTRACT_OPTIONS = {
   agent: string,
   session: string,
   model: string,
+  batch: string,
   'dry-run': flag,
   json: flag,
   help,
@@ -218,6 +220,12 @@ export async function extractCommand(
   const sessionId = required(values.session, '--session', '<session id>');
   const model = await loadChatModel(values.model, 'kioku extract');
   const dryRun = Boolean(values['dry-run']);
+  const batch = values.batch === undefined ? SESSION_BATCH_DEFAULT : Number(values.batch);
+  if (!Number.isInteger(batch) || batch < 1 || batch > 100) {
+    throw new UsageError(
+      `--batch must be a whole number from 1 to 100 (turns per model call), not "${values.batch}".`,
+    );
+  }
   return withStores(store, io, async (stores) => {
     const changesets = new ChangesetLog(stores.sessions);
     const clock = io.clock ? { clock: io.clock } : {};
@@ -234,6 +242,7 @@ export async function extractCommand(
           sessionId,
           changesets,
           apply: !dryRun,
+          batch,
           signal,
           ...clock,
           onProgress: (done, total) => io.stderr.write(`  turn ${done} of ${total}\n`),

@@ -9,7 +9,7 @@ Usage:
   kioku reembed --store <backend> --index <index> --embedder <embedder> (--user <id> | --all-users)
                 [--kinds <list>] [--dimensions <n>] [--check | --dry-run]
   kioku dream   --store <backend> --user <id> [--dry-run | --apply <id> | --revert <id> | --list]
-  kioku extract --store <backend> --user <id> --session <id> [--dry-run]
+  kioku extract --store <backend> --user <id> --session <id> [--batch <n>] [--dry-run]
   kioku worker  --store <backend> [--users <ids>] [--poll <s>] [--once]                 (background work)
   kioku forget  --store <backend> --user <id> [--dry-run | --fact <id> | --suppressed | --revoke <hash>] [--json]
   kioku mcp     --store <backend> --user <id> [--agent <id>] [--tools <list>]           (MCP over stdio)
@@ -158,13 +158,13 @@ Examples:
   kioku dream --store sqlite:./kioku.db --user alice --dry-run
   kioku dream --store sqlite:./kioku.db --user alice --apply k3J9xq2W
   kioku dream --store postgres://kioku@db/app --user alice --revert k3J9xq2W`,
-  extract: `kioku extract --store <backend> --user <id> --session <id> [--agent <id>] [--model <name>] [--dry-run]
+  extract: `kioku extract --store <backend> --user <id> --session <id> [--agent <id>] [--model <name>] [--batch <n>] [--dry-run]
 
-Extracts the durable facts of a stored conversation, turn by turn: only each turn's user message and
-final answer are read (never tool results, memory blocks or the system prompt), candidates are checked
-against the user's similar facts (add, update, delete or nothing) and each turn's changes are one
-changeset, applied and kept (revertible with kioku dream --revert <id>). The model comes from the
-environment as for kioku dream.
+Extracts the durable facts of a stored conversation, a batch of turns per model call: only each turn's
+user message and final answer are read (never tool results, memory blocks or the system prompt), and in
+the same call the candidates are checked against the user's similar facts (add, update, delete or
+nothing); each batch's changes are one changeset, applied and kept (revertible with kioku dream --revert
+<id>). The model comes from the environment as for kioku dream.
 
 Options:
   --store <backend>    the user's memory
@@ -172,6 +172,7 @@ Options:
   --agent <id>         the agent's partition of it
   --session <id>       the session to read (one of the user's)
   --model <name>       the model (default OPENAI_MODEL, else gpt-4o-mini)
+  --batch <n>          turns read per model call (default 8; 1 = turn by turn, one or two calls each)
   --dry-run            write nothing; keep the changesets as proposed (kioku dream --apply <id>)
   --json               the changesets as JSON
 
@@ -263,6 +264,9 @@ Options:
   --max-output <size>      largest tool result or resource (default 1m); larger ones are an error
   --index, --embedder      hybrid search, as in reembed (e.g. --index qdrant:http://localhost:6333
                            --embedder openai:text-embedding-3-small)
+  --enrich <model>         after save_memory answers (at once, the user's words stored as given), expand
+                           each saved memory into focused entries with this model in the background
+                           (OpenAI-compatible: OPENAI_BASE_URL and/or OPENAI_API_KEY)
 
 kioku mcp token --user <id> [--agent <id>] [--thread <id>] prints a new token and its tokens-file entry.
 

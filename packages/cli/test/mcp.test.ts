@@ -2,6 +2,7 @@ import { type ChildProcess, spawn } from 'node:child_process';
 import { chmod, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { newToken } from '@kioku/mcp';
+import { type Reply, startScriptedServer, text } from '@kioku/openai-test-server';
 import { type QdrantTestServer, startQdrantTestServer } from '@kioku/qdrant-test-server';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
@@ -34,12 +35,12 @@ afterEach(async () => {
 });
 
 /** `kioku mcp <args>` as a real child process over stdio, driven by the SDK's client. */
-async function stdio(args: string[]): Promise<Client> {
+async function stdio(args: string[], env: Record<string, string> = {}): Promise<Client> {
   const transport = new StdioClientTransport({
     command: process.execPath,
     args: kiokuArgv(['mcp', ...args]),
     cwd: packageDir,
-    env: { ...process.env, KIOKU_DEBUG: '' } as Record<string, string>,
+    env: { ...process.env, KIOKU_DEBUG: '', ...env } as Record<string, string>,
     stderr: 'pipe',
   });
   const client = new Client({ name: 'kioku-cli-test', version: '1.0.0' });
@@ -192,6 +193,60 @@ describe('kioku mcp over stdio', () => {
       facts: Array<{ content: string }>;
     };
     expect(found.facts.map((f) => f.content)).toEqual(['Works from Porto on Mondays']);
+  });
+});
+
+describe('kioku mcp --enrich', () => {
+  it('answers save_memory before the model does, and the enrichment lands when it answers', async () => {
+    // The model's answer is held until the test lets it go.
+    let release!: () => void;
+    const released = new Promise<void>((resolve) => {
+      release = resolve;
+    });
+    let asked!: () => void;
+    const wasAsked = new Promise<void>((resolve) => {
+      asked = resolve;
+    });
+    const entries = {
+      entries: [
+        { content: 'User works from Lisbon', category: 'personal/work', tags: ['lisbon'] },
+        { content: 'User works remotely on Mondays', category: 'personal/work', tags: ['remote'] },
+      ],
+    };
+    const route: Reply = (res, body, req) => {
+      asked();
+      void released.then(() => text(JSON.stringify(entries))(res, body, req));
+    };
+    const model = await startScriptedServer(route);
+    open.push(() => model.close());
+    const store = `sqlite:${path.join(dir, 'kioku.db')}`;
+    const client = await stdio(
+      ['--store', store, '--user', 'alice', '--tools', 'facts', '--enrich', 'scripted'],
+      {
+        OPENAI_BASE_URL: model.baseURL,
+        OPENAI_API_KEY: 'sk-test',
+      },
+    );
+    const words = 'Works from Lisbon, remotely on Mondays';
+    const saved = await call(client, 'save_memory', { content: words });
+    expect(String(saved.text)).toMatch(/^Saved memory \w+/);
+    await wasAsked;
+    // The model has not answered: the words are stored as given.
+    const before = (await call(client, 'search_memory', { query: 'Lisbon Mondays' })) as {
+      facts: Array<{ content: string }>;
+    };
+    expect(before.facts.map((f) => f.content)).toEqual([words]);
+
+    release();
+    let after: string[] = [];
+    while (after.length !== 2) {
+      await new Promise((resolve) => setTimeout(resolve, 50));
+      const found = (await call(client, 'search_memory', { query: 'Lisbon Mondays works' })) as {
+        facts: Array<{ content: string }>;
+      };
+      after = found.facts.map((f) => f.content).sort();
+    }
+    expect(after).toEqual(['User works from Lisbon', 'User works remotely on Mondays']);
   });
 });
 

@@ -119,7 +119,7 @@ describe('kioku dream', () => {
 });
 
 describe('kioku extract', () => {
-  it("extracts a stored session's facts turn by turn, each fact naming its session and turn", async () => {
+  it("extracts a stored session's facts in one batched call, each fact naming its session and turn", async () => {
     const store = await sqliteStore();
     const stores = await openStores(store);
     const session = await stores.sessions.create(ALICE);
@@ -130,14 +130,14 @@ describe('kioku extract', () => {
       { role: 'assistant', content: 'Noted, no peanuts.' },
     ]);
     await stores.close();
-    const lisbon = {
-      facts: [{ content: 'Lives in Lisbon', category: 'user-profile/location', tags: ['city'] }],
+    const both = {
+      facts: [
+        { turn: 0, content: 'Lives in Lisbon', category: 'user-profile/location', tags: ['city'] },
+        { turn: 1, content: 'Is allergic to peanuts', category: 'user-profile/health', tags: ['allergy'] },
+      ],
     };
-    const peanuts = {
-      facts: [{ content: 'Is allergic to peanuts', category: 'user-profile/health', tags: ['allergy'] }],
-    };
-    // Two runs (the dry run, then the real one), two turns each.
-    const model = await passModel({ memory_extraction: [lisbon, peanuts, lisbon, peanuts] });
+    // Two runs (the dry run, then the real one), one call each: both turns are one batch.
+    const model = await passModel({ memory_extraction_batch: [both, both] });
     cleanups.push(() => model.server.close());
 
     const dry = ok(
@@ -151,10 +151,7 @@ describe('kioku extract', () => {
     let check = await openStores(store);
     expect(await check.facts.count(ALICE)).toBe(0);
     const proposed = await new ChangesetLog(check.sessions).list(ALICE);
-    expect(proposed.map((k) => [k.changeset.pass, k.changeset.status])).toEqual([
-      ['extraction', 'proposed'],
-      ['extraction', 'proposed'],
-    ]);
+    expect(proposed.map((k) => [k.changeset.pass, k.changeset.status])).toEqual([['extraction', 'proposed']]);
     await check.close();
 
     ok(
@@ -170,6 +167,37 @@ describe('kioku extract', () => {
       ['Lives in Lisbon', 'extraction', session.id, 0],
       ['Is allergic to peanuts', 'extraction', session.id, 1],
     ]);
+    await check.close();
+  });
+
+  it('with --batch 1 extracts turn by turn, one changeset per turn', async () => {
+    const store = await sqliteStore();
+    const stores = await openStores(store);
+    const session = await stores.sessions.create(ALICE);
+    await stores.sessions.transcriptAppend(ALICE, session.id, [
+      { role: 'user', content: 'I moved to Lisbon last month.' },
+      { role: 'assistant', content: 'Welcome to Lisbon!' },
+      { role: 'user', content: 'I am allergic to peanuts.' },
+    ]);
+    await stores.close();
+    const model = await passModel({
+      memory_extraction: [
+        { facts: [{ content: 'Lives in Lisbon', category: 'user-profile/location' }] },
+        { facts: [{ content: 'Is allergic to peanuts', category: 'user-profile/health' }] },
+      ],
+    });
+    cleanups.push(() => model.server.close());
+    ok(
+      await kioku(['extract', '--store', store, '--user', 'alice', '--session', session.id, '--batch', '1'], {
+        env: model.env,
+      }),
+    );
+    const check = await openStores(store);
+    expect((await check.facts.list(ALICE)).map((f) => [f.content, f.provenance.turn])).toEqual([
+      ['Lives in Lisbon', 0],
+      ['Is allergic to peanuts', 1],
+    ]);
+    expect(await new ChangesetLog(check.sessions).list(ALICE)).toHaveLength(2);
     await check.close();
   });
 

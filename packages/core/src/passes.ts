@@ -37,12 +37,18 @@ export type { DreamProgress } from './memory/dream/progress.js';
 // Extraction and enrichment
 export { type EnrichOptions, enrichMemory } from './memory/enrichment/enrich.js';
 export {
-  type ExtractOptions,
+  BATCH_DEFAULTS,
+  type ExtractBatchOptions,
+  extractBatch,
+  extractBatchFacts,
+} from './memory/extraction/batch.js';
+export type { Exchange } from './memory/extraction/exchange.js';
+export { type ExtractOptions, extractAndStoreFacts, extractFacts } from './memory/extraction/extract.js';
+export {
   type ExtractSessionOptions,
-  extractAndStoreFacts,
-  extractFacts,
   extractSession,
-} from './memory/extraction/extract.js';
+  SESSION_BATCH_DEFAULT,
+} from './memory/extraction/extract-session.js';
 export { type Grounding, groundedInUser } from './memory/extraction/grounding.js';
 // The transcript as extraction's outbox: what is pending, drained by any instance
 export {

@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+import type { Scope } from '../src/foundation/scope.js';
 import { linkedNames, names, relationsAsked, subjectOf } from '../src/search/signals/entities.js';
 import { asksForChoice, statesPreference } from '../src/search/signals/preferences.js';
 import {
@@ -7,8 +8,10 @@ import {
   type SignalCandidate,
   type SignalWeights,
 } from '../src/search/signals/rerank.js';
-import { timeSpans } from '../src/search/signals/time.js';
+import { asksWhen, tellsTime, timeSpans } from '../src/search/signals/time.js';
+import { DelegatingFactStore } from '../src/store/facts/delegating.js';
 import { InMemoryFactStore } from '../src/store/facts/memory.js';
+import type { FactListOptions } from '../src/store/facts/record.js';
 import { RecallFactStore } from '../src/store/recall/facts.js';
 import { ManualClock } from '../src/testing.js';
 
@@ -51,6 +54,24 @@ describe('time expressions', () => {
     expect(spansOf('la semana pasada')).toEqual(lastWeek);
     expect(spansOf('gestern')).toEqual([day('2023-05-07')]);
     expect(spansOf('el 3 de mayo de 2021')).toEqual([day('2021-05-03')]);
+  });
+
+  it('tells a question asking for a time or a duration, in several languages', () => {
+    expect(asksWhen('When did Caroline give a speech?')).toBe(true);
+    expect(asksWhen('How long has she had the turtles?')).toBe(true);
+    expect(asksWhen('What year did he move?')).toBe(true);
+    expect(asksWhen('Wann war das Konzert?')).toBe(true);
+    expect(asksWhen('¿Cuándo fue el concierto?')).toBe(true);
+    expect(asksWhen('What did Caroline say about the speech?')).toBe(false);
+  });
+
+  it('tells a text that dates an event or states a duration', () => {
+    expect(
+      tellsTime('I gave a talk at a school last week', spansOf('I gave a talk at a school last week')),
+    ).toBe(true);
+    expect(tellsTime("I've had them for 3 years now", [])).toBe(true);
+    expect(tellsTime('Seven years now, and I love it', [])).toBe(true);
+    expect(tellsTime('I gave a talk at a school', [])).toBe(false);
   });
 
   it('finds nothing in text without a time, and no month in the verb "may"', () => {
@@ -102,7 +123,7 @@ describe('preferences', () => {
   });
 });
 
-const ZERO: SignalWeights = { context: 0, session: 0, entity: 0, time: 0, preference: 0 };
+const ZERO: SignalWeights = { context: 0, session: 0, entity: 0, time: 0, when: 0, preference: 0 };
 const order = (
   candidates: Array<SignalCandidate & { id: string }>,
   query: string,
@@ -146,6 +167,15 @@ describe('rerankCandidates', () => {
     expect(order(c, 'Where did she hike on 3 May?', { time: 1 })).toEqual(['may', 'mentioned', 'june']);
   });
 
+  it('when: a question asking for a time lifts the candidates that tell one', () => {
+    const c = [
+      { id: 'talk', score: 10, text: 'The school talk was great', time: Date.UTC(2023, 4, 3) },
+      { id: 'dated', score: 9, text: 'I gave a talk at a school last week', time: Date.UTC(2023, 4, 3) },
+    ];
+    expect(order(c, 'When did she give a talk at a school?', { when: 0.3 })).toEqual(['dated', 'talk']);
+    expect(order(c, 'Where did she give a talk?', { when: 0.3 })).toEqual(['talk', 'dated']);
+  });
+
   it('preference: only a request for a choice lifts stated preferences', () => {
     const c = [
       { id: 'fact', score: 10, text: 'Brought cake to the party' },
@@ -167,6 +197,36 @@ describe('RecallFactStore', () => {
     expect(hits.map((h) => h.fact.content)).toContain('Avoids sugar these days');
     const plain = await store.search(alice, { query: 'what dessert did I bring', limit: 5 });
     expect(plain.map((h) => h.fact.content)).toEqual(['Bring dessert to the dinner on Friday']);
+  });
+
+  it('lists the preference profile once per user while nothing is written, and sees new preferences', async () => {
+    const clock = new ManualClock(Date.UTC(2023, 4, 10));
+    const inner = new InMemoryFactStore({ clock });
+    let lists = 0;
+    const counting = new (class extends DelegatingFactStore {
+      override list(scope: Scope, options?: FactListOptions) {
+        lists += 1;
+        return super.list(scope, options);
+      }
+    })(inner);
+    const store = new RecallFactStore(counting, { clock });
+    const contents = async () =>
+      (await store.search(alice, { query: 'what dessert should I bring', limit: 5 })).map(
+        (h) => h.fact.content,
+      );
+    await store.create(alice, { content: 'Avoids sugar these days', category: 'user-preferences/food' });
+    await store.create(alice, { content: 'Bring dessert to the dinner on Friday' });
+    expect(await contents()).toContain('Avoids sugar these days');
+    await contents();
+    expect(lists).toBe(1);
+    // A write through this store is seen at once.
+    await store.create(alice, { content: 'Loves lemon tart', category: 'user-preferences/food' });
+    expect(await contents()).toContain('Loves lemon tart');
+    expect(lists).toBe(2);
+    // Another writer's preference (straight to the store) is seen once the kept profile is old.
+    await inner.create(alice, { content: 'Allergic to nuts', category: 'user-preferences/health' });
+    clock.advance(10_000);
+    expect(await contents()).toContain('Allergic to nuts');
   });
 
   it('brings up what a relation’s linked name is about', async () => {

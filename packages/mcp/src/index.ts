@@ -6,4 +6,11 @@ export { OUTPUT_TOO_LARGE } from './output.js';
 export { createMemoryServer, type MemoryServerOptions, SERVER_VERSION } from './server.js';
 export { type RunningStdioServer, type StdioServerOptions, serveStdio } from './stdio.js';
 export { newToken, TokenTable } from './tokens.js';
-export { DEFAULT_TOOLSETS, memoryTools, parseToolsets, TOOLSETS, type Toolset } from './toolsets.js';
+export {
+  DEFAULT_TOOLSETS,
+  type MemoryToolsOptions,
+  memoryTools,
+  parseToolsets,
+  TOOLSETS,
+  type Toolset,
+} from './toolsets.js';

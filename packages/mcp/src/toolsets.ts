@@ -1,4 +1,5 @@
 import {
+  type ChatModel,
   factMemory,
   type KiokuStores,
   type MemoryFeature,
@@ -8,6 +9,7 @@ import {
   ValidationError,
   workingMemory,
 } from '@kioku/core';
+import type { BackgroundQueue } from '@kioku/core/passes';
 import { GET_PLAN_TOOL, getPlanTool } from './tools/get-plan.js';
 import { SEARCH_MAX_LIMIT, SEARCH_MEMORY_TOOL, searchMemoryTool } from './tools/search-memory.js';
 import { storeMemoryTool } from './tools/store-memory.js';
@@ -63,19 +65,33 @@ export const TOOLSET_TOOLS: Readonly<Record<Toolset, readonly string[]>> = Objec
   ],
 });
 
+export interface MemoryToolsOptions {
+  /**
+   * Enrich each memory `save_memory` saved, after the reply: `model` expands it into focused entries on
+   * the `background` queue. `save_memory` answers as soon as the user's words are stored, whatever the
+   * model does; without it, saved memories stay as saved.
+   */
+  enrichment?: { model: ChatModel; background: BackgroundQueue };
+}
+
 /**
  * Kioku's tools over a stores bundle, for the given toolsets, by name. Built once per server: the tools
  * hold no scope; each call gets its scope from the connection (the `ToolContext`), never from arguments.
  * The fact tools are fact recall's (`save_memory`, `delete_memory`, `list_memory_categories`) and the
  * `all` mode's `update_memory`; `search_memory` searches details and facts together.
  */
-export function memoryTools(stores: KiokuStores, toolsets: readonly Toolset[] = DEFAULT_TOOLSETS) {
+export function memoryTools(
+  stores: KiokuStores,
+  toolsets: readonly Toolset[] = DEFAULT_TOOLSETS,
+  options: MemoryToolsOptions = {},
+) {
   const offload = toolOutputOffload({ details: stores.details });
   const recall = factMemory({
     mode: 'recall',
     facts: stores.facts,
     sessions: stores.sessions,
     maxResults: SEARCH_MAX_LIMIT,
+    ...(options.enrichment ? { enrichment: options.enrichment } : {}),
   });
   const all = factMemory({ facts: stores.facts });
   const plans = planMode({ store: stores.plans });

@@ -6,6 +6,7 @@ import { afterEach, expect } from 'vitest';
 import {
   type HttpAuth,
   type McpLimits,
+  type MemoryToolsOptions,
   memoryTools,
   newToken,
   type RunningHttpServer,
@@ -44,12 +45,13 @@ export async function startHttp(
     limits?: Partial<McpLimits>;
     stores?: KiokuStores;
     allowedOrigins?: string[];
+    tools?: MemoryToolsOptions;
   } = {},
 ): Promise<TestServer> {
   const stores = options.stores ?? createInMemoryStores();
   const server = await serveHttp({
     stores,
-    tools: memoryTools(stores, options.toolsets ?? ['details', 'facts', 'plans', 'working']),
+    tools: memoryTools(stores, options.toolsets ?? ['details', 'facts', 'plans', 'working'], options.tools),
     host: '127.0.0.1',
     port: 0,
     auth: options.auth ?? { tokens: TokenTable.parse(TOKENS_FILE) },

@@ -1,15 +1,18 @@
 /**
- * The memory life cycle on LoCoMo with a real model: each conversation is replayed turn by turn through
+ * Two parts. Cost (always; `lifecycle-cost.ts`): LoCoMo through extraction with a deterministic scripted
+ * model, the per-turn path beside batched paths, per user turn: memory-model calls, prompt and output
+ * tokens, facts written. Quality (only with `--model` and an endpoint): the memory life cycle on LoCoMo with a real model: each conversation is replayed turn by turn through
  * extraction (every dialog turn is a user message; the model proposes facts, reconciles them with the
  * user's similar ones), then a dream (consolidation, preference inference) runs; the bench prints facts
  * stored, duplicates found, tokens spent per pass, and the evidence-in-prompt figure of bench:tokens for
  * the extracted memory beside the raw turns stored as facts (bench:tokens' `long-term-fill` set-up, the
  * same budget, in the same run).
  *
- *   pnpm bench:lifecycle --model <name> [--conversations 1] [--turns <n>] [--budget 2000] [--json]
+ *   pnpm bench:lifecycle [--cost-conversations 10] [--batches 4,8,16] [--model <name> [--conversations 1]
+ *     [--turns <n>] [--batch 8] [--budget 2000]] [--json]
  *
  * The model is any OpenAI-compatible endpoint: OPENAI_BASE_URL (Ollama, vLLM, LM Studio …) and/or
- * OPENAI_API_KEY. Without `--model` and an endpoint the bench says it skipped and exits 0.
+ * OPENAI_API_KEY. Without `--model` and an endpoint the bench says it skipped the quality part.
  *
  * Evidence with extracted memory: a fact stands for the dialog turn its provenance names (session +
  * turn; through a merge, every turn of the facts it merged); a question's evidence turn is present when a
@@ -27,8 +30,16 @@ import {
   type KiokuStores,
 } from '@kioku/core';
 import { countMessagesTokens, UsageLedger } from '@kioku/core/model';
-import { type Changeset, countOperations, extractAndStoreFacts, type PassResult } from '@kioku/core/passes';
+import {
+  type Changeset,
+  countOperations,
+  extractAndStoreFacts,
+  extractBatch,
+  type PassResult,
+  SESSION_BATCH_DEFAULT,
+} from '@kioku/core/passes';
 import { ManualClock } from '@kioku/core/testing';
+import { type CostRow, runCostBench } from './lifecycle-cost.js';
 import { type Conversation as LocomoConversation, loadLocomo } from './locomo.js';
 import { cliArgs, flagValue, mean, round, table } from './util.js';
 
@@ -38,6 +49,8 @@ export interface LifecycleBenchOptions {
   conversations: LocomoConversation[];
   /** Dialog turns replayed per conversation (default all); questions whose evidence lies beyond are skipped. */
   turns?: number;
+  /** Turns per extraction call (`extractBatch` over a LoCoMo session's turns); default 1, per turn. */
+  batch?: number;
   budget: number;
   progress?: (line: string) => void;
 }
@@ -51,6 +64,8 @@ export interface PassTally {
 
 export interface LifecycleBenchResult {
   model: string;
+  /** Turns per extraction call (1 = per turn). */
+  batch: number;
   conversations: number;
   dialogTurns: number;
   questions: number;
@@ -159,6 +174,39 @@ export async function runLifecycleBench(options: LifecycleBenchOptions): Promise
     const origin = new Map<string, string[]>();
     const sessionIds = new Map<number, string>();
     const turnIndex = new Map<string, number>();
+    const batch = Math.max(1, options.batch ?? 1);
+    // The turns not yet extracted, of one session: extracted when `batch` of them wait or the session ends.
+    let pending: { sessionId: string; turns: { turn: number; text: string; id: string }[] } | undefined;
+    const extractPending = async () => {
+      if (!pending || pending.turns.length === 0) return;
+      const { sessionId, turns } = pending;
+      pending = { sessionId, turns: [] };
+      const usage = new UsageLedger();
+      const common = { stores: extracted, model: options.model, scope, sessionId, usage, clock };
+      try {
+        const result =
+          batch === 1
+            ? await extractAndStoreFacts({
+                ...common,
+                turn: turns[0]!.turn,
+                messages: [{ role: 'user', content: turns[0]!.text }],
+              })
+            : await extractBatch({
+                ...common,
+                exchanges: turns.map((t) => ({ turn: t.turn, exchange: { user: t.text } })),
+              });
+        tally(extraction, result, usage);
+        duplicates.dedup += (result.changeset.notes ?? []).filter((n) =>
+          /^(Already known as|A proposed fact repeats another)/.test(n),
+        ).length;
+      } catch (error) {
+        extraction.failures++;
+        tally(extraction, undefined, usage);
+        log(
+          `  ${conv.sampleId} turns ${turns.map((t) => t.id).join(', ')}: extraction failed (${(error as Error).message.slice(0, 120)})`,
+        );
+      }
+    };
     for (const [i, unit] of units.entries()) {
       const session = sessionOf(unit.id);
       if (!sessionIds.has(session)) sessionIds.set(session, (await extracted.sessions.create(scope)).id);
@@ -173,31 +221,15 @@ export async function runLifecycleBench(options: LifecycleBenchOptions): Promise
         category: 'conversation',
         metadata: { dia_id: unit.id },
       });
-      const usage = new UsageLedger();
-      try {
-        const result = await extractAndStoreFacts({
-          stores: extracted,
-          model: options.model,
-          scope,
-          sessionId,
-          turn,
-          messages: [{ role: 'user', content: unit.text }],
-          usage,
-          clock,
-        });
-        tally(extraction, result, usage);
-        duplicates.dedup += (result.changeset.notes ?? []).filter((n) =>
-          /^(Already known as|A proposed fact repeats another)/.test(n),
-        ).length;
-      } catch (error) {
-        extraction.failures++;
-        tally(extraction, undefined, usage);
-        log(
-          `  ${conv.sampleId} turn ${unit.id}: extraction failed (${(error as Error).message.slice(0, 120)})`,
-        );
+      if (pending?.sessionId !== sessionId) {
+        await extractPending();
+        pending = { sessionId, turns: [] };
       }
-      if ((i + 1) % 25 === 0) log(`  ${conv.sampleId}: ${i + 1} of ${units.length} turns extracted`);
+      pending.turns.push({ turn, text: unit.text, id: unit.id });
+      if (pending.turns.length >= batch) await extractPending();
+      if ((i + 1) % 25 === 0) log(`  ${conv.sampleId}: ${i + 1} of ${units.length} turns read`);
     }
+    await extractPending();
     const before = await extracted.facts.list(scope);
     factsAfterExtraction += before.length;
     for (const [id, turns] of turnsOfFacts(before, origin)) origin.set(`fact:${id}`, turns);
@@ -237,6 +269,7 @@ export async function runLifecycleBench(options: LifecycleBenchOptions): Promise
   }
   return {
     model: options.modelName,
+    batch: Math.max(1, options.batch ?? 1),
     conversations: options.conversations.length,
     dialogTurns,
     questions: evidence.raw.length,
@@ -259,7 +292,7 @@ export async function runLifecycleBench(options: LifecycleBenchOptions): Promise
 function report(r: LifecycleBenchResult): string {
   const ops = (t: PassTally) => `+${t.operations.create} ~${t.operations.update} -${t.operations.delete}`;
   return [
-    `LoCoMo life-cycle bench: ${r.conversations} conversation(s), ${r.dialogTurns} dialog turns, ${r.questions} questions, model ${r.model}`,
+    `LoCoMo life-cycle quality: ${r.conversations} conversation(s), ${r.dialogTurns} dialog turns, ${r.questions} questions, model ${r.model}, extraction ${r.batch === 1 ? 'per turn' : `${r.batch} turns per call`}`,
     '',
     table(
       ['pass', 'operations', 'input tokens', 'output tokens', 'failures'],
@@ -292,16 +325,69 @@ function report(r: LifecycleBenchResult): string {
   ].join('\n');
 }
 
+/** Must show (issue 25): batched extraction at most this many calls per user turn… */
+export const MAX_CALLS_PER_TURN = 0.25;
+/** …and at most this share of the per-turn path's prompt tokens per user turn. */
+export const MAX_PROMPT_SHARE = 0.5;
+
+function costReport(rows: readonly CostRow[], conversations: number, chosen: number): string {
+  return [
+    `LoCoMo extraction cost: ${conversations} conversation(s), ${rows[0]?.userTurns ?? 0} user turns, scripted model (deterministic), o200k tokens`,
+    '',
+    table(
+      [
+        'path',
+        'calls',
+        'of them reconciliation',
+        'calls / user turn',
+        'prompt tokens / user turn',
+        '× per turn',
+        'output tokens / user turn',
+        'facts written',
+        'failures',
+      ],
+      rows.map((r) => [
+        r.batch === chosen ? `${r.path} (default)` : r.path,
+        r.calls,
+        r.reconcileCalls,
+        r.callsPerTurn,
+        r.promptTokensPerTurn,
+        r.promptVsPerTurn,
+        r.outputTokensPerTurn,
+        r.facts,
+        r.failures,
+      ]),
+    ),
+    '',
+    `targets: calls / user turn ≤ ${MAX_CALLS_PER_TURN} and prompt tokens / user turn ≤ ${MAX_PROMPT_SHARE} × per turn`,
+  ].join('\n');
+}
+
 async function main(): Promise<void> {
   const args = cliArgs();
   const json = args.includes('--json');
+  const progress = json ? () => {} : (line: string) => console.error(line);
+  const locomo = loadLocomo();
+  const costConversations = locomo.slice(0, Number(flagValue(args, '--cost-conversations') ?? locomo.length));
+  const batches = (flagValue(args, '--batches') ?? '4,8,16').split(',').map(Number);
+  const rows = await runCostBench({ conversations: costConversations, batches, progress });
+  const chosen = rows.find((r) => r.batch === SESSION_BATCH_DEFAULT);
+  console.log(costReport(rows, costConversations.length, SESSION_BATCH_DEFAULT));
+  const meets = chosen
+    ? chosen.callsPerTurn <= MAX_CALLS_PER_TURN && chosen.promptVsPerTurn <= MAX_PROMPT_SHARE
+    : undefined;
+  if (chosen)
+    console.log(`default batch ${SESSION_BATCH_DEFAULT}: ${meets ? 'meets' : 'MISSES'} both targets`);
+  const cost = { conversations: costConversations.length, defaultBatch: SESSION_BATCH_DEFAULT, meets, rows };
+
   const modelName = flagValue(args, '--model');
   if (!modelName || (!process.env.OPENAI_API_KEY && !process.env.OPENAI_BASE_URL)) {
     const why = !modelName ? 'no --model given' : 'neither OPENAI_API_KEY nor OPENAI_BASE_URL is set';
     console.log(
-      `bench:lifecycle skipped: ${why}. It needs a model: --model <name> with OPENAI_BASE_URL (any OpenAI-compatible server) and/or OPENAI_API_KEY.`,
+      `\nquality skipped: ${why}. The quality figures (facts, dream, evidence in prompt) need a real model: --model <name> with OPENAI_BASE_URL (any OpenAI-compatible server) and/or OPENAI_API_KEY.`,
     );
-    if (json) console.log(JSON.stringify({ bench: 'lifecycle', skipped: true, reason: why }));
+    if (json)
+      console.log(JSON.stringify({ bench: 'lifecycle', cost, quality: { skipped: true, reason: why } }));
     return;
   }
   const { OpenAIChatModel } = await import('@kioku/openai');
@@ -310,13 +396,14 @@ async function main(): Promise<void> {
   const result = await runLifecycleBench({
     model,
     modelName,
-    conversations: loadLocomo().slice(0, Number(flagValue(args, '--conversations') ?? 1)),
+    conversations: locomo.slice(0, Number(flagValue(args, '--conversations') ?? 1)),
     ...(turns ? { turns: Number(turns) } : {}),
+    batch: Number(flagValue(args, '--batch') ?? SESSION_BATCH_DEFAULT),
     budget: Number(flagValue(args, '--budget') ?? 2000),
-    progress: json ? () => {} : (line) => console.error(line),
+    progress,
   });
-  console.log(report(result));
-  if (json) console.log(JSON.stringify({ bench: 'lifecycle', ...result }));
+  console.log(`\n${report(result)}`);
+  if (json) console.log(JSON.stringify({ bench: 'lifecycle', cost, quality: result }));
 }
 
 if (import.meta.url === pathToFileURL(process.argv[1] ?? '').href) await main();

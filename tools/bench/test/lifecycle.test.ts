@@ -2,6 +2,7 @@ import { OpenAIChatModel } from '@kioku/openai';
 import { type Reply, startScriptedServer, text } from '@kioku/openai-test-server';
 import { afterEach, describe, expect, it } from 'vitest';
 import { runLifecycleBench } from '../src/lifecycle.js';
+import { runCostBench } from '../src/lifecycle-cost.js';
 import { type Conversation, TURN_MS, type Unit } from '../src/locomo.js';
 
 /** A session's dialog turns as LoCoMo units (`D<session>:<n>`), half a minute apart from its date. */
@@ -47,7 +48,16 @@ const route: Reply = (res, body, req) => {
   const messages = body.messages as { role: string; content: string }[];
   const prompt = messages.at(-1)!.content;
   let answer: unknown = {};
-  if (name === 'memory_extraction') {
+  if (name === 'memory_extraction_batch') {
+    const facts = [...prompt.matchAll(/<exchange turn="(\d+)">\n<user>\nCaroline said, "([^"]+)"/g)].map(
+      (m) => ({
+        turn: Number(m[1]),
+        content: `Caroline: ${m[2]}`,
+        category: 'people/caroline',
+      }),
+    );
+    answer = { facts };
+  } else if (name === 'memory_extraction') {
     const said = /Caroline said, "([^"]+)"/.exec(prompt)?.[1];
     answer = said
       ? { facts: [{ content: `Caroline: ${said}`, category: 'people/caroline' }] }
@@ -105,5 +115,47 @@ describe('bench:lifecycle plumbing (scripted OpenAI-compatible server)', () => {
     // Both questions find their evidence: the merged fact stands for D1:1 (and D2:3), the dog fact for D1:3.
     expect(result.evidencePct.extracted).toBe(100);
     expect(result.evidencePct.rawTurns).toBe(100);
+  });
+
+  it("extracts in batches of a session's turns: the same facts, each naming its turn, in fewer calls", async () => {
+    const server = await startScriptedServer(route);
+    closers.push(server.close);
+    const model = new OpenAIChatModel({ baseURL: server.baseURL, apiKey: 'sk-test', model: 'scripted' });
+    const result = await runLifecycleBench({
+      model,
+      modelName: 'scripted',
+      conversations: [CONVERSATION],
+      budget: 2000,
+      batch: 3,
+    });
+    expect(result.batch).toBe(3);
+    expect(result.factsAfterExtraction).toBe(4);
+    // One call per session (two sessions of three turns), 100 reported prompt tokens each.
+    expect(result.extraction.inputTokens).toBe(200);
+    expect(result.evidencePct.extracted).toBe(100);
+  });
+});
+
+describe('bench:lifecycle cost (scripted extractor)', () => {
+  it('reports calls, tokens and facts per user turn for the per-turn path and each batch size', async () => {
+    const conversation: Conversation = {
+      ...CONVERSATION,
+      units: CONVERSATION.units.map((u) => ({
+        ...u,
+        text: u.text.replace('."', ' with my family and friends."'),
+      })),
+    };
+    const rows = await runCostBench({ conversations: [conversation], batches: [3] });
+    expect(rows.map((r) => r.path)).toEqual(['per turn', 'batch 3']);
+    const [perTurn, batched] = rows;
+    expect(perTurn!.userTurns).toBe(6);
+    // One extraction call per turn, and reconciliation once
+    // the user has similar facts; batched, one call per session.
+    expect(perTurn!.calls).toBeGreaterThan(6);
+    expect(batched!.calls).toBe(2);
+    expect(batched!.callsPerTurn).toBe(0.333);
+    expect(batched!.facts).toBe(perTurn!.facts);
+    expect(perTurn!.facts).toBe(5); // the one question proposes nothing
+    expect(batched!.promptVsPerTurn).toBeLessThan(0.5);
   });
 });

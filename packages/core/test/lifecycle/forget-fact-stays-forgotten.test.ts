@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { newChangeset } from '../../src/memory/changesets/changeset.js';
 import { ChangesetLog } from '../../src/memory/changesets/changeset-log.js';
-import { extractSession } from '../../src/memory/extraction/extract.js';
+import { extractSession } from '../../src/memory/extraction/extract-session.js';
 import { forgetFact } from '../../src/memory/forget/cascade.js';
 import { SuppressionList } from '../../src/memory/trust/suppression.js';
 import { ScriptedModel } from '../../src/testing.js';
@@ -35,7 +35,7 @@ describe('a forgotten fact stays forgotten', () => {
       },
       { role: 'assistant', content: 'I am so sorry. Of course, let us plan together.' },
     ]);
-    const proposal = { facts: [{ content: SECRET, category: 'personal/family' }] };
+    const proposal = { facts: [{ turn: 0, content: SECRET, category: 'personal/family' }] };
     const changesets = new ChangesetLog(stores.sessions);
     const first = await extractSession({
       stores,

@@ -2,7 +2,9 @@ import type { ChatMessage } from '../../model/messages.js';
 
 /** One exchange: what the user said, and the assistant's final answer to it (when it gave one). */
 export interface Exchange {
+  /** What the user said. */
   user: string;
+  /** The assistant's final answer to it, when it gave one. */
   answer?: string;
 }
 

@@ -1,6 +1,5 @@
 import { z } from 'zod';
 import { type Clock, isoAt, systemClock } from '../../foundation/clock.js';
-import { NotFoundError } from '../../foundation/errors.js';
 import { shortId } from '../../foundation/ids.js';
 import { LIMITS } from '../../foundation/limits.js';
 import { CategorySchema, DEFAULT_CATEGORY, TagsSchema } from '../../foundation/record-fields.js';
@@ -8,7 +7,6 @@ import type { Scope } from '../../foundation/scope.js';
 import type { ChatModel } from '../../model/chat-model.js';
 import type { ChatMessage } from '../../model/messages.js';
 import { generateObject, sumUsage, type UsageLedger } from '../../model/structured.js';
-import { splitTurns } from '../../runtime/transcript-turns.js';
 import { englishAnalyzer } from '../../search/analyzer.js';
 import type { KiokuStores } from '../../store/bundle/bundle.js';
 import { compareTexts, type DedupOption, resolveDedup } from '../../store/facts/near-duplicate.js';
@@ -287,10 +285,17 @@ export function reconciliationOperations(
   candidates: readonly Placed[],
   shown: readonly Fact[],
   output: ReconciliationOutput,
-  context: { provenance: Provenance; now: string; touched: Set<string> },
+  context: {
+    /** One provenance for every candidate, or each candidate's own (a batch names each one's turn). */
+    provenance: Provenance | ((candidate: number) => Provenance);
+    now: string;
+    touched: Set<string>;
+  },
   notes: string[],
 ): FactOperation[] {
-  const { provenance, now, touched } = context;
+  const { now, touched } = context;
+  const provenanceOf = (fact: number) =>
+    typeof context.provenance === 'function' ? context.provenance(fact - 1) : context.provenance;
   const byId = new Map(shown.map((f) => [f.id, f]));
   const decided = new Set<number>();
   const unknown = new Set<string>();
@@ -307,6 +312,7 @@ export function reconciliationOperations(
     }
     decided.add(d.fact);
     const { candidate } = p;
+    const provenance = provenanceOf(d.fact);
     const reason = d.reason?.trim() || undefined;
     if (d.event === 'NOOP') continue;
     if (d.event === 'ADD') {
@@ -357,7 +363,7 @@ export function reconciliationOperations(
 }
 
 /** True when every term of the old text is in the new one (word order free: a merge may reorder). */
-function keepsTerms(newText: string, oldText: string): boolean {
+export function keepsTerms(newText: string, oldText: string): boolean {
   const terms = new Set(englishAnalyzer.terms(newText));
   return englishAnalyzer.terms(oldText).every((t) => terms.has(t));
 }
@@ -370,7 +376,7 @@ function shownFacts(placed: readonly Placed[], touched: ReadonlySet<string>): Fa
 }
 
 /** The candidates without the ones that restate an earlier one. */
-function distinct(facts: ExtractionOutput['facts'], notes: string[]): Candidate[] {
+export function distinct(facts: ExtractionOutput['facts'], notes: string[]): Candidate[] {
   const out: Candidate[] = [];
   for (const fact of facts) {
     const twin = out.find((c) => compareTexts(fact.content, c.content).decision === 'skipped');
@@ -389,13 +395,18 @@ function distinct(facts: ExtractionOutput['facts'], notes: string[]): Candidate[
 }
 
 /** A model's date as an ISO instant in UTC, or undefined when it is not one Date can read. */
-function isoDate(text: string | undefined): string | undefined {
+export function isoDate(text: string | undefined): string | undefined {
   if (!text) return undefined;
   const time = Date.parse(text);
   return Number.isFinite(time) ? new Date(time).toISOString() : undefined;
 }
 
-function createOp(candidate: Candidate, provenance: Provenance, now: string, reason: string): FactOperation {
+export function createOp(
+  candidate: Candidate,
+  provenance: Provenance,
+  now: string,
+  reason: string,
+): FactOperation {
   return {
     op: 'create',
     after: {
@@ -412,7 +423,12 @@ function createOp(candidate: Candidate, provenance: Provenance, now: string, rea
   };
 }
 
-function updateOp(before: Fact, candidate: Candidate, provenance: Provenance, reason: string): FactOperation {
+export function updateOp(
+  before: Fact,
+  candidate: Candidate,
+  provenance: Provenance,
+  reason: string,
+): FactOperation {
   return {
     op: 'update',
     before,
@@ -432,49 +448,12 @@ function sessionOf(options: ExtractOptions): { sessionId?: string } {
   return sessionId === undefined ? {} : { sessionId };
 }
 
-function cut(text: string): string {
+export function cut(text: string): string {
   return text.length <= EXCHANGE_MAX_CHARS
     ? text
     : `${text.slice(0, EXCHANGE_MAX_CHARS)}… (${text.length - EXCHANGE_MAX_CHARS} more characters not shown)`;
 }
 
-function oneLine(text: string): string {
+export function oneLine(text: string): string {
   return text.replace(/\s+/g, ' ').trim();
 }
-
-export interface ExtractSessionOptions extends Omit<ExtractOptions, 'messages' | 'turn' | 'sessionId'> {
-  sessionId: string;
-  /** Called after each turn with how many turns are done and how many there are. */
-  onProgress?: (done: number, total: number) => void;
-}
-
-/**
- * `extractAndStoreFacts` over every turn of a stored session, oldest first (each turn's facts name it in
- * their provenance), reading only each turn's user message and final answer. NOT_FOUND when the session
- * is not the user's. The results of the turns that proposed anything.
- */
-export async function extractSession(options: ExtractSessionOptions): Promise<PassResult[]> {
-  const { sessionId, onProgress, ...rest } = options;
-  const scope = {
-    userId: options.scope.userId,
-    ...(options.scope.agentId ? { agentId: options.scope.agentId } : {}),
-  };
-  if (!(await options.stores.sessions.get(scope, sessionId))) {
-    throw new NotFoundError(`Session "${sessionId}" is not one of user "${scope.userId}"'s sessions.`, {
-      details: { sessionId },
-    });
-  }
-  const entries = await options.stores.sessions.transcriptReadLast(scope, sessionId, TRANSCRIPT_READ_ALL);
-  const { turns } = splitTurns(entries);
-  const results: PassResult[] = [];
-  for (const [turn, messages] of turns.entries()) {
-    options.signal?.throwIfAborted();
-    const result = await extractAndStoreFacts({ ...rest, scope, sessionId, turn, messages });
-    if (result.changeset.operations.length > 0) results.push(result);
-    onProgress?.(turn + 1, turns.length);
-  }
-  return results;
-}
-
-/** More transcript entries than a session keeps (the store's largest read). */
-const TRANSCRIPT_READ_ALL = 100_000;

@@ -1,6 +1,6 @@
 import { names, relationsAsked, subjectOf } from './entities.js';
 import { asksForChoice, statesPreference } from './preferences.js';
-import { dayOf, overlaps, type TimeSpan, timeSpans } from './time.js';
+import { asksWhen, dayOf, overlaps, type TimeSpan, tellsTime, timeSpans } from './time.js';
 
 /**
  * Recall's ranking signals, fused with the lexical (or hybrid) ranking a store returned. Each reads the
@@ -15,6 +15,9 @@ import { dayOf, overlaps, type TimeSpan, timeSpans } from './time.js';
  *   relation the query asks about ("my sister" → "my sister Anna" → Anna), × 1 + `entity`;
  * - **time**: when the query names a time ("on 8 May", "last week", "in 2022"), a candidate whose event
  *   time or whose own time expressions (resolved against its event time) fall in it, × 1 + `time`;
+ * - **when**: when the query asks for a time or a duration ("when did…", "how long…"), a candidate that
+ *   tells one ("yesterday", "last week", "on 8 May", "for 3 years"), × 1 + `when`: the answer is the
+ *   record that dates the event;
  * - **preference**: when the query asks for a choice or a recommendation, a candidate that states a
  *   preference (or is a preference fact), × 1 + `preference`.
  *
@@ -26,6 +29,7 @@ export interface SignalWeights {
   session: number;
   entity: number;
   time: number;
+  when: number;
   preference: number;
 }
 
@@ -34,6 +38,7 @@ export const DEFAULT_SIGNAL_WEIGHTS: Readonly<SignalWeights> = Object.freeze({
   session: 0.2,
   entity: 0.3,
   time: 1,
+  when: 0.3,
   preference: 0.2,
 });
 
@@ -67,6 +72,8 @@ export interface QuerySignals {
   names: string[];
   /** Relations it asks about through an owner ("my sister" → sister). */
   relations: string[];
+  /** It asks when something happened or how long it lasted. */
+  when: boolean;
   /** It asks for a choice or a recommendation. */
   choice: boolean;
 }
@@ -76,6 +83,7 @@ export function querySignals(query: string, now: number): QuerySignals {
     times: timeSpans(query, now),
     names: names(query),
     relations: relationsAsked(query),
+    when: asksWhen(query),
     choice: asksForChoice(query),
   };
 }
@@ -124,6 +132,7 @@ export function rerankCandidates<T extends SignalCandidate>(
   const linkedNames = new Set(linked);
   const useEntity = weights.entity > 0 && (entities.size > 0 || linkedNames.size > 0);
   const useTime = weights.time > 0 && query.times.length > 0;
+  const useWhen = weights.when > 0 && query.when;
   const usePreference = weights.preference > 0 && query.choice;
 
   const scored = candidates.map((candidate, i) => {
@@ -144,6 +153,10 @@ export function rerankCandidates<T extends SignalCandidate>(
         overlaps(query.times, [dayOf(time)]) ||
         overlaps(query.times, candidate.mentions?.() ?? timeSpans(candidate.text, time));
       if (inTime) factor *= 1 + weights.time;
+    }
+    if (useWhen && candidate.time !== undefined) {
+      const mentions = candidate.mentions?.() ?? timeSpans(candidate.text, candidate.time);
+      if (tellsTime(candidate.text, mentions)) factor *= 1 + weights.when;
     }
     if (usePreference && (candidate.preference || statesPreference(candidate.text))) {
       factor *= 1 + weights.preference;

@@ -237,3 +237,21 @@ export function dayOf(time: number): TimeSpan {
 export function overlaps(a: readonly TimeSpan[], b: readonly TimeSpan[]): boolean {
   return a.some((x) => b.some((y) => x.from < y.to && y.from < x.to));
 }
+
+/** A question asking when something happened or for how long ("when did…", "how long…", "what year…"). */
+const ASKS_WHEN =
+  /(?:^|[^\p{L}])(?:when|what (?:time|day|date|week|month|year)|which (?:day|date|week|month|year)|how long|since when|wann|seit wann|wie lange|quand|depuis quand|combien de temps|cuándo|cuando|desde cuándo|cuánto tiempo)(?=$|[^\p{L}])/iu;
+
+/** How long something took or lasted ("for 3 years", "seven years now", "a few weeks"). */
+const DURATION =
+  /(?:^|[^\p{L}])(?:\d+|a|an|one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|a few|few|several|couple of)\s+(?:days?|weeks?|months?|years?|decades?)(?=$|[^\p{L}])/iu;
+
+/** Whether a question asks when something happened or how long it lasted. */
+export function asksWhen(query: string): boolean {
+  return ASKS_WHEN.test(query);
+}
+
+/** Whether a text tells a time or a duration ("last week", "yesterday", "on 8 May", "for 3 years"). */
+export function tellsTime(text: string, mentions: readonly TimeSpan[]): boolean {
+  return mentions.length > 0 || DURATION.test(text);
+}

@@ -3,6 +3,7 @@ import { categoryMatches, hasAllTags } from '../../foundation/record-fields.js';
 import type { Scope } from '../../foundation/scope.js';
 import { SizedLru } from '../../foundation/sized-lru.js';
 import { parseOrThrow } from '../../foundation/validation.js';
+import type { WriteOptions } from '../../foundation/version.js';
 import { linkedNames, subjectOf } from '../../search/signals/entities.js';
 import { PREFERENCE_CATEGORY } from '../../search/signals/preferences.js';
 import {
@@ -15,8 +16,16 @@ import {
 } from '../../search/signals/rerank.js';
 import { type TimeSpan, timeSpans } from '../../search/signals/time.js';
 import { DelegatingFactStore } from '../facts/delegating.js';
-import { type Fact, type FactHit, type FactQuery, FactQuerySchema } from '../facts/record.js';
+import {
+  type Fact,
+  type FactHit,
+  type FactInput,
+  type FactPatch,
+  type FactQuery,
+  FactQuerySchema,
+} from '../facts/record.js';
 import type { FactStore } from '../facts/store.js';
+import type { RestoreOptions, RestoreReport } from '../snapshot/envelope.js';
 
 export interface RecallSignalOptions {
   /** Weights of the signals (0 turns one off); default {@link DEFAULT_SIGNAL_WEIGHTS}. */
@@ -32,8 +41,13 @@ export interface RecallSignalOptions {
 
 export const RECALL_POOL = Object.freeze({ min: 32, factor: 4, max: 1000 });
 
-/** Preference facts consulted when a request asks for a choice, and where they join the ranking. */
-const PROFILE = Object.freeze({ facts: 5, share: 0.3 });
+/**
+ * Preference facts consulted when a request asks for a choice, and where they join the ranking. The
+ * user's newest ones are listed once and kept for `keepMs` (writes through this store drop them at
+ * once; another process's writes show within `keepMs`): listing a category scans a large partition
+ * (+7 ms in memory, +29 ms over Redis at 100k facts, per request).
+ */
+const PROFILE = Object.freeze({ facts: 5, share: 0.3, keepMs: 10_000, users: 1000 });
 
 interface Candidate extends SignalCandidate {
   fact: Fact;
@@ -46,6 +60,11 @@ interface Analysed {
 }
 
 const ANALYSED_CACHED = 50_000;
+
+const profileKey = (scope: Scope) => `${scope.userId}\u0000${scope.agentId ?? ''}`;
+
+/** Whether the signals read event times for this query: it names a time or asks for one. */
+const readsTime = (signals: QuerySignals) => signals.times.length > 0 || signals.when;
 
 /**
  * A FactStore whose `search` re-ranks the store's hits with recall's signals (context, session, entity,
@@ -65,6 +84,9 @@ export class RecallFactStore extends DelegatingFactStore {
     maxEntries: ANALYSED_CACHED,
     sizeOf: () => 1,
   });
+  readonly #profiles = new Map<string, { facts: Fact[]; at: number }>();
+  /** Bumped by every write through this store: a listing that a write overlapped is not kept. */
+  #writes = 0;
 
   constructor(store: FactStore, options: RecallSignalOptions = {}) {
     super(store);
@@ -82,8 +104,7 @@ export class RecallFactStore extends DelegatingFactStore {
     const signals = querySignals(text, this.#clock.now());
     const hits = await this.store.search(scope, { ...q, limit: Math.max(q.limit, this.#pool(q.limit)) });
     if (hits.length === 0) return hits;
-    const timed = signals.times.length > 0;
-    const candidates = hits.map((hit) => this.#candidate(hit.fact, hit.score, timed));
+    const candidates = hits.map((hit) => this.#candidate(hit.fact, hit.score, readsTime(signals)));
     const linked = await this.#addLinked(scope, q, signals, candidates);
     await this.#addProfile(scope, q, signals, candidates);
     return rerankCandidates(candidates, signals, this.#weights, linked)
@@ -105,7 +126,7 @@ export class RecallFactStore extends DelegatingFactStore {
     const names = [...new Set(candidates.flatMap((c) => linkedNames(c.text, signals.relations)))];
     if (names.length === 0) return [];
     const more = await this.store.search(scope, { ...q, query: names.join(' ') });
-    this.#join(candidates, more, 0.5, signals.times.length > 0);
+    this.#join(candidates, more, 0.5, readsTime(signals));
     return names;
   }
 
@@ -118,23 +139,70 @@ export class RecallFactStore extends DelegatingFactStore {
   ): Promise<void> {
     if (this.#weights.preference <= 0 || !signals.choice) return;
     if (q.category && !categoryMatches(PREFERENCE_CATEGORY, q.category)) return;
-    const profile = await this.store.list(scope, {
-      category: PREFERENCE_CATEGORY,
-      order: 'updated',
-      limit: PROFILE.facts * 4,
-    });
+    const profile = await this.#profile(scope);
     const facts = profile.filter((f) => hasAllTags(f.tags, q.tags)).slice(0, PROFILE.facts);
     this.#join(
       candidates,
       facts.map((fact) => ({ fact, score: 1 })),
       PROFILE.share,
-      signals.times.length > 0,
+      readsTime(signals),
     );
+  }
+
+  /** The user's newest preference facts (kept for `PROFILE.keepMs`, dropped by a write through this store). */
+  async #profile(scope: Scope): Promise<Fact[]> {
+    const key = profileKey(scope);
+    const now = this.#clock.now();
+    const kept = this.#profiles.get(key);
+    if (kept && now - kept.at >= 0 && now - kept.at < PROFILE.keepMs) return kept.facts;
+    const writes = this.#writes;
+    const facts = await this.store.list(scope, {
+      category: PREFERENCE_CATEGORY,
+      order: 'updated',
+      limit: PROFILE.facts * 4,
+    });
+    if (writes === this.#writes) {
+      this.#profiles.delete(key);
+      this.#profiles.set(key, { facts, at: now });
+      if (this.#profiles.size > PROFILE.users) this.#profiles.delete(this.#profiles.keys().next().value!);
+    }
+    return facts;
+  }
+
+  /** Runs a write and forgets the kept profiles (all of them: a restore or an erasure names no scope). */
+  async #writing<T>(write: () => Promise<T>): Promise<T> {
+    this.#writes += 1;
+    try {
+      return await write();
+    } finally {
+      this.#writes += 1;
+      this.#profiles.clear();
+    }
+  }
+
+  override create(scope: Scope, input: FactInput): Promise<Fact> {
+    return this.#writing(() => this.store.create(scope, input));
+  }
+
+  override update(scope: Scope, id: string, patch: FactPatch, options?: WriteOptions): Promise<Fact> {
+    return this.#writing(() => this.store.update(scope, id, patch, options));
+  }
+
+  override delete(scope: Scope, id: string, options?: WriteOptions): Promise<boolean> {
+    return this.#writing(() => this.store.delete(scope, id, options));
+  }
+
+  override restore(snapshot: unknown, options?: RestoreOptions): Promise<RestoreReport> {
+    return this.#writing(() => this.store.restore(snapshot, options));
+  }
+
+  override eraseUser(userId: string): Promise<string[]> {
+    return this.#writing(() => this.store.eraseUser(userId));
   }
 
   /**
    * A fact as the signals see it. Its text is what the signals read (title and content); its event time is
-   * read only for a query that names a time; its subject and time mentions are cached per fact version.
+   * read only for a query that names or asks for a time; its subject and time mentions are cached per fact version.
    */
   #candidate(fact: Fact, score: number, timed: boolean): Candidate {
     const text = fact.title === undefined ? fact.content : `${fact.title}\n${fact.content}`;
