@@ -24,6 +24,7 @@ import {
 } from './reembed.js';
 import { serveStudioCommand } from './studio.js';
 import { COMMAND_USAGE, COMMANDS, type Command, MAIN_USAGE } from './usage.js';
+import { workerCommand } from './worker.js';
 
 /** An error with what the command was doing when it happened ("while writing plans to …"). */
 class StepError extends Error {
@@ -511,6 +512,7 @@ const HANDLERS: Record<Command, (args: string[], io: CliIo) => Promise<number>> 
   dream: (args, io) => dreamCommand(args, io, () => usage(io, 'dream')),
   extract: (args, io) => extractCommand(args, io, () => usage(io, 'extract')),
   forget: (args, io) => forgetCommand(args, io, () => usage(io, 'forget')),
+  worker: (args, io) => workerCommand(args, io, () => usage(io, 'worker')),
   mcp: mcpCommand,
   studio: async (args, io) => {
     const values = parseOptions('studio', args);

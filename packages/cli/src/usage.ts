@@ -10,6 +10,7 @@ Usage:
                 [--kinds <list>] [--dimensions <n>] [--check | --dry-run]
   kioku dream   --store <backend> --user <id> [--dry-run | --apply <id> | --revert <id> | --list]
   kioku extract --store <backend> --user <id> --session <id> [--batch <n>] [--dry-run]
+  kioku worker  --store <backend> [--users <ids>] [--poll <s>] [--once]                 (background work)
   kioku forget  --store <backend> --user <id> [--dry-run | --fact <id> | --suppressed | --revoke <hash>] [--json]
   kioku mcp     --store <backend> --user <id> [--agent <id>] [--tools <list>]           (MCP over stdio)
   kioku mcp     --store <backend> --http <host:port> --tokens <file> [--tools <list>]   (MCP over HTTP)
@@ -177,6 +178,35 @@ Options:
 
 Example:
   kioku extract --store sqlite:./kioku.db --user alice --session 0195f3c2-…  --dry-run`,
+  worker: `kioku worker --store <backend> [--model <name>] [--users <id,…>] [--poll <s>] [--passes <n>]
+             [--grace <s>] [--lease-ttl <s>] [--holder <name>] [--once]
+
+Does the background memory work the apps over this store left pending: the turns of each conversation
+past its extraction watermark (the transcript is the outbox), user by user, each under the user's lease.
+Any number of workers and app instances can run over one PostgreSQL or Redis: a user another holds is
+skipped (printed once as busy) and each turn is extracted exactly once. One line per user worked on goes to
+stdout. Runs until SIGTERM / SIGINT: the pass under way finishes (at most --grace seconds; then it is
+abandoned, its turns stay pending and its lease expires on its own), the lease is released, and it
+exits 0. A store that goes away (a restart) is retried, waiting longer each time, up to 30 s. The model
+comes from the environment as for kioku dream.
+
+Options:
+  --store <backend>    the store the apps write: json:, sqlite:, postgres://, redis://
+  --model <name>       the model (default OPENAI_MODEL, else gpt-4o-mini)
+  --users <id,…>       only these users (every session of theirs is checked); default: every user
+                       with work noted in the store's pending index
+  --poll <s>           the wait after a round that found nothing to do (default 5)
+  --passes <n>         extraction passes per round at most (default: until nothing is left)
+  --grace <s>          how long a stop waits for the pass under way (default 30)
+  --lease-ttl <s>      the users' leases' time to live: how soon another worker takes over the users
+                       of one that died (default 120)
+  --holder <name>      the name the leases carry (default worker-<host>-<pid>)
+  --once               one round, then exit (for cron): exit 1 when a pass failed
+
+Examples:
+  kioku worker --store postgres://kioku@db/app
+  kioku worker --store redis://cache:6379/0 --poll 2
+  kioku worker --store sqlite:./kioku.db --once`,
   forget: `kioku forget --store <backend> --user <id> [--dry-run | --fact <id> [--agent <id>] | --suppressed | --revoke <hash>] [--json]
 
 Erases everything of one user from the backend — facts, documents, plans, working memory, sessions

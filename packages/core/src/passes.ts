@@ -50,6 +50,34 @@ export {
   SESSION_BATCH_DEFAULT,
 } from './memory/extraction/extract-session.js';
 export { type Grounding, groundedInUser } from './memory/extraction/grounding.js';
+// The transcript as extraction's outbox: what is pending, drained by any instance
+export {
+  type DrainOptions,
+  ExtractionOutbox,
+  type ExtractionOutboxOptions,
+  OUTBOX_DEFAULTS,
+  type OutboxExtractOptions,
+  type SessionDrain,
+  type UserDrain,
+} from './memory/extraction/outbox.js';
+export type { PendingTurn } from './memory/extraction/pending-exchanges.js';
+export { PENDING_INDEX_SCOPE, PendingIndex } from './memory/extraction/pending-index.js';
+export { extractPendingTurns, type PendingTurnsOptions } from './memory/extraction/pending-turns.js';
+export {
+  type PendingUserReport,
+  type RunPendingOptions,
+  type RunPendingReport,
+  runPending,
+} from './memory/extraction/run-pending.js';
+export {
+  EXTRACTION_TRIGGER_DEFAULTS,
+  type ExtractionTrigger,
+} from './memory/extraction/trigger.js';
+export {
+  type ExtractionWatermark,
+  ExtractionWatermarks,
+  type WatermarksRead,
+} from './memory/extraction/watermarks.js';
 export { type FeedbackInput, FeedbackLog, recordFeedback } from './memory/feedback/feedback-log.js';
 export type { FeedbackSignal } from './memory/feedback/signal.js';
 // Forgetting

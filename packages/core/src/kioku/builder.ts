@@ -4,6 +4,7 @@ import { memoryWorkGuard } from '../memory/background/memory-lease.js';
 import { BackgroundQueue } from '../memory/background/queue.js';
 import { resolveDirectives } from '../memory/dream/directives.js';
 import { type ExtractionFeatureOptions, extraction } from '../memory/extraction/feature.js';
+import { ExtractionOutbox } from '../memory/extraction/outbox.js';
 import type { AllFactsOptions } from '../memory/facts/all/feature.js';
 import { factMemory } from '../memory/facts/feature.js';
 import type { FactRecallOptions } from '../memory/facts/recall/feature.js';
@@ -45,8 +46,15 @@ export type FactsBuilderOptions =
 /** `withExtraction`'s options: the builder's stores, queue and (unless given) model. */
 export type ExtractionBuilderOptions = Without<
   ExtractionFeatureOptions,
-  'stores' | 'background' | 'model'
-> & { model?: ChatModel };
+  'stores' | 'background' | 'model' | 'outbox' | 'tokenizer'
+> & {
+  model?: ChatModel;
+  /**
+   * Extract, when the app starts (the facade is built), what a process that died left pending (default
+   * true); users another instance is working on are skipped. `false` leaves it to `runPending` or a worker.
+   */
+  recover?: boolean;
+};
 
 /**
  * The one wiring point: the stores bundle (and embeddings, budget, model) go in once; each `with*` adds
@@ -56,6 +64,8 @@ export class KiokuBuilder {
   readonly #options: KiokuOptions;
   readonly #features: MemoryFeature[] = [];
   readonly #background: BackgroundQueue;
+  #outbox: ExtractionOutbox | undefined;
+  #recover = false;
   #factLimits: FactLimitsWiring | undefined;
 
   constructor(options: KiokuOptions) {
@@ -167,24 +177,32 @@ export class KiokuBuilder {
   }
 
   /**
-   * Extraction after every turn (on the background queue: the reply never waits): the exchange's durable
-   * facts, reconciled with the user's similar facts, applied as a kept, revertable changeset. Uses the
-   * builder's `model` unless one is given.
+   * Extraction of the conversation's durable facts, after the reply (the reply never waits), once a
+   * session has a few new turns (`trigger`), on `flush()`, or by `runPending` in any instance: reconciled
+   * with the user's similar facts, applied as kept, revertable changesets. Uses the builder's `model`
+   * unless one is given.
    */
   withExtraction(options: ExtractionBuilderOptions = {}): this {
-    return this.use(({ stores, model, background, clock }) => {
+    return this.use(({ stores, model, background, clock, tokenizer }) => {
       const chosen = options.model ?? model;
       if (!chosen) {
         throw new ValidationError(
           'Extraction needs a model: give KiokuBuilder a `model`, or pass one to withExtraction().',
         );
       }
+      const { trigger, recover = true, ...rest } = options;
+      this.#recover = recover;
+      const outbox = new ExtractionOutbox({ ...(clock ? { clock } : {}), ...rest, model: chosen, stores });
+      this.#outbox = outbox;
       return extraction({
         ...(clock ? { clock } : {}),
-        ...options,
+        ...rest,
+        ...(trigger ? { trigger } : {}),
+        ...(tokenizer ? { tokenizer } : {}),
         model: chosen,
         stores,
         background,
+        outbox,
       });
     });
   }
@@ -264,6 +282,7 @@ export class KiokuBuilder {
   build(): Kioku {
     return new Kioku(this.#options, this.#features, {
       background: this.#background,
+      ...(this.#outbox ? { outbox: this.#outbox, recover: this.#recover } : {}),
       ...(this.#factLimits ? { factLimits: this.#factLimits } : {}),
     });
   }

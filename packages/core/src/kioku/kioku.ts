@@ -1,7 +1,13 @@
-import { NotFoundError } from '../foundation/errors.js';
+import { NotFoundError, ValidationError } from '../foundation/errors.js';
 import { parseScope, type Scope } from '../foundation/scope.js';
 import type { BackgroundQueue } from '../memory/background/queue.js';
 import { ChangesetLog } from '../memory/changesets/changeset-log.js';
+import type { ExtractionOutbox } from '../memory/extraction/outbox.js';
+import {
+  type RunPendingOptions,
+  type RunPendingReport,
+  runPending,
+} from '../memory/extraction/run-pending.js';
 import { type FeedbackInput, FeedbackLog } from '../memory/feedback/feedback-log.js';
 import type { FeedbackSignal } from '../memory/feedback/signal.js';
 import { MEMORY_NOTICE } from '../memory/trust/fence.js';
@@ -30,6 +36,10 @@ export class Kioku {
   readonly quarantine: QuarantineReview;
   readonly #options: KiokuOptions;
   readonly #feedback: FeedbackLog;
+  readonly #outbox: ExtractionOutbox | undefined;
+  /** Work a process that died left in the store, picked up at start (see `withExtraction`'s `recover`). */
+  readonly #recovery: Promise<unknown> | undefined;
+  readonly #stopRecovery = new AbortController();
 
   constructor(options: KiokuOptions, features: readonly MemoryFeature[], wiring: KiokuWiring) {
     const { stores, clock } = options;
@@ -47,19 +57,48 @@ export class Kioku {
     });
     this.privacy = new Privacy(stores, { clock, beforeForget: () => this.flush() });
     this.quarantine = new QuarantineReview(stores.facts, clock);
-  }
-
-  /** Resolves when the background work queued so far (extractions, enrichments) has finished. */
-  flush(): Promise<void> {
-    return this.background.flush();
+    this.#outbox = wiring.outbox;
+    // Swallowed: a store that is down at start leaves the work pending for the next run.
+    this.#recovery = wiring.recover
+      ? this.runPending({ stop: this.#stopRecovery.signal }).catch(() => undefined)
+      : undefined;
   }
 
   /**
-   * Take no more background work and wait for what is queued; with `signal`, stop waiting when it aborts
-   * (running jobs see it abort). The stores stay open: they are the app's to close.
+   * Resolves when the background work so far (extractions, enrichments) has finished: sessions whose new
+   * turns wait for their trigger are extracted now.
    */
-  close(options: { signal?: AbortSignal } = {}): Promise<void> {
-    return this.background.close(options);
+  async flush(): Promise<void> {
+    await this.#recovery;
+    await this.background.flush();
+  }
+
+  /**
+   * Extract what the sessions have pending now, in this process (for an app's own cron or queue, a
+   * serverless function after its response, or at start): user by user, each under the user's lease, so
+   * any number of instances can call it at once and a user another instance is working on is skipped as
+   * `busy`. `users` limits it to those users (every session of theirs is checked); by default every user
+   * the pending index lists is done. `budget` bounds the passes or the time. `kioku worker` runs it in a loop.
+   */
+  runPending(options: RunPendingOptions = {}): Promise<RunPendingReport> {
+    if (!this.#outbox) {
+      return Promise.reject(
+        new ValidationError('runPending needs extraction: build Kioku with withExtraction().'),
+      );
+    }
+    const { clock } = this.#options;
+    return runPending(this.#outbox, this.stores.working, { ...(clock ? { clock } : {}), ...options });
+  }
+
+  /**
+   * Take no more background work and wait for what is queued (sessions whose new turns wait for their
+   * trigger are extracted first); with `signal`, stop waiting when it aborts (running jobs see it abort).
+   * The stores stay open: they are the app's to close.
+   */
+  async close(options: { signal?: AbortSignal } = {}): Promise<void> {
+    this.#stopRecovery.abort(); // the pass under way finishes; the rest stays pending for the next start
+    await this.#recovery;
+    await this.background.close(options);
   }
 
   /** A new session for the user (and agent), and its conversation. */

@@ -1,6 +1,7 @@
 import type { Clock } from '../foundation/clock.js';
 import type { BackgroundQueue, BackgroundQueueOptions } from '../memory/background/queue.js';
 import type { DirectivesOption } from '../memory/dream/directives.js';
+import type { ExtractionOutbox } from '../memory/extraction/outbox.js';
 import type { FactLimits, KeepFact } from '../memory/limits/fact-limits.js';
 import type { ChatModel } from '../model/chat-model.js';
 import type { MemoryFeature } from '../runtime/feature.js';
@@ -76,6 +77,10 @@ export type FactLimitsWiring = FactLimits & { keep?: KeepFact };
 /** What the builder hands the `Kioku` it builds besides the options and features. */
 export interface KiokuWiring {
   background: BackgroundQueue;
+  /** The extraction outbox, when extraction is on (`runPending` drains it). */
+  outbox?: ExtractionOutbox;
+  /** Drain what the outbox has pending when the facade is made. */
+  recover?: boolean;
   factLimits?: FactLimitsWiring;
 }
 

@@ -14,6 +14,7 @@ import {
   exchangePrompt,
   extractAndStoreFacts,
 } from '../../src/memory/extraction/extract.js';
+import type { ExtractionTrigger } from '../../src/memory/extraction/trigger.js';
 import { answer, callTools, scriptedModel } from '../features/memory-features.harness.js';
 import { alice, bob, contentOf, gate, scriptedJsonModel, seed, world } from './harness.js';
 
@@ -35,7 +36,7 @@ const exact = (f: Fact) => ({
 /** Everything a request sent to the model said, as one text. */
 const said = (prompt: readonly ChatMessage[]) => prompt.map((m) => m.content).join('\n');
 
-async function chatWorld(extractionReplies: unknown[]) {
+async function chatWorld(extractionReplies: unknown[], trigger?: ExtractionTrigger) {
   const { stores, clock } = world();
   const model = scriptedJsonModel(extractionReplies);
   const events: BackgroundEvent[] = [];
@@ -48,7 +49,7 @@ async function chatWorld(extractionReplies: unknown[]) {
   })
     .withFacts()
     .withFacts({ mode: 'recall', enrichment: false })
-    .withExtraction()
+    .withExtraction(trigger ? { trigger } : {})
     .build();
   return { stores, clock, model, kioku, events };
 }
@@ -132,12 +133,15 @@ describe('extraction after a turn', () => {
 
   it('the reply never waits for the extraction', async () => {
     const hold = gate();
-    const { stores, kioku } = await chatWorld([
-      async () => {
-        await hold.promise;
-        return { facts: [cello] };
-      },
-    ]);
+    const { stores, kioku } = await chatWorld(
+      [
+        async () => {
+          await hold.promise;
+          return { facts: [cello] };
+        },
+      ],
+      { turns: 1 },
+    );
     const convo = await kioku.startConversation(alice);
     const turn = await convo.run('I started learning the cello.', scriptedModel([answer('Lovely!')]));
     expect(turn.answer).toBe('Lovely!');

@@ -76,6 +76,7 @@ export class BackgroundQueue {
   readonly #unfinished = new Set<Promise<void>>();
   readonly #abort = new AbortController();
   readonly #stats: BackgroundStats = { queued: 0, done: 0, failed: 0, refused: 0 };
+  readonly #flushHooks: (() => void)[] = [];
   #closed = false;
 
   constructor(options: BackgroundQueueOptions = {}) {
@@ -133,20 +134,33 @@ export class BackgroundQueue {
     return true;
   }
 
-  /** Resolves when every job accepted so far has finished (done or failed). Never rejects. */
-  async flush(): Promise<void> {
-    await Promise.all([...this.#unfinished]);
+  /**
+   * Run `hook` at the start of every `flush` and `close`, e.g. to queue work that waits for a trigger (a
+   * session's extraction waits for more turns) so that flushing does it now. What it throws is ignored.
+   */
+  onFlush(hook: () => void): void {
+    this.#flushHooks.push(hook);
   }
 
   /**
-   * Take no more jobs and wait for the accepted ones. When `signal` aborts first (a hard stop), running
+   * Queue what waits for a trigger (see `onFlush`), then resolve when every job accepted so far has
+   * finished (done or failed). Never rejects.
+   */
+  async flush(): Promise<void> {
+    this.#runFlushHooks();
+    await this.#settled();
+  }
+
+  /**
+   * Queue what waits for a trigger (see `onFlush`), take no more jobs and wait for the accepted ones. When `signal` aborts first (a hard stop), running
    * jobs see their signal abort, jobs not started are reported as failed (`ABORTED`) without running, and
    * `close` resolves without waiting for them.
    */
   async close(options: { signal?: AbortSignal } = {}): Promise<void> {
+    if (!this.#closed) this.#runFlushHooks();
     this.#closed = true;
     const { signal } = options;
-    if (!signal) return this.flush();
+    if (!signal) return this.#settled();
     const stopped = new Promise<void>((resolve) => {
       const stop = () => {
         this.#abort.abort(signal.reason);
@@ -155,7 +169,21 @@ export class BackgroundQueue {
       if (signal.aborted) stop();
       else signal.addEventListener('abort', stop, { once: true });
     });
-    await Promise.race([this.flush(), stopped]);
+    await Promise.race([this.#settled(), stopped]);
+  }
+
+  async #settled(): Promise<void> {
+    await Promise.all([...this.#unfinished]);
+  }
+
+  #runFlushHooks(): void {
+    for (const hook of this.#flushHooks) {
+      try {
+        hook();
+      } catch {
+        // a hook's error never fails a flush
+      }
+    }
   }
 
   async #run(job: BackgroundJob, info: JobInfo): Promise<void> {

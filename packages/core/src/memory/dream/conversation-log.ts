@@ -6,8 +6,15 @@ import type { Scope } from '../../foundation/scope.js';
 import { parseOrThrow } from '../../foundation/validation.js';
 import { isKiokuSession } from '../../store/sessions/kioku-sessions.js';
 import { baseScope, OwnSession } from '../../store/sessions/own-session.js';
-import type { KvEntry, TranscriptEntry } from '../../store/sessions/record.js';
+import type { KvEntry } from '../../store/sessions/record.js';
 import type { SessionStore } from '../../store/sessions/store.js';
+import {
+  compareMarks,
+  markAfter,
+  positionAfter,
+  type TranscriptMark,
+  TranscriptMarkSchema,
+} from '../../store/sessions/transcript-mark.js';
 import { updateKvValue } from '../../store/sessions/update-value.js';
 
 /** One message of the conversation log: the user's, or the agent's reply (`role`, default `user`). */
@@ -28,13 +35,10 @@ export type ConversationLogEntry = z.infer<typeof ConversationLogEntrySchema>;
  * is its watermark, kept in a dedicated session's k-v map; clearing the log advances the watermarks.
  */
 
-/** How far a session's transcript was read: its last entry's time, and how many entries of that millisecond were read. */
-export const LogWatermarkSchema = z.object({
-  ts: IsoDateSchema,
-  seen: z.number().int().min(1),
-});
+/** How far a session's transcript was read (see `TranscriptMark`). */
+export const LogWatermarkSchema = TranscriptMarkSchema;
 
-export type LogWatermark = z.infer<typeof LogWatermarkSchema>;
+export type LogWatermark = TranscriptMark;
 
 const WatermarksRecordSchema = z.object({
   schemaVersion: z.literal(1),
@@ -107,8 +111,8 @@ export class ConversationLog {
         });
       const last = transcript.at(-1);
       if (!last) continue;
-      marks[session.id] = markOf(transcript);
-      const after = afterMark(transcript, watermarks[session.id]);
+      marks[session.id] = markAfter(transcript);
+      const after = positionAfter(transcript, watermarks[session.id]);
       let turn = -1;
       transcript.forEach((entry, position) => {
         if (entry.role === 'user') turn++;
@@ -187,32 +191,6 @@ function parseWatermarks(entry: KvEntry | null): Record<string, LogWatermark> {
     });
   }
   return parsed.data.sessions;
-}
-
-/** The watermark at the end of a (non-empty) transcript. */
-function markOf(transcript: readonly TranscriptEntry[]): LogWatermark {
-  const last = transcript.at(-1)!;
-  const ms = Date.parse(last.ts);
-  let seen = 0;
-  for (const entry of transcript) if (Date.parse(entry.ts) === ms) seen++;
-  return { ts: last.ts, seen };
-}
-
-/** The position of the first entry after `mark` (0 without one). */
-function afterMark(transcript: readonly TranscriptEntry[], mark: LogWatermark | undefined): number {
-  if (!mark) return 0;
-  const markMs = Date.parse(mark.ts);
-  let sameMs = 0;
-  for (const [position, entry] of transcript.entries()) {
-    const ms = Date.parse(entry.ts);
-    if (ms > markMs) return position;
-    if (ms === markMs && ++sameMs > mark.seen) return position;
-  }
-  return transcript.length;
-}
-
-function compareMarks(a: LogWatermark, b: LogWatermark): number {
-  return Date.parse(a.ts) - Date.parse(b.ts) || a.seen - b.seen;
 }
 
 function cut(text: string, max: number): string {

@@ -10,7 +10,8 @@ export type OwnSessionPurpose =
   | 'feedback'
   | 'conversation-log'
   | 'recall-log'
-  | 'suppressions';
+  | 'suppressions'
+  | 'extraction';
 
 /**
  * One dedicated session per user + agent for one of Kioku's own purposes, found by its metadata
