@@ -400,6 +400,19 @@ export class RecordPartitions<T> {
     };
   }
 
+  /**
+   * A value every write to the partition changes (`FactStore.revision`): the meta hash's epoch and change
+   * counter, which every write script bumps with the write. The epoch is a new token on the first write
+   * after the partition was erased, on restore and on compaction, so a value never comes back; a partition
+   * never written (or erased: no keys left) reads '0', and holds no records then.
+   */
+  async revision(keys: PartitionKeys): Promise<string> {
+    const [epoch, version] = await this.connection.run('HMGET', () =>
+      this.connection.client.hmget(keys.meta, 'epoch', 'ver'),
+    );
+    return epoch === null && version === null ? '0' : `${epoch ?? ''}.${version ?? '0'}`;
+  }
+
   /** How many records the partition holds. */
   async size(keys: PartitionKeys): Promise<number> {
     return this.connection.run('HLEN', () => this.connection.client.hlen(keys.rec));
