@@ -168,6 +168,29 @@ export class PostgresFactStore extends PostgresStore implements FactStore {
     return rows.map(toFact);
   }
 
+  /**
+   * The partition's row in `fact_revisions`, replaced from `fact_revision_seq` by triggers on `facts` in every
+   * writing transaction, whoever writes (migration 0011). A partition without a row (nothing written since
+   * the migration, or erased) reads as `~` and the sequence's position: every write anywhere moves it on, so
+   * even an erased partition never reads as a value it had before.
+   */
+  async revision(scope: Scope): Promise<string> {
+    const s = parseScope(scope);
+    const { client, schema } = this.database;
+    const text = `select r.revision::text as revision, q.last_value::text as position
+      from "${schema}"."fact_revision_seq" as q
+      left join "${schema}"."fact_revisions" as r on r.user_id = $1 and r.agent_id = $2`;
+    const rows = await this.database.run(
+      async () =>
+        (await client.unsafe(text, [s.userId, agentKey(s.agentId)], { prepare: true })) as unknown as {
+          revision: string | null;
+          position: string;
+        }[],
+    );
+    const row = rows[0]!;
+    return row.revision ?? `~${row.position}`;
+  }
+
   async count(scope: Scope, filter: FactFilter = {}): Promise<number> {
     const s = parseScope(scope);
     const f = parseOrThrow(FactFilterSchema, filter, 'count filter');
@@ -330,33 +353,39 @@ export class PostgresFactStore extends PostgresStore implements FactStore {
     return rows.sort((a, b) => a.category.localeCompare(b.category));
   }
 
-  /** One statement (`fact_counts` follows by its triggers). */
   /**
    * One transaction: the facts (the triggers take their statistics rows with them, migration 0010), then
-   * any statistics row of the user still there at 0 (left by a schema older than 0010).
+   * any statistics row of the user still there at 0 (left by a schema older than 0010), then her revision
+   * rows (the triggers have just replaced them; the sequence never hands their values out again).
    */
   async eraseUser(userId: string): Promise<string[]> {
     selectedUser({ userId });
-    const { facts: t, factTerms, factCounts } = this.tables;
+    const { facts: t, factTerms, factCounts, factRevisions } = this.tables;
     const rows = await this.database.transaction(async (tx) => {
       const deleted = await tx.delete(t).where(eq(t.userId, userId)).returning({ id: t.id });
       await tx.delete(factTerms).where(and(eq(factTerms.userId, userId), lte(factTerms.df, 0)));
       await tx.delete(factCounts).where(and(eq(factCounts.userId, userId), lte(factCounts.n, 0)));
+      await tx.delete(factRevisions).where(eq(factRevisions.userId, userId));
       return deleted;
     });
     return rows.map((r) => r.id);
   }
 
-  /** The statistics tables the triggers derive from `facts`: rows of the user are residue once she has none. */
+  /** The tables the triggers derive from `facts`: rows of the user are residue once she has none. */
   async erasureResidue(userId: string): Promise<ErasureResidue[]> {
     selectedUser({ userId });
-    const { factTerms, factCounts } = this.tables;
+    const { factTerms, factCounts, factRevisions } = this.tables;
     return this.database.run(async (db) => {
       const [terms] = await db.select({ n: count() }).from(factTerms).where(eq(factTerms.userId, userId));
       const [counts] = await db.select({ n: count() }).from(factCounts).where(eq(factCounts.userId, userId));
+      const [revisions] = await db
+        .select({ n: count() })
+        .from(factRevisions)
+        .where(eq(factRevisions.userId, userId));
       return [
         { place: 'fact_terms', count: terms?.n ?? 0 },
         { place: 'fact_counts', count: counts?.n ?? 0 },
+        { place: 'fact_revisions', count: revisions?.n ?? 0 },
       ];
     });
   }

@@ -129,6 +129,21 @@ export function kiokuTables(schema?: string) {
     (t) => [primaryKey({ name: 'fact_terms_pk', columns: [t.userId, t.agentId, t.term] })],
   );
 
+  /**
+   * A value per partition that every write to its facts replaces, whoever writes (`FactStore.revision`: what
+   * core's fact block is reused by while it stays the same). Set by triggers on `facts` in the writing
+   * transaction from the sequence `fact_revision_seq`, so a value never comes back, even after `eraseUser`
+   * removed the row (migration `0011_fact_revisions.sql`; drizzle-kit does not model triggers).
+   */
+  const factRevisions = table(
+    'fact_revisions',
+    {
+      ...owner(),
+      revision: bigint('revision', { mode: 'number' }).notNull(),
+    },
+    (t) => [primaryKey({ name: 'fact_revisions_pk', columns: [t.userId, t.agentId] })],
+  );
+
   const documents = table(
     'documents',
     {
@@ -327,6 +342,7 @@ export function kiokuTables(schema?: string) {
     facts,
     factCounts,
     factTerms,
+    factRevisions,
     documents,
     documentChunks,
     plans,
@@ -345,6 +361,7 @@ export const {
   facts,
   factCounts,
   factTerms,
+  factRevisions,
   documents,
   documentChunks,
   plans,

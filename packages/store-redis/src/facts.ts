@@ -116,6 +116,11 @@ export class RedisFactStore extends RedisStoreBase implements FactStore {
     return facts.slice(opts.offset, opts.limit === undefined ? undefined : opts.offset + opts.limit);
   }
 
+  /** The partition's epoch and change counter, bumped by every write script (see `RecordPartitions.revision`). */
+  async revision(scope: Scope): Promise<string> {
+    return this.#records.revision(this.#keysFor(parseScope(scope)));
+  }
+
   async count(scope: Scope, filter: FactFilter = {}): Promise<number> {
     const keys = this.#keysFor(parseScope(scope));
     const f = parseOrThrow(FactFilterSchema, filter, 'count filter');

@@ -400,6 +400,22 @@ export class RecordPartitions<T> {
     };
   }
 
+  /**
+   * A value every write to the partition changes (`FactStore.revision`): the meta hash's epoch and change
+   * counter, which every write script bumps with the write. The epoch is a new token on the first write
+   * after the partition was erased, on restore and on compaction, so a value never comes back. A partition
+   * with no keys (never written, or erased) reads as a new token every time: a constant there would come
+   * back after `eraseUser`, and a block built while another process wrote could then be reused after the
+   * erasure.
+   */
+  async revision(keys: PartitionKeys): Promise<string> {
+    const [epoch, version] = await this.connection.run('HMGET', () =>
+      this.connection.client.hmget(keys.meta, 'epoch', 'ver'),
+    );
+    if (epoch === null && version === null) return `~${randomToken()}`;
+    return `${epoch ?? ''}.${version ?? '0'}`;
+  }
+
   /** How many records the partition holds. */
   async size(keys: PartitionKeys): Promise<number> {
     return this.connection.run('HLEN', () => this.connection.client.hlen(keys.rec));

@@ -283,6 +283,43 @@ describe.skipIf(noServer)('Redis stores: adapter specifics', () => {
     });
   });
 
+  describe('fact revision', () => {
+    it('it never reads as a value it had, even after eraseUser; a refused write leaves it', async () => {
+      const a = open();
+      const b = twinOf(a.connection.prefix);
+      const scope = randomScope();
+      const seen = new Set<string>();
+      const expectNew = async () => {
+        const revision = await b.facts.revision(scope);
+        expect(seen.has(revision), `revision ${revision} came back`).toBe(false);
+        seen.add(revision);
+      };
+      await a.facts.create(scope, { id: 'tea', content: 'Alice drinks tea' });
+      await expectNew();
+      const snapshot = await a.facts.snapshot({ userId: scope.userId });
+      await a.facts.eraseUser(scope.userId);
+      // An erased partition reads as a new value every time (none it ever had).
+      await expectNew();
+      await expectNew();
+      // The same write again after the erase: the counter starts over, the revision does not.
+      await a.facts.create(scope, { id: 'tea', content: 'Alice drinks tea' });
+      await expectNew();
+      await a.facts.restore(snapshot);
+      await expectNew();
+      await expect(a.facts.update(scope, 'tea', { content: 'x' }, { expectedVersion: 9 })).rejects.toThrow();
+      await expect(a.facts.create(scope, { id: 'tea', content: 'again' })).rejects.toThrow();
+      expect(await a.facts.delete(scope, 'no-such-fact')).toBe(false);
+      expect(await b.facts.revision(scope)).toBe([...seen].at(-1));
+      const many = await times(40, (i) => a.facts.create(scope, { content: `item ${i}` }));
+      for (const fact of many) {
+        await a.facts.delete(scope, fact.id);
+        await expectNew();
+      }
+      await a.facts.eraseUser(scope.userId);
+      expect(await keysUnder(a.connection.prefix)).toEqual([]);
+    });
+  });
+
   describe('working memory expiry in Redis', () => {
     it('Redis deletes an entry on its own when its TTL is up (real time, no read needed)', async () => {
       const s = open();
