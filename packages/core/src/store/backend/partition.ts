@@ -93,6 +93,11 @@ export interface PartitionBackend {
     codec: PartitionCodec<S>,
     key: string,
   ): Promise<{ value: unknown } | undefined>;
+  /**
+   * Optional: a value that changes with every write of the partition, by any process, and never comes
+   * back (a record backend's version). Without it, a store's revision is the decoded partition object's.
+   */
+  revision?(ref: PartitionRef): Promise<string>;
   /** Replace a partition wholesale (restore). */
   replace<S>(ref: PartitionRef, codec: PartitionCodec<S>, state: S): Promise<void>;
   /** Every stored partition of `kind`, optionally only one user's. */

@@ -86,6 +86,9 @@ export interface RecordBackend {
   readonly recordLimitBytes?: number;
 }
 
+/** Reads of an absent partition's revision in this process (each gets its own value). */
+let absentReads = 0;
+
 /** Attempts of an optimistic write before giving up under contention. */
 const MAX_ATTEMPTS = 50;
 
@@ -183,6 +186,20 @@ export class RecordBackedPartitions implements PartitionBackend {
         { cause: error, details: { ...where, key } },
       );
     }
+  }
+
+  /**
+   * The partition's version (a version never comes back, see `RecordBackend.apply`): one version read,
+   * or a scan for a backend without `version`, so a store's revision holds across processes and is
+   * stable while nothing is written even when nothing is cached. An absent partition reads as version 0
+   * before its first write and after its erasure alike, so it gets a new value on every call: a block
+   * built from records written meanwhile is never taken for the erased partition's.
+   */
+  async revision(ref: PartitionRef): Promise<string> {
+    const version = this.#records.version
+      ? await this.#records.version(ref)
+      : (await this.#records.scan(ref)).version;
+    return version === 0 ? `absent.${++absentReads}` : `v${version}`;
   }
 
   /**

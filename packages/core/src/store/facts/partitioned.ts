@@ -121,7 +121,9 @@ export class PartitionedFactStore implements FactStore {
   }
 
   async revision(scope: Scope): Promise<string> {
-    const state = await this.#backend.read(refFor(parseScope(scope)), factCodec);
+    const ref = refFor(parseScope(scope));
+    if (this.#backend.revision) return this.#backend.revision(ref);
+    const state = await this.#backend.read(ref, factCodec);
     return state.revision;
   }
 
