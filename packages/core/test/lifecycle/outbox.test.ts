@@ -63,6 +63,8 @@ describe('extraction through the outbox', () => {
         .sort(),
     );
     expect(model.exchanges).toEqual(SAYINGS.slice(0, 4));
+    // The four turns cost one memory-model call.
+    expect(model.calls).toBe(1);
     const outbox = new ExtractionOutbox({ stores, model });
     expect(await outbox.pending(alice, convo.sessionId)).toEqual([]);
     expect(await new PendingIndex(stores.working).users()).toEqual([]);
