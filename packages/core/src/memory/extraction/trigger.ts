@@ -10,7 +10,7 @@ export interface ExtractionTrigger {
 
 /**
  * The defaults. 8 turns, one pass of the outbox (`OUTBOX_DEFAULTS.turnsPerPass`): measured by `pnpm
- * bench:lifecycle` (its outbox rows), LoCoMo costs 0.146 memory-model calls per user turn so, against 0.265
+ * bench:lifecycle` (its outbox rows), LoCoMo costs 0.144 memory-model calls per user turn so, against 0.267
  * with 4 turns (a session's last turns are a short pass of their own, above the ≤ 0.25 asked); a fact said
  * in a turn is in memory at most 8 turns later, and the conversation's history (20 turns replayed by
  * default) carries it meanwhile. 2000 tokens: a few long turns (a pasted text) start it sooner, which keeps
