@@ -33,8 +33,8 @@ describe('the memory life cycle in the chat (scripted endpoint)', () => {
         streamText('Saved.'),
       ],
       {
-        memory_extraction: [
-          { facts: [{ content: 'User lives in Lisbon', category: 'user-profile/location' }] },
+        memory_extraction_batch: [
+          { facts: [{ turn: 0, content: 'User lives in Lisbon', category: 'user-profile/location' }] },
         ],
         memory_consolidation: [
           (body: Record<string, unknown>) => ({

@@ -1,8 +1,9 @@
-import { KiokuBuilder, type KiokuStores, type Scope } from '@kioku/core';
+import { KiokuBuilder, type KiokuStores, NotFoundError, type Scope } from '@kioku/core';
 import {
   ChangesetLog,
   countOperations,
   type DreamProgress,
+  ExtractionOutbox,
   extractSession,
   formatChangeset,
   type KeptChangeset,
@@ -207,7 +208,39 @@ export async function dreamCommand(args: string[], io: CliIo, usage: () => Promi
   });
 }
 
-/** `kioku extract`: the durable facts of a stored session, turn by turn, as changesets. */
+/**
+ * The session's turns past its extraction watermark, through the outbox (as a worker drains them): passes
+ * of `batch` turns, the watermark advanced with each, so turns the app's extraction or a worker already
+ * read are not extracted again, nor these by them. NOT_FOUND when the session is not the user's.
+ */
+async function drainPastWatermark(
+  stores: KiokuStores,
+  model: Awaited<ReturnType<typeof loadChatModel>>,
+  scope: Scope,
+  sessionId: string,
+  batch: number,
+  signal: AbortSignal,
+  clock: { clock?: NonNullable<CliIo['clock']> },
+  io: CliIo,
+): Promise<PassResult[]> {
+  if (!(await stores.sessions.get(scope, sessionId))) {
+    throw new NotFoundError(`Session "${sessionId}" is not one of user "${scope.userId}"'s sessions.`, {
+      details: { sessionId },
+    });
+  }
+  const outbox = new ExtractionOutbox({ stores, model, turnsPerPass: batch, ...clock });
+  const pending = (await outbox.pending(scope, sessionId)).length;
+  io.stderr.write(`  ${plural(pending, 'turn')} past the extraction watermark\n`);
+  const drain = await outbox.drainSession(scope, sessionId, { signal });
+  if (drain.error !== undefined) throw drain.error;
+  return drain.results;
+}
+
+/**
+ * `kioku extract`: the durable facts of a stored session as changesets. It reads the turns past the
+ * session's extraction watermark and advances it; `--dry-run` and `--batch 1` read the whole session and
+ * leave the watermark as it is.
+ */
 export async function extractCommand(
   args: string[],
   io: CliIo,
@@ -235,18 +268,20 @@ export async function extractCommand(
       scope,
       MEMORY_WORK_LEASE,
       (signal) =>
-        extractSession({
-          stores,
-          model,
-          scope,
-          sessionId,
-          changesets,
-          apply: !dryRun,
-          batch,
-          signal,
-          ...clock,
-          onProgress: (done, total) => io.stderr.write(`  turn ${done} of ${total}\n`),
-        }),
+        dryRun || batch === 1
+          ? extractSession({
+              stores,
+              model,
+              scope,
+              sessionId,
+              changesets,
+              apply: !dryRun,
+              batch,
+              signal,
+              ...clock,
+              onProgress: (done, total) => io.stderr.write(`  turn ${done} of ${total}\n`),
+            })
+          : drainPastWatermark(stores, model, scope, sessionId, batch, signal, clock, io),
       clock,
     );
     if (dryRun) for (const r of results) await changesets.propose(scope, r.changeset);

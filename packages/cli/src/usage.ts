@@ -164,7 +164,9 @@ Extracts the durable facts of a stored conversation, a batch of turns per model 
 user message and final answer are read (never tool results, memory blocks or the system prompt), and in
 the same call the candidates are checked against the user's similar facts (add, update, delete or
 nothing); each batch's changes are one changeset, applied and kept (revertible with kioku dream --revert
-<id>). The model comes from the environment as for kioku dream.
+<id>). It reads only the turns past the session's extraction watermark (what the app's extraction or
+kioku worker has not read yet) and advances it, so no turn is extracted twice; --dry-run and --batch 1
+read the whole session and leave the watermark. The model comes from the environment as for kioku dream.
 
 Options:
   --store <backend>    the user's memory

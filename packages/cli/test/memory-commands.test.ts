@@ -170,6 +170,54 @@ describe('kioku extract', () => {
     await check.close();
   });
 
+  it("reads only the turns past the session's extraction watermark and advances it, so nothing is extracted twice", async () => {
+    const store = await sqliteStore();
+    let stores = await openStores(store);
+    const session = await stores.sessions.create(ALICE);
+    await stores.sessions.transcriptAppend(ALICE, session.id, [
+      { role: 'user', content: 'I moved to Lisbon last month.' },
+      { role: 'assistant', content: 'Welcome to Lisbon!' },
+    ]);
+    await stores.close();
+    const model = await passModel({
+      memory_extraction_batch: [
+        { facts: [{ turn: 0, content: 'Lives in Lisbon', category: 'user-profile/location' }] },
+        { facts: [{ turn: 1, content: 'Plays the cello on Tuesdays', category: 'personal/hobbies' }] },
+      ],
+    });
+    cleanups.push(() => model.server.close());
+    const extract = () =>
+      kioku(['extract', '--store', store, '--user', 'alice', '--session', session.id], { env: model.env });
+    const prompts = () =>
+      model.server.received
+        .filter((r) => r.path.endsWith('/chat/completions'))
+        .map((r) => (r.body.messages as { content: string }[]).at(-1)!.content);
+
+    ok(await extract());
+    expect(prompts()).toHaveLength(1);
+    // Already read: a second run asks the model nothing and writes nothing.
+    const again = ok(await extract());
+    expect(again.stdout).toContain(`Nothing to remember in session ${session.id}.`);
+    expect(prompts()).toHaveLength(1);
+
+    // A new turn: only it is read.
+    stores = await openStores(store);
+    await stores.sessions.transcriptAppend(ALICE, session.id, [
+      { role: 'user', content: 'I play the cello on Tuesdays.' },
+    ]);
+    await stores.close();
+    ok(await extract());
+    expect(prompts()).toHaveLength(2);
+    expect(prompts()[1]).toContain('<exchange turn="1">');
+    expect(prompts()[1]).not.toContain('Lisbon');
+    const check = await openStores(store);
+    expect((await check.facts.list(ALICE)).map((f) => [f.content, f.provenance.turn])).toEqual([
+      ['Lives in Lisbon', 0],
+      ['Plays the cello on Tuesdays', 1],
+    ]);
+    await check.close();
+  });
+
   it('with --batch 1 extracts turn by turn, one changeset per turn', async () => {
     const store = await sqliteStore();
     const stores = await openStores(store);

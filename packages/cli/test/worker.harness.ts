@@ -4,8 +4,8 @@ import { type Reply, startScriptedServer, text } from '@kioku/openai-test-server
 import { kiokuArgv, packageDir } from './helpers.js';
 
 /**
- * An OpenAI-compatible memory model for the worker tests: an extraction is answered with one fact per
- * exchange, the user's own words; a reconciliation adds every new fact. `asked` counts how often each
+ * An OpenAI-compatible memory model for the worker tests: a batched extraction is answered with one fact
+ * per `<exchange turn="N">`, the user's own words with that turn; a reconciliation adds every new fact. `asked` counts how often each
  * user message was sent for extraction (each must be once).
  */
 export async function echoModelServer() {
@@ -22,9 +22,14 @@ export async function echoModelServer() {
       }));
       return text(JSON.stringify({ decisions }))(res, body, req);
     }
-    const users = [...prompt.matchAll(/<user>\n([\s\S]*?)\n<\/user>/g)].map((m) => m[1]!);
-    for (const u of users) asked.set(u, (asked.get(u) ?? 0) + 1);
-    const facts = users.map((content) => ({ content, category: 'personal/notes', tags: [] }));
+    const shown = [...prompt.matchAll(/<exchange turn="(\d+)">\n<user>\n([\s\S]*?)\n<\/user>/g)];
+    for (const [, , u] of shown) asked.set(u!, (asked.get(u!) ?? 0) + 1);
+    const facts = shown.map((m) => ({
+      turn: Number(m[1]),
+      content: m[2]!,
+      category: 'personal/notes',
+      tags: [],
+    }));
     text(JSON.stringify({ facts }))(res, body, req);
   };
   const server = await startScriptedServer(route);

@@ -6,15 +6,24 @@
  * batch may be shorter: it is flushed when the session ends). Reported per user turn: memory-model
  * calls, prompt and output tokens (core's o200k tokenizer: the scripted model reports no usage, so
  * `generateObject` counts the whole request, JSON-schema instruction included) and facts written.
+ * The outbox row runs the same turns through a Kioku conversation with `withExtraction()` at its
+ * defaults (trigger and pass size), i.e. what the in-process path costs.
  */
 import {
   type ChatModel,
   type ChatModelReply,
   type ChatModelRequest,
   createInMemoryStores,
+  KiokuBuilder,
 } from '@kioku/core';
 import { UsageLedger } from '@kioku/core/model';
-import { extractAndStoreFacts, extractBatch } from '@kioku/core/passes';
+import {
+  EXTRACTION_TRIGGER_DEFAULTS,
+  type ExtractionTrigger,
+  extractAndStoreFacts,
+  extractBatch,
+  OUTBOX_DEFAULTS,
+} from '@kioku/core/passes';
 import { ManualClock } from '@kioku/core/testing';
 import type { Conversation } from './locomo.js';
 import { round } from './util.js';
@@ -93,9 +102,12 @@ export class ScriptedExtractor implements ChatModel {
 }
 
 export interface CostRow {
-  /** `per turn` or `batch n`. */
+  /** `per turn`, `batch n` or `outbox, …` (the in-process path). */
   path: string;
+  /** Turns one call reads at most (for the outbox: one pass). */
   batch: number;
+  /** The outbox path only: the new turns that start a drain. */
+  triggerTurns?: number;
   userTurns: number;
   calls: number;
   /** Reconciliation calls (per turn: when similar facts exist; batched: only past the similar-facts budget). */
@@ -177,20 +189,109 @@ async function runPath(
   };
 }
 
-/** The per-turn path and each batch size, side by side in one run. */
+/** The path name of the outbox row at `withExtraction()`'s defaults. */
+export const OUTBOX_DEFAULTS_PATH = 'outbox, in-process defaults';
+
+/** The chat model of the outbox path: an empty answer, so each exchange is the user's words only. */
+const silentChat: ChatModel = {
+  async complete() {
+    return { role: 'assistant', content: '' };
+  },
+};
+
+/**
+ * The in-process path: each LoCoMo session is a Kioku conversation with `withExtraction({ trigger })`
+ * (defaults unless given), one `run` per dialog turn; after each turn the background queue is let finish
+ * (a drain takes far less than a user takes to type the next message), and at a session's end
+ * `kioku.flush()` stands for the idle trigger (LoCoMo's sessions are days apart).
+ */
+async function runOutboxPath(
+  conversations: readonly Conversation[],
+  turns: number | undefined,
+  trigger: ExtractionTrigger | undefined,
+): Promise<Omit<CostRow, 'promptVsPerTurn'>> {
+  const model = new ScriptedExtractor();
+  const usage = new UsageLedger();
+  let userTurns = 0;
+  let facts = 0;
+  let failures = 0;
+  for (const conv of conversations) {
+    const scope = userOf(conv);
+    const clock = new ManualClock(Date.UTC(2023, 0, 1));
+    const stores = createInMemoryStores({ clock });
+    const kioku = new KiokuBuilder({
+      stores,
+      model,
+      clock,
+      background: {
+        onEvent: (e) => {
+          if (e.type === 'failed') failures++;
+        },
+      },
+    })
+      .withExtraction({ usage, recover: false, ...(trigger ? { trigger } : {}) })
+      .build();
+    const units = conv.units.slice(0, turns ?? conv.units.length);
+    userTurns += units.length;
+    const sessions = new Map<number, typeof units>();
+    for (const unit of units) sessions.set(unit.session, [...(sessions.get(unit.session) ?? []), unit]);
+    for (const session of sessions.values()) {
+      const convo = await kioku.startConversation(scope);
+      for (const unit of session) {
+        clock.advance(60_000);
+        await convo.run(unit.text, silentChat);
+        while (kioku.background.pending > 0) await new Promise((r) => setImmediate(r));
+      }
+      await kioku.flush();
+    }
+    facts += await stores.facts.count(scope);
+    await kioku.close();
+    await stores.close();
+  }
+  const { inputTokens, outputTokens } = usage.total;
+  const triggerTurns = trigger?.turns ?? EXTRACTION_TRIGGER_DEFAULTS.turns;
+  return {
+    path: trigger?.turns === undefined ? OUTBOX_DEFAULTS_PATH : `outbox, trigger ${triggerTurns}`,
+    batch: OUTBOX_DEFAULTS.turnsPerPass,
+    triggerTurns,
+    userTurns,
+    calls: model.calls,
+    reconcileCalls: usage.entries.filter((e) => e.label === 'extraction:reconcile').length,
+    promptTokens: inputTokens,
+    outputTokens,
+    facts,
+    failures,
+    callsPerTurn: round(model.calls / userTurns, 3),
+    promptTokensPerTurn: round(inputTokens / userTurns, 1),
+    outputTokensPerTurn: round(outputTokens / userTurns, 1),
+  };
+}
+
+/**
+ * The per-turn path, each batch size and the outbox (in-process defaults, then each of `triggers` new
+ * turns per drain), side by side in one run.
+ */
 export async function runCostBench(options: {
   conversations: readonly Conversation[];
   batches: readonly number[];
+  triggers?: readonly number[];
   turns?: number;
   progress?: (line: string) => void;
 }): Promise<CostRow[]> {
   const rows: CostRow[] = [];
   let baseline = 0;
+  const add = (row: Omit<CostRow, 'promptVsPerTurn'>) => {
+    rows.push({ ...row, promptVsPerTurn: round(row.promptTokensPerTurn / baseline, 3) });
+    options.progress?.(`  ${row.path}: ${row.calls} calls, ${row.promptTokens} prompt tokens`);
+  };
   for (const batch of [1, ...options.batches.filter((b) => b > 1)]) {
     const row = await runPath(options.conversations, batch, options.turns);
     if (batch === 1) baseline = row.promptTokensPerTurn;
-    rows.push({ ...row, promptVsPerTurn: round(row.promptTokensPerTurn / baseline, 3) });
-    options.progress?.(`  ${row.path}: ${row.calls} calls, ${row.promptTokens} prompt tokens`);
+    add(row);
+  }
+  add(await runOutboxPath(options.conversations, options.turns, undefined));
+  for (const turns of options.triggers ?? []) {
+    add(await runOutboxPath(options.conversations, options.turns, { turns }));
   }
   return rows;
 }

@@ -70,7 +70,7 @@ function scripted(replies: ChatMessage[], prompts: ChatMessage[][] = []): ChatMo
 
 /** The extraction model: it proposes the case's text as a fact (then reconciles nothing). */
 function extractor(fact: string): ChatModel {
-  const answers = [{ facts: [{ content: fact, category: 'general' }] }, { decisions: [] }];
+  const answers = [{ facts: [{ turn: 0, content: fact, category: 'general' }] }, { decisions: [] }];
   let i = 0;
   return {
     async complete() {

@@ -145,9 +145,14 @@ describe('bench:lifecycle cost (scripted extractor)', () => {
         text: u.text.replace('."', ' with my family and friends."'),
       })),
     };
-    const rows = await runCostBench({ conversations: [conversation], batches: [3] });
-    expect(rows.map((r) => r.path)).toEqual(['per turn', 'batch 3']);
-    const [perTurn, batched] = rows;
+    const rows = await runCostBench({ conversations: [conversation], batches: [3], triggers: [2] });
+    expect(rows.map((r) => r.path)).toEqual([
+      'per turn',
+      'batch 3',
+      'outbox, in-process defaults',
+      'outbox, trigger 2',
+    ]);
+    const [perTurn, batched, outbox, trigger2] = rows;
     expect(perTurn!.userTurns).toBe(6);
     // One extraction call per turn, and reconciliation once
     // the user has similar facts; batched, one call per session.
@@ -157,5 +162,9 @@ describe('bench:lifecycle cost (scripted extractor)', () => {
     expect(batched!.facts).toBe(perTurn!.facts);
     expect(perTurn!.facts).toBe(5); // the one question proposes nothing
     expect(batched!.promptVsPerTurn).toBeLessThan(0.5);
+    // Through a Kioku conversation with withExtraction(): a session shorter than the trigger is one
+    // pass when it ends; with a trigger of 2 turns, a session of 3 is a pass of 2, then one of 1.
+    expect(outbox).toMatchObject({ userTurns: 6, calls: 2, failures: 0, facts: perTurn!.facts });
+    expect(trigger2).toMatchObject({ userTurns: 6, calls: 4, failures: 0, facts: perTurn!.facts });
   });
 });

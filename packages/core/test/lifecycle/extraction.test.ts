@@ -9,8 +9,12 @@ import {
 import { formatChangeset } from '../../src/memory/changesets/changeset.js';
 import { ChangesetLog } from '../../src/memory/changesets/changeset-log.js';
 import {
+  BATCH_RECONCILIATION_RULES,
+  batchPrompt,
+  DEFAULT_BATCH_EXTRACTION_DIRECTIVE,
+} from '../../src/memory/extraction/batch.js';
+import {
   DEFAULT_EXTRACTION_DIRECTIVE,
-  DEFAULT_RECONCILIATION_DIRECTIVE,
   exchangePrompt,
   extractAndStoreFacts,
 } from '../../src/memory/extraction/extract.js';
@@ -58,11 +62,8 @@ const cello = { content: 'User started learning the cello', category: 'personal/
 
 describe('extraction after a turn', () => {
   it('never shows the extractor recalled memory, tool results, tool schemas or the system prompt', async () => {
-    const { stores, clock, model, kioku, events } = await chatWorld([
-      { facts: [cello] },
-      { decisions: [{ fact: 1, event: 'ADD', reason: 'A new hobby.' }] },
-    ]);
-    await seed(stores, clock, alice, [
+    const { stores, clock, model, kioku, events } = await chatWorld([{ facts: [{ ...cello, turn: 0 }] }]);
+    const [, dog] = await seed(stores, clock, alice, [
       { content: 'User lives in Chicago', category: 'personal/home' },
       { content: "User's dog is named Biscuit", category: 'personal/pets' },
     ]);
@@ -78,30 +79,28 @@ describe('extraction after a turn', () => {
     // The turn did inject and recall them…
     expect(said(chat.prompts[0]!)).toContain('User lives in Chicago');
     expect(said(chat.prompts[1]!)).toContain("User's dog is named Biscuit");
-    // …and the extraction request has none of it: only the user message and the final answer.
+    // …and the extraction request's exchanges have none of it: only the user message and the final answer.
+    expect(model.prompts).toHaveLength(1);
     const request = model.prompts[0]!;
+    const exchanges = batchPrompt(
+      new Map([
+        [0, { user: userMessage, answer: 'Found it in your memories. And good luck with the cello!' }],
+      ]),
+      [],
+    );
     expect(request).toEqual([
-      { role: 'system', content: expect.stringContaining(DEFAULT_EXTRACTION_DIRECTIVE) },
-      {
-        role: 'user',
-        content: exchangePrompt({
-          user: userMessage,
-          answer: 'Found it in your memories. And good luck with the cello!',
-        }),
-      },
+      { role: 'system', content: expect.stringContaining(DEFAULT_BATCH_EXTRACTION_DIRECTIVE) },
+      { role: 'user', content: expect.stringMatching(/^The exchanges/) },
     ]);
-    for (const leaked of [
-      'Chicago',
-      'Biscuit',
-      'DYNAMIC_MEMORY',
-      'Recalled from',
-      'search_memory',
-      'Marker-Bot',
-    ]) {
+    const [shownExchanges, shownMemories = ''] = request[1]!.content.split('\n\nExisting memories');
+    expect(shownExchanges).toBe(exchanges);
+    for (const leaked of ['Chicago', 'Biscuit']) expect(shownExchanges).not.toContain(leaked);
+    for (const leaked of ['DYNAMIC_MEMORY', 'Recalled from', 'search_memory', 'Marker-Bot']) {
       expect(said(request)).not.toContain(leaked);
     }
-    // The reconciliation is shown the similar facts, by design, and adds the new one.
-    expect(model.prompts[1]![0]!.content).toContain(DEFAULT_RECONCILIATION_DIRECTIVE);
+    // The same call is shown the user's similar facts with their ids, by design, to reconcile with them.
+    expect(request[0]!.content).toContain(BATCH_RECONCILIATION_RULES);
+    expect(shownMemories).toContain(`[${dog!.id}]`);
     const facts = await contentOf(stores, alice);
     const added = facts.find((f) => f.content === cello.content)!;
     expect(added).toMatchObject({
@@ -119,14 +118,17 @@ describe('extraction after a turn', () => {
   });
 
   it('names the session and the turn each fact came from', async () => {
-    const { stores, kioku } = await chatWorld([
-      { facts: [] },
-      { facts: [{ content: 'User is allergic to peanuts', category: 'personal/health', tags: [] }] },
+    const { stores, kioku, model } = await chatWorld([
+      { facts: [{ turn: 1, content: 'User is allergic to peanuts', category: 'personal/health', tags: [] }] },
     ]);
     const convo = await kioku.startConversation(alice);
     await convo.run('Hi!', scriptedModel([answer('Hello!')]));
     await convo.run('I am allergic to peanuts.', scriptedModel([answer('Noted.')]));
     await kioku.flush();
+    // Both turns are read by one call, each labelled with its turn.
+    expect(model.prompts).toHaveLength(1);
+    expect(model.prompts[0]![1]!.content).toContain('<exchange turn="0">');
+    expect(model.prompts[0]![1]!.content).toContain('<exchange turn="1">');
     const [fact] = await contentOf(stores, alice);
     expect(fact!.provenance).toEqual({ source: 'extraction', sessionId: convo.sessionId, turn: 1 });
   });
@@ -137,7 +139,7 @@ describe('extraction after a turn', () => {
       [
         async () => {
           await hold.promise;
-          return { facts: [cello] };
+          return { facts: [{ ...cello, turn: 0 }] };
         },
       ],
       { turns: 1 },
@@ -440,13 +442,12 @@ describe('extractAndStoreFacts', () => {
     const events: BackgroundEvent[] = [];
     let edit: () => Promise<void> = async () => {};
     const model = scriptedJsonModel([
-      { facts: [{ content: 'User has taken guitar lessons since 2020' }] },
       async () => {
-        await edit(); // the user's own edit lands while the reconciliation is thinking
+        await edit(); // the user's own edit lands while the extraction (with reconciliation) is thinking
         return {
-          decisions: [
+          facts: [
             {
-              fact: 1,
+              turn: 0,
               event: 'UPDATE',
               id: guitar!.id,
               content: 'User plays guitar and has taken lessons since 2020',

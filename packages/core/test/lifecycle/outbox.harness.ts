@@ -1,10 +1,11 @@
 import type { ChatModel, ChatModelRequest } from '../../src/index.js';
 
 /**
- * A memory model for outbox tests: an extraction request is answered with one fact per exchange shown,
- * the user's own words (so it is grounded and recognisable); a reconciliation adds every new fact. It
- * counts the exchanges it was asked about, to check that none is extracted twice. `hold`, when set, is
- * awaited before answering (a pass still running when its process dies).
+ * A memory model for outbox tests: a batched extraction request is answered with one fact per
+ * `<exchange turn="N">` shown, the user's own words with that turn (so it is grounded and recognisable);
+ * a reconciliation adds every new fact. It counts the exchanges it was asked about, to check that none is
+ * extracted twice. `hold`, when set, is awaited before answering (a pass still running when its process
+ * dies).
  */
 export function echoMemoryModel(): ChatModel & {
   exchanges: string[];
@@ -29,9 +30,14 @@ export function echoMemoryModel(): ChatModel & {
         }));
         return { role: 'assistant' as const, content: JSON.stringify({ decisions }) };
       }
-      const users = [...prompt.matchAll(/<user>\n([\s\S]*?)\n<\/user>/g)].map((m) => m[1]!);
-      model.exchanges.push(...users);
-      const facts = users.map((content) => ({ content, category: 'personal/notes', tags: [] }));
+      const shown = [...prompt.matchAll(/<exchange turn="(\d+)">\n<user>\n([\s\S]*?)\n<\/user>/g)];
+      model.exchanges.push(...shown.map((m) => m[2]!));
+      const facts = shown.map((m) => ({
+        turn: Number(m[1]),
+        content: m[2]!,
+        category: 'personal/notes',
+        tags: [],
+      }));
       return { role: 'assistant' as const, content: JSON.stringify({ facts }) };
     },
   };

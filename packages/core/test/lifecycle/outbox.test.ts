@@ -44,25 +44,27 @@ function build(
 }
 
 describe('extraction through the outbox', () => {
-  it('waits for 4 new turns by default, then extracts them all, each once, named by its turn', async () => {
+  it('waits for 8 new turns by default, then extracts them all, each once, named by its turn', async () => {
     const w = world();
     const { stores } = w;
     const model = echoMemoryModel();
     const kioku = build(w, model, { trigger: {} });
     const convo = await kioku.startConversation(alice);
     const chat = replies();
-    for (const saying of SAYINGS.slice(0, 3)) await convo.run(saying, chat);
+    for (const saying of SAYINGS.slice(0, 7)) await convo.run(saying, chat);
     expect(kioku.background.stats.queued).toBe(0);
-    await convo.run(SAYINGS[3]!, chat);
+    await convo.run(SAYINGS[7]!, chat);
     expect(kioku.background.stats.queued).toBe(1);
     await kioku.background.flush();
     const facts = await factsOf(stores, alice);
     expect(facts.map((f) => [f.content, f.provenance.turn]).sort()).toEqual(
-      SAYINGS.slice(0, 4)
+      SAYINGS.slice(0, 8)
         .map((s, i) => [s, i])
         .sort(),
     );
-    expect(model.exchanges).toEqual(SAYINGS.slice(0, 4));
+    expect(model.exchanges).toEqual(SAYINGS.slice(0, 8));
+    // The eight turns cost one memory-model call.
+    expect(model.calls).toBe(1);
     const outbox = new ExtractionOutbox({ stores, model });
     expect(await outbox.pending(alice, convo.sessionId)).toEqual([]);
     expect(await new PendingIndex(stores.working).users()).toEqual([]);

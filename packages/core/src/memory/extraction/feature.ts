@@ -34,8 +34,9 @@ interface SessionState {
  * the work to do (the transcript is the outbox, see `ExtractionOutbox`): the turn is noted in the pending
  * index, and once a session has `trigger.turns` new turns, or `trigger.tokens` tokens of them, or has been
  * quiet for `trigger.idleMs`, a job on the background queue drains it: its turns past the watermark are
- * extracted (`extractPendingTurns`: the user messages and final answers only, never memory blocks, tool
- * results or the system prompt), reconciled with the user's similar facts and applied as kept changesets.
+ * extracted in one batched call per pass (`extractPendingTurns`: the user messages and final answers only,
+ * never memory blocks, tool results or the system prompt), reconciled with the user's similar facts in the
+ * same call, and applied as kept changesets.
  * `Kioku.flush()` and `close()` drain every session with new turns at once. A failure is reported by the
  * queue and leaves the turns pending; a process that dies leaves them for the next drain, by any instance.
  */

@@ -1,6 +1,6 @@
 /** When a session's new turns are extracted: whichever of these comes first. */
 export interface ExtractionTrigger {
-  /** New user turns in a session (default 4). */
+  /** New user turns in a session (default 8). */
   turns?: number;
   /** Tokens (o200k) of those turns' user messages and answers (default 2000). */
   tokens?: number;
@@ -9,13 +9,15 @@ export interface ExtractionTrigger {
 }
 
 /**
- * The defaults. 4 turns: the memory model is then called once per 4 user turns or less once the pass is
- * one batched call, the ≤ 0.25 calls per user turn asked of it, and a fact said in a turn is in memory a
- * few turns later (the conversation's own history replays it meanwhile). 2000 tokens: a few long turns
- * (a pasted text) start it sooner, which keeps the prompt of one pass small. 60 s: a conversation quiet
- * for a minute has its last turns extracted without waiting for more.
+ * The defaults. 8 turns, one pass of the outbox (`OUTBOX_DEFAULTS.turnsPerPass`): measured by `pnpm
+ * bench:lifecycle` (its outbox rows), LoCoMo costs 0.144 memory-model calls per user turn so, against 0.267
+ * with 4 turns (a session's last turns are a short pass of their own, above the ≤ 0.25 asked); a fact said
+ * in a turn is in memory at most 8 turns later, and the conversation's history (20 turns replayed by
+ * default) carries it meanwhile. 2000 tokens: a few long turns (a pasted text) start it sooner, which keeps
+ * the prompt of one pass small. 60 s: a conversation quiet for a minute has its last turns extracted
+ * without waiting for more.
  */
-export const EXTRACTION_TRIGGER_DEFAULTS = Object.freeze({ turns: 4, tokens: 2000, idleMs: 60_000 });
+export const EXTRACTION_TRIGGER_DEFAULTS = Object.freeze({ turns: 8, tokens: 2000, idleMs: 60_000 });
 
 export function resolveTrigger(trigger: ExtractionTrigger = {}): Required<ExtractionTrigger> {
   const out = { ...EXTRACTION_TRIGGER_DEFAULTS, ...trigger };
