@@ -113,10 +113,11 @@ describe('demo CLI against an OpenAI-compatible server', () => {
         'I live in Lyon.\n/learn handbook.md\n/export mine.json\n/forget\n/facts\n/forget yes\n/facts\n/docs\n' +
         '/import mine.json\n/facts\n/docs\nWhere do I live?\n',
     });
-    // A relative export goes to the data folder (never the current folder), and says where it went.
+    // A relative export goes to the data folder (never the current folder), and says where it went. Two
+    // sessions: the chat and Kioku's own extraction watermarks (the demo drains extraction after each turn).
     const file = path.join(temp.dataDir, 'mine.json');
     expect(result.stdout).toContain(
-      `Exported facts 1, documents 1, plans 0, working 0, sessions 1, details 0 to ${file}`,
+      `Exported facts 1, documents 1, plans 0, working 0, sessions 2, details 0 to ${file}`,
     );
     await expect(access(file)).resolves.toBeUndefined();
     // /forget alone only asks; nothing is deleted until "/forget yes".
