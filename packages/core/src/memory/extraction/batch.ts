@@ -7,11 +7,12 @@ import { compareTexts, resolveDedup } from '../../store/facts/near-duplicate.js'
 import type { Fact, Provenance } from '../../store/facts/record.js';
 import { defaultTokenizer } from '../../tokens/tokenizer.js';
 import { type Changeset, type FactOperation, newChangeset } from '../changesets/changeset.js';
-import { ChangesetLog, type PassResult } from '../changesets/changeset-log.js';
+import type { PassResult } from '../changesets/changeset-log.js';
 import { factText, isQuarantined, markUntrusted } from '../trust/quarantine.js';
 import { SuppressionList } from '../trust/suppression.js';
 import type { Exchange } from './exchange.js';
 import {
+  applyExtraction,
   createOp,
   cut,
   DEFAULT_RECONCILIATION_DIRECTIVE,
@@ -274,11 +275,7 @@ export async function extractBatchFacts(options: ExtractBatchOptions): Promise<C
  * batch reverts by one id). With `apply: false` the changeset is only returned.
  */
 export async function extractBatch(options: ExtractBatchOptions): Promise<PassResult> {
-  const changeset = await extractBatchFacts(options);
-  if (options.apply === false) return { changeset };
-  if (changeset.operations.length === 0) return { changeset };
-  const log = options.changesets ?? new ChangesetLog(options.stores.sessions);
-  return log.apply(options.stores.facts, options.scope, changeset, isoAt(options.clock ?? systemClock));
+  return applyExtraction(options, await extractBatchFacts(options));
 }
 
 /** The user message of the batched request: the exchanges by turn, then the existing memories shown. */

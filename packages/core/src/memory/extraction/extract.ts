@@ -252,7 +252,14 @@ export async function extractFacts(options: ExtractOptions): Promise<Changeset> 
  * changeset is only returned.
  */
 export async function extractAndStoreFacts(options: ExtractOptions): Promise<PassResult> {
-  const changeset = await extractFacts(options);
+  return applyExtraction(options, await extractFacts(options));
+}
+
+/** Applies an extraction pass's changeset through the changeset log (unless `apply: false` or it is empty). */
+export async function applyExtraction(
+  options: Pick<ExtractOptions, 'apply' | 'changesets' | 'stores' | 'scope' | 'clock'>,
+  changeset: Changeset,
+): Promise<PassResult> {
   if (options.apply === false) return { changeset };
   if (changeset.operations.length === 0) return { changeset };
   const log = options.changesets ?? new ChangesetLog(options.stores.sessions);
