@@ -8,7 +8,7 @@ export const SENTENCE_ENCODER_DIMENSIONS = 512;
  * The weight of this encoder's ranking in hybrid recall's fusion (lexical search weighs 1), measured with
  * `pnpm bench:recall --embedder sentence` on LoCoMo's conversations 0–4 (tools/bench/README.md).
  */
-export const SENTENCE_ENCODER_FUSION_WEIGHT = 0.25;
+export const SENTENCE_ENCODER_FUSION_WEIGHT = 0.1;
 
 export interface SentenceEncoderOptions {
   /**
