@@ -30,7 +30,7 @@ import {
   type UpsertOptions,
   type WriteOptions,
 } from '@kioku/core/store';
-import { and, asc, count, eq, inArray, lte, max, type SQL, sql } from 'drizzle-orm';
+import { and, asc, count, eq, inArray, max, type SQL, sql } from 'drizzle-orm';
 import { agentColumn, agentOf, checkScope, SqliteStoreBase, type SqliteStoreOptions } from './base.js';
 import { sessionKv, sessions, sessionTranscript } from './schema.js';
 
@@ -108,7 +108,7 @@ export class SqliteSessionStore extends SqliteStoreBase implements SessionStore 
 
   private buildStatements() {
     const placeholder = sql.placeholder;
-    const ofSession = eq(sessionTranscript.sessionSeq, placeholder('seq'));
+    const _ofSession = eq(sessionTranscript.sessionSeq, placeholder('seq'));
     const raw = this.connection.raw;
     const seqOf = 'SELECT seq FROM kioku_sessions WHERE user_id = ? AND agent_id = ? AND id = ?';
     return {
@@ -134,10 +134,7 @@ export class SqliteSessionStore extends SqliteStoreBase implements SessionStore 
         `INSERT INTO kioku_session_transcript (session_seq, position, role, content, tool_calls, tool_call_id, name, ts)
          VALUES (?, ?, ?, ?, ?, ?, ?, ?)`,
       ),
-      trim: this.orm
-        .delete(sessionTranscript)
-        .where(and(ofSession, lte(sessionTranscript.position, placeholder('upTo'))))
-        .prepare(),
+      trim: raw.prepare('DELETE FROM kioku_session_transcript WHERE session_seq = ? AND position <= ?'),
     };
   }
 
@@ -284,7 +281,7 @@ export class SqliteSessionStore extends SqliteStoreBase implements SessionStore 
       });
       const newest = last + parsed.length;
       if (newest > this.#caps.transcriptCap) {
-        this.#statements.trim.run({ seq, upTo: newest - this.#caps.transcriptCap });
+        this.#statements.trim.run(seq, newest - this.#caps.transcriptCap);
       }
     });
     return parsed;

@@ -59,6 +59,17 @@ function toEntry(
   return entry;
 }
 
+/** Prefixes already validated (a turn lists the same two), so `list` skips re-running zod on them. */
+const validPrefixes = new Set<string>();
+const MAX_VALID_PREFIXES = 10_000;
+
+function checkPrefix(prefix: string): void {
+  if (validPrefixes.has(prefix)) return;
+  parseOrThrow(WorkingPrefixSchema, prefix, 'working-memory prefix');
+  if (validPrefixes.size >= MAX_VALID_PREFIXES) validPrefixes.clear();
+  validPrefixes.add(prefix);
+}
+
 /** `key, stored_at, expires_at, category, tags, version` of a row, as `list` reads it. */
 type InfoRow = [string, string, string, string | null, string, number];
 
@@ -199,7 +210,7 @@ export class SqliteWorkingMemoryStore extends SqliteStoreBase implements Working
 
   async list(scope: Scope, prefix?: string): Promise<WorkingEntryInfo[]> {
     const s = checkScope(scope);
-    if (prefix !== undefined) parseOrThrow(WorkingPrefixSchema, prefix, 'working-memory prefix');
+    if (prefix !== undefined) checkPrefix(prefix);
     const now = this.clock.now();
     const agentId = agentColumn(s.agentId);
     const rows = this.readOne(
