@@ -30,7 +30,7 @@ import {
   type UpsertOptions,
   type WriteOptions,
 } from '@kioku/core/store';
-import { and, asc, count, eq, inArray, max, type SQL, sql } from 'drizzle-orm';
+import { and, asc, count, eq, inArray, max, type SQL } from 'drizzle-orm';
 import { agentColumn, agentOf, checkScope, SqliteStoreBase, type SqliteStoreOptions } from './base.js';
 import { sessionKv, sessions, sessionTranscript } from './schema.js';
 
@@ -107,8 +107,6 @@ export class SqliteSessionStore extends SqliteStoreBase implements SessionStore 
   }
 
   private buildStatements() {
-    const placeholder = sql.placeholder;
-    const _ofSession = eq(sessionTranscript.sessionSeq, placeholder('seq'));
     const raw = this.connection.raw;
     const seqOf = 'SELECT seq FROM kioku_sessions WHERE user_id = ? AND agent_id = ? AND id = ?';
     return {
