@@ -13,7 +13,15 @@ import {
 import type { FactHit } from '@kioku/core/store';
 import Database from 'better-sqlite3';
 import { ANALYZER_SIGNATURE } from './analysis.js';
-import { RECORD_FACTS_SCHEMA, RecordFactIndex } from './record-facts.js';
+import {
+  NO_SEARCH,
+  RECORD_FACTS_SCHEMA,
+  RECORD_SEARCH_COLUMNS,
+  RecordFactIndex,
+  SEARCH_COLUMN_NAMES,
+  type SearchColumns,
+  searchColumns,
+} from './record-facts.js';
 
 export interface SqliteRecordBackendOptions {
   /** The database file (created when missing), or `:memory:`. */
@@ -66,17 +74,21 @@ export class SqliteRecordBackend implements StorageBackend {
     this.#db
       .transaction(() => {
         this.#db.exec(SCHEMA);
-        this.#db.exec(RECORD_FACTS_SCHEMA);
-        // The facts' search rows follow core's analyzer: built again when it changed (or are not there yet).
-        const analyzer = this.#db
+        // The facts' search columns follow core's analyzer and this layout: filled again when either
+        // changed (or a database of an earlier layout has none yet).
+        const search = this.#db
           .prepare("SELECT value FROM kioku_record_meta WHERE key = 'analyzer'")
           .pluck()
           .get() as string | undefined;
-        if (analyzer === ANALYZER_SIGNATURE) return;
+        if (search === SEARCH_SIGNATURE) {
+          this.#db.exec(RECORD_FACTS_SCHEMA);
+          return;
+        }
+        RecordFactIndex.migrate(this.#db);
         new RecordFactIndex(this.#db).rebuild();
         this.#db
           .prepare("INSERT OR REPLACE INTO kioku_record_meta (key, value) VALUES ('analyzer', ?)")
-          .run(ANALYZER_SIGNATURE);
+          .run(SEARCH_SIGNATURE);
       })
       .immediate();
   }
@@ -127,18 +139,16 @@ export class SqliteRecordBackend implements StorageBackend {
     const sql = this.#sql;
     const label = labelOf(ref);
     if (!this.#bump(ref, label, expectedVersion)) return null;
-    const facts = ref.kind === 'facts' ? this.#factIndex : undefined;
+    const facts = ref.kind === 'facts';
     for (const key of changes.delete) sql.remove.run(label, key);
     for (const { key, json, append, value } of changes.put) {
       // A new rowid puts an appended record after every other one; an update in place keeps its rowid.
       if (append) {
         sql.remove.run(label, key);
-        const seq = sql.insert.run(label, key, json).lastInsertRowid;
-        if (facts && key !== '') facts.inserted(seq, label, (value ?? JSON.parse(json)) as Fact);
-      } else {
-        const seq = sql.update.pluck().get(json, label, key) as number | undefined;
-        if (facts && key !== '' && seq !== undefined) facts.updated(seq, (value ?? JSON.parse(json)) as Fact);
-      }
+        sql.insert.run(label, key, json, ...searchOf(facts, key, json, value));
+      } else if (facts && key !== '') {
+        sql.updateFact.run(json, ...searchColumns((value ?? JSON.parse(json)) as Fact), label, key);
+      } else sql.update.run(json, label, key);
     }
     return expectedVersion + 1;
   }
@@ -166,12 +176,8 @@ export class SqliteRecordBackend implements StorageBackend {
     const sql = this.#sql;
     const label = labelOf(ref);
     // The key's unique index refuses a record the partition holds already.
-    const inserted = sql.insertNew.run(label, record.key, record.json);
-    if (inserted.changes === 0) return false;
-    if (ref.kind === 'facts') {
-      const fact = (record.value ?? JSON.parse(record.json)) as Fact;
-      this.#factIndex.inserted(inserted.lastInsertRowid, label, fact);
-    }
+    const search = searchOf(ref.kind === 'facts', record.key, record.json, record.value);
+    if (sql.insertNew.run(label, record.key, record.json, ...search).changes === 0) return false;
     if (sql.next.run(label).changes === 0)
       sql.upsertVersion.run(label, ref.kind, ref.userId, ref.agentId ?? '', ref.name ?? '', 1);
     return true;
@@ -183,12 +189,9 @@ export class SqliteRecordBackend implements StorageBackend {
     const removed = this.#db
       .transaction(() => {
         const version = (sql.version.pluck().get(label) as number | undefined) ?? 0;
-        const facts = ref.kind === 'facts' ? this.#factIndex : undefined;
+        const facts = ref.kind === 'facts';
         const { changes } = sql.removeAll.run(label);
-        for (const { key, json } of records) {
-          const seq = sql.insert.run(label, key, json).lastInsertRowid;
-          if (facts && key !== '') facts.inserted(seq, label, JSON.parse(json) as Fact);
-        }
+        for (const { key, json } of records) sql.insert.run(label, key, json, ...searchOf(facts, key, json));
         sql.upsertVersion.run(label, ref.kind, ref.userId, ref.agentId ?? '', ref.name ?? '', version + 1);
         return changes;
       })
@@ -233,6 +236,14 @@ export function createSqliteRecordStores(
 
 type InsertedRecord = StoredRecord & { readonly value?: unknown };
 
+/** The search columns and index follow both: a new value of either fills them again on `setup()`. */
+const SEARCH_SIGNATURE = `one row per fact/${ANALYZER_SIGNATURE}`;
+
+/** A record's search columns: a fact's (not a partition stored whole), else NULLs. */
+function searchOf(facts: boolean, key: string, json: string, value?: unknown): SearchColumns {
+  return facts && key !== '' ? searchColumns((value ?? JSON.parse(json)) as Fact) : NO_SEARCH;
+}
+
 /** One text per partition: JSON of its four parts, so no separator in an id can make two refs meet. */
 function labelOf(ref: PartitionRef): string {
   return JSON.stringify([ref.kind, ref.userId, ref.agentId ?? '', ref.name ?? '']);
@@ -252,7 +263,8 @@ CREATE TABLE IF NOT EXISTS kioku_records (
   seq INTEGER PRIMARY KEY,
   label TEXT NOT NULL,
   key TEXT NOT NULL,
-  json TEXT NOT NULL
+  json TEXT NOT NULL,
+  ${RECORD_SEARCH_COLUMNS.join(',\n  ')}
 );
 CREATE UNIQUE INDEX IF NOT EXISTS kioku_records_key ON kioku_records (label, key);
 CREATE INDEX IF NOT EXISTS kioku_records_order ON kioku_records (label, seq);
@@ -265,7 +277,8 @@ function prepare(db: Database.Database) {
     records: db.prepare('SELECT key, json FROM kioku_records WHERE label = ? ORDER BY seq'),
     json: db.prepare('SELECT json FROM kioku_records WHERE label = ? AND key = ?'),
     insertNew: db.prepare(
-      'INSERT INTO kioku_records (label, key, json) VALUES (?, ?, ?) ON CONFLICT (label, key) DO NOTHING',
+      `INSERT INTO kioku_records (label, key, json, ${SEARCH_COLUMN_NAMES}) VALUES (?, ?, ?, ?, ?, ?, ?, ?)
+       ON CONFLICT (label, key) DO NOTHING`,
     ),
     bump: db.prepare(
       'UPDATE kioku_record_partitions SET version = version + 1 WHERE label = ? AND version = ?',
@@ -273,8 +286,14 @@ function prepare(db: Database.Database) {
     next: db.prepare('UPDATE kioku_record_partitions SET version = version + 1 WHERE label = ?'),
     remove: db.prepare('DELETE FROM kioku_records WHERE label = ? AND key = ?'),
     removeAll: db.prepare('DELETE FROM kioku_records WHERE label = ?'),
-    insert: db.prepare('INSERT INTO kioku_records (label, key, json) VALUES (?, ?, ?)'),
-    update: db.prepare('UPDATE kioku_records SET json = ? WHERE label = ? AND key = ? RETURNING seq'),
+    insert: db.prepare(
+      `INSERT INTO kioku_records (label, key, json, ${SEARCH_COLUMN_NAMES}) VALUES (?, ?, ?, ?, ?, ?, ?, ?)`,
+    ),
+    update: db.prepare('UPDATE kioku_records SET json = ? WHERE label = ? AND key = ?'),
+    updateFact: db.prepare(
+      `UPDATE kioku_records SET json = ?, category = ?, tags = ?, updated_at = ?, search_terms = ?, search_length = ?
+       WHERE label = ? AND key = ?`,
+    ),
     upsertVersion: db.prepare(
       `INSERT INTO kioku_record_partitions (label, kind, user_id, agent_id, name, version) VALUES (?, ?, ?, ?, ?, ?)
        ON CONFLICT (label) DO UPDATE SET version = excluded.version`,
