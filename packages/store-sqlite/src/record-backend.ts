@@ -118,10 +118,14 @@ export class SqliteRecordBackend implements StorageBackend {
   async scan(ref: PartitionRef): Promise<{ version: number; records: StoredRecord[] }> {
     const sql = this.#sql;
     const label = labelOf(ref);
-    return this.#db.transaction(() => ({
-      version: (sql.version.pluck().get(label) as number | undefined) ?? 0,
-      records: sql.records.all(label) as StoredRecord[],
-    }))();
+    return this.#db.transaction(() => {
+      const version = (sql.version.pluck().get(label) as number | undefined) ?? 0;
+      // Read through the key index and put in insertion order here: an index on (label, seq) for this
+      // alone would cost every write (see the bench README), and sorting numbers here is cheap.
+      const rows = sql.records.raw().all(label) as Array<[number, string, string]>;
+      rows.sort((a, b) => a[0] - b[0]);
+      return { version, records: rows.map(([, key, json]) => ({ key, json })) };
+    })();
   }
 
   async version(ref: PartitionRef): Promise<number> {
@@ -229,7 +233,7 @@ export function createSqliteRecordStores(
 type InsertedRecord = StoredRecord & { readonly value?: unknown };
 
 /** The search columns and index follow both: a new value of either fills them again on `setup()`. */
-const SEARCH_SIGNATURE = `one row per fact/${ANALYZER_SIGNATURE}`;
+const SEARCH_SIGNATURE = `records 3/${ANALYZER_SIGNATURE}`;
 
 /** A record's search columns: a fact's (not a partition stored whole), else NULLs. */
 function searchOf(facts: boolean, key: string, json: string, value?: unknown): SearchColumns {
@@ -259,7 +263,6 @@ CREATE TABLE IF NOT EXISTS kioku_records (
   ${RECORD_SEARCH_COLUMNS.join(',\n  ')}
 );
 CREATE UNIQUE INDEX IF NOT EXISTS kioku_records_key ON kioku_records (label, key);
-CREATE INDEX IF NOT EXISTS kioku_records_order ON kioku_records (label, seq);
 CREATE TABLE IF NOT EXISTS kioku_record_meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
 CREATE TRIGGER IF NOT EXISTS kioku_records_version AFTER INSERT ON kioku_records BEGIN
   INSERT INTO kioku_record_partitions (label, kind, user_id, agent_id, name, version)
@@ -272,7 +275,7 @@ END;
 function prepare(db: Database.Database) {
   return {
     version: db.prepare('SELECT version FROM kioku_record_partitions WHERE label = ?'),
-    records: db.prepare('SELECT key, json FROM kioku_records WHERE label = ? ORDER BY seq'),
+    records: db.prepare('SELECT seq, key, json FROM kioku_records WHERE label = ?'),
     json: db.prepare('SELECT json FROM kioku_records WHERE label = ? AND key = ?'),
     insertNew: db.prepare(
       `INSERT INTO kioku_records (label, key, json, ${SEARCH_COLUMN_NAMES}) VALUES (?, ?, ?, ?, ?, ?, ?, ?)

@@ -85,10 +85,12 @@ END;
 `;
 
 /**
- * What the earlier layouts left, dropped before the search columns are filled again: the fact search rows
- * in a table of their own (`kioku_record_facts`, a second row per fact), its FTS5 index and counts.
+ * What the earlier layouts left, dropped before the search columns are filled again: an index of the
+ * records' insertion order (a scan sorts by `seq` itself), the fact search rows in a table of their own
+ * (`kioku_record_facts`, a second row per fact), its FTS5 index and counts.
  */
 const EARLIER_LAYOUT = `${STATS_TABLE}
+DROP INDEX IF EXISTS kioku_records_order;
 DROP TRIGGER IF EXISTS kioku_records_fact_delete;
 DROP TABLE IF EXISTS kioku_record_facts_fts_vocab;
 DROP TABLE IF EXISTS kioku_record_facts_fts;
@@ -201,8 +203,9 @@ export class RecordFactIndex {
       const target = { table: recordFacts, scope: scopeToken(label), where };
       const ranked = this.#lexical.search(target, text, query.limit);
       if (ranked.length === 0) return [];
+      // By rowid: `+label` keeps SQLite from walking the partition's rows through the key index instead.
       const rows = this.#prepare(
-        'SELECT seq, json FROM kioku_records WHERE seq IN (SELECT value FROM json_each(?)) AND label = ?',
+        'SELECT seq, json FROM kioku_records WHERE seq IN (SELECT value FROM json_each(?)) AND +label = ?',
       ).all(JSON.stringify(ranked.map((r) => r.seq)), label) as Array<{ seq: number; json: string }>;
       const bySeq = new Map(rows.map((row) => [row.seq, row.json]));
       return ranked.flatMap((r) => {

@@ -205,7 +205,14 @@ describe('SQLite records', () => {
         CREATE TRIGGER kioku_records_fact_delete AFTER DELETE ON kioku_records BEGIN
           DELETE FROM kioku_record_facts WHERE seq = old.seq;
         END;`);
-      db.prepare('INSERT INTO kioku_record_partitions VALUES (?, ?, ?, ?, ?, ?)').run(label, 'facts', 'u1', '', '', 1);
+      db.prepare('INSERT INTO kioku_record_partitions VALUES (?, ?, ?, ?, ?, ?)').run(
+        label,
+        'facts',
+        'u1',
+        '',
+        '',
+        1,
+      );
       db.prepare('INSERT INTO kioku_records (seq, label, key, json) VALUES (1, ?, ?, ?)').run(
         label,
         fact.id,
@@ -225,7 +232,11 @@ describe('SQLite records', () => {
       expect(await reopened.facts.get(scope, 'f1')).toEqual(fact);
       await reopened.close();
       const after = new Database(file, { readonly: true });
-      const names = after.prepare("SELECT name FROM sqlite_master WHERE name LIKE 'kioku_record_facts%'").all();
+      const names = after
+        .prepare(
+          "SELECT name FROM sqlite_master WHERE name LIKE 'kioku_record_facts%' OR name = 'kioku_records_order'",
+        )
+        .all();
       expect(names).toEqual([]);
       const stale = after
         .prepare("SELECT count(*) FROM kioku_record_search_stats WHERE table_name = 'kioku_record_facts'")
