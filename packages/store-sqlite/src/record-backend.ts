@@ -32,13 +32,15 @@ export interface SqliteRecordBackendOptions {
 
 /**
  * The storage seam of `@kioku/core/adapter` on SQLite: every kind's records in one table
- * (`kioku_records`: partition, key, JSON, in insertion order by rowid) and one version row per partition
- * (`kioku_record_partitions`, kept when the partition empties, so a version never comes back). Each
- * `apply` is one immediate transaction that checks the version first. `setup()` creates both tables
- * (idempotent); they sit beside store-sqlite's own tables and share nothing with them.
+ * (`kioku_records`: partition, key, JSON, in insertion order by rowid; a fact's search columns on its own
+ * row, see `record-facts.ts`) and one version row per partition (`kioku_record_partitions`, moved on by
+ * every write and kept when the partition empties, so a version never comes back). `apply` is one
+ * immediate transaction that checks the version first; `insert` is one INSERT (a trigger moves the
+ * version). `setup()` creates the tables (idempotent) and moves a database of an earlier record layout
+ * to this one; they sit beside store-sqlite's own tables and share nothing with them.
  *
- * This is the seam's SQL reference, not `createSqliteStores`'s layout: the native stores keep columns,
- * FTS5 indexes and search statistics per kind, and stay the default for large partitions.
+ * Not `createSqliteStores`'s layout: the native stores keep columns, FTS5 indexes and search statistics
+ * per kind, and stay the default.
  */
 export class SqliteRecordBackend implements StorageBackend {
   readonly #db: Database.Database;
@@ -265,10 +267,11 @@ CREATE TABLE IF NOT EXISTS kioku_records (
 CREATE UNIQUE INDEX IF NOT EXISTS kioku_records_key ON kioku_records (label, key);
 CREATE TABLE IF NOT EXISTS kioku_record_meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
 CREATE TRIGGER IF NOT EXISTS kioku_records_version AFTER INSERT ON kioku_records BEGIN
+  UPDATE kioku_record_partitions SET version = version + 1 WHERE label = new.label;
   INSERT INTO kioku_record_partitions (label, kind, user_id, agent_id, name, version)
-    VALUES (new.label, json_extract(new.label, '$[0]'), json_extract(new.label, '$[1]'),
-      json_extract(new.label, '$[2]'), json_extract(new.label, '$[3]'), 1)
-    ON CONFLICT (label) DO UPDATE SET version = version + 1;
+    SELECT new.label, json_extract(new.label, '$[0]'), json_extract(new.label, '$[1]'),
+      json_extract(new.label, '$[2]'), json_extract(new.label, '$[3]'), 1
+    WHERE NOT EXISTS (SELECT 1 FROM kioku_record_partitions WHERE label = new.label);
 END;
 `;
 
