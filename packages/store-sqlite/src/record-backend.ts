@@ -25,7 +25,9 @@ import {
 
 export interface SqliteRecordBackendOptions {
   /** The database file (created when missing), or `:memory:`. */
-  file: string;
+  file?: string;
+  /** Instead of `file`: an open better-sqlite3 database. Its pragmas are left alone and `close()` keeps it open. */
+  database?: Database.Database;
   /** How long a write waits for another connection's lock (default 5 s). */
   busyTimeoutMs?: number;
 }
@@ -44,6 +46,7 @@ export interface SqliteRecordBackendOptions {
  */
 export class SqliteRecordBackend implements StorageBackend {
   readonly #db: Database.Database;
+  readonly #owned: boolean;
   /** Prepared on first use, after `setup()` made the tables. */
   #prepared: ReturnType<typeof prepare> | undefined;
   #facts: RecordFactIndex | undefined;
@@ -53,21 +56,30 @@ export class SqliteRecordBackend implements StorageBackend {
     | undefined;
 
   constructor(options: SqliteRecordBackendOptions) {
+    this.#owned = options.database === undefined;
+    if ((options.file === undefined) === this.#owned) {
+      throw new StorageError('Give exactly one of `file` (a path or ":memory:") and `database`.');
+    }
     try {
-      this.#db = new Database(options.file);
-      this.#db.pragma(`busy_timeout = ${Math.max(0, Math.trunc(options.busyTimeoutMs ?? 5000))}`);
-      // Deleted text is zeroed, not left in free pages (as the native stores do).
-      this.#db.pragma('secure_delete = ON');
-      if (options.file !== ':memory:') this.#db.pragma('journal_mode = WAL');
+      this.#db = options.database ?? new Database(options.file!);
+      if (this.#owned) {
+        this.#db.pragma(`busy_timeout = ${Math.max(0, Math.trunc(options.busyTimeoutMs ?? 5000))}`);
+        // Deleted text is zeroed, not left in free pages (as the native stores do).
+        this.#db.pragma('secure_delete = ON');
+        if (options.file !== ':memory:') this.#db.pragma('journal_mode = WAL');
+      }
       // Unicode-aware lower case for the case-insensitive tag filter (SQLite's lower() folds ASCII only).
       this.#db.function('kioku_lower', { deterministic: true }, (value: unknown) =>
         typeof value === 'string' ? value.toLowerCase() : value,
       );
     } catch (error) {
-      throw new StorageError(`Could not open SQLite database ${options.file}: ${(error as Error).message}`, {
-        cause: error,
-        details: { file: options.file },
-      });
+      throw new StorageError(
+        `Could not open SQLite database ${options.file ?? ''}: ${(error as Error).message}`,
+        {
+          cause: error,
+          details: { file: options.file },
+        },
+      );
     }
   }
 
@@ -95,7 +107,7 @@ export class SqliteRecordBackend implements StorageBackend {
   }
 
   async close(): Promise<void> {
-    if (this.#db.open) this.#db.close();
+    if (this.#owned && this.#db.open) this.#db.close();
   }
 
   get #sql(): ReturnType<typeof prepare> {
@@ -224,9 +236,10 @@ export class SqliteRecordBackend implements StorageBackend {
 export function createSqliteRecordStores(
   options: SqliteRecordBackendOptions & StoresOverBackendOptions,
 ): KiokuStores & { backend: SqliteRecordBackend } {
-  const { file, busyTimeoutMs, ...stores } = options;
+  const { file, database, busyTimeoutMs, ...stores } = options;
   const backend = new SqliteRecordBackend({
-    file,
+    ...(file === undefined ? {} : { file }),
+    ...(database === undefined ? {} : { database }),
     ...(busyTimeoutMs === undefined ? {} : { busyTimeoutMs }),
   });
   return { backend, ...storesOverBackend(backend, stores) };
