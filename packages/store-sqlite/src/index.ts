@@ -9,6 +9,7 @@ export {
 export { SqliteDetailStore, type SqliteDetailStoreOptions } from './details.js';
 export { SqliteDocumentStore, type SqliteDocumentStoreOptions } from './documents.js';
 export { SqliteFactStore } from './facts.js';
+export { type MovedRecords, moveSqliteToRecords } from './move-to-records.js';
 export { SqlitePlanStore } from './plans.js';
 export {
   createSqliteRecordStores,

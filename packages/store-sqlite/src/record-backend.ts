@@ -13,27 +13,40 @@ import {
 import type { FactHit } from '@kioku/core/store';
 import Database from 'better-sqlite3';
 import { ANALYZER_SIGNATURE } from './analysis.js';
-import { RECORD_FACTS_SCHEMA, RecordFactIndex } from './record-facts.js';
+import {
+  NO_SEARCH,
+  RECORD_FACTS_SCHEMA,
+  RECORD_SEARCH_COLUMNS,
+  RecordFactIndex,
+  SEARCH_COLUMN_NAMES,
+  type SearchColumns,
+  searchColumns,
+} from './record-facts.js';
 
 export interface SqliteRecordBackendOptions {
   /** The database file (created when missing), or `:memory:`. */
-  file: string;
+  file?: string;
+  /** Instead of `file`: an open better-sqlite3 database. Its pragmas are left alone and `close()` keeps it open. */
+  database?: Database.Database;
   /** How long a write waits for another connection's lock (default 5 s). */
   busyTimeoutMs?: number;
 }
 
 /**
  * The storage seam of `@kioku/core/adapter` on SQLite: every kind's records in one table
- * (`kioku_records`: partition, key, JSON, in insertion order by rowid) and one version row per partition
- * (`kioku_record_partitions`, kept when the partition empties, so a version never comes back). Each
- * `apply` is one immediate transaction that checks the version first. `setup()` creates both tables
- * (idempotent); they sit beside store-sqlite's own tables and share nothing with them.
+ * (`kioku_records`: partition, key, JSON, in insertion order by rowid; a fact's search columns on its own
+ * row, see `record-facts.ts`) and one version row per partition (`kioku_record_partitions`, moved on by
+ * every write and kept when the partition empties, so a version never comes back). `apply` is one
+ * immediate transaction that checks the version first; `insert` is one INSERT (a trigger moves the
+ * version). `setup()` creates the tables (idempotent) and moves a database of an earlier record layout
+ * to this one; they sit beside store-sqlite's own tables and share nothing with them.
  *
- * This is the seam's SQL reference, not `createSqliteStores`'s layout: the native stores keep columns,
- * FTS5 indexes and search statistics per kind, and stay the default for large partitions.
+ * Not `createSqliteStores`'s layout: the native stores keep columns, FTS5 indexes and search statistics
+ * per kind, and stay the default.
  */
 export class SqliteRecordBackend implements StorageBackend {
   readonly #db: Database.Database;
+  readonly #owned: boolean;
   /** Prepared on first use, after `setup()` made the tables. */
   #prepared: ReturnType<typeof prepare> | undefined;
   #facts: RecordFactIndex | undefined;
@@ -41,24 +54,32 @@ export class SqliteRecordBackend implements StorageBackend {
   #applyTx:
     | Database.Transaction<(ref: PartitionRef, expected: number, changes: RecordChanges) => number | null>
     | undefined;
-  #insertTx: Database.Transaction<(ref: PartitionRef, record: InsertedRecord) => boolean> | undefined;
 
   constructor(options: SqliteRecordBackendOptions) {
+    this.#owned = options.database === undefined;
+    if ((options.file === undefined) === this.#owned) {
+      throw new StorageError('Give exactly one of `file` (a path or ":memory:") and `database`.');
+    }
     try {
-      this.#db = new Database(options.file);
-      this.#db.pragma(`busy_timeout = ${Math.max(0, Math.trunc(options.busyTimeoutMs ?? 5000))}`);
-      // Deleted text is zeroed, not left in free pages (as the native stores do).
-      this.#db.pragma('secure_delete = ON');
-      if (options.file !== ':memory:') this.#db.pragma('journal_mode = WAL');
+      this.#db = options.database ?? new Database(options.file!);
+      if (this.#owned) {
+        this.#db.pragma(`busy_timeout = ${Math.max(0, Math.trunc(options.busyTimeoutMs ?? 5000))}`);
+        // Deleted text is zeroed, not left in free pages (as the native stores do).
+        this.#db.pragma('secure_delete = ON');
+        if (options.file !== ':memory:') this.#db.pragma('journal_mode = WAL');
+      }
       // Unicode-aware lower case for the case-insensitive tag filter (SQLite's lower() folds ASCII only).
       this.#db.function('kioku_lower', { deterministic: true }, (value: unknown) =>
         typeof value === 'string' ? value.toLowerCase() : value,
       );
     } catch (error) {
-      throw new StorageError(`Could not open SQLite database ${options.file}: ${(error as Error).message}`, {
-        cause: error,
-        details: { file: options.file },
-      });
+      throw new StorageError(
+        `Could not open SQLite database ${options.file ?? ''}: ${(error as Error).message}`,
+        {
+          cause: error,
+          details: { file: options.file },
+        },
+      );
     }
   }
 
@@ -66,23 +87,27 @@ export class SqliteRecordBackend implements StorageBackend {
     this.#db
       .transaction(() => {
         this.#db.exec(SCHEMA);
-        this.#db.exec(RECORD_FACTS_SCHEMA);
-        // The facts' search rows follow core's analyzer: built again when it changed (or are not there yet).
-        const analyzer = this.#db
+        // The facts' search columns follow core's analyzer and this layout: filled again when either
+        // changed (or a database of an earlier layout has none yet).
+        const search = this.#db
           .prepare("SELECT value FROM kioku_record_meta WHERE key = 'analyzer'")
           .pluck()
           .get() as string | undefined;
-        if (analyzer === ANALYZER_SIGNATURE) return;
+        if (search === SEARCH_SIGNATURE) {
+          this.#db.exec(RECORD_FACTS_SCHEMA);
+          return;
+        }
+        RecordFactIndex.migrate(this.#db);
         new RecordFactIndex(this.#db).rebuild();
         this.#db
           .prepare("INSERT OR REPLACE INTO kioku_record_meta (key, value) VALUES ('analyzer', ?)")
-          .run(ANALYZER_SIGNATURE);
+          .run(SEARCH_SIGNATURE);
       })
       .immediate();
   }
 
   async close(): Promise<void> {
-    if (this.#db.open) this.#db.close();
+    if (this.#owned && this.#db.open) this.#db.close();
   }
 
   get #sql(): ReturnType<typeof prepare> {
@@ -107,10 +132,14 @@ export class SqliteRecordBackend implements StorageBackend {
   async scan(ref: PartitionRef): Promise<{ version: number; records: StoredRecord[] }> {
     const sql = this.#sql;
     const label = labelOf(ref);
-    return this.#db.transaction(() => ({
-      version: (sql.version.pluck().get(label) as number | undefined) ?? 0,
-      records: sql.records.all(label) as StoredRecord[],
-    }))();
+    return this.#db.transaction(() => {
+      const version = (sql.version.pluck().get(label) as number | undefined) ?? 0;
+      // Read through the key index and put in insertion order here: an index on (label, seq) for this
+      // alone would cost every write (see the bench README), and sorting numbers here is cheap.
+      const rows = sql.records.raw().all(label) as Array<[number, string, string]>;
+      rows.sort((a, b) => a[0] - b[0]);
+      return { version, records: rows.map(([, key, json]) => ({ key, json })) };
+    })();
   }
 
   async version(ref: PartitionRef): Promise<number> {
@@ -127,20 +156,19 @@ export class SqliteRecordBackend implements StorageBackend {
     const sql = this.#sql;
     const label = labelOf(ref);
     if (!this.#bump(ref, label, expectedVersion)) return null;
-    const facts = ref.kind === 'facts' ? this.#factIndex : undefined;
+    const facts = ref.kind === 'facts';
     for (const key of changes.delete) sql.remove.run(label, key);
     for (const { key, json, append, value } of changes.put) {
       // A new rowid puts an appended record after every other one; an update in place keeps its rowid.
       if (append) {
         sql.remove.run(label, key);
-        const seq = sql.insert.run(label, key, json).lastInsertRowid;
-        if (facts && key !== '') facts.inserted(seq, label, (value ?? JSON.parse(json)) as Fact);
-      } else {
-        const seq = sql.update.pluck().get(json, label, key) as number | undefined;
-        if (facts && key !== '' && seq !== undefined) facts.updated(seq, (value ?? JSON.parse(json)) as Fact);
-      }
+        sql.insert.run(label, key, json, ...searchOf(facts, key, json, value));
+      } else if (facts && key !== '') {
+        sql.updateFact.run(json, ...searchColumns((value ?? JSON.parse(json)) as Fact), label, key);
+      } else sql.update.run(json, label, key);
     }
-    return expectedVersion + 1;
+    // Past `expectedVersion + 1`: each inserted row moved it on too (see `kioku_records_version`).
+    return sql.version.pluck().get(label) as number;
   }
 
   /** Moves the partition from `expected` to the next version; false when it is not at `expected`. */
@@ -156,25 +184,14 @@ export class SqliteRecordBackend implements StorageBackend {
     return this.#sql.json.pluck().get(labelOf(ref), key) as string | undefined;
   }
 
+  /**
+   * One INSERT, atomic by itself (a write statement takes the write lock as it starts, as BEGIN IMMEDIATE
+   * would): the key's unique index refuses a record the partition holds already, and the row's trigger
+   * moves the partition's version on. No transaction around it (two statements fewer per create).
+   */
   async insert(ref: PartitionRef, record: InsertedRecord): Promise<boolean> {
-    this.#insertTx ??= this.#db.transaction(this.#insertNow.bind(this));
-    return this.#insertTx.immediate(ref, record);
-  }
-
-  /** `insert` inside its transaction. */
-  #insertNow(ref: PartitionRef, record: InsertedRecord): boolean {
-    const sql = this.#sql;
-    const label = labelOf(ref);
-    // The key's unique index refuses a record the partition holds already.
-    const inserted = sql.insertNew.run(label, record.key, record.json);
-    if (inserted.changes === 0) return false;
-    if (ref.kind === 'facts') {
-      const fact = (record.value ?? JSON.parse(record.json)) as Fact;
-      this.#factIndex.inserted(inserted.lastInsertRowid, label, fact);
-    }
-    if (sql.next.run(label).changes === 0)
-      sql.upsertVersion.run(label, ref.kind, ref.userId, ref.agentId ?? '', ref.name ?? '', 1);
-    return true;
+    const search = searchOf(ref.kind === 'facts', record.key, record.json, record.value);
+    return this.#sql.insertNew.run(labelOf(ref), record.key, record.json, ...search).changes === 1;
   }
 
   async replace(ref: PartitionRef, records: readonly StoredRecord[]): Promise<void> {
@@ -182,14 +199,10 @@ export class SqliteRecordBackend implements StorageBackend {
     const label = labelOf(ref);
     const removed = this.#db
       .transaction(() => {
-        const version = (sql.version.pluck().get(label) as number | undefined) ?? 0;
-        const facts = ref.kind === 'facts' ? this.#factIndex : undefined;
+        const facts = ref.kind === 'facts';
         const { changes } = sql.removeAll.run(label);
-        for (const { key, json } of records) {
-          const seq = sql.insert.run(label, key, json).lastInsertRowid;
-          if (facts && key !== '') facts.inserted(seq, label, JSON.parse(json) as Fact);
-        }
-        sql.upsertVersion.run(label, ref.kind, ref.userId, ref.agentId ?? '', ref.name ?? '', version + 1);
+        for (const { key, json } of records) sql.insert.run(label, key, json, ...searchOf(facts, key, json));
+        sql.upsertNext.run(label, ref.kind, ref.userId, ref.agentId ?? '', ref.name ?? '');
         return changes;
       })
       .immediate();
@@ -223,15 +236,24 @@ export class SqliteRecordBackend implements StorageBackend {
 export function createSqliteRecordStores(
   options: SqliteRecordBackendOptions & StoresOverBackendOptions,
 ): KiokuStores & { backend: SqliteRecordBackend } {
-  const { file, busyTimeoutMs, ...stores } = options;
+  const { file, database, busyTimeoutMs, ...stores } = options;
   const backend = new SqliteRecordBackend({
-    file,
+    ...(file === undefined ? {} : { file }),
+    ...(database === undefined ? {} : { database }),
     ...(busyTimeoutMs === undefined ? {} : { busyTimeoutMs }),
   });
   return { backend, ...storesOverBackend(backend, stores) };
 }
 
 type InsertedRecord = StoredRecord & { readonly value?: unknown };
+
+/** The search columns and index follow both: a new value of either fills them again on `setup()`. */
+const SEARCH_SIGNATURE = `records 3/${ANALYZER_SIGNATURE}`;
+
+/** A record's search columns: a fact's (not a partition stored whole), else NULLs. */
+function searchOf(facts: boolean, key: string, json: string, value?: unknown): SearchColumns {
+  return facts && key !== '' ? searchColumns((value ?? JSON.parse(json)) as Fact) : NO_SEARCH;
+}
 
 /** One text per partition: JSON of its four parts, so no separator in an id can make two refs meet. */
 function labelOf(ref: PartitionRef): string {
@@ -252,32 +274,49 @@ CREATE TABLE IF NOT EXISTS kioku_records (
   seq INTEGER PRIMARY KEY,
   label TEXT NOT NULL,
   key TEXT NOT NULL,
-  json TEXT NOT NULL
+  json TEXT NOT NULL,
+  ${RECORD_SEARCH_COLUMNS.join(',\n  ')}
 );
 CREATE UNIQUE INDEX IF NOT EXISTS kioku_records_key ON kioku_records (label, key);
-CREATE INDEX IF NOT EXISTS kioku_records_order ON kioku_records (label, seq);
 CREATE TABLE IF NOT EXISTS kioku_record_meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
+CREATE TRIGGER IF NOT EXISTS kioku_records_version AFTER INSERT ON kioku_records BEGIN
+  UPDATE kioku_record_partitions SET version = version + 1 WHERE label = new.label;
+  INSERT INTO kioku_record_partitions (label, kind, user_id, agent_id, name, version)
+    SELECT new.label, json_extract(new.label, '$[0]'), json_extract(new.label, '$[1]'),
+      json_extract(new.label, '$[2]'), json_extract(new.label, '$[3]'), 1
+    WHERE NOT EXISTS (SELECT 1 FROM kioku_record_partitions WHERE label = new.label);
+END;
 `;
 
 function prepare(db: Database.Database) {
   return {
     version: db.prepare('SELECT version FROM kioku_record_partitions WHERE label = ?'),
-    records: db.prepare('SELECT key, json FROM kioku_records WHERE label = ? ORDER BY seq'),
+    records: db.prepare('SELECT seq, key, json FROM kioku_records WHERE label = ?'),
     json: db.prepare('SELECT json FROM kioku_records WHERE label = ? AND key = ?'),
     insertNew: db.prepare(
-      'INSERT INTO kioku_records (label, key, json) VALUES (?, ?, ?) ON CONFLICT (label, key) DO NOTHING',
+      `INSERT INTO kioku_records (label, key, json, ${SEARCH_COLUMN_NAMES}) VALUES (?, ?, ?, ?, ?, ?, ?, ?)
+       ON CONFLICT (label, key) DO NOTHING`,
     ),
     bump: db.prepare(
       'UPDATE kioku_record_partitions SET version = version + 1 WHERE label = ? AND version = ?',
     ),
-    next: db.prepare('UPDATE kioku_record_partitions SET version = version + 1 WHERE label = ?'),
     remove: db.prepare('DELETE FROM kioku_records WHERE label = ? AND key = ?'),
     removeAll: db.prepare('DELETE FROM kioku_records WHERE label = ?'),
-    insert: db.prepare('INSERT INTO kioku_records (label, key, json) VALUES (?, ?, ?)'),
-    update: db.prepare('UPDATE kioku_records SET json = ? WHERE label = ? AND key = ? RETURNING seq'),
+    insert: db.prepare(
+      `INSERT INTO kioku_records (label, key, json, ${SEARCH_COLUMN_NAMES}) VALUES (?, ?, ?, ?, ?, ?, ?, ?)`,
+    ),
+    update: db.prepare('UPDATE kioku_records SET json = ? WHERE label = ? AND key = ?'),
+    updateFact: db.prepare(
+      `UPDATE kioku_records SET json = ?, category = ?, tags = ?, updated_at = ?, search_terms = ?, search_length = ?
+       WHERE label = ? AND key = ?`,
+    ),
     upsertVersion: db.prepare(
       `INSERT INTO kioku_record_partitions (label, kind, user_id, agent_id, name, version) VALUES (?, ?, ?, ?, ?, ?)
        ON CONFLICT (label) DO UPDATE SET version = excluded.version`,
+    ),
+    upsertNext: db.prepare(
+      `INSERT INTO kioku_record_partitions (label, kind, user_id, agent_id, name, version) VALUES (?, ?, ?, ?, ?, 1)
+       ON CONFLICT (label) DO UPDATE SET version = version + 1`,
     ),
     partitions: db.prepare(
       `SELECT user_id AS userId, agent_id AS agentId, name FROM kioku_record_partitions p

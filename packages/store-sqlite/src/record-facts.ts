@@ -9,37 +9,40 @@ import { categoryUnder, hasAllTags } from './filters.js';
 import { LexicalSearch, scopeToken } from './search.js';
 
 /**
- * The search side of the record backend's facts: one row per fact record (same `seq` as its row in
- * `kioku_records`) with what a search filters and orders on and core's analysis of its text, under an
- * FTS5 index kept by triggers, and row and term counts per partition. Fact search and count are answered
- * here by store-sqlite's own `LexicalSearch` (native's statements and core's ranking), so the record
- * backend searches as the native fact store does, without decoding the partition.
+ * The search columns of the record backend's facts: on the fact's own row of `kioku_records` (one row per
+ * fact, its text stored once), NULL on every other kind's rows. What a search filters and orders on and
+ * core's analysis of the fact's text, under an FTS5 index over the table (external content, kept by
+ * triggers that skip rows without search columns) and row and term counts per partition. Fact search and
+ * count are answered here by store-sqlite's own `LexicalSearch` (native's statements and core's ranking),
+ * so the record backend searches as the native fact store does, without decoding the partition.
  */
-export const recordFacts = sqliteTable('kioku_record_facts', {
+export const recordFacts = sqliteTable('kioku_records', {
   seq: integer('seq').primaryKey(),
   label: text('label').notNull(),
-  category: text('category').notNull(),
-  tags: text('tags').notNull(),
-  updatedAt: text('updated_at').notNull(),
-  searchTerms: text('search_terms').notNull(),
-  searchLength: integer('search_length').notNull(),
+  category: text('category'),
+  tags: text('tags'),
+  updatedAt: text('updated_at'),
+  searchTerms: text('search_terms'),
+  searchLength: integer('search_length'),
   searchScope: text('search_scope'),
 });
 
 const STATS = 'kioku_record_search_stats';
 
-export const RECORD_FACTS_SCHEMA = `
-CREATE TABLE IF NOT EXISTS kioku_record_facts (
-  seq INTEGER PRIMARY KEY,
-  label TEXT NOT NULL,
-  category TEXT NOT NULL,
-  tags TEXT NOT NULL,
-  updated_at TEXT NOT NULL,
-  search_terms TEXT NOT NULL,
-  search_length INTEGER NOT NULL,
-  search_scope TEXT GENERATED ALWAYS AS ('p' || hex(label)) VIRTUAL
-);
-CREATE INDEX IF NOT EXISTS kioku_record_facts_updated ON kioku_record_facts (label, updated_at DESC, seq);
+/** The columns `kioku_records` has beside its record (added to a table made before them, see `migrate`). */
+export const RECORD_SEARCH_COLUMNS = [
+  'category TEXT',
+  'tags TEXT',
+  'updated_at TEXT',
+  'search_terms TEXT',
+  'search_length INTEGER',
+  "search_scope TEXT GENERATED ALWAYS AS ('p' || hex(label)) VIRTUAL",
+] as const;
+
+/** A row is a fact's (searchable) when it has search terms; the statements below say so to use the index. */
+const FACT_ROW = 'search_terms IS NOT NULL';
+
+const STATS_TABLE = `
 CREATE TABLE IF NOT EXISTS ${STATS} (
   table_name TEXT NOT NULL,
   scope TEXT NOT NULL,
@@ -48,94 +51,140 @@ CREATE TABLE IF NOT EXISTS ${STATS} (
   changes INTEGER NOT NULL DEFAULT 0,
   PRIMARY KEY (table_name, scope)
 );
-CREATE VIRTUAL TABLE IF NOT EXISTS kioku_record_facts_fts USING fts5(search_scope, search_terms, content='kioku_record_facts', content_rowid='seq', tokenize='unicode61 remove_diacritics 0');
-INSERT INTO kioku_record_facts_fts(kioku_record_facts_fts, rank) VALUES ('rank', 'bm25(0.0, 1.0)');
-CREATE VIRTUAL TABLE IF NOT EXISTS kioku_record_facts_fts_vocab USING fts5vocab('kioku_record_facts_fts', 'col');
-CREATE TRIGGER IF NOT EXISTS kioku_record_facts_fts_insert AFTER INSERT ON kioku_record_facts BEGIN
-  INSERT INTO kioku_record_facts_fts(rowid, search_scope, search_terms) VALUES (new.seq, new.search_scope, new.search_terms);
+`;
+
+export const RECORD_FACTS_SCHEMA = `${STATS_TABLE}
+CREATE INDEX IF NOT EXISTS kioku_records_updated ON kioku_records (label, updated_at DESC, seq) WHERE ${FACT_ROW};
+CREATE VIRTUAL TABLE IF NOT EXISTS kioku_records_fts USING fts5(search_scope, search_terms, content='kioku_records', content_rowid='seq', tokenize='unicode61 remove_diacritics 0');
+INSERT INTO kioku_records_fts(kioku_records_fts, rank) VALUES ('rank', 'bm25(0.0, 1.0)');
+CREATE VIRTUAL TABLE IF NOT EXISTS kioku_records_fts_vocab USING fts5vocab('kioku_records_fts', 'col');
+CREATE TRIGGER IF NOT EXISTS kioku_records_fts_insert AFTER INSERT ON kioku_records WHEN new.${FACT_ROW} BEGIN
+  INSERT INTO kioku_records_fts(rowid, search_scope, search_terms) VALUES (new.seq, new.search_scope, new.search_terms);
   INSERT INTO ${STATS}(table_name, scope, rows, terms, changes)
-    VALUES ('kioku_record_facts', new.search_scope, 1, new.search_length, 1), ('kioku_record_facts', '', 1, new.search_length, 1)
+    VALUES ('kioku_records', new.search_scope, 1, new.search_length, 1), ('kioku_records', '', 1, new.search_length, 1)
     ON CONFLICT(table_name, scope) DO UPDATE SET rows = rows + 1, terms = terms + excluded.terms, changes = changes + 1;
 END;
-CREATE TRIGGER IF NOT EXISTS kioku_record_facts_fts_delete AFTER DELETE ON kioku_record_facts BEGIN
-  INSERT INTO kioku_record_facts_fts(kioku_record_facts_fts, rowid, search_scope, search_terms) VALUES ('delete', old.seq, old.search_scope, old.search_terms);
+CREATE TRIGGER IF NOT EXISTS kioku_records_fts_delete AFTER DELETE ON kioku_records WHEN old.${FACT_ROW} BEGIN
+  INSERT INTO kioku_records_fts(kioku_records_fts, rowid, search_scope, search_terms) VALUES ('delete', old.seq, old.search_scope, old.search_terms);
   UPDATE ${STATS} SET rows = rows - 1, terms = terms - old.search_length, changes = changes + 1
-    WHERE table_name = 'kioku_record_facts' AND scope IN (old.search_scope, '');
+    WHERE table_name = 'kioku_records' AND scope IN (old.search_scope, '');
 END;
-CREATE TRIGGER IF NOT EXISTS kioku_record_facts_fts_update AFTER UPDATE OF search_terms, search_length, label ON kioku_record_facts BEGIN
-  INSERT INTO kioku_record_facts_fts(kioku_record_facts_fts, rowid, search_scope, search_terms) VALUES ('delete', old.seq, old.search_scope, old.search_terms);
+CREATE TRIGGER IF NOT EXISTS kioku_records_fts_update AFTER UPDATE OF search_terms, search_length, label ON kioku_records
+  WHEN old.${FACT_ROW} OR new.${FACT_ROW} BEGIN
+  INSERT INTO kioku_records_fts(kioku_records_fts, rowid, search_scope, search_terms)
+    SELECT 'delete', old.seq, old.search_scope, old.search_terms WHERE old.${FACT_ROW};
   UPDATE ${STATS} SET rows = rows - 1, terms = terms - old.search_length, changes = changes + 1
-    WHERE table_name = 'kioku_record_facts' AND scope IN (old.search_scope, '');
-  INSERT INTO kioku_record_facts_fts(rowid, search_scope, search_terms) VALUES (new.seq, new.search_scope, new.search_terms);
+    WHERE old.${FACT_ROW} AND table_name = 'kioku_records' AND scope IN (old.search_scope, '');
+  INSERT INTO kioku_records_fts(rowid, search_scope, search_terms)
+    SELECT new.seq, new.search_scope, new.search_terms WHERE new.${FACT_ROW};
   INSERT INTO ${STATS}(table_name, scope, rows, terms, changes)
-    VALUES ('kioku_record_facts', new.search_scope, 1, new.search_length, 1), ('kioku_record_facts', '', 1, new.search_length, 1)
+    SELECT 'kioku_records', s.scope, 1, new.search_length, 1 FROM (SELECT new.search_scope AS scope UNION ALL SELECT '') s
+    WHERE new.${FACT_ROW}
     ON CONFLICT(table_name, scope) DO UPDATE SET rows = rows + 1, terms = terms + excluded.terms, changes = changes + 1;
-END;
-CREATE TRIGGER IF NOT EXISTS kioku_records_fact_delete AFTER DELETE ON kioku_records BEGIN
-  DELETE FROM kioku_record_facts WHERE seq = old.seq;
 END;
 `;
 
-/** The columns of a fact's search row, in the order of the statements below. */
-function searchColumns(fact: Fact) {
+/**
+ * What the earlier layouts left, dropped before the search columns are filled again: an index of the
+ * records' insertion order (a scan sorts by `seq` itself), the fact search rows in a table of their own
+ * (`kioku_record_facts`, a second row per fact), its FTS5 index and counts.
+ */
+const EARLIER_LAYOUT = `${STATS_TABLE}
+DROP INDEX IF EXISTS kioku_records_order;
+DROP TRIGGER IF EXISTS kioku_records_fact_delete;
+DROP TABLE IF EXISTS kioku_record_facts_fts_vocab;
+DROP TABLE IF EXISTS kioku_record_facts_fts;
+DROP TABLE IF EXISTS kioku_record_facts;
+DELETE FROM ${STATS} WHERE table_name = 'kioku_record_facts';
+`;
+
+/** The FTS5 index, its triggers and counts, dropped so `rebuild` fills them from the rows afresh. */
+const SEARCH_INDEX = `
+DROP TRIGGER IF EXISTS kioku_records_fts_insert;
+DROP TRIGGER IF EXISTS kioku_records_fts_delete;
+DROP TRIGGER IF EXISTS kioku_records_fts_update;
+DROP TABLE IF EXISTS kioku_records_fts_vocab;
+DROP TABLE IF EXISTS kioku_records_fts;
+DELETE FROM ${STATS} WHERE table_name = 'kioku_records';
+`;
+
+/** A fact record's search columns, in the order of `SEARCH_COLUMN_NAMES`; NULLs for any other record. */
+export type SearchColumns = readonly [
+  string | null,
+  string | null,
+  string | null,
+  string | null,
+  number | null,
+];
+export const NO_SEARCH: SearchColumns = [null, null, null, null, null];
+export const SEARCH_COLUMN_NAMES = 'category, tags, updated_at, search_terms, search_length';
+
+export function searchColumns(fact: Fact): SearchColumns {
   const search = analyze(factText(fact));
-  return [fact.category, JSON.stringify(fact.tags), fact.updatedAt, search.terms, search.length] as const;
+  return [fact.category, JSON.stringify(fact.tags), fact.updatedAt, search.terms, search.length];
 }
 
 const dialect = new SQLiteSyncDialect();
 
-/** Keeps the fact records' search rows and answers fact search and count from them. */
+/** Answers fact search and count from the fact rows' search columns, and keeps their index. */
 export class RecordFactIndex {
   readonly #db: Database.Database;
   readonly #lexical: LexicalSearch;
   readonly #statements = new Map<string, Database.Statement>();
-  readonly #insert: Database.Statement;
-  readonly #update: Database.Statement;
 
   constructor(db: Database.Database) {
     this.#db = db;
     this.#lexical = new LexicalSearch({ raw: db }, {}, STATS);
-    this.#insert = db.prepare(
-      `INSERT INTO kioku_record_facts (seq, label, category, tags, updated_at, search_terms, search_length)
-       VALUES (?, ?, ?, ?, ?, ?, ?)`,
-    );
-    this.#update = db.prepare(
-      `UPDATE kioku_record_facts SET category = ?, tags = ?, updated_at = ?, search_terms = ?, search_length = ?
-       WHERE seq = ?`,
-    );
   }
 
-  /** The search row of a fact record just inserted as `seq` (inside the write's transaction). */
-  inserted(seq: number | bigint, label: string, fact: Fact): void {
-    this.#insert.run(seq, label, ...searchColumns(fact));
-  }
-
-  /** The search row of a fact record changed in place. */
-  updated(seq: number | bigint, fact: Fact): void {
-    this.#update.run(...searchColumns(fact), seq);
+  /**
+   * Brings a database of an earlier record layout to this one (inside setup's transaction): the search
+   * columns added to `kioku_records` when it lacks them, the separate search rows dropped. `rebuild` then
+   * fills the columns.
+   */
+  static migrate(db: Database.Database): void {
+    const columns = new Set(
+      (db.prepare('SELECT name FROM pragma_table_xinfo(?)').pluck().all('kioku_records') as string[]).map(
+        String,
+      ),
+    );
+    for (const column of RECORD_SEARCH_COLUMNS) {
+      if (!columns.has(column.split(' ')[0]!)) db.exec(`ALTER TABLE kioku_records ADD COLUMN ${column}`);
+    }
+    db.exec(EARLIER_LAYOUT);
   }
 
   /** After the partition `label` was emptied: its counts go and the FTS5 index is merged without its terms. */
   emptied(label: string): void {
     this.#db.transaction(() => {
-      this.#prepare(
-        `DELETE FROM ${STATS} WHERE table_name = 'kioku_record_facts' AND scope = ? AND rows = 0`,
-      ).run(scopeToken(label));
-      this.#db.exec("INSERT INTO kioku_record_facts_fts(kioku_record_facts_fts) VALUES ('optimize')");
+      this.#prepare(`DELETE FROM ${STATS} WHERE table_name = 'kioku_records' AND scope = ? AND rows = 0`).run(
+        scopeToken(label),
+      );
+      this.#db.exec("INSERT INTO kioku_records_fts(kioku_records_fts) VALUES ('optimize')");
     })();
   }
 
-  /** Every fact record's search row again (the analyzer changed, or the rows predate this table). */
+  /**
+   * Every fact record's search columns and index again (the analyzer changed, or the rows predate them),
+   * inside setup's transaction: the index is dropped and made anew, then each fact row's columns are set.
+   */
   rebuild(): void {
-    this.#db.exec('DELETE FROM kioku_record_facts');
+    this.#db.exec(SEARCH_INDEX);
+    this.#db.exec(`UPDATE kioku_records SET category = NULL, tags = NULL, updated_at = NULL, search_terms = NULL,
+      search_length = NULL WHERE ${FACT_ROW}`);
+    this.#db.exec(RECORD_FACTS_SCHEMA);
+    const set = this.#db.prepare(
+      `UPDATE kioku_records SET category = ?, tags = ?, updated_at = ?, search_terms = ?, search_length = ?
+       WHERE seq = ?`,
+    );
     const facts = this.#db
       .prepare(
-        `SELECT r.seq, r.label, r.json FROM kioku_records r JOIN kioku_record_partitions p ON p.label = r.label
+        `SELECT r.seq, r.json FROM kioku_records r JOIN kioku_record_partitions p ON p.label = r.label
          WHERE p.kind = 'facts' AND r.key <> ''`,
       )
       .raw()
-      .all() as Array<[number, string, string]>;
-    for (const [seq, label, json] of facts) this.inserted(seq, label, JSON.parse(json) as Fact);
+      .all() as Array<[number, string]>;
+    for (const [seq, json] of facts) set.run(...searchColumns(JSON.parse(json) as Fact), seq);
   }
 
   /** A fact search in the partition `label`, ranked as core ranks (see `LexicalSearch`). */
@@ -146,16 +195,17 @@ export class RecordFactIndex {
       if (text === undefined || !text.trim()) {
         // Core's order: newest updated first, ties in the partition's order.
         return this.#all<{ json: string }>(
-          sql`SELECT r.json AS json FROM kioku_record_facts JOIN kioku_records r ON r.seq = kioku_record_facts.seq
-              WHERE kioku_record_facts.label = ${label}${where ? sql` AND ${where}` : sql``}
-              ORDER BY kioku_record_facts.updated_at DESC, kioku_record_facts.seq LIMIT ${query.limit}`,
+          sql`SELECT json FROM kioku_records
+              WHERE label = ${label} AND ${sql.raw(FACT_ROW)}${where ? sql` AND ${where}` : sql``}
+              ORDER BY updated_at DESC, seq LIMIT ${query.limit}`,
         ).map((row) => ({ fact: JSON.parse(row.json) as Fact, score: 0 }));
       }
       const target = { table: recordFacts, scope: scopeToken(label), where };
       const ranked = this.#lexical.search(target, text, query.limit);
       if (ranked.length === 0) return [];
+      // By rowid: `+label` keeps SQLite from walking the partition's rows through the key index instead.
       const rows = this.#prepare(
-        'SELECT seq, json FROM kioku_records WHERE seq IN (SELECT value FROM json_each(?)) AND label = ?',
+        'SELECT seq, json FROM kioku_records WHERE seq IN (SELECT value FROM json_each(?)) AND +label = ?',
       ).all(JSON.stringify(ranked.map((r) => r.seq)), label) as Array<{ seq: number; json: string }>;
       const bySeq = new Map(rows.map((row) => [row.seq, row.json]));
       return ranked.flatMap((r) => {
@@ -169,7 +219,8 @@ export class RecordFactIndex {
   count(label: string, filter: ParsedFactFilter): number {
     const where = filters(filter);
     const [row] = this.#all<{ n: number }>(
-      sql`SELECT count(*) AS n FROM kioku_record_facts WHERE label = ${label}${where ? sql` AND ${where}` : sql``}`,
+      sql`SELECT count(*) AS n FROM kioku_records
+          WHERE label = ${label} AND ${sql.raw(FACT_ROW)}${where ? sql` AND ${where}` : sql``}`,
     );
     return Number(row?.n ?? 0);
   }
@@ -189,7 +240,7 @@ export class RecordFactIndex {
   }
 }
 
-/** Category and tags, on the search row's columns (the native store's own filters). */
+/** Category and tags, on the fact row's search columns (the native store's own filters). */
 function filters(filter: { category?: string | undefined; tags?: string[] | undefined }): SQL | undefined {
   return and(
     filter.category === undefined ? undefined : categoryUnder(recordFacts.category, filter.category),

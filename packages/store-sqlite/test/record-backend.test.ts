@@ -170,28 +170,81 @@ describe('SQLite records', () => {
     }
   });
 
-  it('setup indexes the facts of a database written before facts were searched in SQL', async () => {
+  it('setup moves a database of the earlier two-row layout to one row per fact, leaving nothing of the old', async () => {
     const dir = mkdtempSync(path.join(tmpdir(), 'kioku-sqlite-records-'));
     const file = path.join(dir, 'kioku.db');
     try {
-      const old = createSqliteRecordStores({ file });
-      await old.setup();
-      const scope = { userId: 'u1' };
-      const fact = await old.facts.create(scope, { content: 'Caroline paints sunsets by the lake' });
-      await old.close();
-      // What the earlier record backend left: records and versions, no search rows.
+      // What the earlier record backend left: records without search columns, a second row per fact
+      // (`kioku_record_facts`) with its own FTS5 index and counts.
+      const fact: Fact = {
+        id: 'f1',
+        userId: 'u1',
+        content: 'Caroline paints sunsets by the lake',
+        category: 'hobbies',
+        tags: ['art'],
+        metadata: {},
+        provenance: { source: 'user' },
+        createdAt: '2026-01-01T00:00:00.000Z',
+        updatedAt: '2026-01-01T00:00:00.000Z',
+        version: 1,
+      };
+      const label = JSON.stringify(['facts', 'u1', '', '']);
       const db = new Database(file);
-      db.exec(`DROP TRIGGER kioku_records_fact_delete; DROP TABLE kioku_record_facts_fts_vocab;
-        DROP TABLE kioku_record_facts_fts; DROP TABLE kioku_record_facts; DROP TABLE kioku_record_search_stats;
-        DROP TABLE kioku_record_meta;`);
+      db.exec(`
+        CREATE TABLE kioku_record_partitions (label TEXT PRIMARY KEY, kind TEXT NOT NULL, user_id TEXT NOT NULL,
+          agent_id TEXT NOT NULL, name TEXT NOT NULL, version INTEGER NOT NULL);
+        CREATE TABLE kioku_records (seq INTEGER PRIMARY KEY, label TEXT NOT NULL, key TEXT NOT NULL, json TEXT NOT NULL);
+        CREATE UNIQUE INDEX kioku_records_key ON kioku_records (label, key);
+        CREATE INDEX kioku_records_order ON kioku_records (label, seq);
+        CREATE TABLE kioku_record_meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
+        INSERT INTO kioku_record_meta VALUES ('analyzer', 'an earlier analyzer');
+        CREATE TABLE kioku_record_facts (seq INTEGER PRIMARY KEY, label TEXT NOT NULL, search_terms TEXT NOT NULL);
+        CREATE VIRTUAL TABLE kioku_record_facts_fts USING fts5(search_terms, content='kioku_record_facts', content_rowid='seq');
+        CREATE TABLE kioku_record_search_stats (table_name TEXT NOT NULL, scope TEXT NOT NULL, rows INTEGER NOT NULL,
+          terms INTEGER NOT NULL, changes INTEGER NOT NULL DEFAULT 0, PRIMARY KEY (table_name, scope));
+        CREATE TRIGGER kioku_records_fact_delete AFTER DELETE ON kioku_records BEGIN
+          DELETE FROM kioku_record_facts WHERE seq = old.seq;
+        END;`);
+      db.prepare('INSERT INTO kioku_record_partitions VALUES (?, ?, ?, ?, ?, ?)').run(
+        label,
+        'facts',
+        'u1',
+        '',
+        '',
+        1,
+      );
+      db.prepare('INSERT INTO kioku_records (seq, label, key, json) VALUES (1, ?, ?, ?)').run(
+        label,
+        fact.id,
+        JSON.stringify(fact),
+      );
+      db.prepare('INSERT INTO kioku_record_facts VALUES (1, ?, ?)').run(label, 'carolin paint sunset lake');
+      db.prepare("INSERT INTO kioku_record_search_stats VALUES ('kioku_record_facts', 'p00', 1, 4, 1)").run();
       db.close();
       const reopened = createSqliteRecordStores({ file });
       await reopened.setup();
+      await reopened.setup();
+      const scope = { userId: 'u1' };
       expect((await reopened.facts.search(scope, { query: 'sunset painting' })).map((h) => h.fact)).toEqual([
         fact,
       ]);
-      expect(await reopened.facts.count(scope)).toBe(1);
+      expect(await reopened.facts.count(scope, { tags: ['ART'] })).toBe(1);
+      expect(await reopened.facts.get(scope, 'f1')).toEqual(fact);
       await reopened.close();
+      const after = new Database(file, { readonly: true });
+      const names = after
+        .prepare(
+          "SELECT name FROM sqlite_master WHERE name LIKE 'kioku_record_facts%' OR name = 'kioku_records_order'",
+        )
+        .all();
+      expect(names).toEqual([]);
+      const stale = after
+        .prepare("SELECT count(*) FROM kioku_record_search_stats WHERE table_name = 'kioku_record_facts'")
+        .pluck()
+        .get();
+      expect(stale).toBe(0);
+      expect(after.prepare('SELECT count(*) FROM kioku_records').pluck().get()).toBe(1);
+      after.close();
     } finally {
       rmSync(dir, { recursive: true, force: true });
     }

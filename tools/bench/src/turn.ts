@@ -3,13 +3,14 @@
  * call) with every memory feature on and the default budget, at several fact-store sizes, in memory and
  * in JSON files.
  *
- *   pnpm bench:turn [--sizes 1000,10000,100000] [--adapter memory|json|sqlite|postgres[,…]] [--turns 200]
+ *   pnpm bench:turn [--sizes 1000,10000,100000] [--adapter memory|json|sqlite|sqlite-records|postgres[,…]] [--turns 200]
  *                   [--warmup 30] [--workload full|chat] [--no-raw-bpe] [--json]
  *
  * `--workload chat` (default size 1000): a chat app's turn — the every-fact block, working memory (10
  * entries) and the replay of the last 10 turns of a 200-turn thread, nothing else (issue 26's SQLite
  * comparison: `pnpm bench:turn --workload chat --adapter sqlite`).
- * sqlite: `createSqliteStores` on a file in a temporary directory; postgres: `createPostgresStores` in a
+ * sqlite: `createSqliteStores` on a file in a temporary directory (sqlite-records: store-sqlite's
+ * storage-seam stores, `createSqliteRecordStores`, the same way); postgres: `createPostgresStores` in a
  * fresh schema of `KIOKU_PG_URL` / `DATABASE_URL` (default `postgres://postgres@127.0.0.1:5432/test`),
  * dropped afterwards.
  *
@@ -66,8 +67,8 @@ import { loadLocomo, locomoPath } from './locomo.js';
 import { type Floor, type FloorTarget, postgresFloor, sqliteFloor } from './turn-floor.js';
 import { cliArgs, flagValue, mean, percentile, round, sizesArg, table } from './util.js';
 
-type Adapter = 'memory' | 'json' | 'sqlite' | 'postgres';
-const ADAPTERS: readonly Adapter[] = ['memory', 'json', 'sqlite', 'postgres'];
+type Adapter = 'memory' | 'json' | 'sqlite' | 'sqlite-records' | 'postgres';
+const ADAPTERS: readonly Adapter[] = ['memory', 'json', 'sqlite', 'sqlite-records', 'postgres'];
 type Workload = 'full' | 'chat';
 
 interface Stores {
@@ -205,15 +206,18 @@ async function openStores(adapter: Adapter): Promise<OpenedStores | string> {
     return { stores: json(directory), close: () => rm(directory, { recursive: true, force: true }) };
   }
   try {
-    if (adapter === 'sqlite') {
-      const { createSqliteStores } = await import('@kioku/store-sqlite');
+    if (adapter === 'sqlite' || adapter === 'sqlite-records') {
+      const { createSqliteStores, createSqliteRecordStores } = await import('@kioku/store-sqlite');
       const directory = await mkdtemp(path.join(os.tmpdir(), 'kioku-bench-turn-'));
       const file = path.join(directory, 'kioku.db');
-      const stores = createSqliteStores({ file });
+      const stores = adapter === 'sqlite' ? createSqliteStores({ file }) : createSqliteRecordStores({ file });
       await stores.setup();
       return {
         stores,
-        floor: async (target, turns) => sqliteFloor(file, target, turns),
+        // The raw-driver floor reads the native tables: none for the records layout.
+        ...(adapter === 'sqlite'
+          ? { floor: async (target: FloorTarget, turns: number) => sqliteFloor(file, target, turns) }
+          : {}),
         close: async () => {
           await stores.close();
           await rm(directory, { recursive: true, force: true });

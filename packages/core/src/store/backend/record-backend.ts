@@ -218,11 +218,16 @@ export class RecordBackedPartitions implements PartitionBackend {
     const previous = this.#queues.get(label) ?? Promise.resolve();
     const next = previous.then(run, run);
     this.#queues.set(label, next);
-    const forget = () => {
-      if (this.#queues.get(label) === next) this.#queues.delete(label);
-    };
-    next.then(forget, forget);
+    next.then(
+      () => this.#forget(label, next),
+      () => this.#forget(label, next),
+    );
     return next;
+  }
+
+  /** Drops the queue of `label` when `last` is still its last write (no function made per write for it). */
+  #forget(label: string, last: Promise<unknown>): void {
+    if (this.#queues.get(label) === last) this.#queues.delete(label);
   }
 
   async #write<S, R>(ref: PartitionRef, codec: PartitionCodec<S>, mutate: (state: S) => R): Promise<R> {

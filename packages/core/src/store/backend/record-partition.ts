@@ -19,6 +19,11 @@ export interface RecordPartitionSpec<T> {
    * be a total order (no two records equal), so a record's place is found by binary search.
    */
   orders?: Record<string, (a: T, b: T) => number>;
+  /**
+   * A record read alone (`decodeRecord`) of the kind's exact shape, checked more cheaply than by the
+   * schema; undefined when it is not, and the schema decides. Omit to check every record by the schema.
+   */
+  ofShape?(value: unknown): T | undefined;
 }
 
 /**
@@ -243,6 +248,8 @@ export function recordPartitionCodec<T>(
     toRecords: (state) => [...state.records].map(([key, value]) => ({ key, value })),
     // Not frozen: a record read alone is the caller's own copy, shared with no cached partition.
     decodeRecord(value) {
+      const shaped = spec.ofShape?.(value);
+      if (shaped !== undefined) return shaped;
       const parsed = recordSchema.safeParse(value);
       if (!parsed.success) {
         const issue = parsed.error.issues[0];

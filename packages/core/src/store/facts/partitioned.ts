@@ -34,6 +34,7 @@ import {
   newestUpdatedFirst,
 } from './record.js';
 import { checkFactVersion, missingFactError, newFact, patchFact } from './rules.js';
+import { factOfShape } from './shape.js';
 import type { FactStore } from './store.js';
 
 export interface PartitionedStoreOptions {
@@ -45,6 +46,7 @@ const factCodec = recordPartitionCodec<Fact>('facts', FactSchema, {
   idOf: (fact) => fact.id,
   indexEntries: (fact) => [{ key: fact.id, text: factSearchText(fact) }],
   orders: { updated: newestUpdatedFirst },
+  ofShape: factOfShape,
 });
 
 function refFor(scope: Scope): PartitionRef {
