@@ -14,8 +14,10 @@ const IdsSchema = z.array(z.string());
 /** A stored value with its ids; `canonical` when it is exactly `JSON.stringify` of them in order. */
 interface Parsed {
   raw: string;
-  ids: ReadonlySet<string>;
+  ids: Set<string>;
   canonical: boolean;
+  /** Ids `raw` holds that `ids` does not yet: added to `ids` once `raw` is stored (see `add`). */
+  pending?: string[];
 }
 
 /**
@@ -36,6 +38,7 @@ export class InjectedMemoryTracker {
     this.#sessions = sessions;
   }
 
+  /** The session's recalled ids; the set may grow when this tracker adds to the same list later. */
   async load(scope: Readonly<Scope>, sessionId: string): Promise<ReadonlySet<string>> {
     const entry = await this.#sessions.kvGet(scope, sessionId, RECALL_INJECTED_KEY);
     return this.#parse(entry?.value);
@@ -59,7 +62,11 @@ export class InjectedMemoryTracker {
       next = { raw: JSON.stringify(kept), ids: new Set(kept), canonical: true };
       return next.raw;
     });
-    if (written && next?.raw === written.value) this.#last = next;
+    if (written && next?.raw === written.value) {
+      // Only now that the value is stored do its new ids join the set (a retried write may not have been it).
+      for (const id of next.pending ?? []) next.ids.add(id);
+      this.#last = { raw: next.raw, ids: next.ids, canonical: next.canonical };
+    }
   }
 
   /** The ids of a stored value; an unreadable one is none (it only costs re-injecting; `add` rewrites it). */
@@ -92,12 +99,11 @@ export class InjectedMemoryTracker {
     if (added.size === 0) return null;
     if (last.ids.size + added.size > MAX_TRACKED_IDS) return undefined;
     const tail = JSON.stringify([...added]);
-    const all = new Set(last.ids);
-    for (const id of added) all.add(id);
     return {
       raw: last.ids.size === 0 ? tail : `${raw.slice(0, -1)},${tail.slice(1)}`,
-      ids: all,
+      ids: last.ids,
       canonical: true,
+      pending: [...added],
     };
   }
 }
