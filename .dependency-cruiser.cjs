@@ -6,7 +6,7 @@
  */
 const CORE_LAYERS = ['foundation', 'tokens', 'model', 'search', 'store', 'runtime', 'memory', 'kioku'];
 const ADAPTERS =
-  'store-json|store-sqlite|store-postgres|store-redis|store-qdrant|store-test-suite|openai|extract|mcp|ai-sdk|openai-agents|studio';
+  'store-json|store-sqlite|store-postgres|store-redis|store-qdrant|store-test-suite|openai|embed-local|extract|mcp|ai-sdk|openai-agents|studio';
 
 module.exports = {
   forbidden: [

@@ -196,17 +196,33 @@ export class PostgresSessionStore extends PostgresStore implements SessionStore 
     const s = parseScope(scope);
     const parsed = newTranscriptEntries(entries, isoAt(this.clock));
     const id = sessionKey(sessionId);
-    const tr = this.tables.sessionTranscript;
-    await this.#write(s, id, sessionId, async (tx, session) => {
-      const ofSession = this.#dataOf(tr, session);
-      const [{ last = 0 } = {}] = await tx
-        .select({ last: sql<number>`coalesce(max(${tr.seq}), 0)`.mapWith(Number) })
-        .from(tr)
-        .where(ofSession);
-      const rows = parsed.map((entry, i) => toTranscriptRow(s, id, last + i + 1, entry));
-      for (const batch of batches(rows)) await tx.insert(tr).values(batch);
-      // Keep the last `transcriptCap` entries.
-      await tx.delete(tr).where(and(ofSession, lte(tr.seq, last + rows.length - this.#caps.transcriptCap)));
+    const { sessions: t, sessionTranscript: tr } = this.tables;
+    const ofSession = this.#dataOf(tr, { ...s, id });
+    // Each new entry's seq follows the newest one, read by the INSERT itself (after the lock below).
+    const last = sql`(select coalesce(max(${tr.seq}), 0) from ${tr} where ${ofSession})`;
+    const rows = parsed.map((entry) => toTranscriptRow(s, id, 0, entry));
+    // Per INSERT: the batch's entries follow the newest entry that statement sees (earlier batches included).
+    const numbered = (batch: typeof rows) =>
+      batch.map((row, i) => ({ ...row, seq: sql`${last} + ${i + 1}` }));
+    const cap = this.#caps.transcriptCap;
+    await this.database.transaction(async (tx) => {
+      // The lock, the insert and the trim go out together (one round trip; postgres.js pipelines them on
+      // the transaction's connection and PostgreSQL runs them in order): the insert starts once the lock
+      // is held, and each statement sees the ones before it. Without the session the lock reads no row
+      // and the insert fails on the foreign key: NotFound is what the caller gets.
+      const [locked, ...written] = await Promise.allSettled([
+        tx.select({ id: t.id }).from(t).where(this.#session(s, id)).for('update'),
+        ...batches(rows).map((batch) => tx.insert(tr).values(numbered(batch))),
+        // Keep the last `transcriptCap` entries.
+        tx
+          .delete(tr)
+          .where(
+            and(ofSession, sql`${tr.seq} <= (select max(${tr.seq}) from ${tr} where ${ofSession}) - ${cap}`),
+          ),
+      ]);
+      if (locked.status === 'rejected') throw locked.reason;
+      if (locked.value.length === 0) throw sessionNotFoundError(sessionId);
+      for (const result of written) if (result.status === 'rejected') throw result.reason;
     });
     return parsed;
   }
@@ -216,17 +232,20 @@ export class PostgresSessionStore extends PostgresStore implements SessionStore 
     const count = transcriptReadCount(n);
     const id = sessionKey(sessionId);
     const tr = this.tables.sessionTranscript;
+    if (count > 0) {
+      const rows = await this.database.run((db) =>
+        db
+          .select(this.#transcriptColumns)
+          .from(tr)
+          .where(this.#dataOf(tr, { ...s, id }))
+          .orderBy(desc(tr.seq))
+          .limit(count),
+      );
+      // Entries exist only in a session of the caller's (the foreign key): no second read for the session.
+      if (rows.length > 0) return rows.reverse().map(toTranscriptEntry);
+    }
     if (!(await this.get(s, id))) throw sessionNotFoundError(sessionId);
-    if (count === 0) return [];
-    const rows = await this.database.run((db) =>
-      db
-        .select(this.#transcriptColumns)
-        .from(tr)
-        .where(this.#dataOf(tr, { ...s, id }))
-        .orderBy(desc(tr.seq))
-        .limit(count),
-    );
-    return rows.reverse().map(toTranscriptEntry);
+    return [];
   }
 
   /** One statement (k-v entries and transcripts go by the foreign keys' cascade). */

@@ -47,6 +47,8 @@ export class SqliteConnection {
   readonly #options: SqliteConnectionOptions;
   readonly #owned: boolean;
   #db: Database.Database | undefined;
+  /** `fn => fn()` as a better-sqlite3 transaction, made once: making one per call cost more than a read. */
+  #transaction: Database.Transaction<<R>(fn: () => R) => R> | undefined;
   #orm: KiokuDrizzle | undefined;
   #closed = false;
   #ready = false;
@@ -96,6 +98,7 @@ export class SqliteConnection {
       typeof value === 'string' ? value.toLowerCase() : value,
     );
     this.#orm = drizzle(withStatementCache(db), { schema });
+    this.#transaction = db.transaction(<R>(fn: () => R): R => fn());
     this.#db = db;
     return db;
   }
@@ -164,7 +167,7 @@ export class SqliteConnection {
 
   /** Run `fn` in a write transaction (BEGIN IMMEDIATE). KiokuErrors pass through; SQLite errors become StorageErrors. */
   write<R>(fn: () => R): R {
-    return this.#run(() => this.raw.transaction(fn).immediate());
+    return this.#run(() => this.#transactionOf().immediate(fn) as R);
   }
 
   /**
@@ -200,12 +203,17 @@ export class SqliteConnection {
 
   /** Run `fn` in a read transaction, so several statements see one consistent state. */
   read<R>(fn: () => R): R {
-    return this.#run(() => this.raw.transaction(fn).deferred());
+    return this.#run(() => this.#transactionOf().deferred(fn) as R);
   }
 
   /** Run `fn`, which issues a single statement (atomic by itself), without a transaction around it. */
   statement<R>(fn: () => R): R {
     return this.#run(fn);
+  }
+
+  #transactionOf(): Database.Transaction<<R>(fn: () => R) => R> {
+    if (!this.#transaction) this.raw;
+    return this.#transaction!;
   }
 
   #run<R>(fn: () => R): R {

@@ -34,7 +34,7 @@ import { and, asc, count, desc, eq, type SQL, sql } from 'drizzle-orm';
 import { analyze, factText } from './analysis.js';
 import { agentColumn, agentOf, checkScope, SqliteStoreBase } from './base.js';
 import { categoryUnder, hasAllTags } from './filters.js';
-import { facts, searchStats } from './schema.js';
+import { facts } from './schema.js';
 import { scopeToken } from './search.js';
 
 type FactRow = typeof facts.$inferSelect;
@@ -85,6 +85,16 @@ const inPartition = (scope: Scope): SQL =>
 
 const placeholder = sql.placeholder;
 
+/** `rows, changes` of the partition's `kioku_search_stats` row. */
+type PartitionRow = [number, number];
+
+/** A plain `{}` (the default filter): nothing a schema check could reject or change. */
+const isEmptyObject = (value: unknown): boolean =>
+  typeof value === 'object' &&
+  value !== null &&
+  Object.getPrototypeOf(value) === Object.prototype &&
+  Object.keys(value).length === 0;
+
 /** `list` orders; `updated` is core's `newestUpdatedFirst` and reads the `kioku_facts_updated` index as is. */
 const listOrder = {
   oldest: [asc(facts.createdAt), asc(facts.seq)],
@@ -131,11 +141,12 @@ export class SqliteFactStore extends SqliteStoreBase implements FactStore {
         .from(facts)
         .where(sql`${facts.seq} IN (SELECT value FROM json_each(${placeholder('seqs')}))`)
         .prepare(),
-      partitionRows: this.orm
-        .select({ rows: searchStats.rows, changes: searchStats.changes })
-        .from(searchStats)
-        .where(and(eq(searchStats.tableName, 'kioku_facts'), eq(searchStats.scope, placeholder('scope'))))
-        .prepare(),
+      /** The partition's row count and change counter (`[rows, changes]`), kept by the FTS triggers. */
+      partitionRows: this.connection.raw
+        .prepare(
+          "SELECT rows, changes FROM kioku_search_stats WHERE table_name = 'kioku_facts' AND scope = ?",
+        )
+        .raw(true),
     };
   }
 
@@ -237,17 +248,21 @@ export class SqliteFactStore extends SqliteStoreBase implements FactStore {
   async revision(scope: Scope): Promise<string> {
     const s = checkScope(scope);
     const scopeKey = scopeToken(s.userId, agentColumn(s.agentId));
-    const row = this.readOne(() => this.#statements.partitionRows.get({ scope: scopeKey }));
-    return `${row?.rows ?? 0}.${row?.changes ?? 0}`;
+    const row = this.readOne(() => this.#statements.partitionRows.get(scopeKey)) as PartitionRow | undefined;
+    return `${row?.[0] ?? 0}.${row?.[1] ?? 0}`;
   }
 
   async count(scope: Scope, filter: FactFilter = {}): Promise<number> {
     const s = checkScope(scope);
-    const f = parseOrThrow(FactFilterSchema, filter, 'count filter');
+    // No filter (the fact block's count every turn) needs no schema check.
+    const f = isEmptyObject(filter) ? {} : parseOrThrow(FactFilterSchema, filter, 'count filter');
     if (f.category === undefined && !f.tags?.length) {
       // The partition's row count, kept by the FTS triggers in the same transaction as every write.
       const scopeKey = scopeToken(s.userId, agentColumn(s.agentId));
-      return this.readOne(() => this.#statements.partitionRows.get({ scope: scopeKey })?.rows ?? 0);
+      const row = this.readOne(() => this.#statements.partitionRows.get(scopeKey)) as
+        | PartitionRow
+        | undefined;
+      return row?.[0] ?? 0;
     }
     return this.readOne(
       () =>

@@ -30,8 +30,8 @@ import {
   type UpsertOptions,
   type WriteOptions,
 } from '@kioku/core/store';
-import { and, asc, count, desc, eq, inArray, lte, max, type SQL, sql } from 'drizzle-orm';
-import { agentColumn, agentOf, SqliteStoreBase, type SqliteStoreOptions } from './base.js';
+import { and, asc, count, eq, inArray, max, type SQL } from 'drizzle-orm';
+import { agentColumn, agentOf, checkScope, SqliteStoreBase, type SqliteStoreOptions } from './base.js';
 import { sessionKv, sessions, sessionTranscript } from './schema.js';
 
 export type SqliteSessionStoreOptions = SqliteStoreOptions & SessionStoreOptions;
@@ -65,6 +65,18 @@ function toTranscriptEntry(row: TranscriptRow): TranscriptEntry {
   return entry;
 }
 
+/** `role, content, tool_calls, tool_call_id, name, ts` of a transcript row, as `last` reads it. */
+type RawEntry = [string, string, string | null, string | null, string | null, string];
+
+/** The same entry as `toTranscriptEntry` makes of the row (`tool_calls` is JSON text here). */
+function rawToEntry(row: RawEntry): TranscriptEntry {
+  const entry: TranscriptEntry = { role: row[0] as TranscriptEntry['role'], content: row[1], ts: row[5] };
+  if (row[2] !== null) entry.toolCalls = JSON.parse(row[2]) as TranscriptEntry['toolCalls'];
+  if (row[3] !== null) entry.toolCallId = row[3];
+  if (row[4] !== null) entry.name = row[4];
+  return entry;
+}
+
 /** A k-v row's columns as core's `KvEntry`. */
 const kvColumns = {
   key: sessionKv.key,
@@ -95,53 +107,38 @@ export class SqliteSessionStore extends SqliteStoreBase implements SessionStore 
   }
 
   private buildStatements() {
-    const placeholder = sql.placeholder;
-    const ofSession = eq(sessionTranscript.sessionSeq, placeholder('seq'));
+    const raw = this.connection.raw;
+    const seqOf = 'SELECT seq FROM kioku_sessions WHERE user_id = ? AND agent_id = ? AND id = ?';
     return {
-      seq: this.orm
-        .select({ seq: sessions.seq })
-        .from(sessions)
-        .where(
-          and(
-            eq(sessions.userId, placeholder('userId')),
-            eq(sessions.agentId, placeholder('agentId')),
-            eq(sessions.id, placeholder('id')),
-          ),
+      seq: raw.prepare(seqOf).pluck(),
+      /**
+       * The newest entries of the caller's session, newest first, in one statement (the session looked up
+       * inside it, so no transaction is needed), as arrays: a row object per entry cost more than the read.
+       */
+      last: raw
+        .prepare(
+          `SELECT role, content, tool_calls, tool_call_id, name, ts FROM kioku_session_transcript
+           WHERE session_seq = (${seqOf}) ORDER BY position DESC LIMIT ?`,
         )
-        .prepare(),
-      last: this.orm
-        .select()
-        .from(sessionTranscript)
-        .where(ofSession)
-        .orderBy(desc(sessionTranscript.position))
-        .limit(placeholder('limit'))
-        .prepare(),
-      lastPosition: this.orm
-        .select({ p: max(sessionTranscript.position) })
-        .from(sessionTranscript)
-        .where(ofSession)
-        .prepare(),
-      trim: this.orm
-        .delete(sessionTranscript)
-        .where(and(ofSession, lte(sessionTranscript.position, placeholder('upTo'))))
-        .prepare(),
+        .raw(true),
+      /** The caller's session and its newest position (null when empty); no row when there is no session. */
+      head: raw
+        .prepare(
+          `SELECT s.seq, (SELECT max(position) FROM kioku_session_transcript WHERE session_seq = s.seq)
+           FROM kioku_sessions s WHERE s.user_id = ? AND s.agent_id = ? AND s.id = ?`,
+        )
+        .raw(true),
+      insert: raw.prepare(
+        `INSERT INTO kioku_session_transcript (session_seq, position, role, content, tool_calls, tool_call_id, name, ts)
+         VALUES (?, ?, ?, ?, ?, ?, ?, ?)`,
+      ),
+      trim: raw.prepare('DELETE FROM kioku_session_transcript WHERE session_seq = ? AND position <= ?'),
     };
   }
 
   get #statements() {
     this.#prepared ??= this.buildStatements();
     return this.#prepared;
-  }
-
-  /** The seq of the caller's session; NotFoundError when the id is not in the caller's index. */
-  #requireSeq(scope: Scope, sessionId: string): number {
-    const row = this.#statements.seq.get({
-      userId: scope.userId,
-      agentId: agentColumn(scope.agentId),
-      id: sessionKey(sessionId),
-    });
-    if (!row) throw sessionNotFoundError(sessionId);
-    return row.seq;
   }
 
   async create(scope: Scope, options: SessionCreateOptions = {}): Promise<SessionInfo> {
@@ -267,30 +264,45 @@ export class SqliteSessionStore extends SqliteStoreBase implements SessionStore 
     sessionId: string,
     entries: ChatMessage | ChatMessage[],
   ): Promise<TranscriptEntry[]> {
-    const s = parseScope(scope);
+    const s = checkScope(scope);
+    const id = sessionKey(sessionId);
     const parsed = newTranscriptEntries(entries, isoAt(this.clock));
     this.write(() => {
-      const seq = this.#requireSeq(s, sessionId);
-      const last = this.#statements.lastPosition.get({ seq })?.p ?? 0;
+      const head = this.#statements.head.get(s.userId, agentColumn(s.agentId), id) as
+        | [number, number | null]
+        | undefined;
+      if (!head) throw sessionNotFoundError(sessionId);
+      const seq = head[0];
+      const last = head[1] ?? 0;
       parsed.forEach((entry, i) => {
         this.#insertTranscript(seq, last + i + 1, entry);
       });
       const newest = last + parsed.length;
       if (newest > this.#caps.transcriptCap) {
-        this.#statements.trim.run({ seq, upTo: newest - this.#caps.transcriptCap });
+        this.#statements.trim.run(seq, newest - this.#caps.transcriptCap);
       }
     });
     return parsed;
   }
 
   async transcriptReadLast(scope: Scope, sessionId: string, n: number): Promise<TranscriptEntry[]> {
-    const s = parseScope(scope);
+    const s = checkScope(scope);
+    const id = sessionKey(sessionId);
     const limit = transcriptReadCount(n);
-    return this.read(() => {
-      const seq = this.#requireSeq(s, sessionId);
-      if (limit === 0) return [];
-      return this.#statements.last.all({ seq, limit }).reverse().map(toTranscriptEntry);
-    });
+    const partition = [s.userId, agentColumn(s.agentId), id] as const;
+    // One statement sees one state: no transaction needed. No rows: an empty transcript, or no session.
+    const rows = this.readOne(() =>
+      limit === 0 ? [] : (this.#statements.last.all(...partition, limit) as RawEntry[]),
+    );
+    if (rows.length === 0) {
+      if (this.readOne(() => this.#statements.seq.get(...partition)) === undefined) {
+        throw sessionNotFoundError(sessionId);
+      }
+      return [];
+    }
+    const out: TranscriptEntry[] = new Array(rows.length);
+    for (let i = 0; i < rows.length; i++) out[rows.length - 1 - i] = rawToEntry(rows[i]!);
+    return out;
   }
 
   async eraseUser(userId: string): Promise<string[]> {
@@ -381,19 +393,17 @@ export class SqliteSessionStore extends SqliteStoreBase implements SessionStore 
   }
 
   #insertTranscript(sessionSeq: number, position: number, entry: TranscriptEntry): void {
-    this.orm
-      .insert(sessionTranscript)
-      .values({
-        sessionSeq,
-        position,
-        role: entry.role,
-        content: entry.content,
-        toolCalls: entry.toolCalls ?? null,
-        toolCallId: entry.toolCallId ?? null,
-        name: entry.name ?? null,
-        ts: entry.ts,
-      })
-      .run();
+    this.#statements.insert.run(
+      sessionSeq,
+      position,
+      entry.role,
+      entry.content,
+      // As drizzle's JSON column writes it.
+      entry.toolCalls == null ? null : JSON.stringify(entry.toolCalls),
+      entry.toolCallId ?? null,
+      entry.name ?? null,
+      entry.ts,
+    );
   }
 
   #kvOf(sessionSeq: number): KvEntry[] {

@@ -12,7 +12,6 @@ import {
   versionedWorkingEntry,
   type WorkingLimits,
   type WorkingMemoryOptions,
-  workingEntryInfo,
   workingLimits,
 } from '@kioku/core/adapter';
 import {
@@ -31,25 +30,9 @@ import {
   type WorkingSetOptions,
   type WriteOptions,
 } from '@kioku/core/store';
-import {
-  and,
-  asc,
-  count,
-  desc,
-  eq,
-  gt,
-  gte,
-  inArray,
-  isNotNull,
-  lt,
-  lte,
-  ne,
-  or,
-  type SQL,
-  sql,
-} from 'drizzle-orm';
+import { and, asc, count, desc, eq, gt, inArray, isNotNull, lte, ne, type SQL } from 'drizzle-orm';
 import { analyze, workingText } from './analysis.js';
-import { agentColumn, agentOf, SqliteStoreBase, type SqliteStoreOptions } from './base.js';
+import { agentColumn, agentOf, checkScope, SqliteStoreBase, type SqliteStoreOptions } from './base.js';
 import { categoryUnder, hasAllTags, keyUnder } from './filters.js';
 import { working } from './schema.js';
 import { scopeToken } from './search.js';
@@ -57,18 +40,6 @@ import { scopeToken } from './search.js';
 export type SqliteWorkingMemoryOptions = SqliteStoreOptions & WorkingMemoryOptions;
 
 type WorkingRow = typeof working.$inferSelect;
-
-/** The columns of an entry's info (no value, no search columns). */
-const infoColumns = {
-  key: working.key,
-  userId: working.userId,
-  agentId: working.agentId,
-  storedAt: working.storedAt,
-  expiresAt: working.expiresAt,
-  category: working.category,
-  tags: working.tags,
-  version: working.version,
-};
 
 function toEntry(
   row: Omit<WorkingRow, 'seq' | 'namespace' | 'expiresMs' | 'searchTerms' | 'searchLength' | 'searchScope'>,
@@ -86,6 +57,36 @@ function toEntry(
   if (agentId !== undefined) entry.agentId = agentId;
   if (row.category !== null) entry.category = row.category;
   return entry;
+}
+
+/** Prefixes already validated (a turn lists the same two), so `list` skips re-running zod on them. */
+const validPrefixes = new Set<string>();
+const MAX_VALID_PREFIXES = 10_000;
+
+function checkPrefix(prefix: string): void {
+  if (validPrefixes.has(prefix)) return;
+  parseOrThrow(WorkingPrefixSchema, prefix, 'working-memory prefix');
+  if (validPrefixes.size >= MAX_VALID_PREFIXES) validPrefixes.clear();
+  validPrefixes.add(prefix);
+}
+
+/** `key, stored_at, expires_at, category, tags, version` of a row, as `list` reads it. */
+type InfoRow = [string, string, string, string | null, string, number];
+
+/** What `workingEntryInfo(toEntry(row))` gives (the same keys in the same order), from a `list` row. */
+function toInfo(row: InfoRow, userId: string, agentColumnValue: string): WorkingEntryInfo {
+  const info: WorkingEntryInfo = {
+    key: row[0],
+    userId,
+    storedAt: row[1],
+    expiresAt: row[2],
+    tags: JSON.parse(row[4]) as string[],
+    version: row[5],
+  };
+  const agentId = agentOf(agentColumnValue);
+  if (agentId !== undefined) info.agentId = agentId;
+  if (row[3] !== null) info.category = row[3];
+  return info;
 }
 
 function toRow(entry: WorkingEntry) {
@@ -126,25 +127,17 @@ export class SqliteWorkingMemoryStore extends SqliteStoreBase implements Working
   }
 
   private buildStatements() {
-    const placeholder = sql.placeholder;
-    const live = and(
-      eq(working.userId, placeholder('userId')),
-      eq(working.agentId, placeholder('agentId')),
-      gt(working.expiresMs, placeholder('now')),
-    );
-    const list = (where: SQL | undefined) =>
-      this.orm
-        .select(infoColumns)
-        .from(working)
-        .where(where)
-        .orderBy(asc(working.storedAt), asc(working.seq))
-        .prepare();
-    // keyUnder with placeholders: the prefix itself, or a key in [prefix/, prefix0).
-    const under = or(
-      eq(working.key, placeholder('prefix')),
-      and(gte(working.key, placeholder('from')), lt(working.key, placeholder('to'))),
-    );
-    return { list: list(live), listUnder: list(and(live, under)) };
+    const raw = this.connection.raw;
+    // The live entries of a partition, oldest first, as arrays (no value: an inventory never shows them).
+    const list = (where: string) =>
+      raw
+        .prepare(
+          `SELECT key, stored_at, expires_at, category, tags, version FROM kioku_working
+           WHERE user_id = ? AND agent_id = ? AND expires_ms > ?${where} ORDER BY stored_at, seq`,
+        )
+        .raw(true);
+    // keyUnder with parameters: the prefix itself, or a key in [prefix/, prefix0).
+    return { list: list(''), listUnder: list(' AND (key = ? OR (key >= ? AND key < ?))') };
   }
 
   get #statements() {
@@ -216,17 +209,19 @@ export class SqliteWorkingMemoryStore extends SqliteStoreBase implements Working
   }
 
   async list(scope: Scope, prefix?: string): Promise<WorkingEntryInfo[]> {
-    const s = parseScope(scope);
-    if (prefix !== undefined) parseOrThrow(WorkingPrefixSchema, prefix, 'working-memory prefix');
+    const s = checkScope(scope);
+    if (prefix !== undefined) checkPrefix(prefix);
     const now = this.clock.now();
-    // Everything but the value: an inventory never shows values, and they can be large.
-    const partition = { userId: s.userId, agentId: agentColumn(s.agentId), now };
-    const rows = this.readOne(() =>
-      prefix
-        ? this.#statements.listUnder.all({ ...partition, prefix, from: `${prefix}/`, to: `${prefix}0` })
-        : this.#statements.list.all(partition),
+    const agentId = agentColumn(s.agentId);
+    const rows = this.readOne(
+      () =>
+        (prefix
+          ? this.#statements.listUnder.all(s.userId, agentId, now, prefix, `${prefix}/`, `${prefix}0`)
+          : this.#statements.list.all(s.userId, agentId, now)) as InfoRow[],
     );
-    return rows.map((row) => workingEntryInfo(toEntry({ ...row, value: '' })));
+    const out: WorkingEntryInfo[] = new Array(rows.length);
+    for (let i = 0; i < rows.length; i++) out[i] = toInfo(rows[i]!, s.userId, agentId);
+    return out;
   }
 
   async search(scope: Scope, query: WorkingQuery): Promise<WorkingHit[]> {

@@ -110,6 +110,8 @@ export interface StoreEngineOptions {
   /** Hybrid recall with this embedder, its vector side weighing `vectorWeight` (default: the embedder's). */
   embedder?: Embedder;
   vectorWeight?: number;
+  /** Hits each side (lexical, vector) brings to the fusion (default: hybrid recall's, `max(20, 3 × limit)`). */
+  candidates?: number;
 }
 
 /**
@@ -143,6 +145,7 @@ function recallStore(store: FactStore, options: StoreEngineOptions, clock: Clock
   return withFactEmbeddings(signalled, {
     embedder: options.embedder,
     ...(options.vectorWeight === undefined ? {} : { weights: { vector: options.vectorWeight } }),
+    ...(options.candidates === undefined ? {} : { candidates: options.candidates }),
   });
 }
 

@@ -4,19 +4,25 @@
  * question as query, score = |evidence ∩ top-k| / |evidence|, per category and overall, and per half
  * (conversations 0–4, on which every parameter was chosen, and 5–9, held out).
  *
- *   pnpm bench:recall [--json] [--ablation] [--adapter memory,json,sqlite,postgres,redis|all] [--embedder hashing]
+ *   pnpm bench:recall [--json] [--ablation] [--adapter memory,json,sqlite,postgres,redis|all]
+ *                     [--embedder hashing|sentence] [--weights 1,0.25,…] [--candidates 150,…]
+ *                     [--half 0-4] [--embed-cache FILE]
  *
  * "Kioku" is core's recall as an application gets it: the in-memory fact store's lexical search, re-ranked by
  * recall's signals (`RecallFactStore`), each turn a fact with its session, turn and event time.
  * `--adapter` adds a row per store (recall-stores.ts), `--ablation` one row per signal left out and per
- * analyzer change, `--embedder hashing` hybrid recall with the built-in HashingEmbedder at several weights.
+ * analyzer change, `--embedder hashing` hybrid recall with the built-in HashingEmbedder at several weights,
+ * `--embedder sentence` with `@kioku/embed-local`'s offline sentence encoder (weights `--weights`, pools
+ * `--candidates`, each pair a row, then the encoder's defaults). `--half 0-4` runs conversations 0–4 alone
+ * (for choosing parameters without seeing 5–9).
  */
-import { HashingEmbedder } from '@kioku/core';
+import { type Embedder, HashingEmbedder } from '@kioku/core';
 import { DEFAULT_SIGNAL_WEIGHTS, type SignalWeights } from '@kioku/core/store';
 import { ablationEngines } from './ablation.js';
+import { MemoEmbedder } from './embed-memo.js';
 import { type Engine, kiokuEngine, miniSearchEngine, plainBm25Engine, winkEngine } from './engines.js';
 import { DRAGON, type EngineResult, evaluate, HALVES, KS } from './evaluate.js';
-import { CATEGORY_NAMES, loadLocomo, locomoPath } from './locomo.js';
+import { CATEGORY_NAMES, type Conversation, loadLocomo, locomoPath } from './locomo.js';
 import {
   RECALL_ADAPTERS,
   type RecallAdapter,
@@ -34,7 +40,7 @@ function adaptersArg(args: readonly string[]): RecallAdapter[] {
   return names.includes('all') ? [...RECALL_ADAPTERS] : (names as RecallAdapter[]);
 }
 
-const EMBEDDERS = ['hashing'] as const;
+const EMBEDDERS = ['hashing', 'sentence'] as const;
 
 function embedderArg(args: readonly string[]): (typeof EMBEDDERS)[number] | undefined {
   const name = flagValue(args, '--embedder');
@@ -51,13 +57,48 @@ type Row = { store: RecallAdapter; options: StoreEngineOptions } | Engine;
 /** Hybrid recall's vector weights shown with `--embedder`: equal RRF down to the HashingEmbedder's default. */
 const VECTOR_WEIGHTS = [1, 0.25, 0.1, 0.05, 0.02] as const;
 
+/** The sentence encoder's rows without `--weights`: equal RRF, and around its default. */
+const SENTENCE_WEIGHTS = [1, 0.5, 0.1] as const;
+
+function numbersArg(args: readonly string[], flag: string): number[] | undefined {
+  const value = flagValue(args, flag);
+  if (value === undefined) return undefined;
+  const numbers = value.split(',').map((s) => Number(s.trim()));
+  if (numbers.some((n) => !(n >= 0) || !Number.isFinite(n)))
+    throw new Error(`${flag}: numbers of at least 0`);
+  return numbers;
+}
+
+/** `@kioku/embed-local`'s encoder behind a per-run memo, the questions embedded in batches beforehand. */
+async function sentenceEmbedder(
+  args: readonly string[],
+  conversations: readonly Conversation[],
+): Promise<{ memo: MemoEmbedder; inner: Embedder; lines: string[] }> {
+  const { SentenceEncoderEmbedder } = await import('@kioku/embed-local');
+  const inner = new SentenceEncoderEmbedder();
+  const t0 = performance.now();
+  await inner.load();
+  const loadMs = performance.now() - t0;
+  const memo = new MemoEmbedder(inner, flagValue(args, '--embed-cache'));
+  const questions = conversations.flatMap((c) => c.questions.map((q) => q.question));
+  const alone = await memo.embedLatency(questions.filter((_, i) => i % 10 === 0));
+  await memo.embed(questions);
+  const lines = [
+    `sentence encoder (${inner.modelId}, ${inner.dimensions}-d): model load ${loadMs.toFixed(0)} ms; one query embedded alone p50 ${alone.p50} / p95 ${alone.p95} ms (${alone.n} questions); search latencies below exclude it (questions embedded beforehand in batches of ${inner.maxBatchSize})`,
+  ];
+  return { memo, inner, lines };
+}
+
 async function main(): Promise<void> {
   const args = cliArgs();
   const json = args.includes('--json');
   const ablation = args.includes('--ablation');
   const adapters = adaptersArg(args);
   const embedder = embedderArg(args);
-  const conversations = loadLocomo();
+  const half = flagValue(args, '--half');
+  if (half !== undefined && half !== '0-4')
+    throw new Error('--half: only 0-4 (the half parameters are chosen on)');
+  const conversations = half === '0-4' ? loadLocomo().slice(0, 5) : loadLocomo();
   const questions = conversations.reduce((a, c) => a + c.questions.length, 0);
   const turns = conversations.reduce((a, c) => a + c.units.length, 0);
 
@@ -89,6 +130,30 @@ async function main(): Promise<void> {
     embedderRows.push(name);
     rows.push({ store: 'memory', options: { name, embedder: hashing } });
   }
+  let sentence: Awaited<ReturnType<typeof sentenceEmbedder>> | undefined;
+  if (embedder === 'sentence') {
+    sentence = await sentenceEmbedder(args, conversations);
+    const { memo } = sentence;
+    const pools = numbersArg(args, '--candidates') ?? [undefined];
+    for (const weight of numbersArg(args, '--weights') ?? SENTENCE_WEIGHTS) {
+      for (const candidates of pools) {
+        const name = `Kioku + sentence vectors, weight ${weight}${candidates === undefined ? '' : `, pool ${candidates}`}`;
+        embedderRows.push(name);
+        rows.push({
+          store: 'memory',
+          options: {
+            name,
+            embedder: memo,
+            vectorWeight: weight,
+            ...(candidates === undefined ? {} : { candidates }),
+          },
+        });
+      }
+    }
+    const name = `Kioku + sentence vectors (default, weight ${memo.fusionWeight})`;
+    embedderRows.push(name);
+    rows.push({ store: 'memory', options: { name, embedder: memo } });
+  }
   for (const adapter of adapters) rows.push({ store: adapter, options: {} });
 
   const results: EngineResult[] = [];
@@ -112,13 +177,20 @@ async function main(): Promise<void> {
       await opened.close();
     }
   }
+  sentence?.memo.save();
   const [kioku, ...others] = results as [EngineResult, ...EngineResult[]];
   const peers = others.filter((r) => !Object.values(stores).includes(r));
 
   const lines: string[] = [];
   lines.push(
     `LoCoMo retrieval recall (%), ${conversations.length} conversations, ${turns} turns, ${questions} questions`,
-    `data: ${locomoPath()}`,
+    `data: ${locomoPath()}${half === '0-4' ? ' (conversations 0–4 only)' : ''}`,
+    ...(sentence?.lines ?? []),
+    ...(sentence
+      ? [
+          `model time in this run: ${sentence.memo.embedded} texts in ${(sentence.memo.embedMs / 1000).toFixed(1)} s (${(sentence.memo.embedMs / Math.max(1, sentence.memo.embedded)).toFixed(1)} ms a text in batches)`,
+        ]
+      : []),
     '',
     table(
       ['engine', 'R@5', 'R@10', 'R@25', 'R@50', 'p50 ms', 'p95 ms', 'build ms'],
@@ -163,8 +235,8 @@ async function main(): Promise<void> {
       results.map((r) => [
         r.name,
         ...Object.values(r.halves).flatMap((h) => [
-          h.overall['5']!.toFixed(1),
-          h.overall['10']!.toFixed(1),
+          h.overall['5']!.toFixed(1).replace('NaN', '-'),
+          h.overall['10']!.toFixed(1).replace('NaN', '-'),
           h.byCategory['multi-hop']?.['10']?.toFixed(1) ?? '-',
           h.byCategory['open-domain']?.['10']?.toFixed(1) ?? '-',
         ]),

@@ -16,10 +16,11 @@ export const IdSchema = z
   .max(LIMITS.idChars, `must be at most ${LIMITS.idChars} characters`)
   .regex(ID_PATTERN, 'may contain only letters, digits and _ . @ + - and must not start with . or -');
 
+/** A UUID (any version, lower or upper case). */
+export const UUID_PATTERN = /^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$/;
+
 /** UUID (any version, lower or upper case), as used for session ids. */
-export const UuidSchema = z
-  .string()
-  .regex(/^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$/, 'must be a UUID');
+export const UuidSchema = z.string().regex(UUID_PATTERN, 'must be a UUID');
 
 /** A short random id (12 hex characters, 48 bits) — cheap in prompt tokens. */
 export function shortId(): string {

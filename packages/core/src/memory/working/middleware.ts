@@ -38,18 +38,23 @@ export function workingMemoryMiddleware(options: WorkingMemoryMiddlewareOptions)
     async inject(ctx) {
       const namespace = options.namespace(ctx.scope);
       const now = (options.clock ?? ctx.clock).now();
+      const userSession = options.isUserSession(namespace);
+      // Both inventories are read at once: one round trip, not two, on a networked store.
+      const [ownEntries, findings] = await Promise.all([
+        options.store.list(ctx.scope, namespace),
+        userSession ? options.store.list(ctx.scope, options.patrolPrefix) : undefined,
+      ]);
       const own = section(
         ctx.tokenizer,
         OWN_INVENTORY_HEADER,
-        await options.store.list(ctx.scope, namespace),
+        ownEntries,
         now,
         ctx.maxTokens,
         options.maxListed,
       );
       const sections = [own];
-      if (options.isUserSession(namespace)) {
+      if (findings) {
         const used = own.message ? countMessageTokens(ctx.tokenizer, own.message) : 0;
-        const findings = await options.store.list(ctx.scope, options.patrolPrefix);
         sections.push(
           section(
             ctx.tokenizer,

@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { NotFoundError } from '../../foundation/errors.js';
-import { timeOrderedId, UuidSchema } from '../../foundation/ids.js';
+import { timeOrderedId, UUID_PATTERN, UuidSchema } from '../../foundation/ids.js';
 import type { Scope } from '../../foundation/scope.js';
 import { parseOrThrow } from '../../foundation/validation.js';
 import { checkVersion, type UpsertOptions, UpsertOptionsSchema } from '../../foundation/version.js';
@@ -44,6 +44,8 @@ export function newSession(scope: Scope, options: SessionCreateOptions, nowMs: n
 
 /** A session id as stores key it: a UUID (checked), in lower case. */
 export function sessionKey(sessionId: string): string {
+  // A valid id (every call of a turn) skips zod; anything else gets zod's error.
+  if (typeof sessionId === 'string' && UUID_PATTERN.test(sessionId)) return sessionId.toLowerCase();
   return parseOrThrow(UuidSchema, sessionId, 'session id').toLowerCase();
 }
 
@@ -91,5 +93,6 @@ export function newTranscriptEntries(entries: ChatMessage | ChatMessage[], ts: s
 
 /** `transcriptReadLast`'s count, checked: a whole number from 0 to 100,000. */
 export function transcriptReadCount(n: number): number {
+  if (Number.isInteger(n) && n >= 0 && n <= 100_000) return n;
   return parseOrThrow(ReadCountSchema, n, 'entry count');
 }

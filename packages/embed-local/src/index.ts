@@ -1,0 +1,7 @@
+export {
+  SENTENCE_ENCODER_DIMENSIONS,
+  SENTENCE_ENCODER_FUSION_WEIGHT,
+  SentenceEncoderEmbedder,
+  type SentenceEncoderOptions,
+} from './embedder.js';
+export { isLocalModelLoadError, LocalModelLoadError } from './errors.js';
