@@ -224,3 +224,48 @@ describe('LexicalIndex: one question asked twice in a turn', () => {
     expect(index.search('coffee', { limit: 5 })).toEqual(fresh(changed, 'coffee', 5));
   });
 });
+
+describe('LexicalIndex: skipping texts that cannot reach the limit', () => {
+  // A Zipf-like vocabulary (a few common words, many rare ones) and repeated texts (exact ties): an
+  // unfiltered search over enough postings skips texts it can bound out of the top `limit`; a filtered
+  // one (a filter that keeps everything) scores every text. Both must give the same hits, scores and order.
+  const vocabulary = Array.from({ length: 100 }, (_, i) => `w${i.toString(36)}x`);
+  function corpus(seed: number, n: number): Array<[string, string]> {
+    const random = seededRandom(seed);
+    const word = () => vocabulary[Math.floor(vocabulary.length * random() ** 3)]!;
+    const texts: Array<[string, string]> = [];
+    for (let i = 0; i < n; i++) {
+      const repeat = i > 0 && random() < 0.1;
+      const text = repeat
+        ? texts[Math.floor(random() * texts.length)]![1]
+        : Array.from({ length: 1 + Math.floor(random() * 20) }, word).join(' ');
+      texts.push([`d${i}`, text]);
+    }
+    return texts;
+  }
+  const everything = () => true;
+
+  it('ranks exactly as scoring every text, after writes and removals and from a restored state', () => {
+    const random = seededRandom(11);
+    const texts = corpus(3, 12_000);
+    for (const feedback of [false, undefined] as const) {
+      const index = new LexicalIndex({ feedback });
+      for (const [id, text] of texts) index.set(id, text);
+      for (let i = 0; i < 1000; i++) index.remove(`d${Math.floor(random() * texts.length)}`);
+      for (let i = 0; i < 300; i++) index.set(`n${i}`, texts[Math.floor(random() * texts.length)]![1]);
+      const restored = LexicalIndex.fromState(JSON.parse(JSON.stringify(index.exportState())), { feedback });
+      for (let q = 0; q < 60; q++) {
+        // Common words (many postings) and rarer ones.
+        const query = Array.from(
+          { length: 2 + Math.floor(random() * 6) },
+          () => vocabulary[Math.floor(vocabulary.length * random() ** 3)],
+        ).join(' ');
+        for (const limit of [1, 5, 32, 200]) {
+          const expected = index.search(query, { limit, filter: everything });
+          expect(index.search(query, { limit })).toEqual(expected);
+          expect(restored.search(query, { limit })).toEqual(expected);
+        }
+      }
+    }
+  });
+});

@@ -29,4 +29,15 @@ describe('SizedLru (the memoized tokenizer’s cache)', () => {
     expect(cache.get('huge')).toBeUndefined();
     expect(cache.get('c')).toBe('3');
   });
+
+  it('keeps an entry read often while many others come and go', () => {
+    const cache = new SizedLru<number>({ maxSize: 1e9, maxEntries: 1000, sizeOf: () => 1 });
+    cache.set('hot', 1);
+    for (let i = 0; i < 20_000; i++) {
+      cache.set(`k${i}`, i);
+      if (i % 50 === 0) expect(cache.get('hot')).toBe(1);
+    }
+    expect(cache.get('k0')).toBeUndefined();
+    expect(cache.get('k19999')).toBe(19_999);
+  });
 });

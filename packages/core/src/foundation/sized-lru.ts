@@ -1,11 +1,15 @@
 /**
  * A least-recently-used map bounded by a total size and an entry count: what the memoized tokenizer keeps
- * its counts and cuts in. A Map already iterates in insertion order, so moving an entry to the end on every
- * read makes the first key the least recently used. Hand-written instead of lru-cache (3.6 MB installed for
+ * its counts and cuts in. A Map already iterates in insertion order, so moving an entry to the end on a
+ * read makes the first key the least recently used. A read of an entry among the most recent eighth (by
+ * when it was last set or moved) leaves it in place: moving it is a delete and a set, each hashing and
+ * comparing the key (a whole prompt block for the tokenizer), and such an entry is far from eviction. Hand-written instead of lru-cache (3.6 MB installed for
  * this one use; core's install budget is 15 MB); pinned by test/sized-lru.test.ts.
  */
 export class SizedLru<V> {
-  readonly #entries = new Map<string, { value: V; size: number }>();
+  readonly #entries = new Map<string, { value: V; size: number; stamp: number }>();
+  /** Counts sets and moves: an entry's `stamp` is the clock when it last went to the end. */
+  #clock = 0;
   readonly #maxSize: number;
   readonly #maxEntries: number;
   readonly #sizeOf: (value: V, key: string) => number;
@@ -24,8 +28,11 @@ export class SizedLru<V> {
   get(key: string): V | undefined {
     const entry = this.#entries.get(key);
     if (!entry) return undefined;
-    this.#entries.delete(key);
-    this.#entries.set(key, entry);
+    if (this.#clock - entry.stamp > this.#entries.size >>> 3) {
+      this.#entries.delete(key);
+      entry.stamp = ++this.#clock;
+      this.#entries.set(key, entry);
+    }
     return entry.value;
   }
 
@@ -38,7 +45,7 @@ export class SizedLru<V> {
       this.#size -= previous.size;
     }
     if (size > this.#maxSize) return;
-    this.#entries.set(key, { value, size });
+    this.#entries.set(key, { value, size, stamp: ++this.#clock });
     this.#size += size;
     for (const [oldest, entry] of this.#entries) {
       if (this.#size <= this.#maxSize && this.#entries.size <= this.#maxEntries) break;

@@ -1,5 +1,5 @@
 import { type ChatMessage, countMessageTokens } from '../model/messages.js';
-import type { Tokenizer } from '../tokens/tokenizer.js';
+import { countsBySegment, type Tokenizer } from '../tokens/tokenizer.js';
 import type { DroppedItem } from './middleware.js';
 
 /** One candidate line of a list block (a fact, a recalled entry) and the record it names. */
@@ -15,6 +15,23 @@ export interface FittedBlock {
   message: ChatMessage | undefined;
   included: LineItem[];
   dropped: DroppedItem[];
+}
+
+/**
+ * The shape of a block whose renderer is `head + lines.map((l) => l + '\n').join('') + tail`: given to a
+ * LineFitter, it lets the fitter count the block line by line with a tokenizer that counts by segment.
+ */
+export interface LineFrame {
+  head: string;
+  tail: string;
+}
+
+/** `count(line + '\n')` per tokenizer and item: the items of a block are cached by the features that build it. */
+const lineCounts = new WeakMap<Tokenizer, WeakMap<LineItem, number>>();
+
+/** Whether a text can follow a line break without a token spanning the break (see `lineSegments`). */
+function startsSegment(text: string): boolean {
+  return text.length > 0 && text[0] !== '/' && !/\s/.test(text[0]!);
 }
 
 /** The cheapest line there can be (`- x` and its newline): below this much room nothing more fits. */
@@ -39,12 +56,40 @@ export class LineFitter {
   readonly #render: (lines: readonly string[]) => string;
   #used: number;
   #calibrated = true;
+  /** The exact count of the empty block. */
+  readonly #base: number;
+  /**
+   * With a frame and a tokenizer that counts by segment: the included lines' `count(line + '\n')` summed,
+   * so the block's exact count is `#base + #sum` (every line starts a segment). Undefined otherwise.
+   */
+  #sum: number | undefined;
+  readonly #lineCounts: WeakMap<LineItem, number> | undefined;
 
-  constructor(tokenizer: Tokenizer, maxTokens: number, render: (lines: readonly string[]) => string) {
+  constructor(
+    tokenizer: Tokenizer,
+    maxTokens: number,
+    render: (lines: readonly string[]) => string,
+    frame?: LineFrame,
+  ) {
     this.#tokenizer = tokenizer;
     this.#maxTokens = maxTokens;
     this.#render = render;
-    this.#used = this.#exact([]);
+    this.#base = this.#exact([]);
+    this.#used = this.#base;
+    if (
+      frame &&
+      countsBySegment(tokenizer) &&
+      (frame.head === '' || frame.head.endsWith('\n')) &&
+      (frame.tail === '' || startsSegment(frame.tail))
+    ) {
+      this.#sum = 0;
+      let counts = lineCounts.get(tokenizer);
+      if (!counts) {
+        counts = new WeakMap();
+        lineCounts.set(tokenizer, counts);
+      }
+      this.#lineCounts = counts;
+    }
   }
 
   /** True when not even the cheapest line could still fit. */
@@ -56,11 +101,13 @@ export class LineFitter {
   offer(item: LineItem): boolean {
     const cost = (item.tokens ?? this.#tokenizer.count(item.line)) + 1;
     if (this.#used + cost > this.#maxTokens && !this.#calibrated) {
-      this.#used = this.#exact(this.#lines());
+      this.#used = this.#exactIncluded();
       this.#calibrated = true;
     }
     if (this.#used + cost <= this.#maxTokens) {
       this.included.push(item);
+      if (this.#sum !== undefined)
+        this.#sum = startsSegment(item.line) ? this.#sum + this.#lineCount(item) : undefined;
       this.#used += cost;
       this.#calibrated = false;
       return true;
@@ -72,12 +119,13 @@ export class LineFitter {
   /** The block: the exact count is checked and, if the estimate came out low, the last lines go. */
   finish(): FittedBlock {
     // `used` is already exact when nothing was added since the last calibration.
-    let total = this.#calibrated ? this.#used : this.#exact(this.#lines());
+    let total = this.#calibrated ? this.#used : this.#exactIncluded();
     while (this.included.length > 0 && total > this.#maxTokens) {
       const last = this.included.pop()!;
+      if (this.#sum !== undefined) this.#sum -= this.#lineCount(last);
       const tokens = (last.tokens ?? this.#tokenizer.count(last.line)) + 1;
       this.dropped.push({ id: last.id, reason: 'budget', tokens });
-      total = this.#exact(this.#lines());
+      total = this.#exactIncluded();
     }
     const message: ChatMessage | undefined =
       this.included.length > 0 ? { role: 'system', content: this.#render(this.#lines()) } : undefined;
@@ -86,6 +134,22 @@ export class LineFitter {
 
   #lines(): string[] {
     return this.included.map((i) => i.line);
+  }
+
+  /** `count(line + '\n')`, remembered per item. */
+  #lineCount(item: LineItem): number {
+    let n = this.#lineCounts!.get(item);
+    if (n === undefined) {
+      n = this.#tokenizer.count(`${item.line}\n`);
+      this.#lineCounts!.set(item, n);
+    }
+    return n;
+  }
+
+  /** The exact count of the block of the included lines. */
+  #exactIncluded(): number {
+    // By segment: the block is `head`, each line and its break, `tail`, and each of them starts a segment.
+    return this.#sum !== undefined ? this.#base + this.#sum : this.#exact(this.#lines());
   }
 
   #exact(lines: readonly string[]): number {
@@ -99,8 +163,9 @@ export function fitLines(
   items: readonly LineItem[],
   maxTokens: number,
   render: (lines: readonly string[]) => string,
+  frame?: LineFrame,
 ): FittedBlock {
-  const fitter = new LineFitter(tokenizer, maxTokens, render);
+  const fitter = new LineFitter(tokenizer, maxTokens, render, frame);
   for (const item of items) fitter.offer(item);
   return fitter.finish();
 }

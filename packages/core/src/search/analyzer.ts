@@ -34,6 +34,24 @@ const IRREGULAR_VERBS: ReadonlyMap<string, string> = new Map(
 );
 
 /**
+ * Stems by word (after the irregular verbs): a memory's vocabulary is small and every turn analyses the
+ * same words again (the message per search, each new memory), and stemming is most of the analysis.
+ * Dropped whole when it reaches STEMS_KEPT words.
+ */
+const stems = new Map<string, string>();
+const STEMS_KEPT = 50_000;
+
+function stemOf(word: string): string {
+  let stem = stems.get(word);
+  if (stem === undefined) {
+    stem = word.length > 2 ? stemmer(word) : word;
+    if (stems.size >= STEMS_KEPT) stems.clear();
+    stems.set(word, stem);
+  }
+  return stem;
+}
+
+/**
  * English analysis: lower-case, split on non-alphanumerics, drop stop words, map irregular verb forms
  * to their base, Porter-stem. Porter stemming comes from `stemmer`; the stop-word list (`@orama/stopwords`)
  * and the irregular verbs (`wink-lexicon`, WordNet) are vendored in `./data` (see scripts/vendor-word-lists.ts).
@@ -45,8 +63,7 @@ export const englishAnalyzer: Analyzer = {
     if (!words) return out;
     for (const word of words) {
       if (STOP_WORDS.has(word)) continue;
-      const base = IRREGULAR_VERBS.get(word) ?? word;
-      out.push(base.length > 2 ? stemmer(base) : base);
+      out.push(stemOf(IRREGULAR_VERBS.get(word) ?? word));
     }
     return out;
   },

@@ -1,4 +1,24 @@
+import { SizedLru } from '../foundation/sized-lru.js';
 import { englishAnalyzer } from './analyzer.js';
+
+/**
+ * Analysed texts by text: the memory manager measures the coverage of the same stored memories turn after
+ * turn, and stemming them again was a tenth of a turn in the turn bench. Bounded by characters and entries.
+ */
+const analysed = new SizedLru<ReadonlySet<string>>({
+  maxSize: 2_000_000,
+  maxEntries: 20_000,
+  sizeOf: (_terms, text) => text.length,
+});
+
+function termsOf(text: string): ReadonlySet<string> {
+  let terms = analysed.get(text);
+  if (!terms) {
+    terms = new Set(englishAnalyzer.terms(text));
+    analysed.set(text, terms);
+  }
+  return terms;
+}
 
 /** The distinct analyzed terms of a query (stop words dropped, stemmed), as the lexical index sees them. */
 export function queryTerms(query: string): ReadonlySet<string> {
@@ -8,7 +28,7 @@ export function queryTerms(query: string): ReadonlySet<string> {
 /** The share (0–1) of the query's terms that occur in `text`. */
 export function coverage(terms: ReadonlySet<string>, text: string): number {
   if (terms.size === 0) return 0;
-  const present = new Set(englishAnalyzer.terms(text));
+  const present = termsOf(text);
   let found = 0;
   for (const term of terms) if (present.has(term)) found++;
   return found / terms.size;

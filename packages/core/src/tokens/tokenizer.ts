@@ -118,6 +118,17 @@ export const o200kTokenizer: Tokenizer = {
 };
 
 /**
+ * Tokenizers whose count of a text is the sum of the counts of its line segments (see {@link lineSegments}):
+ * o200k_base and the memoized tokenizers over it. A caller may then count a block of lines line by line.
+ */
+const segmentAdditive = new WeakSet<Tokenizer>([o200kTokenizer]);
+
+/** Whether `tokenizer` counts a text as the sum of its line segments' counts (core's o200k_base ones). */
+export function countsBySegment(tokenizer: Tokenizer): boolean {
+  return segmentAdditive.has(tokenizer);
+}
+
+/**
  * The longest prefix of `text` whose UTF-8 form has at most `maxBytes` bytes. A cut inside a character
  * (a token boundary can fall inside a multi-byte character) drops that character, so the result is
  * always a prefix of the text, never a replacement character.
@@ -170,7 +181,7 @@ export function memoizedTokenizer(inner: Tokenizer, options: MemoizedTokenizerOp
     cache.set(text, tokens);
     return tokens;
   };
-  return {
+  const memoized: Tokenizer = {
     name: inner.name,
     count(text) {
       if (text.length < minChars) return inner.count(text);
@@ -197,6 +208,9 @@ export function memoizedTokenizer(inner: Tokenizer, options: MemoizedTokenizerOp
       return cut;
     },
   };
+  // Memoizing changes no count.
+  if (segmentAdditive.has(inner)) segmentAdditive.add(memoized);
+  return memoized;
 }
 
 /**

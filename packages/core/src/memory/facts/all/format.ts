@@ -1,3 +1,4 @@
+import type { LineFrame } from '../../../runtime/fit-lines.js';
 import type { Fact } from '../../../store/facts/record.js';
 import { quoteContent, sourceLabel } from '../../trust/fence.js';
 
@@ -19,7 +20,13 @@ export function factLine(
   return head + quoteContent(text);
 }
 
-/** The `[DYNAMIC_MEMORY]` block around the fact lines. */
+/** {@link renderFactBlock}'s shape, for LineFitter: the start marker's line, the lines, the end marker. */
+export const FACT_BLOCK_FRAME: Readonly<LineFrame> = Object.freeze({
+  head: `${FACT_BLOCK_START}\n`,
+  tail: FACT_BLOCK_END,
+});
+
+/** The `[DYNAMIC_MEMORY]` block around the fact lines (see FACT_BLOCK_FRAME). */
 export function renderFactBlock(lines: readonly string[]): string {
   return [FACT_BLOCK_START, ...lines, FACT_BLOCK_END].join('\n');
 }

@@ -6,7 +6,7 @@ import type { FactStore } from '../../../store/facts/store.js';
 import type { Tokenizer } from '../../../tokens/tokenizer.js';
 import { isQuarantined } from '../../trust/quarantine.js';
 import { readFactBlockMark } from './block-mark.js';
-import { factLine, renderFactBlock } from './format.js';
+import { FACT_BLOCK_FRAME, factLine, renderFactBlock } from './format.js';
 
 export const FACTS_MIDDLEWARE = 'facts';
 
@@ -95,7 +95,7 @@ export function allFactsMiddleware(options: AllFactsMiddlewareOptions): PromptMi
     limit: number,
     count: () => Promise<number>,
   ): Promise<MiddlewareResult> {
-    const fitter = new LineFitter(ctx.tokenizer, limit, renderFactBlock);
+    const fitter = new LineFitter(ctx.tokenizer, limit, renderFactBlock, FACT_BLOCK_FRAME);
     // Newest-updated first, a page at a time: with thousands of facts only the first pages can fit.
     // The scan stops at the end of the facts, when not one more line could fit, or after a page that
     // added nothing (the block is full for the lines this user has).

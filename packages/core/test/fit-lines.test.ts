@@ -1,0 +1,74 @@
+import { describe, expect, it } from 'vitest';
+import { FACT_BLOCK_FRAME, renderFactBlock } from '../src/memory/facts/all/format.js';
+import { LineFitter, type LineItem } from '../src/runtime/fit-lines.js';
+import {
+  defaultTokenizer,
+  memoizedTokenizer,
+  o200kTokenizer,
+  type Tokenizer,
+} from '../src/tokens/tokenizer.js';
+import { seededRandom } from './seeded-random.js';
+
+const PIECES = [
+  '- (user) ',
+  'Likes tea.',
+  ' 東京',
+  ' 🙂',
+  'über',
+  ' 12,345',
+  '  ',
+  '\n',
+  '/x',
+  ':',
+  ' the',
+  'ing',
+  '\t',
+  '.',
+];
+
+function fit(
+  tokenizer: Tokenizer,
+  items: readonly LineItem[],
+  limit: number,
+  frame?: typeof FACT_BLOCK_FRAME,
+) {
+  const fitter = new LineFitter(tokenizer, limit, renderFactBlock, frame);
+  for (const item of items) {
+    if (fitter.full) break;
+    fitter.offer(item);
+  }
+  return fitter.finish();
+}
+
+describe('LineFitter', () => {
+  it('the fact block frame is how renderFactBlock renders', () => {
+    for (const lines of [[], ['- a'], ['- a', '- b: c', '- d\n  e']]) {
+      expect(renderFactBlock(lines)).toBe(
+        FACT_BLOCK_FRAME.head + lines.map((l) => `${l}\n`).join('') + FACT_BLOCK_FRAME.tail,
+      );
+    }
+  });
+
+  it('fits the same lines with the frame (counted line by line) as without it, for any line and budget', () => {
+    const random = seededRandom(9);
+    const line = () => {
+      let text = random() < 0.8 ? '- ' : PIECES[Math.floor(random() * PIECES.length)]!;
+      const n = 1 + Math.floor(random() * 12);
+      for (let i = 0; i < n; i++) text += PIECES[Math.floor(random() * PIECES.length)];
+      return text;
+    };
+    const tokenizers = [o200kTokenizer, defaultTokenizer, memoizedTokenizer(o200kTokenizer, { minChars: 4 })];
+    for (let round = 0; round < 150; round++) {
+      const items: LineItem[] = Array.from({ length: 1 + Math.floor(random() * 40) }, (_, i) => ({
+        id: `f${i}`,
+        line: line(),
+      }));
+      const limit = 10 + Math.floor(random() * 300);
+      for (const tokenizer of tokenizers) {
+        const plain = fit(tokenizer, items, limit);
+        const framed = fit(tokenizer, items, limit, FACT_BLOCK_FRAME);
+        expect(framed).toEqual(plain);
+      }
+    }
+  });
+});
