@@ -1,5 +1,7 @@
 import type { Fact } from './record.js';
 
+// Listed here, not derived from the schemas: a field added to `FactSchema` and not checked below makes
+// every such fact fall back to the schema (slower, still correct), never pass unchecked.
 const FACT_KEYS = new Set([
   'id',
   'userId',
