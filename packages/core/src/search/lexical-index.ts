@@ -390,7 +390,7 @@ export class LexicalIndex {
     limit: number,
     filter: ((id: string) => boolean) | undefined,
   ): Scored[] {
-    const { k1, b, d } = this.#bm25;
+    const { k1, b } = this.#bm25;
     const n = this.size;
     const avgLength = this.#totalLength / n || 1;
     if (this.#acc.length < this.#docs.length) {
@@ -419,20 +419,7 @@ export class LexicalIndex {
     const seen = this.#seen;
     const touched = this.#touched;
     let count = 0;
-    const lengths = this.#lengths;
-    for (const { posting, idf, counts } of terms) {
-      const { slots, tfs } = posting;
-      for (let i = 0; i < slots.length; i++) {
-        const slot = slots[i]!;
-        const tf = tfs[i]!;
-        if (seen[slot] === 0) {
-          seen[slot] = 1;
-          touched[count++] = slot;
-        }
-        acc[slot]! += idf * (d + (tf * (k1 + 1)) / (tf + norm0 + norm1 * lengths[slot]!));
-        covered[slot]! += counts;
-      }
-    }
+    for (const term of terms) count = this.#accumulate(term, count, norm0, norm1);
     const top = new TopK(limit);
     for (let j = 0; j < count; j++) {
       const slot = touched[j]!;
@@ -495,18 +482,7 @@ export class LexicalIndex {
           break;
         }
       }
-      const { posting, idf, counts } = order[t]!;
-      const { slots, tfs } = posting;
-      for (let i = 0; i < slots.length; i++) {
-        const slot = slots[i]!;
-        const tf = tfs[i]!;
-        if (seen[slot] === 0) {
-          seen[slot] = 1;
-          touched[count++] = slot;
-        }
-        acc[slot]! += idf * (d + (tf * (k1 + 1)) / (tf + norm0 + norm1 * lengths[slot]!));
-        covered[slot]! += counts;
-      }
+      count = this.#accumulate(order[t]!, count, norm0, norm1);
     }
     const theta = count >= limit ? this.#kthPartial(count, limit) * SLACK_DOWN : Number.NEGATIVE_INFINITY;
     const unreadSum = restSum[stop]!;
@@ -557,6 +533,32 @@ export class LexicalIndex {
     }
     for (const term of terms) mark[term.posting.id] = 0;
     return top.sorted();
+  }
+
+  /**
+   * Add one query term's BM25+ contribution to the accumulator of every text in its posting list, noting
+   * each text touched for the first time; returns the new count of touched texts. The one scoring loop of
+   * both rankings, so the pruned one adds exactly what the exhaustive one adds.
+   */
+  #accumulate({ posting, idf, counts }: QueryTerm, count: number, norm0: number, norm1: number): number {
+    const { k1, d } = this.#bm25;
+    const acc = this.#acc;
+    const covered = this.#covered;
+    const seen = this.#seen;
+    const touched = this.#touched;
+    const lengths = this.#lengths;
+    const { slots, tfs } = posting;
+    for (let i = 0; i < slots.length; i++) {
+      const slot = slots[i]!;
+      const tf = tfs[i]!;
+      if (seen[slot] === 0) {
+        seen[slot] = 1;
+        touched[count++] = slot;
+      }
+      acc[slot]! += idf * (d + (tf * (k1 + 1)) / (tf + norm0 + norm1 * lengths[slot]!));
+      covered[slot]! += counts;
+    }
+    return count;
   }
 
   /** The `limit`-th best partial score among the touched texts (at least `limit` of them). */
