@@ -2,6 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { Redis } from 'ioredis';
 import postgres from 'postgres';
 import type { TestProject } from 'vitest/node';
+import { describeCliEntry } from './cli-entry.js';
 
 declare module 'vitest' {
   export interface ProvidedContext {
@@ -32,6 +33,7 @@ function unreachable(what: string, url: string, error: unknown, envVar: string):
  */
 export default async function setup(project: TestProject) {
   const teardown: (() => Promise<void>)[] = [];
+  console.log(`[cli] tests start kioku from ${describeCliEntry()}`);
 
   const pgServer =
     process.env.KIOKU_PG_URL ?? process.env.DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';

@@ -9,6 +9,9 @@ import type { SnapshotEnvelope } from '@kioku/core/store';
 import type { ManualClock } from '@kioku/core/testing';
 import { inject } from 'vitest';
 import type { Backend, Kind } from '../src/index.js';
+import { kiokuArgv } from './cli-entry.js';
+
+export { kiokuArgv };
 
 /** This run's PostgreSQL database ('' without a server: those tests skip, see global-setup.ts). */
 export const pgUrl = inject('pgUrl');
@@ -190,24 +193,19 @@ export function canonical(envelope: SnapshotEnvelope<unknown> | undefined) {
 
 export const packageDir = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 
-/** The node arguments that run `kioku <args>` from source (`--conditions=@kioku/source --import tsx`). */
-export function kiokuArgv(args: string[]): string[] {
-  return ['--conditions=@kioku/source', '--import', 'tsx', path.join(packageDir, 'src', 'cli.ts'), ...args];
-}
-
 export interface CliResult {
   code: number | null;
   stdout: string;
   stderr: string;
 }
 
-/** Run `kioku <args>` as a child process, from source (`--conditions=@kioku/source --import tsx`). */
+/** Run `kioku <args>` as a child process (built or from source: see cli-entry.ts). */
 export function kioku(
   args: string[],
-  options: { input?: string; env?: NodeJS.ProcessEnv } = {},
+  options: { input?: string; env?: NodeJS.ProcessEnv; loadsTypeScript?: boolean } = {},
 ): Promise<CliResult> {
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, kiokuArgv(args), {
+    const child = spawn(process.execPath, kiokuArgv(args, options), {
       cwd: packageDir,
       env: { ...process.env, KIOKU_DEBUG: '', ...options.env },
       timeout: 240_000, // below the 300 s test limit (vitest.shared.ts): a hung CLI reports first

@@ -52,7 +52,7 @@ describe('third-party store adapters', () => {
 
     const migrated = await kioku(
       ['migrate', '--from', `json:${root}/json`, '--to', `filemap:${file}`, '--all-users'],
-      { env },
+      { env, loadsTypeScript: true },
     );
     expect(migrated.stderr).toBe('');
     expect(migrated.code).toBe(0);
@@ -63,7 +63,10 @@ describe('third-party store adapters', () => {
     );
     expect(keys).toContain('t:000000000000');
 
-    const exported = await kioku(['export', '--from', `filemap:${file}`, '--all-users'], { env });
+    const exported = await kioku(['export', '--from', `filemap:${file}`, '--all-users'], {
+      env,
+      loadsTypeScript: true,
+    });
     expect(exported.code).toBe(0);
     expect(exported.stdout).toContain('Travels through a third-party adapter');
 
