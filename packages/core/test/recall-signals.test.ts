@@ -1,7 +1,14 @@
 import { describe, expect, it } from 'vitest';
 import type { Scope } from '../src/foundation/scope.js';
-import { linkedNames, names, relationsAsked, subjectOf } from '../src/search/signals/entities.js';
+import {
+  addressesOnly,
+  linkedNames,
+  names,
+  relationsAsked,
+  subjectOf,
+} from '../src/search/signals/entities.js';
 import { asksForChoice, statesPreference } from '../src/search/signals/preferences.js';
+import { questionShare } from '../src/search/signals/questions.js';
 import {
   querySignals,
   rerankCandidates,
@@ -107,6 +114,34 @@ describe('entities', () => {
   });
 });
 
+describe('forms of address', () => {
+  const caroline = new Set(['caroline']);
+
+  it('tells a name used only to talk to someone', () => {
+    expect(addressesOnly('Melanie said, "Wow, Caroline! That\'s amazing."', caroline)).toBe(true);
+    expect(addressesOnly('Melanie said, "Hey Caroline, how are you?"', caroline)).toBe(true);
+    expect(addressesOnly('Melanie said, "Thanks Caroline!"', caroline)).toBe(true);
+    expect(addressesOnly('That is great news, Caroline.', caroline)).toBe(true);
+  });
+
+  it('does not count a text that is about the person, or does not name them', () => {
+    expect(addressesOnly('Melanie said, "I went with Caroline."', caroline)).toBe(false);
+    expect(addressesOnly('I told Caroline, she agreed.', caroline)).toBe(false);
+    expect(addressesOnly("Thanks, Caroline! Caroline's art is great", caroline)).toBe(false);
+    expect(addressesOnly('Thanks, Melanie!', caroline)).toBe(false);
+  });
+});
+
+describe('questions', () => {
+  it('measures the share of a text that asks', () => {
+    expect(questionShare('What got you into running?')).toBe(1);
+    expect(questionShare('I ran 10k today.')).toBe(0);
+    expect(questionShare('Melanie said, "Wow! What got you into running?"')).toBeGreaterThan(0.5);
+    expect(questionShare('I ran 10k today, my best time so far! Have you run?')).toBeLessThan(0.5);
+    expect(questionShare('')).toBe(0);
+  });
+});
+
 describe('preferences', () => {
   it('tells a request for a choice or a recommendation', () => {
     expect(asksForChoice('What dessert should I bring?')).toBe(true);
@@ -123,7 +158,16 @@ describe('preferences', () => {
   });
 });
 
-const ZERO: SignalWeights = { context: 0, session: 0, entity: 0, time: 0, when: 0, preference: 0 };
+const ZERO: SignalWeights = {
+  context: 0,
+  session: 0,
+  entity: 0,
+  time: 0,
+  when: 0,
+  preference: 0,
+  address: 0,
+  question: 0,
+};
 const order = (
   candidates: Array<SignalCandidate & { id: string }>,
   query: string,
@@ -156,6 +200,25 @@ describe('rerankCandidates', () => {
       { id: 'caro', score: 9, text: 'Caroline said, "I paint"' },
     ];
     expect(order(c, 'What does Caroline do?', { entity: 0.3 })).toEqual(['caro', 'mel']);
+  });
+
+  it('address: a reply that only talks to the person asked about falls below what they said', () => {
+    const c = [
+      { id: 'reply', score: 10, text: 'Melanie said, "Wow, Caroline! Painting is so relaxing."' },
+      { id: 'told', score: 9, text: 'Melanie said, "I painted with Caroline."' },
+      { id: 'said', score: 8, text: 'Caroline said, "I started painting again."' },
+    ];
+    expect(order(c, 'What does Caroline paint?', { address: 0.5 })).toEqual(['told', 'said', 'reply']);
+    expect(order(c, 'What does Melanie paint?', { address: 0.5 })).toEqual(['reply', 'told', 'said']);
+  });
+
+  it('question: a turn that asks falls below the turns that tell', () => {
+    const c = [
+      { id: 'asks', score: 10, text: 'What got you into running?' },
+      { id: 'tells', score: 7, text: 'I started running to de-stress.' },
+    ];
+    expect(order(c, 'Why does she run?', { question: 0.4 })).toEqual(['tells', 'asks']);
+    expect(order(c, 'Why does she run?', {})).toEqual(['asks', 'tells']);
   });
 
   it('time: a candidate whose event time or own date is in the asked span rises', () => {

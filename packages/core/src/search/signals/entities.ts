@@ -132,3 +132,30 @@ export function linkedNames(text: string, relations: readonly string[]): string[
   }
   return [...out];
 }
+
+/** Words that open a form of address: "Hey Mel!", "Thanks Caroline!", "Congrats, Jon!". */
+const GREETING =
+  /(?:^|[\s"“'‘(])(?:hey|hi|hello|thanks|thank you|wow|oh|yeah|yes|congrats|congratulations|sorry|dear|bye|morning|evening)[,!]?\s*$/iu;
+
+/** A name that stands at the start of a sentence, a quote or after a comma. */
+const CLAUSE_START = /(?:^|[,"“‘(]|[.!?]\s)\s*$/u;
+
+/**
+ * Whether `text` names one of `people` (lower case) and only to address them: "Wow, Caroline!", "Hey
+ * Mel, …", "That's great news, Jon." — the name is followed by punctuation and opens a clause or follows a
+ * greeting. A turn that says "I went with Caroline." or "Caroline's art…" is about her; one that talks to
+ * her is not.
+ */
+export function addressesOnly(text: string, people: ReadonlySet<string>): boolean {
+  let addressed = false;
+  for (const m of text.matchAll(NAME)) {
+    const name = nameOf(m[0]);
+    if (!name || !people.has(name)) continue;
+    const end = m.index + m[0].length;
+    const before = text.slice(Math.max(0, m.index - 24), m.index);
+    if (!/^[,!?.]/u.test(text.slice(end, end + 1))) return false;
+    if (!CLAUSE_START.test(before) && !GREETING.test(before)) return false;
+    addressed = true;
+  }
+  return addressed;
+}

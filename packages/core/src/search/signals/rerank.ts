@@ -1,5 +1,6 @@
-import { names, relationsAsked, subjectOf } from './entities.js';
+import { addressesOnly, names, relationsAsked, subjectOf } from './entities.js';
 import { asksForChoice, statesPreference } from './preferences.js';
+import { questionShare } from './questions.js';
 import { asksWhen, dayOf, overlaps, type TimeSpan, tellsTime, timeSpans } from './time.js';
 
 /**
@@ -19,7 +20,13 @@ import { asksWhen, dayOf, overlaps, type TimeSpan, tellsTime, timeSpans } from '
  *   tells one ("yesterday", "last week", "on 8 May", "for 3 years"), × 1 + `when`: the answer is the
  *   record that dates the event;
  * - **preference**: when the query asks for a choice or a recommendation, a candidate that states a
- *   preference (or is a preference fact), × 1 + `preference`.
+ *   preference (or is a preference fact), × 1 + `preference`;
+ * - **address**: when the query names a person, a candidate by someone else that names them only to talk
+ *   to them ("Wow, Caroline! …", "Thanks, Jon.") × 1 − `address`: the name matched, but the turn is the
+ *   listener's reply, not what the person said or did;
+ * - **question**: a candidate that asks rather than tells, × 1 − `question` × the share of its text in
+ *   questions ("What got you into running?"): the turn that answers holds what is asked about (the context
+ *   signal lifts it through the question, which keeps its full score for that).
  *
  * Weights were chosen on LoCoMo's conversations 0–4 only (tools/bench, `bench:recall --ablation` shows
  * what each adds on both halves).
@@ -31,6 +38,8 @@ export interface SignalWeights {
   time: number;
   when: number;
   preference: number;
+  address: number;
+  question: number;
 }
 
 export const DEFAULT_SIGNAL_WEIGHTS: Readonly<SignalWeights> = Object.freeze({
@@ -40,6 +49,8 @@ export const DEFAULT_SIGNAL_WEIGHTS: Readonly<SignalWeights> = Object.freeze({
   time: 1,
   when: 0.3,
   preference: 0.2,
+  address: 0.5,
+  question: 0.4,
 });
 
 /** A record the store found, as the signals see it. */
@@ -57,6 +68,8 @@ export interface SignalCandidate {
   mentions?: (() => readonly TimeSpan[]) | undefined;
   /** Its subject (default: `subjectOf(text)`), cached the same way. */
   subject?: (() => string | undefined) | undefined;
+  /** The share of its text in questions (default: `questionShare(text)`), cached the same way. */
+  asks?: (() => number) | undefined;
   /** The conversation it came from and its turn there, for the context and session signals. */
   session?: string | undefined;
   turn?: number | undefined;
@@ -87,6 +100,8 @@ export function querySignals(query: string, now: number): QuerySignals {
     choice: asksForChoice(query),
   };
 }
+
+const subjectOfCandidate = (c: SignalCandidate) => (c.subject ? c.subject() : subjectOf(c.text));
 
 const sessionTurn = (session: string, turn: number) => `${session}\u0000${turn}`;
 
@@ -134,18 +149,27 @@ export function rerankCandidates<T extends SignalCandidate>(
   const useTime = weights.time > 0 && query.times.length > 0;
   const useWhen = weights.when > 0 && query.when;
   const usePreference = weights.preference > 0 && query.choice;
+  const useAddress = weights.address > 0 && entities.size > 0;
 
   const scored = candidates.map((candidate, i) => {
     let factor = 1;
     if (candidate.session !== undefined && weights.session > 0) {
       factor *= 1 + weights.session * (sessionShare.get(candidate.session) ?? 0);
     }
+    const subject = useEntity || useAddress ? subjectOfCandidate(candidate) : undefined;
     if (useEntity) {
-      const subject = candidate.subject ? candidate.subject() : subjectOf(candidate.text);
       const about =
         (subject !== undefined && entities.has(subject)) ||
         (linkedNames.size > 0 && names(candidate.text).some((n) => linkedNames.has(n)));
       if (about) factor *= 1 + weights.entity;
+    }
+    if (
+      useAddress &&
+      subject !== undefined &&
+      !entities.has(subject) &&
+      addressesOnly(candidate.text, entities)
+    ) {
+      factor *= Math.max(0, 1 - weights.address);
     }
     if (useTime && candidate.time !== undefined) {
       const time = candidate.time;
@@ -160,6 +184,10 @@ export function rerankCandidates<T extends SignalCandidate>(
     }
     if (usePreference && (candidate.preference || statesPreference(candidate.text))) {
       factor *= 1 + weights.preference;
+    }
+    if (weights.question > 0) {
+      const asks = candidate.asks ? candidate.asks() : questionShare(candidate.text);
+      factor *= Math.max(0, 1 - weights.question * asks);
     }
     return { candidate, score: (base[i]! + boost[i]!) * factor, order: i };
   });

@@ -6,6 +6,7 @@ import { parseOrThrow } from '../../foundation/validation.js';
 import type { WriteOptions } from '../../foundation/version.js';
 import { linkedNames, subjectOf } from '../../search/signals/entities.js';
 import { PREFERENCE_CATEGORY } from '../../search/signals/preferences.js';
+import { questionShare } from '../../search/signals/questions.js';
 import {
   DEFAULT_SIGNAL_WEIGHTS,
   type QuerySignals,
@@ -57,6 +58,7 @@ interface Candidate extends SignalCandidate {
 interface Analysed {
   subject?: string | undefined;
   mentions?: readonly TimeSpan[];
+  asks?: number;
 }
 
 const ANALYSED_CACHED = 50_000;
@@ -68,7 +70,7 @@ const readsTime = (signals: QuerySignals) => signals.times.length > 0 || signals
 
 /**
  * A FactStore whose `search` re-ranks the store's hits with recall's signals (context, session, entity,
- * time, preference: `search/signals/rerank.ts`): the store finds a pool of candidates with its own
+ * time, when, preference, address, question: `search/signals/rerank.ts`): the store finds a pool of candidates with its own
  * (lexical or hybrid) search, and the signals order them. It sits above the store's search, so every
  * backend ranks the same. Two signals read past the pool: a query asking about a relation ("my sister")
  * searches again for the names the pool links to it, and a request for a choice or a recommendation
@@ -202,7 +204,7 @@ export class RecallFactStore extends DelegatingFactStore {
 
   /**
    * A fact as the signals see it. Its text is what the signals read (title and content); its event time is
-   * read only for a query that names or asks for a time; its subject and time mentions are cached per fact version.
+   * read only for a query that names or asks for a time; its subject, time mentions and question share are cached per fact version.
    */
   #candidate(fact: Fact, score: number, timed: boolean): Candidate {
     const text = fact.title === undefined ? fact.content : `${fact.title}\n${fact.content}`;
@@ -230,6 +232,11 @@ export class RecallFactStore extends DelegatingFactStore {
         const found = analysed();
         if (!('subject' in found)) found.subject = subjectOf(text);
         return found.subject;
+      },
+      asks: () => {
+        const found = analysed();
+        found.asks ??= questionShare(text);
+        return found.asks;
       },
       session: fact.provenance.sessionId,
       turn: fact.provenance.turn,
