@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { FACT_BLOCK_FRAME, renderFactBlock } from '../src/memory/facts/all/format.js';
+import { countMessageTokens } from '../src/model/messages.js';
 import { LineFitter, type LineItem } from '../src/runtime/fit-lines.js';
 import {
   defaultTokenizer,
@@ -68,6 +69,14 @@ describe('LineFitter', () => {
         const plain = fit(tokenizer, items, limit);
         const framed = fit(tokenizer, items, limit, FACT_BLOCK_FRAME);
         expect(framed).toEqual(plain);
+        // The count the fitter hands the runner with the message is the message's count.
+        for (const block of [plain, framed]) {
+          if (!block.message) continue;
+          const fresh = { role: 'system' as const, content: block.message.content };
+          expect(countMessageTokens(tokenizer, block.message)).toBe(
+            countMessageTokens(o200kTokenizer, fresh),
+          );
+        }
       }
     }
   });

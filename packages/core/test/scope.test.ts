@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { parseScope } from '../src/adapter.js';
+import { parseScope, parseThreadScope } from '../src/adapter.js';
 import { ValidationError } from '../src/index.js';
 
 describe('parseScope', () => {
@@ -25,6 +25,21 @@ describe('parseScope', () => {
       expect(() => parseScope({ userId: '' })).toThrow(ValidationError);
       expect(() => parseScope({ userId: 'scope-u2', agentId: 3 } as never)).toThrow(ValidationError);
       expect(() => parseScope(undefined)).toThrow(ValidationError);
+    }
+  });
+
+  it('parseThreadScope: the same scope every call, and a thread still required after a scope without one', () => {
+    const scope = { userId: 'scope-u3', threadId: 't3', extra: 'dropped' } as {
+      userId: string;
+      threadId: string;
+    };
+    const first = parseThreadScope(scope);
+    expect(first).toEqual({ userId: 'scope-u3', threadId: 't3' });
+    expect(parseThreadScope(scope)).toEqual(first);
+    parseScope({ userId: 'scope-u3' });
+    for (let i = 0; i < 2; i++) {
+      expect(() => parseThreadScope({ userId: 'scope-u3' } as never)).toThrow(/threadId is required/);
+      expect(() => parseThreadScope({ userId: 'scope-u3', threadId: 'bad id' })).toThrow(ValidationError);
     }
   });
 });

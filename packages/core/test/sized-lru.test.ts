@@ -40,4 +40,38 @@ describe('SizedLru (the memoized tokenizer’s cache)', () => {
     expect(cache.get('k0')).toBeUndefined();
     expect(cache.get('k19999')).toBe(19_999);
   });
+
+  it('evicts in the same order as a plain least-recently-used list over many mixed operations', () => {
+    // The reference: an array, least recent first, with the cache's documented shortcut (an entry read
+    // among the most recent eighth stays where it is).
+    const maxEntries = 50;
+    const cache = new SizedLru<number>({ maxSize: 400, maxEntries, sizeOf: (value) => value });
+    let reference: { key: string; size: number; stamp: number }[] = [];
+    let clock = 0;
+    let seed = 7;
+    const random = (n: number) => {
+      seed = (seed * 1_103_515_245 + 12_345) % 2_147_483_648;
+      return seed % n;
+    };
+    for (let step = 0; step < 20_000; step++) {
+      const key = `k${random(120)}`;
+      const at = reference.findIndex((e) => e.key === key);
+      if (random(3) === 0) {
+        expect(cache.get(key)).toBe(at === -1 ? undefined : reference[at]!.size);
+        const entry = reference[at];
+        if (entry && clock - entry.stamp > reference.length >>> 3) {
+          entry.stamp = ++clock;
+          reference = [...reference.slice(0, at), ...reference.slice(at + 1), entry];
+        }
+      } else {
+        // Sizes up to 60 against a budget of 400: a set evicts none, one or several entries.
+        const size = 1 + random(60);
+        reference = [...reference.filter((e) => e.key !== key), { key, size, stamp: ++clock }];
+        let total = reference.reduce((n, e) => n + e.size, 0);
+        while (total > 400 || reference.length > maxEntries) total -= reference.shift()!.size;
+        cache.set(key, size);
+      }
+      expect(cache.size).toBe(reference.reduce((n, e) => n + e.size, 0));
+    }
+  });
 });

@@ -19,26 +19,39 @@ export type Scope = z.infer<typeof ScopeSchema>;
 export type ThreadScope = Scope & { threadId: string };
 
 export function parseScope(scope: unknown): Scope {
+  return parseRemembered(ScopeSchema, scope, 'scope', false);
+}
+
+/**
+ * `schema`'s parse of `scope`, with zod run once per scope value (see `validScopes`): a later call with
+ * the same ids gets what the schema returned then, the ids given and nothing else.
+ */
+function parseRemembered<S extends Scope>(
+  schema: z.ZodType<S>,
+  scope: unknown,
+  what: string,
+  threadRequired: boolean,
+): S {
   const { userId, agentId, threadId } = (scope ?? {}) as Partial<Record<keyof Scope, unknown>>;
   if (
     typeof userId !== 'string' ||
     (agentId !== undefined && typeof agentId !== 'string') ||
-    (threadId !== undefined && typeof threadId !== 'string')
+    (threadId !== undefined && typeof threadId !== 'string') ||
+    (threadRequired && threadId === undefined)
   )
-    return parseOrThrow(ScopeSchema, scope, 'scope');
+    return parseOrThrow(schema, scope, what);
   // Ids cannot hold U+0000, so the key names one scope.
   const key = `${userId}\u0000${agentId ?? '\u0001'}\u0000${threadId ?? '\u0001'}`;
   if (!validScopes.has(key)) {
-    const parsed = parseOrThrow(ScopeSchema, scope, 'scope');
+    const parsed = parseOrThrow(schema, scope, what);
     if (validScopes.size >= MAX_VALID_SCOPES) validScopes.clear();
     validScopes.add(key);
     return parsed;
   }
-  // What the schema returns for it: the ids given, nothing else.
   const parsed: Scope = { userId };
   if (agentId !== undefined) parsed.agentId = agentId;
   if (threadId !== undefined) parsed.threadId = threadId;
-  return parsed;
+  return parsed as S;
 }
 
 /**
@@ -48,8 +61,11 @@ export function parseScope(scope: unknown): Scope {
 const validScopes = new Set<string>();
 const MAX_VALID_SCOPES = 10_000;
 
+/** Built once: `required()` makes a new schema, which zod compiles again on its first parse. */
+const ThreadScopeSchema = ScopeSchema.required({ threadId: true });
+
 export function parseThreadScope(scope: unknown): ThreadScope {
-  return parseOrThrow(ScopeSchema.required({ threadId: true }), scope, 'scope (threadId is required)');
+  return parseRemembered(ThreadScopeSchema, scope, 'scope (threadId is required)', true);
 }
 
 /** Selects what a snapshot contains: one user's data, or everything (an operator's explicit choice). */

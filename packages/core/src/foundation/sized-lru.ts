@@ -14,6 +14,12 @@ export class SizedLru<V> {
   readonly #maxEntries: number;
   readonly #sizeOf: (value: V, key: string) => number;
   #size = 0;
+  /**
+   * Where eviction goes on: a live iterator over the entries, whose every entry before it was evicted (or
+   * moved to the end). A new iterator for each eviction would skip every deleted slot at the front of the
+   * map's table again, which grew with the table until it was compacted (an eighth of a turn's CPU).
+   */
+  #oldest: IterableIterator<[string, { value: V; size: number; stamp: number }]> | undefined;
 
   constructor(options: { maxSize: number; maxEntries: number; sizeOf: (value: V, key: string) => number }) {
     this.#maxSize = options.maxSize;
@@ -47,8 +53,15 @@ export class SizedLru<V> {
     if (size > this.#maxSize) return;
     this.#entries.set(key, { value, size, stamp: ++this.#clock });
     this.#size += size;
-    for (const [oldest, entry] of this.#entries) {
-      if (this.#size <= this.#maxSize && this.#entries.size <= this.#maxEntries) break;
+    while (this.#size > this.#maxSize || this.#entries.size > this.#maxEntries) {
+      this.#oldest ??= this.#entries.entries();
+      const next = this.#oldest.next();
+      if (next.done) {
+        // Every entry it had was evicted: start again from the first.
+        this.#oldest = undefined;
+        continue;
+      }
+      const [oldest, entry] = next.value;
       this.#entries.delete(oldest);
       this.#size -= entry.size;
     }

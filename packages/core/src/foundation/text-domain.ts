@@ -23,11 +23,33 @@ export function textDomainProblem(text: string): string | undefined {
   return undefined;
 }
 
+/** Whether every string in `value` (object keys included) is in the domain: the common case, walked without allocating. */
+function insideDomain(value: unknown): boolean {
+  if (typeof value === 'string') return textDomainProblem(value) === undefined;
+  if (typeof value !== 'object' || value === null) return true;
+  if (Array.isArray(value)) {
+    for (let i = 0; i < value.length; i++) if (!insideDomain(value[i])) return false;
+    return true;
+  }
+  const keys = Object.keys(value);
+  for (let i = 0; i < keys.length; i++) {
+    const key = keys[i]!;
+    if (textDomainProblem(key) !== undefined) return false;
+    if (!insideDomain((value as Record<string, unknown>)[key])) return false;
+  }
+  return true;
+}
+
 /** The first string in `value` (object keys included) outside the text domain, with its path. */
 export function findTextOutsideDomain(
   value: unknown,
   path: string[] = [],
 ): { path: string; problem: string } | undefined {
+  // Every store write checks its whole record: only a record with a problem pays for the paths.
+  return insideDomain(value) ? undefined : locateOutsideDomain(value, path);
+}
+
+function locateOutsideDomain(value: unknown, path: string[]): { path: string; problem: string } | undefined {
   if (typeof value === 'string') {
     const problem = textDomainProblem(value);
     return problem ? { path: path.join('.') || '(root)', problem } : undefined;
@@ -35,7 +57,7 @@ export function findTextOutsideDomain(
   if (typeof value !== 'object' || value === null) return undefined;
   if (Array.isArray(value)) {
     for (const [i, item] of value.entries()) {
-      const found = findTextOutsideDomain(item, [...path, String(i)]);
+      const found = locateOutsideDomain(item, [...path, String(i)]);
       if (found) return found;
     }
     return undefined;
@@ -43,7 +65,7 @@ export function findTextOutsideDomain(
   for (const [key, item] of Object.entries(value)) {
     const keyProblem = textDomainProblem(key);
     if (keyProblem) return { path: [...path, key].join('.'), problem: `its key ${keyProblem}` };
-    const found = findTextOutsideDomain(item, [...path, key]);
+    const found = locateOutsideDomain(item, [...path, key]);
     if (found) return found;
   }
   return undefined;

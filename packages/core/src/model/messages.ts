@@ -38,8 +38,30 @@ export type ChatMessage = z.input<typeof ChatMessageSchema>;
 /** Tokens a message adds to a prompt beyond its text (role, separators), as OpenAI's chat format counts. */
 export const MESSAGE_OVERHEAD_TOKENS = 4;
 
+/**
+ * Counts that whoever built a message already knows exactly (a block's fitter counts the block it
+ * renders), so the runner's check of every injected message does not count a new block a second time. Kept
+ * per message object with the tokenizer and the content it was counted with: a message whose content was
+ * replaced, or counted with another tokenizer, is counted again.
+ */
+const knownCounts = new WeakMap<ChatMessage, { tokenizer: Tokenizer; content: string; tokens: number }>();
+
+/** Records that `message` (no tool calls) is `tokens` tokens as `countMessageTokens` counts it. */
+export function rememberMessageTokens(tokenizer: Tokenizer, message: ChatMessage, tokens: number): void {
+  if (message.toolCalls === undefined)
+    knownCounts.set(message, { tokenizer, content: message.content, tokens });
+}
+
 /** Tokens of one message: its content, tool-call names and arguments, plus the per-message overhead. */
 export function countMessageTokens(tokenizer: Tokenizer, message: ChatMessage): number {
+  const known = knownCounts.get(message);
+  if (
+    known !== undefined &&
+    known.tokenizer === tokenizer &&
+    known.content === message.content &&
+    message.toolCalls === undefined
+  )
+    return known.tokens;
   let tokens = MESSAGE_OVERHEAD_TOKENS + tokenizer.count(message.content);
   for (const call of message.toolCalls ?? [])
     tokens += tokenizer.count(call.name) + tokenizer.count(call.arguments);

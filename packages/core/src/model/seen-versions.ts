@@ -15,14 +15,25 @@ export class SeenVersions {
   readonly #versions = new Map<string, number>();
   /** Ids noted since `takeNotedFacts` was last called: what the model was shown in the current turn. */
   readonly #noted = new Set<string>();
+  /**
+   * The oldest sightings, in order: a live iterator that has passed only ids it dropped. A new iterator
+   * per drop would step over every deleted slot at the front of the map again (each sighting moves its
+   * id to the end), which grew with the map until it was compacted.
+   */
+  #oldest: Iterator<string> | undefined;
 
   /** Record what the model was shown last; a later sighting replaces an earlier one. */
   note(record: SeenRecord): void {
     if (this.#noted.size < MAX_SEEN) this.#noted.add(record.id);
     // Bounded: a long conversation must not grow this without end (oldest sightings go first).
     if (!this.#versions.has(record.id) && this.#versions.size >= MAX_SEEN) {
-      const oldest = this.#versions.keys().next().value;
-      if (oldest !== undefined) this.#versions.delete(oldest);
+      this.#oldest ??= this.#versions.keys();
+      let next = this.#oldest.next();
+      if (next.done) {
+        this.#oldest = this.#versions.keys();
+        next = this.#oldest.next();
+      }
+      if (!next.done) this.#versions.delete(next.value);
     }
     this.#versions.delete(record.id);
     this.#versions.set(record.id, record.version);

@@ -1,4 +1,4 @@
-import { type ChatMessage, countMessageTokens } from '../model/messages.js';
+import { type ChatMessage, countMessageTokens, rememberMessageTokens } from '../model/messages.js';
 import { countsBySegment, type Tokenizer } from '../tokens/tokenizer.js';
 import type { DroppedItem } from './middleware.js';
 
@@ -10,10 +10,10 @@ export interface LineItem {
   tokens?: number;
 }
 
-export interface FittedBlock {
+export interface FittedBlock<I extends LineItem = LineItem> {
   /** The system message, or undefined when not one line fits. */
   message: ChatMessage | undefined;
-  included: LineItem[];
+  included: I[];
   dropped: DroppedItem[];
 }
 
@@ -48,8 +48,8 @@ const MIN_LINE_TOKENS = 2;
  * the safe side. Where it refuses a line the message is counted exactly once to reclaim that slack, and
  * the final message is counted exactly and trimmed, so the limit holds whatever the tokenizer does.
  */
-export class LineFitter {
-  readonly included: LineItem[] = [];
+export class LineFitter<I extends LineItem = LineItem> {
+  readonly included: I[] = [];
   readonly dropped: DroppedItem[] = [];
   readonly #tokenizer: Tokenizer;
   readonly #maxTokens: number;
@@ -98,7 +98,7 @@ export class LineFitter {
   }
 
   /** Adds the line when it fits (true), records it as dropped for the budget otherwise (false). */
-  offer(item: LineItem): boolean {
+  offer(item: I): boolean {
     const cost = (item.tokens ?? this.#tokenizer.count(item.line)) + 1;
     if (this.#used + cost > this.#maxTokens && !this.#calibrated) {
       this.#used = this.#exactIncluded();
@@ -117,7 +117,7 @@ export class LineFitter {
   }
 
   /** The block: the exact count is checked and, if the estimate came out low, the last lines go. */
-  finish(): FittedBlock {
+  finish(): FittedBlock<I> {
     // `used` is already exact when nothing was added since the last calibration.
     let total = this.#calibrated ? this.#used : this.#exactIncluded();
     while (this.included.length > 0 && total > this.#maxTokens) {
@@ -129,6 +129,8 @@ export class LineFitter {
     }
     const message: ChatMessage | undefined =
       this.included.length > 0 ? { role: 'system', content: this.#render(this.#lines()) } : undefined;
+    // `total` is the message's exact count (by segment, or counted whole): the runner need not count it again.
+    if (message) rememberMessageTokens(this.#tokenizer, message, total);
     return { message, included: this.included, dropped: this.dropped };
   }
 

@@ -693,7 +693,9 @@ class TopK {
   accepts(score: number, slot: number): boolean {
     if (this.#k <= 0) return false;
     if (this.#heap.length < this.#k) return true;
-    return TopK.#worse(this.#heap[0]!, { score, slot });
+    // TopK.#worse(root, { score, slot }) without making the entry: this runs for every scored text.
+    const root = this.#heap[0]!;
+    return root.score < score || (root.score === score && root.slot > slot);
   }
 
   push(score: number, slot: number): void {
@@ -705,7 +707,9 @@ class TopK {
       while (i > 0) {
         const parent = (i - 1) >> 1;
         if (!TopK.#worse(heap[i]!, heap[parent]!)) break;
-        [heap[i], heap[parent]] = [heap[parent]!, heap[i]!];
+        const up = heap[i]!;
+        heap[i] = heap[parent]!;
+        heap[parent] = up;
         i = parent;
       }
       return;
@@ -719,7 +723,9 @@ class TopK {
       if (l < heap.length && TopK.#worse(heap[l]!, heap[m]!)) m = l;
       if (r < heap.length && TopK.#worse(heap[r]!, heap[m]!)) m = r;
       if (m === i) break;
-      [heap[i], heap[m]] = [heap[m]!, heap[i]!];
+      const down = heap[i]!;
+      heap[i] = heap[m]!;
+      heap[m] = down;
       i = m;
     }
   }

@@ -16,12 +16,17 @@ const PAGE = 128;
 /** The ledger's id for the facts never read because the block was full before their page came. */
 export const UNREAD_FACTS = 'unread-facts';
 
+/** A fact's line with the version it shows (the block's `injectedFacts`). */
+interface FactLineItem extends LineItem {
+  version: number;
+}
+
 interface CachedLine {
   id: string;
   provenance: Fact['provenance'];
   title: string | undefined;
   content: string;
-  item: LineItem;
+  item: FactLineItem;
 }
 
 export interface AllFactsMiddlewareOptions {
@@ -43,7 +48,7 @@ export function allFactsMiddleware(options: AllFactsMiddlewareOptions): PromptMi
   // store mutates its records in place. A stale count would only skew the estimate, never the limit:
   // the fitter counts the final message exactly.
   const cache = new WeakMap<Tokenizer, WeakMap<Fact, CachedLine>>();
-  const itemOf = (tokenizer: Tokenizer, fact: Fact): LineItem => {
+  const itemOf = (tokenizer: Tokenizer, fact: Fact): FactLineItem => {
     let byFact = cache.get(tokenizer);
     if (!byFact) {
       byFact = new WeakMap();
@@ -55,12 +60,13 @@ export function allFactsMiddleware(options: AllFactsMiddlewareOptions): PromptMi
       cached.id === fact.id &&
       cached.provenance === fact.provenance &&
       cached.title === fact.title &&
-      cached.content === fact.content
+      cached.content === fact.content &&
+      cached.item.version === fact.version
     ) {
       return cached.item;
     }
     const line = factLine(fact, options.showIds);
-    const item: LineItem = { id: fact.id, line, tokens: tokenizer.count(line) };
+    const item: FactLineItem = { id: fact.id, line, tokens: tokenizer.count(line), version: fact.version };
     byFact.set(fact, {
       id: fact.id,
       provenance: fact.provenance,
@@ -79,12 +85,11 @@ export function allFactsMiddleware(options: AllFactsMiddlewareOptions): PromptMi
     placement: 'system',
     async inject(ctx) {
       const limit = Math.min(ctx.maxTokens, options.maxTokens ?? Number.POSITIVE_INFINITY);
-      const read = await readFactBlockMark(options.store, ctx.scope);
-      if (!read) return build(ctx, limit, () => options.store.count(ctx.scope));
-      const { count, mark } = read;
+      const mark = await readFactBlockMark(options.store, ctx.scope);
+      if (mark === undefined) return build(ctx, limit, false);
       const cached = blocks.get(ctx.scope, ctx.tokenizer, limit, mark);
       if (cached) return cached;
-      const result = await build(ctx, limit, async () => count);
+      const result = await build(ctx, limit, true);
       blocks.set(ctx.scope, ctx.tokenizer, limit, mark, result);
       return result;
     },
@@ -93,19 +98,27 @@ export function allFactsMiddleware(options: AllFactsMiddlewareOptions): PromptMi
   async function build(
     ctx: { scope: Parameters<FactStore['list']>[0]; tokenizer: Tokenizer },
     limit: number,
-    count: () => Promise<number>,
+    countBeside: boolean,
   ): Promise<MiddlewareResult> {
-    const fitter = new LineFitter(ctx.tokenizer, limit, renderFactBlock, FACT_BLOCK_FRAME);
+    const fitter = new LineFitter<FactLineItem>(ctx.tokenizer, limit, renderFactBlock, FACT_BLOCK_FRAME);
     // Newest-updated first, a page at a time: with thousands of facts only the first pages can fit.
     // The scan stops at the end of the facts, when not one more line could fit, or after a page that
     // added nothing (the block is full for the lines this user has).
     const seen = new Set<string>();
-    const versions = new Map<string, number>();
     const quarantined: DroppedItem[] = [];
     let examined = 0;
     let more = true;
+    // The count is needed only when facts are left unread. A block built because the revision moved (a
+    // store with many facts, usually) reads it beside the first page, so that on a remote store its round
+    // trip overlaps the page's; a failed count surfaces only where it is needed.
+    let count: Promise<number> | undefined;
     while (more && !fitter.full) {
-      const page = await options.store.list(ctx.scope, { order: 'updated', limit: PAGE, offset: examined });
+      const read = options.store.list(ctx.scope, { order: 'updated', limit: PAGE, offset: examined });
+      if (countBeside && examined === 0) {
+        count = options.store.count(ctx.scope);
+        count.catch(() => {});
+      }
+      const page = await read;
       examined += page.length;
       more = page.length === PAGE;
       let added = false;
@@ -117,7 +130,6 @@ export function allFactsMiddleware(options: AllFactsMiddlewareOptions): PromptMi
           quarantined.push({ id: fact.id, reason: 'quarantined' });
           continue;
         }
-        versions.set(fact.id, fact.version);
         added = fitter.offer(itemOf(ctx.tokenizer, fact)) || added;
       }
       if (!added) break;
@@ -125,14 +137,14 @@ export function allFactsMiddleware(options: AllFactsMiddlewareOptions): PromptMi
     const block = fitter.finish();
     const dropped = [...quarantined, ...block.dropped];
     if (more) {
-      const unread = (await count()) - examined;
+      const unread = (await (count ?? options.store.count(ctx.scope))) - examined;
       if (unread > 0) dropped.push({ id: UNREAD_FACTS, reason: 'budget', count: unread });
     }
     return {
       messages: block.message ? [block.message] : [],
       included: block.included.length,
       dropped,
-      injectedFacts: block.included.map((item) => ({ id: item.id, version: versions.get(item.id)! })),
+      injectedFacts: block.included.map((item) => ({ id: item.id, version: item.version })),
     };
   }
 }
