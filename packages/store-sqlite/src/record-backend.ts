@@ -1,6 +1,8 @@
-import type { Fact, KiokuStores, Scope, StoreKind } from '@kioku/core';
+import type { Clock, KiokuStores, Scope, StoreKind } from '@kioku/core';
 import { StorageError } from '@kioku/core';
 import {
+  type ParsedDetailQuery,
+  type ParsedDocumentQuery,
   type ParsedFactFilter,
   type ParsedFactQuery,
   type PartitionRef,
@@ -10,18 +12,26 @@ import {
   type StoresOverBackendOptions,
   storesOverBackend,
 } from '@kioku/core/adapter';
-import type { FactHit } from '@kioku/core/store';
+import type { DetailHit, DocumentChunkHit, FactHit } from '@kioku/core/store';
 import Database from 'better-sqlite3';
 import { ANALYZER_SIGNATURE } from './analysis.js';
+import type { SetupReport } from './connection.js';
+import { hasNativeRecords, moveNativeRecords } from './native-move.js';
 import {
-  NO_SEARCH,
   RECORD_FACTS_SCHEMA,
   RECORD_SEARCH_COLUMNS,
   RecordFactIndex,
   SEARCH_COLUMN_NAMES,
-  type SearchColumns,
-  searchColumns,
 } from './record-facts.js';
+import {
+  type DocumentHead,
+  fillSearchColumns,
+  headOfRecord,
+  RecordTextSearch,
+  recordSearchColumns,
+  SEARCHED_KINDS,
+} from './record-search.js';
+import type { LexicalSearch, SearchSettings } from './search.js';
 
 export interface SqliteRecordBackendOptions {
   /** The database file (created when missing), or `:memory:`. */
@@ -30,6 +40,10 @@ export interface SqliteRecordBackendOptions {
   database?: Database.Database;
   /** How long a write waits for another connection's lock (default 5 s). */
   busyTimeoutMs?: number;
+  /** Search ranking and candidate depth, as the native stores' `search` option (see `Ranking`). */
+  search?: Partial<SearchSettings>;
+  /** The clock of the stores `setup()` moves native records into (expiry of working memory; default: the system's). */
+  clock?: Clock;
 }
 
 /**
@@ -49,7 +63,11 @@ export class SqliteRecordBackend implements StorageBackend {
   readonly #owned: boolean;
   /** Prepared on first use, after `setup()` made the tables. */
   #prepared: ReturnType<typeof prepare> | undefined;
+  readonly #settings: Partial<SearchSettings>;
+  readonly #moveOptions: StoresOverBackendOptions;
+  #lexical: LexicalSearch | undefined;
   #facts: RecordFactIndex | undefined;
+  #texts: RecordTextSearch | undefined;
   /** The write transactions, made once (better-sqlite3 wraps a function on every `transaction()` call). */
   #applyTx:
     | Database.Transaction<(ref: PartitionRef, expected: number, changes: RecordChanges) => number | null>
@@ -57,6 +75,8 @@ export class SqliteRecordBackend implements StorageBackend {
 
   constructor(options: SqliteRecordBackendOptions) {
     this.#owned = options.database === undefined;
+    this.#settings = options.search ?? {};
+    this.#moveOptions = options.clock ? { clock: options.clock } : {};
     if ((options.file === undefined) === this.#owned) {
       throw new StorageError('Give exactly one of `file` (a path or ":memory:") and `database`.');
     }
@@ -83,27 +103,43 @@ export class SqliteRecordBackend implements StorageBackend {
     }
   }
 
-  async setup(): Promise<void> {
-    this.#db
-      .transaction(() => {
+  /**
+   * Creates the tables (idempotent), brings a database of an earlier records layout to this one, fills the
+   * search columns again when core's analyzer changed, then moves the records of the native layout, if the
+   * database holds any, into this one (`moveNativeRecords`). `migrationsApplied` is 1 when the tables were
+   * made or an earlier layout upgraded; `reindexed` when existing records' search columns were recomputed.
+   */
+  async setup(): Promise<SetupReport> {
+    const report = this.#db
+      .transaction((): SetupReport => {
+        const existed =
+          this.#db
+            .prepare("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'kioku_records'")
+            .get() !== undefined;
         this.#db.exec(SCHEMA);
-        // The facts' search columns follow core's analyzer and this layout: filled again when either
-        // changed (or a database of an earlier layout has none yet).
+        // The search columns follow core's analyzer and this layout: filled again when either changed (or a
+        // database of an earlier layout has none yet).
         const search = this.#db
           .prepare("SELECT value FROM kioku_record_meta WHERE key = 'analyzer'")
           .pluck()
           .get() as string | undefined;
         if (search === SEARCH_SIGNATURE) {
           this.#db.exec(RECORD_FACTS_SCHEMA);
-          return;
+          return { migrationsApplied: 0, reindexed: false };
         }
         RecordFactIndex.migrate(this.#db);
-        new RecordFactIndex(this.#db).rebuild();
+        RecordFactIndex.clear(this.#db);
+        fillSearchColumns(this.#db);
         this.#db
           .prepare("INSERT OR REPLACE INTO kioku_record_meta (key, value) VALUES ('analyzer', ?)")
           .run(SEARCH_SIGNATURE);
+        const sameLayout = search?.startsWith(`${LAYOUT}/`) === true;
+        return { migrationsApplied: sameLayout ? 0 : 1, reindexed: existed && search !== undefined };
       })
       .immediate();
+    if (!hasNativeRecords(this.#db)) return report;
+    const moved = await moveNativeRecords(this.#db, storesOverBackend(this, this.#moveOptions));
+    return { ...report, moved };
   }
 
   async close(): Promise<void> {
@@ -115,12 +151,37 @@ export class SqliteRecordBackend implements StorageBackend {
     return this.#prepared;
   }
 
+  get #lexicalSearch(): LexicalSearch {
+    this.#lexical ??= RecordFactIndex.lexical(this.#db, this.#settings);
+    return this.#lexical;
+  }
+
   get #factIndex(): RecordFactIndex {
-    this.#facts ??= new RecordFactIndex(this.#db);
+    this.#facts ??= new RecordFactIndex(this.#db, this.#lexicalSearch);
     return this.#facts;
   }
 
+  get #textSearch(): RecordTextSearch {
+    this.#texts ??= new RecordTextSearch(this.#db, this.#lexicalSearch);
+    return this.#texts;
+  }
+
+  /** Document search pushed down to FTS5 over the chunks' search columns, ranked as core ranks. */
+  async searchDocuments(scope: Scope, query: ParsedDocumentQuery): Promise<DocumentChunkHit[]> {
+    return this.#textSearch.documents(labelOf({ kind: 'documents', ...scope }), query);
+  }
+
+  /** Detail search pushed down to FTS5 over the details' search columns, ranked as core ranks. */
+  async searchDetails(scope: Scope, query: ParsedDetailQuery): Promise<DetailHit[]> {
+    return this.#textSearch.details(labelOf({ kind: 'details', userId: scope.userId }), query);
+  }
+
   /** Fact search pushed down to FTS5 over the facts' search rows, ranked as core ranks. */
+  /** With `ranking: 'bm25'`, searches are FTS5's order always, not core's (even over a decoded partition). */
+  get ownRanking(): boolean {
+    return this.#settings.ranking === 'bm25';
+  }
+
   async searchFacts(scope: Scope, query: ParsedFactQuery): Promise<FactHit[]> {
     return this.#factIndex.search(labelOf({ kind: 'facts', ...scope }), query);
   }
@@ -156,19 +217,43 @@ export class SqliteRecordBackend implements StorageBackend {
     const sql = this.#sql;
     const label = labelOf(ref);
     if (!this.#bump(ref, label, expectedVersion)) return null;
-    const facts = ref.kind === 'facts';
+    const searched = SEARCHED_KINDS.includes(ref.kind);
+    const headOf = this.#headLookup(ref, label, changes.put);
     for (const key of changes.delete) sql.remove.run(label, key);
     for (const { key, json, append, value } of changes.put) {
       // A new rowid puts an appended record after every other one; an update in place keeps its rowid.
       if (append) {
         sql.remove.run(label, key);
-        sql.insert.run(label, key, json, ...searchOf(facts, key, json, value));
-      } else if (facts && key !== '') {
-        sql.updateFact.run(json, ...searchColumns((value ?? JSON.parse(json)) as Fact), label, key);
+        sql.insert.run(label, key, json, ...recordSearchColumns(ref.kind, key, json, value, headOf));
+      } else if (searched && key !== '') {
+        sql.updateSearch.run(json, ...recordSearchColumns(ref.kind, key, json, value, headOf), label, key);
       } else sql.update.run(json, label, key);
     }
     // Past `expectedVersion + 1`: each inserted row moved it on too (see `kioku_records_version`).
     return sql.version.pluck().get(label) as number;
+  }
+
+  /**
+   * Where a document chunk's head (title, tags) is found: among the records written with it (a document is
+   * stored whole, head first), else in the table. Other kinds need none.
+   */
+  #headLookup(
+    ref: PartitionRef,
+    label: string,
+    records: ReadonlyArray<StoredRecord & { readonly value?: unknown }>,
+  ): (id: string) => DocumentHead | undefined {
+    if (ref.kind !== 'documents') return () => undefined;
+    const heads = new Map<string, DocumentHead>();
+    for (const { key, json, value } of records) {
+      const head = headOfRecord(key, json, value);
+      if (head) heads.set(key, head);
+    }
+    return (id) => {
+      const found = heads.get(id);
+      if (found) return found;
+      const json = this.#sql.json.pluck().get(label, id) as string | undefined;
+      return json === undefined ? undefined : headOfRecord(id, json);
+    };
   }
 
   /** Moves the partition from `expected` to the next version; false when it is not at `expected`. */
@@ -190,8 +275,10 @@ export class SqliteRecordBackend implements StorageBackend {
    * moves the partition's version on. No transaction around it (two statements fewer per create).
    */
   async insert(ref: PartitionRef, record: InsertedRecord): Promise<boolean> {
-    const search = searchOf(ref.kind === 'facts', record.key, record.json, record.value);
-    return this.#sql.insertNew.run(labelOf(ref), record.key, record.json, ...search).changes === 1;
+    const label = labelOf(ref);
+    const headOf = this.#headLookup(ref, label, [record]);
+    const search = recordSearchColumns(ref.kind, record.key, record.json, record.value, headOf);
+    return this.#sql.insertNew.run(label, record.key, record.json, ...search).changes === 1;
   }
 
   async replace(ref: PartitionRef, records: readonly StoredRecord[]): Promise<void> {
@@ -199,9 +286,11 @@ export class SqliteRecordBackend implements StorageBackend {
     const label = labelOf(ref);
     const removed = this.#db
       .transaction(() => {
-        const facts = ref.kind === 'facts';
+        const headOf = this.#headLookup(ref, label, records);
         const { changes } = sql.removeAll.run(label);
-        for (const { key, json } of records) sql.insert.run(label, key, json, ...searchOf(facts, key, json));
+        for (const { key, json } of records) {
+          sql.insert.run(label, key, json, ...recordSearchColumns(ref.kind, key, json, undefined, headOf));
+        }
         sql.upsertNext.run(label, ref.kind, ref.userId, ref.agentId ?? '', ref.name ?? '');
         return changes;
       })
@@ -215,7 +304,7 @@ export class SqliteRecordBackend implements StorageBackend {
    * terms, and the write-ahead log is checkpointed and truncated, as the native stores do on `eraseUser`.
    */
   #scrub(ref: PartitionRef, label: string): void {
-    if (ref.kind === 'facts') this.#factIndex.emptied(label);
+    if (SEARCHED_KINDS.includes(ref.kind)) this.#factIndex.emptied(label);
     this.#db.pragma('wal_checkpoint(TRUNCATE)');
   }
 
@@ -235,25 +324,23 @@ export class SqliteRecordBackend implements StorageBackend {
 /** All six stores over one SQLite file through the storage seam. Call `await stores.setup()` first. */
 export function createSqliteRecordStores(
   options: SqliteRecordBackendOptions & StoresOverBackendOptions,
-): KiokuStores & { backend: SqliteRecordBackend } {
-  const { file, database, busyTimeoutMs, ...stores } = options;
+): Omit<KiokuStores, 'setup'> & { backend: SqliteRecordBackend; setup(): Promise<SetupReport> } {
+  const { file, database, busyTimeoutMs, search, ...stores } = options;
   const backend = new SqliteRecordBackend({
     ...(file === undefined ? {} : { file }),
     ...(database === undefined ? {} : { database }),
     ...(busyTimeoutMs === undefined ? {} : { busyTimeoutMs }),
+    ...(search === undefined ? {} : { search }),
+    ...(stores.clock === undefined ? {} : { clock: stores.clock }),
   });
-  return { backend, ...storesOverBackend(backend, stores) };
+  return { backend, ...storesOverBackend(backend, stores), setup: () => backend.setup() };
 }
 
 type InsertedRecord = StoredRecord & { readonly value?: unknown };
 
 /** The search columns and index follow both: a new value of either fills them again on `setup()`. */
-const SEARCH_SIGNATURE = `records 3/${ANALYZER_SIGNATURE}`;
-
-/** A record's search columns: a fact's (not a partition stored whole), else NULLs. */
-function searchOf(facts: boolean, key: string, json: string, value?: unknown): SearchColumns {
-  return facts && key !== '' ? searchColumns((value ?? JSON.parse(json)) as Fact) : NO_SEARCH;
-}
+const LAYOUT = 'records 4';
+const SEARCH_SIGNATURE = `${LAYOUT}/${ANALYZER_SIGNATURE}`;
 
 /** One text per partition: JSON of its four parts, so no separator in an id can make two refs meet. */
 function labelOf(ref: PartitionRef): string {
@@ -306,7 +393,7 @@ function prepare(db: Database.Database) {
       `INSERT INTO kioku_records (label, key, json, ${SEARCH_COLUMN_NAMES}) VALUES (?, ?, ?, ?, ?, ?, ?, ?)`,
     ),
     update: db.prepare('UPDATE kioku_records SET json = ? WHERE label = ? AND key = ?'),
-    updateFact: db.prepare(
+    updateSearch: db.prepare(
       `UPDATE kioku_records SET json = ?, category = ?, tags = ?, updated_at = ?, search_terms = ?, search_length = ?
        WHERE label = ? AND key = ?`,
     ),

@@ -128,4 +128,34 @@ describe('moveSqliteToRecords', () => {
     expect(check.prepare('SELECT count(*) FROM kioku_records').pluck().get()).toBe(0);
     check.close();
   });
+
+  it("the records layout's setup moves a native database it opens, and says so in its report", async () => {
+    dir = mkdtempSync(path.join(tmpdir(), 'kioku-sqlite-move-'));
+    const file = path.join(dir, 'kioku.db');
+    const native = createSqliteStores({ file });
+    await native.setup();
+    const scope = { userId: 'u1' };
+    const fact = await native.facts.create(scope, { content: 'Caroline paints lakes' });
+    await native.documents.create(scope, { title: 'Guide', text: 'How to paint a lake at dawn.' });
+    await native.details.create(scope, { description: 'tool output', content: 'easel inventory' });
+    await native.close();
+
+    const records = createSqliteRecordStores({ file });
+    const report = await records.setup();
+    expect(report).toEqual({
+      migrationsApplied: 1,
+      reindexed: false,
+      moved: { facts: 1, documents: 1, plans: 0, working: 0, sessions: 0, details: 1 },
+    });
+    expect(await records.facts.get(scope, fact.id)).toEqual(fact);
+    // Searched in SQL by a bundle that has not decoded the partitions.
+    const fresh = createSqliteRecordStores({ file });
+    expect((await fresh.documents.search(scope, { query: 'lake dawn' }))[0]?.title).toBe('Guide');
+    expect((await fresh.details.search(scope, { query: 'easel' }))[0]?.detail.content).toBe(
+      'easel inventory',
+    );
+    expect(await fresh.setup()).toEqual({ migrationsApplied: 0, reindexed: false });
+    await fresh.close();
+    await records.close();
+  });
 });
