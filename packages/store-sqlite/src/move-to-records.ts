@@ -1,7 +1,7 @@
 import { StorageError } from '@kioku/core';
 import Database from 'better-sqlite3';
 import { type MovedRecords, nothingMoved } from './native-move.js';
-import { createSqliteRecordStores } from './record-backend.js';
+import { createSqliteStores } from './stores.js';
 
 export type { MovedRecords } from './native-move.js';
 
@@ -19,7 +19,7 @@ export async function moveSqliteToRecords(file: string): Promise<MovedRecords> {
   const db = new Database(file, { fileMustExist: true });
   try {
     db.pragma('busy_timeout = 5000');
-    const records = createSqliteRecordStores({ database: db });
+    const records = createSqliteStores({ database: db });
     // The records layout's setup moves the native records it finds, and says how many.
     const report = await records.setup();
     return report.moved ?? nothingMoved();

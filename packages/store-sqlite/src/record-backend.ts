@@ -1,4 +1,4 @@
-import type { Clock, KiokuStores, Scope, StoreKind } from '@kioku/core';
+import type { Clock, Scope, StoreKind } from '@kioku/core';
 import { StorageError } from '@kioku/core';
 import {
   type ParsedDetailQuery,
@@ -55,13 +55,16 @@ export interface SqliteRecordBackendOptions {
  * version). `setup()` creates the tables (idempotent) and moves a database of an earlier record layout
  * to this one; they sit beside store-sqlite's own tables and share nothing with them.
  *
- * Not `createSqliteStores`'s layout: the native stores keep columns, FTS5 indexes and search statistics
- * per kind, and stay the default.
+ * `createSqliteStores` is core's stores over this backend. The native layout (`createSqliteNativeStores`)
+ * keeps a table per kind instead; `setup()` moves a database of that layout into this one.
  */
 export class SqliteRecordBackend implements StorageBackend {
-  readonly #db: Database.Database;
+  readonly #options: SqliteRecordBackendOptions;
+  /** Opened on first use: `setup()` creates a missing file, anything else needs a set-up database. */
+  #handle: Database.Database | undefined;
+  #closed = false;
   readonly #owned: boolean;
-  /** Prepared on first use, after `setup()` made the tables. */
+  /** Prepared on first use, once the schema was found current (or `setup()` made it). */
   #prepared: ReturnType<typeof prepare> | undefined;
   readonly #settings: Partial<SearchSettings>;
   readonly #moveOptions: StoresOverBackendOptions;
@@ -74,33 +77,60 @@ export class SqliteRecordBackend implements StorageBackend {
     | undefined;
 
   constructor(options: SqliteRecordBackendOptions) {
+    this.#options = options;
     this.#owned = options.database === undefined;
     this.#settings = options.search ?? {};
     this.#moveOptions = options.clock ? { clock: options.clock } : {};
     if ((options.file === undefined) === this.#owned) {
       throw new StorageError('Give exactly one of `file` (a path or ":memory:") and `database`.');
     }
+  }
+
+  /** The connection, opened on first use (an existing file only; `setup()` creates one). */
+  get #db(): Database.Database {
+    return this.#handle ?? this.#open(false);
+  }
+
+  #open(create: boolean): Database.Database {
+    if (this.#closed) throw new StorageError('The SQLite connection is closed.');
+    const { file, database } = this.#options;
+    let db: Database.Database;
     try {
-      this.#db = options.database ?? new Database(options.file!);
+      db = database ?? new Database(file!, { fileMustExist: !create && file !== ':memory:' });
       if (this.#owned) {
-        this.#db.pragma(`busy_timeout = ${Math.max(0, Math.trunc(options.busyTimeoutMs ?? 5000))}`);
+        db.pragma(`busy_timeout = ${Math.max(0, Math.trunc(this.#options.busyTimeoutMs ?? 5000))}`);
         // Deleted text is zeroed, not left in free pages (as the native stores do).
-        this.#db.pragma('secure_delete = ON');
-        if (options.file !== ':memory:') this.#db.pragma('journal_mode = WAL');
+        db.pragma('secure_delete = ON');
       }
       // Unicode-aware lower case for the case-insensitive tag filter (SQLite's lower() folds ASCII only).
-      this.#db.function('kioku_lower', { deterministic: true }, (value: unknown) =>
+      db.function('kioku_lower', { deterministic: true }, (value: unknown) =>
         typeof value === 'string' ? value.toLowerCase() : value,
       );
     } catch (error) {
-      throw new StorageError(
-        `Could not open SQLite database ${options.file ?? ''}: ${(error as Error).message}`,
-        {
-          cause: error,
-          details: { file: options.file },
-        },
-      );
+      if (!create && (error as { code?: string }).code === 'SQLITE_CANTOPEN') throw notSetUp();
+      throw new StorageError(`Could not open SQLite database ${file ?? ''}: ${(error as Error).message}`, {
+        cause: error,
+        details: { file },
+      });
     }
+    this.#handle = db;
+    return db;
+  }
+
+  /** Throws a StorageError that says to call `setup()` unless the records layout is current. */
+  #assertReady(db: Database.Database): void {
+    let signature: string | undefined;
+    try {
+      signature = db.prepare("SELECT value FROM kioku_record_meta WHERE key = 'analyzer'").pluck().get() as
+        | string
+        | undefined;
+    } catch (error) {
+      if ((error as { code?: string }).code === 'SQLITE_NOTADB') {
+        throw new StorageError(`${this.#options.file} is not a SQLite database.`, { cause: error });
+      }
+      throw notSetUp();
+    }
+    if (signature !== SEARCH_SIGNATURE) throw notSetUp();
   }
 
   /**
@@ -110,7 +140,10 @@ export class SqliteRecordBackend implements StorageBackend {
    * made or an earlier layout upgraded; `reindexed` when existing records' search columns were recomputed.
    */
   async setup(): Promise<SetupReport> {
-    const report = this.#db
+    const db = this.#handle ?? this.#open(true);
+    // WAL is recorded in the file: set once here, every later connection uses it.
+    if (this.#owned && this.#options.file !== ':memory:') db.pragma('journal_mode = WAL');
+    const report = db
       .transaction((): SetupReport => {
         const existed =
           this.#db
@@ -143,15 +176,21 @@ export class SqliteRecordBackend implements StorageBackend {
   }
 
   async close(): Promise<void> {
-    if (this.#owned && this.#db.open) this.#db.close();
+    this.#closed = true;
+    if (this.#owned && this.#handle?.open) this.#handle.close();
   }
 
   get #sql(): ReturnType<typeof prepare> {
-    this.#prepared ??= prepare(this.#db);
+    if (!this.#prepared) {
+      const db = this.#db;
+      this.#assertReady(db);
+      this.#prepared = prepare(db);
+    }
     return this.#prepared;
   }
 
   get #lexicalSearch(): LexicalSearch {
+    if (!this.#lexical) this.#sql; // the schema checked first
     this.#lexical ??= RecordFactIndex.lexical(this.#db, this.#settings);
     return this.#lexical;
   }
@@ -242,7 +281,7 @@ export class SqliteRecordBackend implements StorageBackend {
     label: string,
     records: ReadonlyArray<StoredRecord & { readonly value?: unknown }>,
   ): (id: string) => DocumentHead | undefined {
-    if (ref.kind !== 'documents') return () => undefined;
+    if (ref.kind !== 'documents') return NO_HEADS;
     const heads = new Map<string, DocumentHead>();
     for (const { key, json, value } of records) {
       const head = headOfRecord(key, json, value);
@@ -321,26 +360,20 @@ export class SqliteRecordBackend implements StorageBackend {
   }
 }
 
-/** All six stores over one SQLite file through the storage seam. Call `await stores.setup()` first. */
-export function createSqliteRecordStores(
-  options: SqliteRecordBackendOptions & StoresOverBackendOptions,
-): Omit<KiokuStores, 'setup'> & { backend: SqliteRecordBackend; setup(): Promise<SetupReport> } {
-  const { file, database, busyTimeoutMs, search, ...stores } = options;
-  const backend = new SqliteRecordBackend({
-    ...(file === undefined ? {} : { file }),
-    ...(database === undefined ? {} : { database }),
-    ...(busyTimeoutMs === undefined ? {} : { busyTimeoutMs }),
-    ...(search === undefined ? {} : { search }),
-    ...(stores.clock === undefined ? {} : { clock: stores.clock }),
-  });
-  return { backend, ...storesOverBackend(backend, stores), setup: () => backend.setup() };
-}
-
 type InsertedRecord = StoredRecord & { readonly value?: unknown };
 
 /** The search columns and index follow both: a new value of either fills them again on `setup()`. */
 const LAYOUT = 'records 4';
 const SEARCH_SIGNATURE = `${LAYOUT}/${ANALYZER_SIGNATURE}`;
+
+/** The head lookup of kinds without document chunks. */
+const NO_HEADS = (): undefined => undefined;
+
+function notSetUp(): StorageError {
+  return new StorageError(
+    'The Kioku SQLite records layout is not set up in this database (or is of another version): call `await stores.setup()` first.',
+  );
+}
 
 /** One text per partition: JSON of its four parts, so no separator in an id can make two refs meet. */
 function labelOf(ref: PartitionRef): string {

@@ -12,7 +12,7 @@ import {
 } from '@kioku/store-test-suite';
 import Database from 'better-sqlite3';
 import { afterEach, describe, expect, it } from 'vitest';
-import { createSqliteRecordStores, SqliteRecordBackend } from '../src/index.js';
+import { createSqliteStores, SqliteRecordBackend } from '../src/index.js';
 
 /** Searches always go to SQL, never to a partition held decoded: the suites then check the push-downs. */
 class PushedDownBackend extends SqliteRecordBackend {
@@ -76,7 +76,7 @@ const sentence = (i: number) =>
 describe('document and detail search in SQL', () => {
   it('answers as core does over the same records: same hits, order and scores', async () => {
     const file = tempFile();
-    const stores = createSqliteRecordStores({ file, chunkTokens: 40 });
+    const stores = createSqliteStores({ file, chunkTokens: 40 });
     await stores.setup();
     const scope = { userId: 'u1', agentId: 'a1' };
     for (let d = 0; d < 12; d++) {
@@ -104,7 +104,7 @@ describe('document and detail search in SQL', () => {
     const details = new InMemoryDetailStore();
     await details.restore(await stores.details.snapshot({ userId: 'u1' }));
     // A fresh bundle has not decoded the partitions: its searches are SQLite's.
-    const fresh = createSqliteRecordStores({ file });
+    const fresh = createSqliteStores({ file });
     for (const query of [
       { query: 'family hiking trip' },
       { query: 'guide garden paint', limit: 20 },
@@ -143,7 +143,7 @@ describe('document and detail search in SQL', () => {
 
   it('indexes chunks and details in the records table (read directly), and drops them from the index on delete', async () => {
     const file = tempFile();
-    const stores = createSqliteRecordStores({ file });
+    const stores = createSqliteStores({ file });
     await stores.setup();
     const scope = { userId: 'u1' };
     const doc = await stores.documents.create(scope, { title: 'Cello', text: 'Practise the cello daily.' });
@@ -160,7 +160,7 @@ describe('document and detail search in SQL', () => {
     expect(match('rehears')).toHaveLength(1);
     await stores.documents.delete(scope, doc.id);
     expect(match('cello')).toEqual([]);
-    expect(await createSqliteRecordStores({ file }).documents.search(scope, { query: 'cello' })).toEqual([]);
+    expect(await createSqliteStores({ file }).documents.search(scope, { query: 'cello' })).toEqual([]);
     peek.close();
     await stores.close();
   });
@@ -169,7 +169,7 @@ describe('document and detail search in SQL', () => {
 describe('ranking: bm25 on the records layout', () => {
   it("ranks by FTS5's bm25() order, also over a partition the process holds decoded", async () => {
     const file = tempFile();
-    const stores = createSqliteRecordStores({ file, search: { ranking: 'bm25' } });
+    const stores = createSqliteStores({ file, search: { ranking: 'bm25' } });
     await stores.setup();
     const scope = { userId: 'u1' };
     await stores.facts.create(scope, { content: 'User plays chess on weekends' });
@@ -179,7 +179,7 @@ describe('ranking: bm25 on the records layout', () => {
     const facts = await stores.facts.search(scope, { query: 'cello orchestra' });
     expect(facts[0]?.fact.id).toBe(cello.id);
     // bm25() scores, not core's: with the statistics of the whole table they differ.
-    const kioku = await createSqliteRecordStores({ file }).facts.search(scope, { query: 'cello orchestra' });
+    const kioku = await createSqliteStores({ file }).facts.search(scope, { query: 'cello orchestra' });
     expect(facts[0]!.score).toBeGreaterThan(0);
     expect(facts[0]!.score).not.toBeCloseTo(kioku[0]!.score, 6);
     const details = await stores.details.search(scope, { query: 'cello orchestra' });
