@@ -10,9 +10,10 @@ import { LexicalSearch, type SearchSettings, scopeToken } from './search.js';
 
 /**
  * The search columns of the record backend's facts: on the fact's own row of `kioku_records` (one row per
- * fact, its text stored once), NULL on every other kind's rows. What a search filters and orders on and
- * core's analysis of the fact's text, under an FTS5 index over the table (external content, kept by
- * triggers that skip rows without search columns) and row and term counts per partition. Fact search and
+ * fact, its text stored once). What a search filters and orders on and core's analysis of the fact's
+ * text, under an FTS5 index over the table (external content, kept by triggers that skip rows without
+ * search terms) and row and term counts per partition. Details and document chunks have search terms too
+ * (`record-search.ts`), in their own partitions; every other record's columns are NULL. Fact search and
  * count are answered here by store-sqlite's own `LexicalSearch` (native's statements and core's ranking),
  * so the record backend searches as the native fact store does, without decoding the partition.
  */
@@ -40,7 +41,10 @@ export const RECORD_SEARCH_COLUMNS = [
   "search_scope TEXT GENERATED ALWAYS AS ('p' || hex(label)) VIRTUAL",
 ] as const;
 
-/** A row is a fact's (searchable) when it has search terms; the statements below say so to use the index. */
+/**
+ * A row is searchable when it has search terms (facts, details, document chunks; a fact statement's
+ * partition label keeps it to facts); the statements below say so to use the partial index.
+ */
 const FACT_ROW = 'search_terms IS NOT NULL';
 
 const STATS_TABLE = `
