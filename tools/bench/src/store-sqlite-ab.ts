@@ -14,7 +14,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { performance } from 'node:perf_hooks';
 import type { FactStore } from '@kioku/core/store';
-import { createSqliteStores, createSqliteNativeStores } from '@kioku/store-sqlite';
+import { createSqliteNativeStores, createSqliteStores } from '@kioku/store-sqlite';
 import { corpus } from './corpus.js';
 import { cliArgs, table } from './util.js';
 
