@@ -49,10 +49,10 @@ export interface SqliteRecordBackendOptions {
 /**
  * The storage seam of `@kioku/core/adapter` on SQLite: every kind's records in one table
  * (`kioku_records`: partition, key, JSON, in insertion order by rowid; the search columns of a fact, a
- * detail or a document chunk on its own row, see `record-facts.ts` and `record-search.ts`) and one version row per partition (`kioku_record_partitions`, moved on by
- * every write and kept when the partition empties, so a version never comes back). `apply` is one
- * immediate transaction that checks the version first; `insert` is one INSERT (a trigger moves the
- * version). `setup()` creates the tables (idempotent) and brings a database of an earlier records layout
+ * detail or a document chunk on its own row, see `record-facts.ts` and `record-search.ts`) and one version
+ * row per partition (`kioku_record_partitions`, moved on by every write and kept when the partition
+ * empties, so a version never comes back). `apply` is one immediate transaction that checks the version
+ * first; `insert` is one INSERT (a trigger moves the version). `setup()` creates the tables (idempotent) and brings a database of an earlier records layout
  * to this one; they sit beside the native layout's tables.
  *
  * `createSqliteStores` is core's stores over this backend. The native layout (`createSqliteNativeStores`)
