@@ -66,6 +66,8 @@ export { once } from './store/bundle/bundle.js';
 // The storage seam: what an adapter implements, and the six stores over it
 export { type StoresOverBackendOptions, storesOverBackend } from './store/bundle/over-backend.js';
 export type {
+  ParsedDetailQuery,
+  ParsedDocumentQuery,
   ParsedFactFilter,
   ParsedFactQuery,
   StorageBackend,

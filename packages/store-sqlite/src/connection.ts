@@ -1,5 +1,5 @@
 import { fileURLToPath } from 'node:url';
-import { KiokuError, StorageError } from '@kioku/core';
+import { KiokuError, StorageError, type StoreKind } from '@kioku/core';
 import Database from 'better-sqlite3';
 import { type BetterSQLite3Database, drizzle } from 'drizzle-orm/better-sqlite3';
 import { migrate } from 'drizzle-orm/better-sqlite3/migrator';
@@ -33,6 +33,11 @@ export interface SetupReport {
   migrationsApplied: number;
   /** True when the search terms were recomputed because the analyzer changed. */
   reindexed: boolean;
+  /**
+   * The records layout's setup only: how many records of each kind it moved from the native layout it
+   * found in the database (absent when there were none).
+   */
+  moved?: Record<StoreKind, number>;
 }
 
 /**

@@ -11,12 +11,14 @@ export { SqliteDocumentStore, type SqliteDocumentStoreOptions } from './document
 export { SqliteFactStore } from './facts.js';
 export { type MovedRecords, moveSqliteToRecords } from './move-to-records.js';
 export { SqlitePlanStore } from './plans.js';
-export {
-  createSqliteRecordStores,
-  SqliteRecordBackend,
-  type SqliteRecordBackendOptions,
-} from './record-backend.js';
+export { SqliteRecordBackend, type SqliteRecordBackendOptions } from './record-backend.js';
 export type { Ranking } from './search.js';
 export { SqliteSessionStore, type SqliteSessionStoreOptions } from './sessions.js';
-export { createSqliteStores, type SqliteStoresOptions } from './stores.js';
+export {
+  createSqliteNativeStores,
+  createSqliteStores,
+  type SqliteNativeStoresOptions,
+  type SqliteStores,
+  type SqliteStoresOptions,
+} from './stores.js';
 export { type SqliteWorkingMemoryOptions, SqliteWorkingMemoryStore } from './working.js';

@@ -1,6 +1,8 @@
-import type { Fact, KiokuStores, Scope, StoreKind } from '@kioku/core';
+import type { Clock, Scope, StoreKind } from '@kioku/core';
 import { StorageError } from '@kioku/core';
 import {
+  type ParsedDetailQuery,
+  type ParsedDocumentQuery,
   type ParsedFactFilter,
   type ParsedFactQuery,
   type PartitionRef,
@@ -10,18 +12,26 @@ import {
   type StoresOverBackendOptions,
   storesOverBackend,
 } from '@kioku/core/adapter';
-import type { FactHit } from '@kioku/core/store';
+import type { DetailHit, DocumentChunkHit, FactHit } from '@kioku/core/store';
 import Database from 'better-sqlite3';
 import { ANALYZER_SIGNATURE } from './analysis.js';
+import type { SetupReport } from './connection.js';
+import { hasNativeRecords, moveNativeRecords } from './native-move.js';
 import {
-  NO_SEARCH,
   RECORD_FACTS_SCHEMA,
   RECORD_SEARCH_COLUMNS,
   RecordFactIndex,
   SEARCH_COLUMN_NAMES,
-  type SearchColumns,
-  searchColumns,
 } from './record-facts.js';
+import {
+  type DocumentHead,
+  fillSearchColumns,
+  headOfRecord,
+  RecordTextSearch,
+  recordSearchColumns,
+  SEARCHED_KINDS,
+} from './record-search.js';
+import type { LexicalSearch, SearchSettings } from './search.js';
 
 export interface SqliteRecordBackendOptions {
   /** The database file (created when missing), or `:memory:`. */
@@ -30,97 +40,187 @@ export interface SqliteRecordBackendOptions {
   database?: Database.Database;
   /** How long a write waits for another connection's lock (default 5 s). */
   busyTimeoutMs?: number;
+  /** Search ranking and candidate depth, as the native stores' `search` option (see `Ranking`). */
+  search?: Partial<SearchSettings>;
+  /** The clock of the stores `setup()` moves native records into (expiry of working memory; default: the system's). */
+  clock?: Clock;
 }
 
 /**
  * The storage seam of `@kioku/core/adapter` on SQLite: every kind's records in one table
- * (`kioku_records`: partition, key, JSON, in insertion order by rowid; a fact's search columns on its own
- * row, see `record-facts.ts`) and one version row per partition (`kioku_record_partitions`, moved on by
- * every write and kept when the partition empties, so a version never comes back). `apply` is one
- * immediate transaction that checks the version first; `insert` is one INSERT (a trigger moves the
- * version). `setup()` creates the tables (idempotent) and moves a database of an earlier record layout
- * to this one; they sit beside store-sqlite's own tables and share nothing with them.
+ * (`kioku_records`: partition, key, JSON, in insertion order by rowid; the search columns of a fact, a
+ * detail or a document chunk on its own row, see `record-facts.ts` and `record-search.ts`) and one version
+ * row per partition (`kioku_record_partitions`, moved on by every write and kept when the partition
+ * empties, so a version never comes back). `apply` is one immediate transaction that checks the version
+ * first; `insert` is one INSERT (a trigger moves the version). `setup()` creates the tables (idempotent) and brings a database of an earlier records layout
+ * to this one; they sit beside the native layout's tables.
  *
- * Not `createSqliteStores`'s layout: the native stores keep columns, FTS5 indexes and search statistics
- * per kind, and stay the default.
+ * `createSqliteStores` is core's stores over this backend. The native layout (`createSqliteNativeStores`)
+ * keeps a table per kind instead; `setup()` moves a database of that layout into this one.
  */
 export class SqliteRecordBackend implements StorageBackend {
-  readonly #db: Database.Database;
+  readonly #options: SqliteRecordBackendOptions;
+  /** Opened on first use: `setup()` creates a missing file, anything else needs a set-up database. */
+  #handle: Database.Database | undefined;
+  #closed = false;
   readonly #owned: boolean;
-  /** Prepared on first use, after `setup()` made the tables. */
+  /** Prepared on first use, once the schema was found current (or `setup()` made it). */
   #prepared: ReturnType<typeof prepare> | undefined;
+  readonly #settings: Partial<SearchSettings>;
+  readonly #moveOptions: StoresOverBackendOptions;
+  #lexical: LexicalSearch | undefined;
   #facts: RecordFactIndex | undefined;
+  #texts: RecordTextSearch | undefined;
   /** The write transactions, made once (better-sqlite3 wraps a function on every `transaction()` call). */
   #applyTx:
     | Database.Transaction<(ref: PartitionRef, expected: number, changes: RecordChanges) => number | null>
     | undefined;
 
   constructor(options: SqliteRecordBackendOptions) {
+    this.#options = options;
     this.#owned = options.database === undefined;
+    this.#settings = options.search ?? {};
+    this.#moveOptions = options.clock ? { clock: options.clock } : {};
     if ((options.file === undefined) === this.#owned) {
       throw new StorageError('Give exactly one of `file` (a path or ":memory:") and `database`.');
     }
+  }
+
+  /** The connection, opened on first use (an existing file only; `setup()` creates one). */
+  get #db(): Database.Database {
+    return this.#handle ?? this.#open(false);
+  }
+
+  #open(create: boolean): Database.Database {
+    if (this.#closed) throw new StorageError('The SQLite connection is closed.');
+    const { file, database } = this.#options;
+    let db: Database.Database;
     try {
-      this.#db = options.database ?? new Database(options.file!);
+      db = database ?? new Database(file!, { fileMustExist: !create && file !== ':memory:' });
       if (this.#owned) {
-        this.#db.pragma(`busy_timeout = ${Math.max(0, Math.trunc(options.busyTimeoutMs ?? 5000))}`);
+        db.pragma(`busy_timeout = ${Math.max(0, Math.trunc(this.#options.busyTimeoutMs ?? 5000))}`);
         // Deleted text is zeroed, not left in free pages (as the native stores do).
-        this.#db.pragma('secure_delete = ON');
-        if (options.file !== ':memory:') this.#db.pragma('journal_mode = WAL');
+        db.pragma('secure_delete = ON');
       }
       // Unicode-aware lower case for the case-insensitive tag filter (SQLite's lower() folds ASCII only).
-      this.#db.function('kioku_lower', { deterministic: true }, (value: unknown) =>
+      db.function('kioku_lower', { deterministic: true }, (value: unknown) =>
         typeof value === 'string' ? value.toLowerCase() : value,
       );
     } catch (error) {
-      throw new StorageError(
-        `Could not open SQLite database ${options.file ?? ''}: ${(error as Error).message}`,
-        {
-          cause: error,
-          details: { file: options.file },
-        },
-      );
+      if (!create && (error as { code?: string }).code === 'SQLITE_CANTOPEN') throw notSetUp();
+      throw new StorageError(`Could not open SQLite database ${file ?? ''}: ${(error as Error).message}`, {
+        cause: error,
+        details: { file },
+      });
     }
+    this.#handle = db;
+    return db;
   }
 
-  async setup(): Promise<void> {
-    this.#db
-      .transaction(() => {
+  /** Throws a StorageError that says to call `setup()` unless the records layout is current. */
+  #assertReady(db: Database.Database): void {
+    let signature: string | undefined;
+    try {
+      signature = db.prepare("SELECT value FROM kioku_record_meta WHERE key = 'analyzer'").pluck().get() as
+        | string
+        | undefined;
+    } catch (error) {
+      if ((error as { code?: string }).code === 'SQLITE_NOTADB') {
+        throw new StorageError(`${this.#options.file} is not a SQLite database.`, { cause: error });
+      }
+      throw notSetUp();
+    }
+    if (signature !== SEARCH_SIGNATURE) throw notSetUp();
+  }
+
+  /**
+   * Creates the tables (idempotent), brings a database of an earlier records layout to this one, fills the
+   * search columns again when core's analyzer changed, then moves the records of the native layout, if the
+   * database holds any, into this one (`moveNativeRecords`). `migrationsApplied` is 1 when the tables were
+   * made or an earlier layout upgraded; `reindexed` when existing records' search columns were recomputed.
+   */
+  async setup(): Promise<SetupReport> {
+    const db = this.#handle ?? this.#open(true);
+    // WAL is recorded in the file: set once here, every later connection uses it.
+    if (this.#owned && this.#options.file !== ':memory:') db.pragma('journal_mode = WAL');
+    const report = db
+      .transaction((): SetupReport => {
+        const existed =
+          this.#db
+            .prepare("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'kioku_records'")
+            .get() !== undefined;
         this.#db.exec(SCHEMA);
-        // The facts' search columns follow core's analyzer and this layout: filled again when either
-        // changed (or a database of an earlier layout has none yet).
+        // The search columns follow core's analyzer and this layout: filled again when either changed (or a
+        // database of an earlier layout has none yet).
         const search = this.#db
           .prepare("SELECT value FROM kioku_record_meta WHERE key = 'analyzer'")
           .pluck()
           .get() as string | undefined;
         if (search === SEARCH_SIGNATURE) {
           this.#db.exec(RECORD_FACTS_SCHEMA);
-          return;
+          return { migrationsApplied: 0, reindexed: false };
         }
         RecordFactIndex.migrate(this.#db);
-        new RecordFactIndex(this.#db).rebuild();
+        RecordFactIndex.clear(this.#db);
+        fillSearchColumns(this.#db);
         this.#db
           .prepare("INSERT OR REPLACE INTO kioku_record_meta (key, value) VALUES ('analyzer', ?)")
           .run(SEARCH_SIGNATURE);
+        const sameLayout = search?.startsWith(`${LAYOUT}/`) === true;
+        return { migrationsApplied: sameLayout ? 0 : 1, reindexed: existed && search !== undefined };
       })
       .immediate();
+    if (!hasNativeRecords(this.#db)) return report;
+    const moved = await moveNativeRecords(this.#db, storesOverBackend(this, this.#moveOptions));
+    return { ...report, moved };
   }
 
   async close(): Promise<void> {
-    if (this.#owned && this.#db.open) this.#db.close();
+    this.#closed = true;
+    if (this.#owned && this.#handle?.open) this.#handle.close();
   }
 
   get #sql(): ReturnType<typeof prepare> {
-    this.#prepared ??= prepare(this.#db);
+    if (!this.#prepared) {
+      const db = this.#db;
+      this.#assertReady(db);
+      this.#prepared = prepare(db);
+    }
     return this.#prepared;
   }
 
+  get #lexicalSearch(): LexicalSearch {
+    if (!this.#lexical) this.#sql; // the schema checked first
+    this.#lexical ??= RecordFactIndex.lexical(this.#db, this.#settings);
+    return this.#lexical;
+  }
+
   get #factIndex(): RecordFactIndex {
-    this.#facts ??= new RecordFactIndex(this.#db);
+    this.#facts ??= new RecordFactIndex(this.#db, this.#lexicalSearch);
     return this.#facts;
   }
 
+  get #textSearch(): RecordTextSearch {
+    this.#texts ??= new RecordTextSearch(this.#db, this.#lexicalSearch);
+    return this.#texts;
+  }
+
+  /** Document search pushed down to FTS5 over the chunks' search columns, ranked as core ranks. */
+  async searchDocuments(scope: Scope, query: ParsedDocumentQuery): Promise<DocumentChunkHit[]> {
+    return this.#textSearch.documents(labelOf({ kind: 'documents', ...scope }), query);
+  }
+
+  /** Detail search pushed down to FTS5 over the details' search columns, ranked as core ranks. */
+  async searchDetails(scope: Scope, query: ParsedDetailQuery): Promise<DetailHit[]> {
+    return this.#textSearch.details(labelOf({ kind: 'details', userId: scope.userId }), query);
+  }
+
   /** Fact search pushed down to FTS5 over the facts' search rows, ranked as core ranks. */
+  /** With `ranking: 'bm25'`, searches are FTS5's order always, not core's (even over a decoded partition). */
+  get ownRanking(): boolean {
+    return this.#settings.ranking === 'bm25';
+  }
+
   async searchFacts(scope: Scope, query: ParsedFactQuery): Promise<FactHit[]> {
     return this.#factIndex.search(labelOf({ kind: 'facts', ...scope }), query);
   }
@@ -156,19 +256,43 @@ export class SqliteRecordBackend implements StorageBackend {
     const sql = this.#sql;
     const label = labelOf(ref);
     if (!this.#bump(ref, label, expectedVersion)) return null;
-    const facts = ref.kind === 'facts';
+    const searched = SEARCHED_KINDS.includes(ref.kind);
+    const headOf = this.#headLookup(ref, label, changes.put);
     for (const key of changes.delete) sql.remove.run(label, key);
     for (const { key, json, append, value } of changes.put) {
       // A new rowid puts an appended record after every other one; an update in place keeps its rowid.
       if (append) {
         sql.remove.run(label, key);
-        sql.insert.run(label, key, json, ...searchOf(facts, key, json, value));
-      } else if (facts && key !== '') {
-        sql.updateFact.run(json, ...searchColumns((value ?? JSON.parse(json)) as Fact), label, key);
+        sql.insert.run(label, key, json, ...recordSearchColumns(ref.kind, key, json, value, headOf));
+      } else if (searched && key !== '') {
+        sql.updateSearch.run(json, ...recordSearchColumns(ref.kind, key, json, value, headOf), label, key);
       } else sql.update.run(json, label, key);
     }
     // Past `expectedVersion + 1`: each inserted row moved it on too (see `kioku_records_version`).
     return sql.version.pluck().get(label) as number;
+  }
+
+  /**
+   * Where a document chunk's head (title, tags) is found: among the records written with it (a document is
+   * stored whole, head first), else in the table. Other kinds need none.
+   */
+  #headLookup(
+    ref: PartitionRef,
+    label: string,
+    records: ReadonlyArray<StoredRecord & { readonly value?: unknown }>,
+  ): (id: string) => DocumentHead | undefined {
+    if (ref.kind !== 'documents') return NO_HEADS;
+    const heads = new Map<string, DocumentHead>();
+    for (const { key, json, value } of records) {
+      const head = headOfRecord(key, json, value);
+      if (head) heads.set(key, head);
+    }
+    return (id) => {
+      const found = heads.get(id);
+      if (found) return found;
+      const json = this.#sql.json.pluck().get(label, id) as string | undefined;
+      return json === undefined ? undefined : headOfRecord(id, json);
+    };
   }
 
   /** Moves the partition from `expected` to the next version; false when it is not at `expected`. */
@@ -190,8 +314,10 @@ export class SqliteRecordBackend implements StorageBackend {
    * moves the partition's version on. No transaction around it (two statements fewer per create).
    */
   async insert(ref: PartitionRef, record: InsertedRecord): Promise<boolean> {
-    const search = searchOf(ref.kind === 'facts', record.key, record.json, record.value);
-    return this.#sql.insertNew.run(labelOf(ref), record.key, record.json, ...search).changes === 1;
+    const label = labelOf(ref);
+    const headOf = this.#headLookup(ref, label, [record]);
+    const search = recordSearchColumns(ref.kind, record.key, record.json, record.value, headOf);
+    return this.#sql.insertNew.run(label, record.key, record.json, ...search).changes === 1;
   }
 
   async replace(ref: PartitionRef, records: readonly StoredRecord[]): Promise<void> {
@@ -199,9 +325,11 @@ export class SqliteRecordBackend implements StorageBackend {
     const label = labelOf(ref);
     const removed = this.#db
       .transaction(() => {
-        const facts = ref.kind === 'facts';
+        const headOf = this.#headLookup(ref, label, records);
         const { changes } = sql.removeAll.run(label);
-        for (const { key, json } of records) sql.insert.run(label, key, json, ...searchOf(facts, key, json));
+        for (const { key, json } of records) {
+          sql.insert.run(label, key, json, ...recordSearchColumns(ref.kind, key, json, undefined, headOf));
+        }
         sql.upsertNext.run(label, ref.kind, ref.userId, ref.agentId ?? '', ref.name ?? '');
         return changes;
       })
@@ -215,7 +343,7 @@ export class SqliteRecordBackend implements StorageBackend {
    * terms, and the write-ahead log is checkpointed and truncated, as the native stores do on `eraseUser`.
    */
   #scrub(ref: PartitionRef, label: string): void {
-    if (ref.kind === 'facts') this.#factIndex.emptied(label);
+    if (SEARCHED_KINDS.includes(ref.kind)) this.#factIndex.emptied(label);
     this.#db.pragma('wal_checkpoint(TRUNCATE)');
   }
 
@@ -232,27 +360,19 @@ export class SqliteRecordBackend implements StorageBackend {
   }
 }
 
-/** All six stores over one SQLite file through the storage seam. Call `await stores.setup()` first. */
-export function createSqliteRecordStores(
-  options: SqliteRecordBackendOptions & StoresOverBackendOptions,
-): KiokuStores & { backend: SqliteRecordBackend } {
-  const { file, database, busyTimeoutMs, ...stores } = options;
-  const backend = new SqliteRecordBackend({
-    ...(file === undefined ? {} : { file }),
-    ...(database === undefined ? {} : { database }),
-    ...(busyTimeoutMs === undefined ? {} : { busyTimeoutMs }),
-  });
-  return { backend, ...storesOverBackend(backend, stores) };
-}
-
 type InsertedRecord = StoredRecord & { readonly value?: unknown };
 
 /** The search columns and index follow both: a new value of either fills them again on `setup()`. */
-const SEARCH_SIGNATURE = `records 3/${ANALYZER_SIGNATURE}`;
+const LAYOUT = 'records 4';
+const SEARCH_SIGNATURE = `${LAYOUT}/${ANALYZER_SIGNATURE}`;
 
-/** A record's search columns: a fact's (not a partition stored whole), else NULLs. */
-function searchOf(facts: boolean, key: string, json: string, value?: unknown): SearchColumns {
-  return facts && key !== '' ? searchColumns((value ?? JSON.parse(json)) as Fact) : NO_SEARCH;
+/** The head lookup of kinds without document chunks. */
+const NO_HEADS = (): undefined => undefined;
+
+function notSetUp(): StorageError {
+  return new StorageError(
+    'The Kioku SQLite records layout is not set up in this database (or is of another version): call `await stores.setup()` first.',
+  );
 }
 
 /** One text per partition: JSON of its four parts, so no separator in an id can make two refs meet. */
@@ -306,7 +426,7 @@ function prepare(db: Database.Database) {
       `INSERT INTO kioku_records (label, key, json, ${SEARCH_COLUMN_NAMES}) VALUES (?, ?, ?, ?, ?, ?, ?, ?)`,
     ),
     update: db.prepare('UPDATE kioku_records SET json = ? WHERE label = ? AND key = ?'),
-    updateFact: db.prepare(
+    updateSearch: db.prepare(
       `UPDATE kioku_records SET json = ?, category = ?, tags = ?, updated_at = ?, search_terms = ?, search_length = ?
        WHERE label = ? AND key = ?`,
     ),

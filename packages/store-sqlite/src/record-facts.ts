@@ -6,19 +6,21 @@ import { and, type SQL, sql } from 'drizzle-orm';
 import { integer, SQLiteSyncDialect, sqliteTable, text } from 'drizzle-orm/sqlite-core';
 import { analyze, factText } from './analysis.js';
 import { categoryUnder, hasAllTags } from './filters.js';
-import { LexicalSearch, scopeToken } from './search.js';
+import { LexicalSearch, type SearchSettings, scopeToken } from './search.js';
 
 /**
  * The search columns of the record backend's facts: on the fact's own row of `kioku_records` (one row per
- * fact, its text stored once), NULL on every other kind's rows. What a search filters and orders on and
- * core's analysis of the fact's text, under an FTS5 index over the table (external content, kept by
- * triggers that skip rows without search columns) and row and term counts per partition. Fact search and
+ * fact, its text stored once). What a search filters and orders on and core's analysis of the fact's
+ * text, under an FTS5 index over the table (external content, kept by triggers that skip rows without
+ * search terms) and row and term counts per partition. Details and document chunks have search terms too
+ * (`record-search.ts`), in their own partitions; every other record's columns are NULL. Fact search and
  * count are answered here by store-sqlite's own `LexicalSearch` (native's statements and core's ranking),
  * so the record backend searches as the native fact store does, without decoding the partition.
  */
 export const recordFacts = sqliteTable('kioku_records', {
   seq: integer('seq').primaryKey(),
   label: text('label').notNull(),
+  json: text('json').notNull(),
   category: text('category'),
   tags: text('tags'),
   updatedAt: text('updated_at'),
@@ -39,7 +41,10 @@ export const RECORD_SEARCH_COLUMNS = [
   "search_scope TEXT GENERATED ALWAYS AS ('p' || hex(label)) VIRTUAL",
 ] as const;
 
-/** A row is a fact's (searchable) when it has search terms; the statements below say so to use the index. */
+/**
+ * A row is searchable when it has search terms (facts, details, document chunks; a fact statement's
+ * partition label keeps it to facts); the statements below say so to use the partial index.
+ */
 const FACT_ROW = 'search_terms IS NOT NULL';
 
 const STATS_TABLE = `
@@ -132,9 +137,14 @@ export class RecordFactIndex {
   readonly #lexical: LexicalSearch;
   readonly #statements = new Map<string, Database.Statement>();
 
-  constructor(db: Database.Database) {
+  constructor(db: Database.Database, lexical: LexicalSearch) {
     this.#db = db;
-    this.#lexical = new LexicalSearch({ raw: db }, {}, STATS);
+    this.#lexical = lexical;
+  }
+
+  /** A `LexicalSearch` over the records table's index and counts (facts, details, document chunks). */
+  static lexical(db: Database.Database, settings: Partial<SearchSettings> = {}): LexicalSearch {
+    return new LexicalSearch({ raw: db }, settings, STATS);
   }
 
   /**
@@ -165,26 +175,14 @@ export class RecordFactIndex {
   }
 
   /**
-   * Every fact record's search columns and index again (the analyzer changed, or the rows predate them),
-   * inside setup's transaction: the index is dropped and made anew, then each fact row's columns are set.
+   * Empties every record's search columns and makes the index anew (inside setup's transaction), for
+   * `fillSearchColumns` (record-search.ts) to fill them: the analyzer changed, or the rows predate them.
    */
-  rebuild(): void {
-    this.#db.exec(SEARCH_INDEX);
-    this.#db.exec(`UPDATE kioku_records SET category = NULL, tags = NULL, updated_at = NULL, search_terms = NULL,
-      search_length = NULL WHERE ${FACT_ROW}`);
-    this.#db.exec(RECORD_FACTS_SCHEMA);
-    const set = this.#db.prepare(
-      `UPDATE kioku_records SET category = ?, tags = ?, updated_at = ?, search_terms = ?, search_length = ?
-       WHERE seq = ?`,
-    );
-    const facts = this.#db
-      .prepare(
-        `SELECT r.seq, r.json FROM kioku_records r JOIN kioku_record_partitions p ON p.label = r.label
-         WHERE p.kind = 'facts' AND r.key <> ''`,
-      )
-      .raw()
-      .all() as Array<[number, string]>;
-    for (const [seq, json] of facts) set.run(...searchColumns(JSON.parse(json) as Fact), seq);
+  static clear(db: Database.Database): void {
+    db.exec(SEARCH_INDEX);
+    db.exec(`UPDATE kioku_records SET category = NULL, tags = NULL, updated_at = NULL, search_terms = NULL,
+      search_length = NULL WHERE ${FACT_ROW} OR tags IS NOT NULL`);
+    db.exec(RECORD_FACTS_SCHEMA);
   }
 
   /** A fact search in the partition `label`, ranked as core ranks (see `LexicalSearch`). */

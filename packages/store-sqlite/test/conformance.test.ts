@@ -17,7 +17,7 @@ import {
   workingMemoryStoreSuite,
 } from '@kioku/store-test-suite';
 import {
-  createSqliteStores,
+  createSqliteNativeStores,
   SqliteDetailStore,
   SqliteDocumentStore,
   SqliteFactStore,
@@ -76,12 +76,12 @@ detailStoreSuite(sqliteHarness('details', (o) => new SqliteDetailStore(o)));
 
 let bundleDir = '';
 const bundle: BundleHarness = {
-  name: 'createSqliteStores',
+  name: 'createSqliteNativeStores',
   create: () => {
     bundleDir = mkdtempSync(path.join(tmpdir(), 'kioku-sqlite-bundle-'));
-    return createSqliteStores({ file: path.join(bundleDir, 'kioku.db') });
+    return createSqliteNativeStores({ file: path.join(bundleDir, 'kioku.db') });
   },
-  reopen: () => createSqliteStores({ file: path.join(bundleDir, 'kioku.db') }),
+  reopen: () => createSqliteNativeStores({ file: path.join(bundleDir, 'kioku.db') }),
   destroy: () => rmSync(bundleDir, { recursive: true, force: true }),
 };
 storesBundleSuite(bundle);

@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { forgetUser, verifyErased } from '@kioku/core/passes';
 import { afterEach, describe, expect, it } from 'vitest';
-import { createSqliteRecordStores, createSqliteStores } from '../src/index.js';
+import { createSqliteNativeStores, createSqliteStores } from '../src/index.js';
 
 /*
  * After forgetUser, her words are in no byte of the database: not in the main file (free pages, FTS5
@@ -27,8 +27,8 @@ function filesHolding(file: string, word: string): string[] {
 }
 
 describe.each([
-  ['native stores', createSqliteStores],
-  ['storage-seam stores', createSqliteRecordStores],
+  ['native stores', createSqliteNativeStores],
+  ['storage-seam stores', createSqliteStores],
 ])('SQLite (%s): erasure leaves no bytes behind', (_name, create) => {
   it('forgetUser: neither the database file nor its -wal holds her words', async () => {
     dir = mkdtempSync(path.join(tmpdir(), 'kioku-sqlite-erase-'));

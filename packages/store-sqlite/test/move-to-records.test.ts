@@ -4,7 +4,7 @@ import path from 'node:path';
 import type { KiokuStores, StoreKind } from '@kioku/core';
 import Database from 'better-sqlite3';
 import { afterEach, describe, expect, it } from 'vitest';
-import { createSqliteRecordStores, createSqliteStores, moveSqliteToRecords } from '../src/index.js';
+import { createSqliteNativeStores, createSqliteStores, moveSqliteToRecords } from '../src/index.js';
 
 const KINDS: StoreKind[] = ['facts', 'documents', 'plans', 'working', 'sessions', 'details'];
 
@@ -25,7 +25,7 @@ describe('moveSqliteToRecords', () => {
   it('moves every kind of the native layout into the records layout as it was, then empties the native tables', async () => {
     dir = mkdtempSync(path.join(tmpdir(), 'kioku-sqlite-move-'));
     const file = path.join(dir, 'kioku.db');
-    const native = createSqliteStores({ file });
+    const native = createSqliteNativeStores({ file });
     await native.setup();
     for (const scope of [{ userId: 'u1' }, { userId: 'u2', agentId: 'a1' }]) {
       const fact = await native.facts.create(scope, {
@@ -57,7 +57,7 @@ describe('moveSqliteToRecords', () => {
     const moved = await moveSqliteToRecords(file);
     expect(moved).toEqual({ facts: 4, documents: 2, plans: 2, working: 2, sessions: 2, details: 2 });
 
-    const records = createSqliteRecordStores({ file });
+    const records = createSqliteStores({ file });
     await records.setup();
     expect(await everything(records)).toEqual(before);
     // Reads that go through the records layout's own paths: search push-down, transcript, expiry.
@@ -105,7 +105,7 @@ describe('moveSqliteToRecords', () => {
       sessions: 0,
       details: 0,
     });
-    const again = createSqliteRecordStores({ file });
+    const again = createSqliteStores({ file });
     expect(await everything(again)).toEqual(before);
     await again.close();
   });
@@ -113,7 +113,7 @@ describe('moveSqliteToRecords', () => {
   it('moves nothing when a record cannot be moved (one transaction)', async () => {
     dir = mkdtempSync(path.join(tmpdir(), 'kioku-sqlite-move-'));
     const file = path.join(dir, 'kioku.db');
-    const native = createSqliteStores({ file });
+    const native = createSqliteNativeStores({ file });
     await native.setup();
     await native.facts.create({ userId: 'u1' }, { content: 'kept where it was' });
     await native.details.create({ userId: 'u1' }, { description: 'tool output', content: 'output' });
@@ -127,5 +127,35 @@ describe('moveSqliteToRecords', () => {
     expect(check.prepare('SELECT count(*) FROM kioku_facts').pluck().get()).toBe(1);
     expect(check.prepare('SELECT count(*) FROM kioku_records').pluck().get()).toBe(0);
     check.close();
+  });
+
+  it("the records layout's setup moves a native database it opens, and says so in its report", async () => {
+    dir = mkdtempSync(path.join(tmpdir(), 'kioku-sqlite-move-'));
+    const file = path.join(dir, 'kioku.db');
+    const native = createSqliteNativeStores({ file });
+    await native.setup();
+    const scope = { userId: 'u1' };
+    const fact = await native.facts.create(scope, { content: 'Caroline paints lakes' });
+    await native.documents.create(scope, { title: 'Guide', text: 'How to paint a lake at dawn.' });
+    await native.details.create(scope, { description: 'tool output', content: 'easel inventory' });
+    await native.close();
+
+    const records = createSqliteStores({ file });
+    const report = await records.setup();
+    expect(report).toEqual({
+      migrationsApplied: 1,
+      reindexed: false,
+      moved: { facts: 1, documents: 1, plans: 0, working: 0, sessions: 0, details: 1 },
+    });
+    expect(await records.facts.get(scope, fact.id)).toEqual(fact);
+    // Searched in SQL by a bundle that has not decoded the partitions.
+    const fresh = createSqliteStores({ file });
+    expect((await fresh.documents.search(scope, { query: 'lake dawn' }))[0]?.title).toBe('Guide');
+    expect((await fresh.details.search(scope, { query: 'easel' }))[0]?.detail.content).toBe(
+      'easel inventory',
+    );
+    expect(await fresh.setup()).toEqual({ migrationsApplied: 0, reindexed: false });
+    await fresh.close();
+    await records.close();
   });
 });

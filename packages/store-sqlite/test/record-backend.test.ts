@@ -19,10 +19,10 @@ import {
 } from '@kioku/store-test-suite';
 import Database from 'better-sqlite3';
 import { describe, expect, it } from 'vitest';
-import { createSqliteRecordStores } from '../src/index.js';
+import { createSqliteStores } from '../src/index.js';
 
 /**
- * The storage seam on SQLite: every kind through `createSqliteRecordStores`. Each test gets a fresh file;
+ * The storage seam on SQLite: every kind through `createSqliteStores`. Each test gets a fresh file;
  * the twin is a second connection to it (as another process), without setup.
  */
 function recordHarness<S extends object>(name: string, pick: (stores: KiokuStores) => S): StoreHarness<S> {
@@ -31,7 +31,7 @@ function recordHarness<S extends object>(name: string, pick: (stores: KiokuStore
     name: `sqlite records ${name}`,
     async create(ctx) {
       const dir = mkdtempSync(path.join(tmpdir(), 'kioku-sqlite-records-'));
-      const stores = createSqliteRecordStores({ file: path.join(dir, 'kioku.db'), clock: ctx.clock });
+      const stores = createSqliteStores({ file: path.join(dir, 'kioku.db'), clock: ctx.clock });
       await stores.setup();
       const store = pick(stores);
       opened.set(store, { stores, dir });
@@ -40,7 +40,7 @@ function recordHarness<S extends object>(name: string, pick: (stores: KiokuStore
     createTwin(store, ctx) {
       const dir = opened.get(store)?.dir;
       if (!dir) throw new Error('not a store of this harness');
-      const stores = createSqliteRecordStores({ file: path.join(dir, 'kioku.db'), clock: ctx.clock });
+      const stores = createSqliteStores({ file: path.join(dir, 'kioku.db'), clock: ctx.clock });
       const twin = pick(stores);
       opened.set(twin, { stores });
       return twin;
@@ -62,12 +62,12 @@ detailStoreSuite(recordHarness('details', (s) => s.details));
 
 let bundleDir = '';
 const bundle: BundleHarness = {
-  name: 'createSqliteRecordStores',
+  name: 'createSqliteStores',
   create: () => {
     bundleDir = mkdtempSync(path.join(tmpdir(), 'kioku-sqlite-records-bundle-'));
-    return createSqliteRecordStores({ file: path.join(bundleDir, 'kioku.db') });
+    return createSqliteStores({ file: path.join(bundleDir, 'kioku.db') });
   },
-  reopen: () => createSqliteRecordStores({ file: path.join(bundleDir, 'kioku.db') }),
+  reopen: () => createSqliteStores({ file: path.join(bundleDir, 'kioku.db') }),
   destroy: () => rmSync(bundleDir, { recursive: true, force: true }),
 };
 storesBundleSuite(bundle);
@@ -79,7 +79,7 @@ describe('SQLite records', () => {
   it('a transcript append inserts one row (checked in the table directly)', async () => {
     const dir = mkdtempSync(path.join(tmpdir(), 'kioku-sqlite-records-'));
     const file = path.join(dir, 'kioku.db');
-    const stores = createSqliteRecordStores({ file });
+    const stores = createSqliteStores({ file });
     try {
       await stores.setup();
       const scope = { userId: 'u1' };
@@ -104,7 +104,7 @@ describe('SQLite records', () => {
 
   it('a fact search pushed down to SQLite answers as core does: same facts, order and scores', async () => {
     const dir = mkdtempSync(path.join(tmpdir(), 'kioku-sqlite-records-'));
-    const stores = createSqliteRecordStores({ file: path.join(dir, 'kioku.db') });
+    const stores = createSqliteStores({ file: path.join(dir, 'kioku.db') });
     try {
       await stores.setup();
       const scope = { userId: 'u1' };
@@ -131,7 +131,7 @@ describe('SQLite records', () => {
       const core = new InMemoryFactStore();
       await core.restore(await stores.facts.snapshot({ userId: 'u1' }));
       // A fresh bundle has not decoded the partition: its searches and counts are SQLite's.
-      const fresh = createSqliteRecordStores({ file: path.join(dir, 'kioku.db') });
+      const fresh = createSqliteStores({ file: path.join(dir, 'kioku.db') });
       const queries = [
         { query: 'family hiking trip' },
         { query: 'project deadline', limit: 20 },
@@ -221,7 +221,7 @@ describe('SQLite records', () => {
       db.prepare('INSERT INTO kioku_record_facts VALUES (1, ?, ?)').run(label, 'carolin paint sunset lake');
       db.prepare("INSERT INTO kioku_record_search_stats VALUES ('kioku_record_facts', 'p00', 1, 4, 1)").run();
       db.close();
-      const reopened = createSqliteRecordStores({ file });
+      const reopened = createSqliteStores({ file });
       await reopened.setup();
       await reopened.setup();
       const scope = { userId: 'u1' };

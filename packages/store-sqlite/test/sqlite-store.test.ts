@@ -17,7 +17,7 @@ import { drizzle } from 'drizzle-orm/better-sqlite3';
 import { migrate } from 'drizzle-orm/better-sqlite3/migrator';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import {
-  createSqliteStores,
+  createSqliteNativeStores,
   MIGRATIONS_FOLDER,
   MIGRATIONS_TABLE,
   SqliteConnection,
@@ -45,7 +45,7 @@ afterEach(() => {
 
 function stores(options: { file?: string; database?: Database.Database } = { file }) {
   const clock = new ManualClock();
-  const s = createSqliteStores({ ...options, clock });
+  const s = createSqliteNativeStores({ ...options, clock });
   open.push(s);
   return { ...s, clock };
 }

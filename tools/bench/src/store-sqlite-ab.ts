@@ -1,7 +1,7 @@
 /**
  * `pnpm bench:store-sqlite-ab [--sizes 1000,10000] [--rounds 6]`: store-sqlite's native fact store
- * (`createSqliteStores`: one table per kind, FTS5) and its storage-seam fact store
- * (`createSqliteRecordStores`: records over `@kioku/core/adapter`'s `storesOverBackend`) in ONE process,
+ * (`createSqliteNativeStores`: one table per kind, FTS5) and its storage-seam fact store, the default
+ * (`createSqliteStores`: records over `@kioku/core/adapter`'s `storesOverBackend`) in ONE process,
  * their calls interleaved round by round (the order flips each round), so load from elsewhere on a shared
  * machine hits both alike. Each side is prefilled with the same facts by `restore()`. Per round and side, on
  * a fresh instance over the same file (as a new process would see it): the first search, the first `create`,
@@ -14,7 +14,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { performance } from 'node:perf_hooks';
 import type { FactStore } from '@kioku/core/store';
-import { createSqliteRecordStores, createSqliteStores } from '@kioku/store-sqlite';
+import { createSqliteNativeStores, createSqliteStores } from '@kioku/store-sqlite';
 import { corpus } from './corpus.js';
 import { cliArgs, table } from './util.js';
 
@@ -33,12 +33,12 @@ interface Opened {
 }
 const SIDES = {
   native: async (file: string): Promise<Opened> => {
-    const stores = createSqliteStores({ file });
+    const stores = createSqliteNativeStores({ file });
     await stores.setup();
     return stores;
   },
   seam: async (file: string): Promise<Opened> => {
-    const stores = createSqliteRecordStores({ file });
+    const stores = createSqliteStores({ file });
     await stores.setup();
     return stores;
   },
@@ -133,7 +133,7 @@ for (const size of sizes) {
   for (const dir of Object.values(dirs)) await rm(dir, { recursive: true, force: true });
 }
 console.log(
-  `store-sqlite facts, native (createSqliteStores) vs seam (createSqliteRecordStores), ${rounds} interleaved rounds, load average ${os
+  `store-sqlite facts, native (createSqliteNativeStores) vs seam (createSqliteStores), ${rounds} interleaved rounds, load average ${os
     .loadavg()
     .map((l) => l.toFixed(1))
     .join(' ')} (median ms per call):`,

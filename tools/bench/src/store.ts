@@ -148,9 +148,9 @@ async function loadFileStore(adapter: 'json' | 'sqlite-records'): Promise<OpenFa
       const { JsonFactStore } = await import('@kioku/store-json');
       return async (directory) => new JsonFactStore({ directory });
     }
-    const { createSqliteRecordStores } = await import('@kioku/store-sqlite');
+    const { createSqliteStores } = await import('@kioku/store-sqlite');
     return async (directory) => {
-      const stores = createSqliteRecordStores({ file: path.join(directory, 'kioku.db') });
+      const stores = createSqliteStores({ file: path.join(directory, 'kioku.db') });
       await stores.setup();
       return stores.facts;
     };

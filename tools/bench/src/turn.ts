@@ -9,8 +9,8 @@
  * `--workload chat` (default size 1000): a chat app's turn — the every-fact block, working memory (10
  * entries) and the replay of the last 10 turns of a 200-turn thread, nothing else (issue 26's SQLite
  * comparison: `pnpm bench:turn --workload chat --adapter sqlite`).
- * sqlite: `createSqliteStores` on a file in a temporary directory (sqlite-records: store-sqlite's
- * storage-seam stores, `createSqliteRecordStores`, the same way); postgres: `createPostgresStores` in a
+ * sqlite: store-sqlite's native layout, `createSqliteNativeStores`, on a file in a temporary directory
+ * (sqlite-records: its default records layout, `createSqliteStores`, the same way); postgres: `createPostgresStores` in a
  * fresh schema of `KIOKU_PG_URL` / `DATABASE_URL` (default `postgres://postgres@127.0.0.1:5432/test`),
  * dropped afterwards.
  *
@@ -207,10 +207,10 @@ async function openStores(adapter: Adapter): Promise<OpenedStores | string> {
   }
   try {
     if (adapter === 'sqlite' || adapter === 'sqlite-records') {
-      const { createSqliteStores, createSqliteRecordStores } = await import('@kioku/store-sqlite');
+      const { createSqliteNativeStores, createSqliteStores } = await import('@kioku/store-sqlite');
       const directory = await mkdtemp(path.join(os.tmpdir(), 'kioku-bench-turn-'));
       const file = path.join(directory, 'kioku.db');
-      const stores = adapter === 'sqlite' ? createSqliteStores({ file }) : createSqliteRecordStores({ file });
+      const stores = adapter === 'sqlite' ? createSqliteNativeStores({ file }) : createSqliteStores({ file });
       await stores.setup();
       return {
         stores,

@@ -4,7 +4,7 @@ import { parseScope, type Scope, type SnapshotSelector } from '../../foundation/
 import { parseOrThrow } from '../../foundation/validation.js';
 import { parseWriteOptions, type UpsertOptions, type WriteOptions } from '../../foundation/version.js';
 import type { ChatMessage } from '../../model/messages.js';
-import type { PartitionBackend, PartitionCodec, PartitionRef } from '../backend/partition.js';
+import type { PartitionBackend, PartitionCodec, PartitionRef, TrackedRecords } from '../backend/partition.js';
 import { deepFreeze, type RecordPartition, recordPartitionCodec } from '../backend/record-partition.js';
 import {
   erasePartitions,
@@ -80,6 +80,8 @@ interface SessionData {
   /** Sequence number of `transcript[0]`; entries are numbered on, and trimming moves it. */
   firstSeq: number;
   nextOrder: number;
+  /** While a write is tracked: the k-v entries and the transcript's sequence range before it. */
+  before?: { kv: Map<string, OrderedKv>; firstSeq: number; end: number } | undefined;
 }
 
 const SessionDataFileSchema = z.object({
@@ -110,6 +112,35 @@ function invalid(where: string, error: z.ZodError): Error {
   return new Error(`${where}${issue?.path.length ? `.${issue.path.join('.')}` : ''}: ${issue?.message}`);
 }
 
+const transcriptKey = (seq: number) => TRANSCRIPT_PREFIX + String(seq).padStart(SEQ_DIGITS, '0');
+
+/**
+ * A write's changed records, O(changed): the transcript only grows at its end and is trimmed at its start
+ * (`transcriptAppend`), so new sequence numbers are put and trimmed ones deleted; k-v entries are compared
+ * by identity with the map before the write (at most `kvCap`; entries are frozen, a change replaces one).
+ * Without it every append compared all the session's records (up to 500 transcript entries) before and
+ * after. Order does not matter to this codec (`keyOrdered`): every put is appended.
+ */
+function trackedData(state: SessionData): TrackedRecords {
+  const before = state.before;
+  // Called again after a failed write (a record over the limit): nothing is tracked any more.
+  if (!before) return { put: [], delete: [] };
+  state.before = undefined;
+  const put: Array<TrackedRecords['put'][number]> = [];
+  const deleted: string[] = [];
+  for (const key of before.kv.keys()) if (!state.kv.has(key)) deleted.push(KV_PREFIX + key);
+  for (const [key, value] of state.kv) {
+    if (before.kv.get(key) !== value) put.push({ key: KV_PREFIX + key, value, append: true });
+  }
+  const first = state.firstSeq;
+  const end = first + state.transcript.length;
+  for (let seq = before.firstSeq; seq < Math.min(first, before.end); seq++) deleted.push(transcriptKey(seq));
+  for (let seq = Math.max(before.end, first); seq < end; seq++) {
+    put.push({ key: transcriptKey(seq), value: state.transcript[seq - first], append: true });
+  }
+  return { put, delete: deleted };
+}
+
 const dataCodec: PartitionCodec<SessionData> = {
   empty: () => ({ kv: new Map(), transcript: [], firstSeq: 0, nextOrder: 0 }),
   decode(data) {
@@ -127,11 +158,16 @@ const dataCodec: PartitionCodec<SessionData> = {
   keyOrdered: true,
   toRecords: (state) => [
     ...[...state.kv.values()].map((value) => ({ key: KV_PREFIX + value.entry.key, value })),
-    ...state.transcript.map((value, i) => ({
-      key: TRANSCRIPT_PREFIX + String(state.firstSeq + i).padStart(SEQ_DIGITS, '0'),
-      value,
-    })),
+    ...state.transcript.map((value, i) => ({ key: transcriptKey(state.firstSeq + i), value })),
   ],
+  track(state) {
+    state.before = {
+      kv: new Map(state.kv),
+      firstSeq: state.firstSeq,
+      end: state.firstSeq + state.transcript.length,
+    };
+  },
+  tracked: trackedData,
   fromRecords(records) {
     const kv: OrderedKv[] = [];
     const transcript: Array<{ seq: number; entry: TranscriptEntry }> = [];
