@@ -3,14 +3,15 @@
  * call) with every memory feature on and the default budget, at several fact-store sizes, in memory and
  * in JSON files.
  *
- *   pnpm bench:turn [--sizes 1000,10000,100000] [--adapter memory|json|sqlite|sqlite-records|postgres[,…]] [--turns 200]
+ *   pnpm bench:turn [--sizes 1000,10000,100000] [--adapter memory|json|sqlite|sqlite-native|postgres[,…]] [--turns 200]
  *                   [--warmup 30] [--workload full|chat] [--no-raw-bpe] [--json]
  *
  * `--workload chat` (default size 1000): a chat app's turn — the every-fact block, working memory (10
  * entries) and the replay of the last 10 turns of a 200-turn thread, nothing else (issue 26's SQLite
- * comparison: `pnpm bench:turn --workload chat --adapter sqlite`).
- * sqlite: store-sqlite's native layout, `createSqliteNativeStores`, on a file in a temporary directory
- * (sqlite-records: its default records layout, `createSqliteStores`, the same way); postgres: `createPostgresStores` in a
+ * comparison: `pnpm bench:turn --workload chat --adapter sqlite,sqlite-native`).
+ * sqlite: `createSqliteStores` (store-sqlite's default, the records layout) on a file in a temporary
+ * directory (sqlite-native: its older per-kind tables, `createSqliteNativeStores`, the same way, with the
+ * raw-driver floor beside it); postgres: `createPostgresStores` in a
  * fresh schema of `KIOKU_PG_URL` / `DATABASE_URL` (default `postgres://postgres@127.0.0.1:5432/test`),
  * dropped afterwards.
  *
@@ -67,8 +68,8 @@ import { loadLocomo, locomoPath } from './locomo.js';
 import { type Floor, type FloorTarget, postgresFloor, sqliteFloor } from './turn-floor.js';
 import { cliArgs, flagValue, mean, percentile, round, sizesArg, table } from './util.js';
 
-type Adapter = 'memory' | 'json' | 'sqlite' | 'sqlite-records' | 'postgres';
-const ADAPTERS: readonly Adapter[] = ['memory', 'json', 'sqlite', 'sqlite-records', 'postgres'];
+type Adapter = 'memory' | 'json' | 'sqlite' | 'sqlite-native' | 'postgres';
+const ADAPTERS: readonly Adapter[] = ['memory', 'json', 'sqlite', 'sqlite-native', 'postgres'];
 type Workload = 'full' | 'chat';
 
 interface Stores {
@@ -206,16 +207,16 @@ async function openStores(adapter: Adapter): Promise<OpenedStores | string> {
     return { stores: json(directory), close: () => rm(directory, { recursive: true, force: true }) };
   }
   try {
-    if (adapter === 'sqlite' || adapter === 'sqlite-records') {
+    if (adapter === 'sqlite' || adapter === 'sqlite-native') {
       const { createSqliteNativeStores, createSqliteStores } = await import('@kioku/store-sqlite');
       const directory = await mkdtemp(path.join(os.tmpdir(), 'kioku-bench-turn-'));
       const file = path.join(directory, 'kioku.db');
-      const stores = adapter === 'sqlite' ? createSqliteNativeStores({ file }) : createSqliteStores({ file });
+      const stores = adapter === 'sqlite' ? createSqliteStores({ file }) : createSqliteNativeStores({ file });
       await stores.setup();
       return {
         stores,
-        // The raw-driver floor reads the native tables: none for the records layout.
-        ...(adapter === 'sqlite'
+        // The raw-driver floor reads the per-kind tables: none yet for the records layout.
+        ...(adapter === 'sqlite-native'
           ? { floor: async (target: FloorTarget, turns: number) => sqliteFloor(file, target, turns) }
           : {}),
         close: async () => {
