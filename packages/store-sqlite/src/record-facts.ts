@@ -7,6 +7,7 @@ import { integer, SQLiteSyncDialect, sqliteTable, text } from 'drizzle-orm/sqlit
 import { analyze, factText } from './analysis.js';
 import { categoryUnder, hasAllTags } from './filters.js';
 import { LexicalSearch, type SearchSettings, scopeToken } from './search.js';
+import { preparedOnce } from './statement-cache.js';
 
 /**
  * The search columns of the record backend's facts: on the fact's own row of `kioku_records` (one row per
@@ -135,11 +136,12 @@ const dialect = new SQLiteSyncDialect();
 export class RecordFactIndex {
   readonly #db: Database.Database;
   readonly #lexical: LexicalSearch;
-  readonly #statements = new Map<string, Database.Statement>();
+  readonly #prepare: (source: string) => Database.Statement;
 
   constructor(db: Database.Database, lexical: LexicalSearch) {
     this.#db = db;
     this.#lexical = lexical;
+    this.#prepare = preparedOnce(db);
   }
 
   /** A `LexicalSearch` over the records table's index and counts (facts, details, document chunks). */
@@ -226,15 +228,6 @@ export class RecordFactIndex {
   #all<T>(query: SQL): T[] {
     const { sql: text, params } = dialect.sqlToQuery(query);
     return this.#prepare(text).all(...params) as T[];
-  }
-
-  #prepare(source: string): Database.Statement {
-    let statement = this.#statements.get(source);
-    if (!statement) {
-      statement = this.#db.prepare(source);
-      this.#statements.set(source, statement);
-    }
-    return statement;
   }
 }
 

@@ -15,6 +15,7 @@ import { analyze } from './analysis.js';
 import { hasAllTags } from './filters.js';
 import { NO_SEARCH, recordFacts, type SearchColumns, searchColumns } from './record-facts.js';
 import { type LexicalSearch, scopeToken } from './search.js';
+import { preparedOnce } from './statement-cache.js';
 
 /**
  * Search columns of the records other kinds search in SQL, beside facts (`record-facts.ts`): a detail's
@@ -106,11 +107,12 @@ export function headOfRecord(key: string, json: string, value?: unknown): Docume
 export class RecordTextSearch {
   readonly #db: Database.Database;
   readonly #lexical: LexicalSearch;
-  readonly #statements = new Map<string, Database.Statement>();
+  readonly #prepare: (source: string) => Database.Statement;
 
   constructor(db: Database.Database, lexical: LexicalSearch) {
     this.#db = db;
     this.#lexical = lexical;
+    this.#prepare = preparedOnce(db);
   }
 
   /** The best chunks of the documents partition `label` (of documents with every tag asked for). */
@@ -181,14 +183,5 @@ export class RecordTextSearch {
       'SELECT seq, key, json FROM kioku_records WHERE seq IN (SELECT value FROM json_each(?)) AND +label = ?',
     ).all(JSON.stringify(seqs), label) as Array<{ seq: number; key: string; json: string }>;
     return new Map(rows.map((row) => [row.seq, row]));
-  }
-
-  #prepare(source: string): Database.Statement {
-    let statement = this.#statements.get(source);
-    if (!statement) {
-      statement = this.#db.prepare(source);
-      this.#statements.set(source, statement);
-    }
-    return statement;
   }
 }

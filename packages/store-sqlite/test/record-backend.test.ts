@@ -20,37 +20,15 @@ import {
 import Database from 'better-sqlite3';
 import { describe, expect, it } from 'vitest';
 import { createSqliteStores } from '../src/index.js';
+import { sqliteFileHarness } from './file-harness.js';
 
-/**
- * The storage seam on SQLite: every kind through `createSqliteStores`. Each test gets a fresh file;
- * the twin is a second connection to it (as another process), without setup.
- */
+/** The storage seam on SQLite: every kind through `createSqliteStores`. */
 function recordHarness<S extends object>(name: string, pick: (stores: KiokuStores) => S): StoreHarness<S> {
-  const opened = new WeakMap<S, { stores: KiokuStores; dir?: string }>();
-  return {
-    name: `sqlite records ${name}`,
-    async create(ctx) {
-      const dir = mkdtempSync(path.join(tmpdir(), 'kioku-sqlite-records-'));
-      const stores = createSqliteStores({ file: path.join(dir, 'kioku.db'), clock: ctx.clock });
-      await stores.setup();
-      const store = pick(stores);
-      opened.set(store, { stores, dir });
-      return store;
-    },
-    createTwin(store, ctx) {
-      const dir = opened.get(store)?.dir;
-      if (!dir) throw new Error('not a store of this harness');
-      const stores = createSqliteStores({ file: path.join(dir, 'kioku.db'), clock: ctx.clock });
-      const twin = pick(stores);
-      opened.set(twin, { stores });
-      return twin;
-    },
-    async destroy(store) {
-      const entry = opened.get(store);
-      await entry?.stores.close();
-      if (entry?.dir) rmSync(entry.dir, { recursive: true, force: true });
-    },
-  };
+  return sqliteFileHarness(
+    `sqlite records ${name}`,
+    (file, clock) => createSqliteStores({ file, clock }),
+    pick,
+  );
 }
 
 factStoreSuite(recordHarness('facts', (s) => s.facts));

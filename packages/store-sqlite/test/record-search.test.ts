@@ -13,6 +13,7 @@ import {
 import Database from 'better-sqlite3';
 import { afterEach, describe, expect, it } from 'vitest';
 import { createSqliteStores, SqliteRecordBackend } from '../src/index.js';
+import { sqliteFileHarness } from './file-harness.js';
 
 /** Searches always go to SQL, never to a partition held decoded: the suites then check the push-downs. */
 class PushedDownBackend extends SqliteRecordBackend {
@@ -25,33 +26,11 @@ function pushedDownHarness<S extends object>(
   name: string,
   pick: (stores: KiokuStores) => S,
 ): StoreHarness<S> {
-  const opened = new WeakMap<S, { stores: KiokuStores; dir?: string }>();
-  const open = (file: string, clock: Parameters<StoreHarness<S>['create']>[0]['clock']) =>
-    storesOverBackend(new PushedDownBackend({ file }), { clock });
-  return {
-    name: `sqlite records, searches in SQL: ${name}`,
-    async create(ctx) {
-      const dir = mkdtempSync(path.join(tmpdir(), 'kioku-sqlite-search-'));
-      const stores = open(path.join(dir, 'kioku.db'), ctx.clock);
-      await stores.setup();
-      const store = pick(stores);
-      opened.set(store, { stores, dir });
-      return store;
-    },
-    createTwin(store, ctx) {
-      const dir = opened.get(store)?.dir;
-      if (!dir) throw new Error('not a store of this harness');
-      const stores = open(path.join(dir, 'kioku.db'), ctx.clock);
-      const twin = pick(stores);
-      opened.set(twin, { stores });
-      return twin;
-    },
-    async destroy(store) {
-      const entry = opened.get(store);
-      await entry?.stores.close();
-      if (entry?.dir) rmSync(entry.dir, { recursive: true, force: true });
-    },
-  };
+  return sqliteFileHarness(
+    `sqlite records, searches in SQL: ${name}`,
+    (file, clock) => storesOverBackend(new PushedDownBackend({ file }), { clock }),
+    pick,
+  );
 }
 
 factStoreSuite(pushedDownHarness('facts', (s) => s.facts));
