@@ -4,7 +4,7 @@
  * in JSON files.
  *
  *   pnpm bench:turn [--sizes 1000,10000,100000] [--adapter memory|json|sqlite|sqlite-native|postgres[,…]] [--turns 200]
- *                   [--warmup 30] [--workload full|chat] [--no-raw-bpe] [--json]
+ *                   [--warmup 30] [--jit-warmup 2000] [--workload full|chat] [--no-raw-bpe] [--json]
  *
  * `--workload chat` (default size 1000): a chat app's turn — the every-fact block, working memory (10
  * entries) and the replay of the last 10 turns of a 200-turn thread, nothing else (issue 26's SQLite
@@ -15,6 +15,9 @@
  * fresh schema of `KIOKU_PG_URL` / `DATABASE_URL` (default `postgres://postgres@127.0.0.1:5432/test`),
  * dropped afterwards.
  *
+ * First, not reported, `--jit-warmup` turns of the in-memory stores at 10,000 facts, so that V8 has optimized
+ * the pipeline's code before anything is timed: it compiles a function that runs once a turn only after some
+ * thousand turns, on its compiler threads, and `cpu` counts those threads (a table splits them out, Linux).
  * Per configuration: N facts in the user's scope (one `restore()` of a generated snapshot), 100
  * knowledge documents (full text), a session with a 200-turn transcript (conversation
  * replay), a plan with steps and context notes, working-memory entries in the session's namespace and
@@ -65,6 +68,7 @@ import {
 } from '@kioku/core/store';
 import { type FactSeed, factSeeds, QUERIES } from './facts.js';
 import { loadLocomo, locomoPath } from './locomo.js';
+import { perTurn, type ThreadCpu, threadCpu } from './thread-cpu.js';
 import { type Floor, type FloorTarget, postgresFloor, sqliteFloor } from './turn-floor.js';
 import { cliArgs, flagValue, mean, percentile, round, sizesArg, table } from './util.js';
 
@@ -105,6 +109,8 @@ interface Row {
   promptCountMs: number;
   /** The same turn's reads and writes as raw driver SQL (chat workload on sqlite/postgres). */
   floor?: Floor;
+  /** CPU per turn on the main thread and on the others (V8's compiler and GC helpers), Linux only. */
+  threads?: ThreadCpu;
 }
 
 const SCOPE = { userId: 'bench-user' };
@@ -157,6 +163,7 @@ function parseArgs() {
     workload,
     turns: Math.max(1, int('--turns', 200)),
     warmup: int('--warmup', 30),
+    jitWarmup: int('--jit-warmup', 2000),
     rawBpe: !args.includes('--no-raw-bpe'),
   };
 }
@@ -449,10 +456,14 @@ async function benchConfig(
   const warmupEnds = performance.now() + WARMUP_MS;
   let warmed = 0;
   let timedEnds = Number.POSITIVE_INFINITY;
+  let threadsBefore: ThreadCpu | undefined;
   for (let k = 0; ; k++) {
     const warming = warmed < options.warmup && performance.now() < warmupEnds;
     if (!warming) {
-      if (timedEnds === Number.POSITIVE_INFINITY) timedEnds = performance.now() + TIMED_MS;
+      if (timedEnds === Number.POSITIVE_INFINITY) {
+        timedEnds = performance.now() + TIMED_MS;
+        threadsBefore = threadCpu();
+      }
       const n = turnTimes.length;
       if (n >= options.turns || (n >= Math.min(MIN_TIMED, options.turns) && performance.now() > timedEnds))
         break;
@@ -488,6 +499,8 @@ async function benchConfig(
     }
     rest.push(end - start - inMiddlewares);
   }
+
+  const threads = perTurn(threadsBefore, threadCpu(), turnTimes.length);
 
   // The raw floor after the timed turns, on the same data (it appends its own exchanges, as turns do).
   const floor =
@@ -526,6 +539,7 @@ async function benchConfig(
     rest: quantiles(rest),
     promptCountMs: quantiles(countTimes).p50,
     ...(floor ? { floor } : {}),
+    ...(threads ? { threads } : {}),
   };
 }
 
@@ -543,10 +557,11 @@ async function main(): Promise<void> {
   const rows: Row[] = [];
   const unavailable: Record<string, string> = {};
   const startedAt = performance.now();
-  // JIT warm-up on a small configuration, not reported.
-  await benchConfig('memory', memoryStores(), 1000, seeds, text, {
+  // JIT warm-up on a small configuration, not reported: V8 optimizes a function that runs once a turn only
+  // after some thousand turns, on its compiler threads, which `cpu` counts (see thread-cpu.ts).
+  await benchConfig('memory', memoryStores(), 10_000, seeds, text, {
     turns: 50,
-    warmup: 20,
+    warmup: options.jitWarmup,
     workload: options.workload,
   });
   for (const adapter of options.adapters) {
@@ -626,6 +641,19 @@ async function main(): Promise<void> {
         ]),
       ),
       ...Object.entries(unavailable).map(([a, why]) => `${a}: ${why}`),
+      ...(rows.some((r) => r.threads)
+        ? [
+            '',
+            'CPU per turn by thread over the timed turns (mean ms; "other": V8’s compiler and GC helper threads,',
+            'which cpu above counts too):',
+            table(
+              ['adapter', 'facts', 'main thread', 'other threads'],
+              rows
+                .filter((r) => r.threads)
+                .map((r) => [label(r), r.size, ms(r.threads!.mainMs), ms(r.threads!.otherMs)]),
+            ),
+          ]
+        : []),
       ...(rows.some((r) => r.floor)
         ? [
             '',
@@ -693,6 +721,8 @@ async function main(): Promise<void> {
         prompt_count_ms: by((r) => r.promptCountMs),
         floor_p50_ms: by((r) => r.floor?.p50 ?? null),
         floor_p95_ms: by((r) => r.floor?.p95 ?? null),
+        cpu_main_thread_ms: by((r) => r.threads?.mainMs ?? null),
+        cpu_other_threads_ms: by((r) => r.threads?.otherMs ?? null),
         ...(memory10k
           ? {
               target: {
