@@ -557,7 +557,7 @@ async function main(): Promise<void> {
   const rows: Row[] = [];
   const unavailable: Record<string, string> = {};
   const startedAt = performance.now();
-  // JIT warm-up on a small configuration, not reported: V8 optimizes a function that runs once a turn only
+  // JIT warm-up on an in-memory configuration, not reported: V8 optimizes a function that runs once a turn only
   // after some thousand turns, on its compiler threads, which `cpu` counts (see thread-cpu.ts).
   await benchConfig('memory', memoryStores(), 10_000, seeds, text, {
     turns: 50,
