@@ -4,6 +4,7 @@ import { PgDialect } from 'drizzle-orm/pg-core';
 import { drizzle } from 'drizzle-orm/postgres-js';
 import postgres, { type Sql } from 'postgres';
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
+import { VACUUM_AFTER_ROWS } from '../src/fact-search.js';
 import { MIGRATIONS_TABLE, PostgresFactStore } from '../src/index.js';
 import { bundledMigrations, migrationsIn } from '../src/migrations.js';
 import { dropSchema, freshSchema, noServer, pgUrl, sharedClient } from './helpers.js';
@@ -135,6 +136,38 @@ describe.skipIf(noServer)('search ranking and its statistics', () => {
       [schema],
     );
     expect(vacuumed?.done).toBe(true);
+  });
+
+  it('a large restore leaves the facts table analysed and vacuumed before it returns', async () => {
+    const { store, schema } = await factStore();
+    const at = new Date().toISOString();
+    const records = Array.from({ length: VACUUM_AFTER_ROWS }, (_, i) => ({
+      id: `f${i}`,
+      userId: 'u1',
+      content: `note ${i} about ${['tea', 'chess', 'rowing'][i % 3]}`,
+      category: 'general',
+      tags: [],
+      metadata: {},
+      provenance: { source: 'import' as const },
+      createdAt: at,
+      updatedAt: at,
+      version: 1,
+    }));
+    await store.restore({
+      format: 'kioku.snapshot',
+      schemaVersion: 1,
+      kind: 'facts',
+      createdAt: at,
+      selector: { userId: 'u1' },
+      records,
+    });
+    // Without statistics the planner guesses one row and walks the partition; until a vacuum the GIN index's
+    // pending list (every restored fact) is scanned by every search. `pg_class` is updated by both at once.
+    const [facts] = await sql().unsafe(
+      `select reltuples::int as rows, relallvisible > 0 as vacuumed from pg_class where oid = $1::regclass`,
+      [`"${schema}".facts`],
+    );
+    expect(facts).toEqual({ rows: VACUUM_AFTER_ROWS, vacuumed: true });
   });
   it('statistics stay exact under concurrent writes from two connections', async () => {
     const schema = freshSchema();
