@@ -1,30 +1,31 @@
 /**
  * The raw-driver floor of a `bench:turn` turn: the reads, searches and writes the turn needs, issued as
  * hand-written SQL straight through the driver (better-sqlite3, postgres.js) on the same database the stores
- * wrote, after the timed turns. No prompt is built and no row is decoded: what a turn costs above this is
- * Kioku's. One file per schema: `turn-floor-records.ts` (store-sqlite's default records layout),
- * `turn-floor-native.ts` (its per-kind tables), `turn-floor-postgres.ts`.
+ * wrote, after the timed turns. No prompt is built and rows are decoded only where a write needs them (the
+ * recalled ids): what a turn costs above this is Kioku's. One file per schema: `turn-floor-records.ts`
+ * (store-sqlite's default records layout), `turn-floor-native.ts` (its per-kind tables),
+ * `turn-floor-postgres.ts`. Reads, searches and writes are timed apart (`Floor.parts`).
  *
  * Chat workload, per turn: the fact block's mark (the partition's fact count and newest fact: the block is
  * reused while they stay), the working-memory inventories of the session and of the patrol findings, the
  * transcript's last `window` entries, and one exchange appended (two entries, the cap trimmed) in one
  * transaction.
  *
- * Full workload (every feature), per turn, in the order the features run:
- * - the fact block: the fact count and the newest `blockFacts` facts (as many as the block showed: the
- *   `relevant` mode stores a fact every turn, so the block is built every turn);
- * - the knowledge documents with their text (full-text injection lists them all), the thread's plan;
- * - fact recall: the session's recalled ids, and one ranked lexical search of the user message's terms
- *   (core's analyzer, the terms the stores index) with the feature's limit (8);
- * - the two working-memory inventories;
- * - relevant memory: the same search with its limit (20), and the detail search (limit 20);
- * - the transcript tail (`window` entries);
- * - record: the exchange appended (cap trimmed), the recalled ids written back, and the exchange stored as a
+ * Full workload (every feature), per turn:
+ * - reads: the fact count and the newest `blockFacts` facts (as many as the block showed: the `relevant`
+ *   mode stores a fact every turn, so the block is built every turn); the knowledge documents with their
+ *   text (full-text injection lists them all); the thread's plan; fact recall's recalled ids; the two
+ *   working-memory inventories; the transcript tail (`window` entries);
+ * - searches: two ranked lexical searches of the user message's terms (core's analyzer: the terms the
+ *   stores index) with the features' limits, recall's (8) and relevant memory's (20), and the detail search
+ *   (limit 20);
+ * - writes: the exchange appended (cap trimmed), the recalled ids written back, and the exchange stored as a
  *   new fact with its search terms (the `relevant` mode's auto-store; the store's triggers index it).
  * A ranked search is one statement: on SQLite FTS5's `bm25()` order (`ORDER BY rank LIMIT n`, rows read by
- * the join), on PostgreSQL the rows the GIN index on the facts' terms finds, ordered by how many of the
- * query's terms they hold (newest first among equals). The stores rank as core ranks (BM25+ and a feedback
- * round over a candidate pool), which costs more statements: that difference is part of what the floor shows.
+ * the join), on PostgreSQL the rows the GIN index on the facts' terms finds, in `ts_rank` order of an OR
+ * query of the terms (newest first among equals). The stores rank as core ranks (BM25+ and a feedback round
+ * over a bounded candidate pool): more statements, but on common words far fewer rows scored than a
+ * one-statement ranked search, which scores every row holding any of the words.
  */
 import { englishAnalyzer, factSearchText } from '@kioku/core/adapter';
 import { percentile, round } from './util.js';
