@@ -35,7 +35,7 @@ import {
 import { and, asc, count, desc, eq, getTableColumns, lte, type SQL, sql } from 'drizzle-orm';
 import { analyzeFact } from './analysis.js';
 import type { Db } from './database.js';
-import { FactSearch, VACUUM_AFTER_ROWS, vacuumStatistics } from './fact-search.js';
+import { FactSearch, VACUUM_AFTER_ROWS, vacuumAfterBulkWrite } from './fact-search.js';
 import { groupByPartition, parseSnapshot, selectedUser } from './snapshot.js';
 import {
   agentField,
@@ -422,7 +422,7 @@ export class PostgresFactStore extends PostgresStore implements FactStore {
       }
     });
     if (records.length >= VACUUM_AFTER_ROWS) {
-      await vacuumStatistics(this.database.client, this.database.schema);
+      await vacuumAfterBulkWrite(this.database.client, this.database.schema);
     }
     return { records: records.length, partitions: groups.length };
   }

@@ -4,6 +4,7 @@ import { PgDialect } from 'drizzle-orm/pg-core';
 import { drizzle } from 'drizzle-orm/postgres-js';
 import postgres, { type Sql } from 'postgres';
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
+import { VACUUM_AFTER_ROWS } from '../src/fact-search.js';
 import { MIGRATIONS_TABLE, PostgresFactStore } from '../src/index.js';
 import { bundledMigrations, migrationsIn } from '../src/migrations.js';
 import { dropSchema, freshSchema, noServer, pgUrl, sharedClient } from './helpers.js';
@@ -136,6 +137,95 @@ describe.skipIf(noServer)('search ranking and its statistics', () => {
     );
     expect(vacuumed?.done).toBe(true);
   });
+
+  it('a large restore leaves the facts table analysed and vacuumed before it returns', async () => {
+    const { store, schema } = await factStore();
+    const at = new Date().toISOString();
+    const records = Array.from({ length: VACUUM_AFTER_ROWS }, (_, i) => ({
+      id: `f${i}`,
+      userId: 'u1',
+      content: `note ${i} about ${['tea', 'chess', 'rowing'][i % 3]}`,
+      category: 'general',
+      tags: [],
+      metadata: {},
+      provenance: { source: 'import' as const },
+      createdAt: at,
+      updatedAt: at,
+      version: 1,
+    }));
+    await store.restore({
+      format: 'kioku.snapshot',
+      schemaVersion: 1,
+      kind: 'facts',
+      createdAt: at,
+      selector: { userId: 'u1' },
+      records,
+    });
+    // Without statistics the planner guesses one row and walks the partition; until a vacuum the GIN index's
+    // pending list (every restored fact) is scanned by every search. `pg_class` is updated by both at once.
+    const [facts] = await sql().unsafe(
+      `select reltuples::int as rows, relallvisible > 0 as vacuumed from pg_class where oid = $1::regclass`,
+      [`"${schema}".facts`],
+    );
+    expect(facts).toEqual({ rows: VACUUM_AFTER_ROWS, vacuumed: true });
+  });
+  it('the same query again with no write in between is answered from the last ranking; any write ranks afresh', async () => {
+    const sent: string[] = [];
+    const client = postgres(pgUrl, { max: 4, onnotice: () => {}, debug: (_c, query) => sent.push(query) });
+    cleanup.push(() => client.end({ timeout: 5 }));
+    const { store, schema } = await factStore(client);
+    const scope = { userId: 'u1' };
+    const at = new Date().toISOString();
+    // More facts than a partition read whole (1,000): the statistics, candidate and feedback statements.
+    const records = Array.from({ length: 1_500 }, (_, i) => ({
+      id: `f${i}`,
+      userId: 'u1',
+      content: `Note ${i}: the user ${['drank tea', 'went rowing', 'played chess', 'read a book', 'visited the club'][i % 5]} ${['on Monday', 'with friends', 'at home'][i % 3]}`,
+      category: 'general',
+      tags: [],
+      metadata: {},
+      provenance: { source: 'import' as const },
+      createdAt: at,
+      updatedAt: at,
+      version: 1,
+    }));
+    await store.restore({
+      format: 'kioku.snapshot',
+      schemaVersion: 1,
+      kind: 'facts',
+      createdAt: at,
+      selector: { userId: 'u1' },
+      records,
+    });
+    const query = 'Which tea did the user drink at the rowing club with friends?';
+    const ids = (hits: Array<{ fact: { id: string }; score: number }>) =>
+      hits.map((h) => [h.fact.id, h.score]);
+    // A store of its own (another process) searches from scratch.
+    const fresh = async (limit: number) =>
+      ids(await new PostgresFactStore({ client: sql(), schema }).search(scope, { query, limit }));
+
+    const first = await store.search(scope, { query, limit: 8 });
+    sent.length = 0;
+    const second = await store.search(scope, { query, limit: 20 });
+    const statements = sent.length;
+    expect(ids(second)).toEqual(await fresh(20));
+    expect(ids(first)).toEqual(ids(second).slice(0, 8));
+    // The partition's revision, then the winners' rows.
+    expect(statements).toBe(2);
+
+    // A write by another store (another process) moves the revision on: the next search ranks again.
+    await new PostgresFactStore({ client: sql(), schema }).create(scope, {
+      id: 'oolong',
+      content: 'The user drank oolong tea at the rowing club with friends',
+    });
+    const third = await store.search(scope, { query, limit: 20 });
+    expect(ids(third)).toEqual(await fresh(20));
+    expect(ids(third).map(([id]) => id)).toContain('oolong');
+    // So does a write through this store.
+    await store.delete(scope, 'oolong');
+    expect(ids(await store.search(scope, { query, limit: 8 }))).toEqual(await fresh(8));
+  });
+
   it('statistics stay exact under concurrent writes from two connections', async () => {
     const schema = freshSchema();
     const a = postgres(pgUrl, { max: 4, onnotice: () => {} });

@@ -10,10 +10,11 @@
  * entries) and the replay of the last 10 turns of a 200-turn thread, nothing else (issue 26's SQLite
  * comparison: `pnpm bench:turn --workload chat --adapter sqlite,sqlite-native`).
  * sqlite: `createSqliteStores` (store-sqlite's default, the records layout) on a file in a temporary
- * directory (sqlite-native: its older per-kind tables, `createSqliteNativeStores`, the same way, with the
- * raw-driver floor beside it); postgres: `createPostgresStores` in a
- * fresh schema of `KIOKU_PG_URL` / `DATABASE_URL` (default `postgres://postgres@127.0.0.1:5432/test`),
- * dropped afterwards.
+ * directory (sqlite-native: its older per-kind tables, `createSqliteNativeStores`, the same way); postgres:
+ * `createPostgresStores` in a fresh schema of `KIOKU_PG_URL` / `DATABASE_URL` (default
+ * `postgres://postgres@127.0.0.1:5432/test`), dropped afterwards. On these three, after the timed turns, the
+ * raw-driver floor of the same workload runs on the same database (`turn-floor.ts`: the turn's reads,
+ * searches and writes as hand-written SQL) and is printed beside the turn with the ratio.
  *
  * First, not reported, `--jit-warmup` turns of the in-memory stores at 10,000 facts, so that V8 has optimized
  * the pipeline's code before anything is timed: it compiles a function that runs once a turn only after some
@@ -69,7 +70,10 @@ import {
 import { type FactSeed, factSeeds, QUERIES } from './facts.js';
 import { loadLocomo, locomoPath } from './locomo.js';
 import { perTurn, type ThreadCpu, threadCpu } from './thread-cpu.js';
-import { type Floor, type FloorTarget, postgresFloor, sqliteFloor } from './turn-floor.js';
+import type { Floor, FloorTarget } from './turn-floor.js';
+import { sqliteNativeFloor } from './turn-floor-native.js';
+import { postgresFloor } from './turn-floor-postgres.js';
+import { sqliteRecordsFloor } from './turn-floor-records.js';
 import { cliArgs, flagValue, mean, percentile, round, sizesArg, table } from './util.js';
 
 type Adapter = 'memory' | 'json' | 'sqlite' | 'sqlite-native' | 'postgres';
@@ -107,7 +111,7 @@ interface Row {
   rest: { p50: number; p95: number };
   /** One count of a whole prepared prompt with o200k_base (the runner counts what it injects twice). */
   promptCountMs: number;
-  /** The same turn's reads and writes as raw driver SQL (chat workload on sqlite/postgres). */
+  /** The same turn's reads, searches and writes as raw driver SQL (sqlite, sqlite-native, postgres). */
   floor?: Floor;
   /** CPU per turn on the main thread and on the others (V8's compiler and GC helpers), Linux only. */
   threads?: ThreadCpu;
@@ -120,8 +124,14 @@ const TRANSCRIPT_TURNS = 200;
 const WARMUP_MS = 10_000;
 const TIMED_MS = 60_000;
 const MIN_TIMED = 50;
-/** Turns the chat workload replays. */
+/** Turns the chat workload replays (the full workload: the feature's default, 20). */
 const CHAT_TURNS = 10;
+const REPLAY_TURNS = 20;
+/** Search limits of the features' defaults: recall's `maxResults`, relevant's 4 × `maxMemories`. */
+const RECALL_LIMIT = 8;
+const RELEVANT_LIMIT = 20;
+/** Transcript entries the replay reads for `turns` turns (`ReplayWindow` at two entries a turn). */
+const replayWindow = (turns: number) => Math.ceil((turns + 1) * 2 * 1.25) + 4;
 /** Middleware names in registration order (the ledger's names). */
 const MIDDLEWARES = [
   'facts',
@@ -195,7 +205,7 @@ async function loadJsonStores(): Promise<((directory: string) => Stores) | strin
 interface OpenedStores {
   stores: Stores;
   close(): Promise<void>;
-  /** The raw-driver floor of a chat turn on these stores' database (SQL adapters). */
+  /** The raw-driver floor of a turn on these stores' database (SQL adapters). */
   floor?: (target: FloorTarget, turns: number) => Promise<Floor>;
 }
 
@@ -220,12 +230,10 @@ async function openStores(adapter: Adapter): Promise<OpenedStores | string> {
       const file = path.join(directory, 'kioku.db');
       const stores = adapter === 'sqlite' ? createSqliteStores({ file }) : createSqliteNativeStores({ file });
       await stores.setup();
+      const floor = adapter === 'sqlite' ? sqliteRecordsFloor : sqliteNativeFloor;
       return {
         stores,
-        // The raw-driver floor reads the per-kind tables: none yet for the records layout.
-        ...(adapter === 'sqlite-native'
-          ? { floor: async (target: FloorTarget, turns: number) => sqliteFloor(file, target, turns) }
-          : {}),
+        floor: (target, turns) => floor(file, target, turns),
         close: async () => {
           await stores.close();
           await rm(directory, { recursive: true, force: true });
@@ -451,6 +459,7 @@ async function benchConfig(
   const rest: number[] = [];
   const { questions } = text;
   let lastPrompt: ChatMessage[] = [];
+  let blockFacts = 0;
   // Slow configurations (JSON at 100k facts: ~1 s a turn) stop early so that the whole bench stays
   // within a few minutes: warm-up ends after WARMUP_MS, timing after TIMED_MS with MIN_TIMED turns.
   const warmupEnds = performance.now() + WARMUP_MS;
@@ -476,6 +485,7 @@ async function benchConfig(
     const prepared = await conversation.prepare(message);
     const mid = performance.now();
     lastPrompt = prepared.messages;
+    blockFacts = prepared.ledger.entries.find((e) => e.middleware === 'facts')?.included ?? 0;
     await conversation.record([
       { role: 'user', content: message },
       { role: 'assistant', content: answer },
@@ -502,19 +512,27 @@ async function benchConfig(
 
   const threads = perTurn(threadsBefore, threadCpu(), turnTimes.length);
 
-  // The raw floor after the timed turns, on the same data (it appends its own exchanges, as turns do).
-  const floor =
-    options.floor && !full
-      ? await options.floor(
-          {
-            userId: SCOPE.userId,
-            sessionId: conversation.sessionId,
-            window: Math.ceil((CHAT_TURNS + 1) * 2 * 1.25) + 4,
-            cap: 500,
-          },
-          Math.max(turnTimes.length, 50),
-        )
-      : undefined;
+  // The raw floor after the timed turns, on the same data (it appends its own exchanges and, in the full
+  // workload, stores its own facts, as turns do), with the messages that would have come next.
+  const next = turnTimes.length + warmed;
+  const floor = options.floor
+    ? await options.floor(
+        {
+          workload: options.workload,
+          userId: SCOPE.userId,
+          sessionId: conversation.sessionId,
+          threadId: scope.threadId ?? conversation.sessionId,
+          window: replayWindow(full ? REPLAY_TURNS : CHAT_TURNS),
+          cap: 500,
+          blockFacts,
+          recallLimit: RECALL_LIMIT,
+          relevantLimit: RELEVANT_LIMIT,
+          message: (k) => questions[((next + k) * 7 + size) % questions.length]!,
+          answer: (k) => lines[((next + k) * 13 + 5) % lines.length]!,
+        },
+        Math.max(turnTimes.length, 50),
+      )
+    : undefined;
 
   const countTimes: number[] = [];
   for (let r = 0; r < 11; r++) {
@@ -657,10 +675,26 @@ async function main(): Promise<void> {
       ...(rows.some((r) => r.floor)
         ? [
             '',
-            'Raw-driver floor (chat workload): the turn’s reads and writes as hand-written SQL through the driver',
-            '(fact count + newest fact, two working-memory inventories, the transcript tail, one exchange appended).',
+            'Raw-driver floor: the turn’s reads, searches and writes as hand-written SQL through the driver, on the',
+            options.workload === 'chat'
+              ? 'same database (fact count + newest fact, two working-memory inventories, the transcript tail, one exchange appended).'
+              : 'same database (fact count + the facts the block showed, documents, plan, recalled ids, two ranked fact searches\n' +
+                '(limits 8 and 20) and a detail search, two working-memory inventories, the transcript tail; one exchange appended,\n' +
+                'the recalled ids written, the exchange stored as a fact). See src/turn-floor.ts.',
             table(
-              ['adapter', 'facts', 'turn p50', 'turn p95', 'floor p50', 'floor p95', '× floor p50'],
+              [
+                'adapter',
+                'facts',
+                'turn p50',
+                'turn p95',
+                'floor p50',
+                'floor p95',
+                '× floor p50',
+                '× floor p95',
+                'reads p50',
+                'searches p50',
+                'writes p50',
+              ],
               rows
                 .filter((r) => r.floor)
                 .map((r) => [
@@ -671,6 +705,10 @@ async function main(): Promise<void> {
                   ms(r.floor!.p50),
                   ms(r.floor!.p95),
                   (r.turn.p50 / r.floor!.p50).toFixed(1),
+                  (r.turn.p95 / r.floor!.p95).toFixed(1),
+                  ms(r.floor!.parts.reads.p50),
+                  ms(r.floor!.parts.searches.p50),
+                  ms(r.floor!.parts.writes.p50),
                 ]),
             ),
           ]
@@ -723,6 +761,11 @@ async function main(): Promise<void> {
         floor_p95_ms: by((r) => r.floor?.p95 ?? null),
         cpu_main_thread_ms: by((r) => r.threads?.mainMs ?? null),
         cpu_other_threads_ms: by((r) => r.threads?.otherMs ?? null),
+        floor_parts_p50_ms: by((r) =>
+          r.floor
+            ? Object.fromEntries(Object.entries(r.floor.parts).map(([part, q]) => [part, q.p50]))
+            : null,
+        ),
         ...(memory10k
           ? {
               target: {
