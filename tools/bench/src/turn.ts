@@ -16,9 +16,10 @@
  * raw-driver floor of the same workload runs on the same database (`turn-floor.ts`: the turn's reads,
  * searches and writes as hand-written SQL) and is printed beside the turn with the ratio.
  *
- * First, not reported, `--jit-warmup` turns of the in-memory stores at 10,000 facts, so that V8 has optimized
- * the pipeline's code before anything is timed: it compiles a function that runs once a turn only after some
- * thousand turns, on its compiler threads, and `cpu` counts those threads (a table splits them out, Linux).
+ * First, not reported, `--jit-warmup` turns of the in-memory stores at 10,000 facts (or the largest size
+ * asked, if smaller), so that V8 has optimized the pipeline's code before anything is timed: it compiles a
+ * function that runs once a turn only after some thousand turns, on its compiler threads, and `cpu` counts
+ * those threads (a table splits them out, Linux).
  * Per configuration: N facts in the user's scope (one `restore()` of a generated snapshot), 100
  * knowledge documents (full text), a session with a 200-turn transcript (conversation
  * replay), a plan with steps and context notes, working-memory entries in the session's namespace and
@@ -577,7 +578,7 @@ async function main(): Promise<void> {
   const startedAt = performance.now();
   // JIT warm-up on an in-memory configuration, not reported: V8 optimizes a function that runs once a turn only
   // after some thousand turns, on its compiler threads, which `cpu` counts (see thread-cpu.ts).
-  await benchConfig('memory', memoryStores(), 10_000, seeds, text, {
+  await benchConfig('memory', memoryStores(), Math.min(10_000, Math.max(...options.sizes)), seeds, text, {
     turns: 50,
     warmup: options.jitWarmup,
     workload: options.workload,
