@@ -71,11 +71,22 @@ const factMapping: SnapshotMapping<Fact, RecordPartition<Fact>> = {
     }),
 };
 
-function matching(facts: Iterable<Fact>, filter: { category?: string; tags?: string[] }): Fact[] {
+/** The facts that pass the filter, in order; the first `max` of them (all by default). */
+function matching(
+  facts: Iterable<Fact>,
+  filter: { category?: string; tags?: string[] },
+  max = Number.POSITIVE_INFINITY,
+): Fact[] {
   const out: Fact[] = [];
+  if (max <= 0) return out;
   for (const f of facts) {
-    if ((!filter.category || categoryMatches(f.category, filter.category)) && hasAllTags(f.tags, filter.tags))
-      out.push(f);
+    if (
+      (!filter.category || categoryMatches(f.category, filter.category)) &&
+      hasAllTags(f.tags, filter.tags)
+    ) {
+      // A page needs no more than its end: the rest of a large partition is not walked.
+      if (out.push(f) >= max) break;
+    }
   }
   return out;
 }
@@ -118,8 +129,9 @@ export class PartitionedFactStore implements FactStore {
         : opts.order === 'newest'
           ? state.view('newest', () => [...byCreation()].reverse())
           : byCreation();
-    const facts = opts.category || opts.tags?.length ? matching(sorted, opts) : sorted;
-    return facts.slice(opts.offset, opts.limit === undefined ? undefined : opts.offset + opts.limit);
+    const end = opts.limit === undefined ? undefined : opts.offset + opts.limit;
+    const facts = opts.category || opts.tags?.length ? matching(sorted, opts, end) : sorted;
+    return facts.slice(opts.offset, end);
   }
 
   async revision(scope: Scope): Promise<string> {
