@@ -685,11 +685,11 @@ const PRUNE_MIN_POSTINGS = 16_384;
  * (the accumulator loop). Pruning stops reading terms only when the texts left to score exactly cost less
  * than the postings it would skip: a query of common words expanded by feedback had touched ~8,500 of 100k
  * texts whose bounds all stayed in reach, and scoring them exactly took 7 ms where reading the remaining
- * ~56,000 postings takes under 1. On 900 LoCoMo questions over the turn bench's 100k facts (limit 32),
- * search p95 3.3–4.5 → 2.2–3.3 ms and p99 5.7–7.2 → 3.2–5.1 ms at 16 (32: the same within noise; 64 and
- * up lose what stopping early saves); rankings identical.
+ * ~56,000 postings takes under 1. Over 1,000 LoCoMo questions on the turn bench's 100k facts (limit 32, six
+ * runs, each in a process of its own): search p95 3.1–4.6 → 2.2–3.3 ms, p99 5.7–7.2 → 3.2–5.2 ms; 16 did
+ * as well, 48 and up lose part of what stopping early saves. Rankings identical.
  */
-const EXACT_COST = 16;
+const EXACT_COST = 32;
 
 /**
  * Slack on the pruning bounds (#rankPruned), far above floating-point error: a bound is rounded up and a
