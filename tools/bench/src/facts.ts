@@ -1,4 +1,5 @@
 import { existsSync } from 'node:fs';
+import type { Fact } from '@kioku/core';
 import { loadLocomo, locomoPath } from './locomo.js';
 
 /** Synthetic but realistic facts: LoCoMo's observation sentences with the people renamed. */
@@ -119,6 +120,22 @@ export function factSeeds(count: number): FactSeed[] {
     };
   }
   return seeds;
+}
+
+/** Seed `i` as a stored fact of `userId` (id `f<i>`, imported at `now`): what the store benches restore. */
+export function seedFact(seed: FactSeed, i: number, userId: string, now: string): Fact {
+  return {
+    id: `f${i}`,
+    userId,
+    content: seed.content,
+    category: seed.category,
+    tags: seed.tags,
+    metadata: {},
+    provenance: { source: 'import' },
+    createdAt: now,
+    updatedAt: now,
+    version: 1,
+  };
 }
 
 /** A fixed list of what an agent asks its fact memory. */

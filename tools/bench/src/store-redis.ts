@@ -35,7 +35,7 @@ import { promisify } from 'node:util';
 import type { Fact, Scope } from '@kioku/core';
 import { factSearchText, LexicalIndex } from '@kioku/core/adapter';
 import type { Redis as RedisClient } from 'ioredis';
-import type { FactSeed } from './facts.js';
+import { type FactSeed, seedFact } from './facts.js';
 import { type AdapterRow, clientCpu, figures, interleaved, walk } from './store-interleave.js';
 import { timeSignals } from './store-signals.js';
 import type { SqlOptions } from './store-sql.js';
@@ -214,18 +214,7 @@ class RawRedisFacts {
 }
 
 function factOf(seed: FactSeed, i: number, now: string): Fact {
-  return {
-    id: `f${i}`,
-    userId: SCOPE.userId,
-    content: seed.content,
-    category: seed.category,
-    tags: seed.tags,
-    metadata: {},
-    provenance: { source: 'import' },
-    createdAt: now,
-    updatedAt: now,
-    version: 1,
-  };
+  return seedFact(seed, i, SCOPE.userId, now);
 }
 
 const idsOf = (hits: ReadonlyArray<{ fact: { id: string } }>) => hits.map((h) => h.fact.id).join(',');

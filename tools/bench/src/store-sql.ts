@@ -23,7 +23,7 @@ import { performance } from 'node:perf_hooks';
 import type { Fact, Scope } from '@kioku/core';
 import type { FactStore } from '@kioku/core/store';
 import type PostgresClient from 'postgres';
-import type { FactSeed } from './facts.js';
+import { type FactSeed, seedFact } from './facts.js';
 import { type Layout, otherUsers, SEARCHED_USER, searchedShare } from './layout.js';
 import { RawPostgresFacts, RawSqliteFacts } from './store-raw.js';
 import type { DynamicRead, Figures, SqlAdapter, SqlRow } from './store-rows.js';
@@ -64,18 +64,7 @@ interface Subject {
 }
 
 function factOf(seed: FactSeed, i: number, now: string, userId = SCOPE.userId): Fact {
-  return {
-    id: `f${i}`,
-    userId,
-    content: seed.content,
-    category: seed.category,
-    tags: seed.tags,
-    metadata: {},
-    provenance: { source: 'import' },
-    createdAt: now,
-    updatedAt: now,
-    version: 1,
-  };
+  return seedFact(seed, i, userId, now);
 }
 
 /** One timed call; it may call `restart()` to leave its preparation out of the time. */

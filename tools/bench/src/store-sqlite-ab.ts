@@ -18,6 +18,7 @@ import { fileURLToPath } from 'node:url';
 import type { FactStore } from '@kioku/core/store';
 import { createSqliteNativeStores, createSqliteStores } from '@kioku/store-sqlite';
 import { corpus } from './corpus.js';
+import { seedFact } from './facts.js';
 import { cliArgs, table } from './util.js';
 
 const args = cliArgs();
@@ -74,18 +75,7 @@ async function serveSide(side: Side): Promise<void> {
     if (request.type === 'prefill') {
       ({ file, size } = request);
       const now = new Date().toISOString();
-      const facts = seeds.slice(0, size).map((seed, i) => ({
-        id: `f${i}`,
-        userId: scope.userId,
-        content: seed.content,
-        category: seed.category,
-        tags: seed.tags,
-        metadata: {},
-        provenance: { source: 'import' },
-        createdAt: now,
-        updatedAt: now,
-        version: 1,
-      }));
+      const facts = seeds.slice(0, size).map((seed, i) => seedFact(seed, i, scope.userId, now));
       const filler = await SIDES[side](file);
       await filler.facts.restore({
         format: 'kioku.snapshot',

@@ -32,7 +32,7 @@ import type { Fact, Scope } from '@kioku/core';
 import { LexicalIndex } from '@kioku/core/adapter';
 import { type FactStore, InMemoryFactStore } from '@kioku/core/store';
 import { CORPORA, type CorpusName, corpus } from './corpus.js';
-import type { FactSeed } from './facts.js';
+import { type FactSeed, seedFact } from './facts.js';
 import { parseLayout } from './layout.js';
 import { MiniSearchLexicalIndex } from './minisearch-lexical-index.js';
 import { benchPgvector, type PgvectorRow } from './store-pgvector.js';
@@ -160,18 +160,7 @@ async function loadFileStore(adapter: 'json' | 'sqlite-records'): Promise<OpenFa
 }
 
 function factOf(seed: FactSeed, i: number, now: string): Fact {
-  return {
-    id: `f${i}`,
-    userId: SCOPE.userId,
-    content: seed.content,
-    category: seed.category,
-    tags: seed.tags,
-    metadata: {},
-    provenance: { source: 'import' },
-    createdAt: now,
-    updatedAt: now,
-    version: 1,
-  };
+  return seedFact(seed, i, SCOPE.userId, now);
 }
 
 async function timeSearches(
