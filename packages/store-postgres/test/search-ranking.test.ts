@@ -140,27 +140,11 @@ describe.skipIf(noServer)('search ranking and its statistics', () => {
 
   it('a large restore leaves the facts table analysed and vacuumed before it returns', async () => {
     const { store, schema } = await factStore();
-    const at = new Date().toISOString();
-    const records = Array.from({ length: VACUUM_AFTER_ROWS }, (_, i) => ({
-      id: `f${i}`,
-      userId: 'u1',
-      content: `note ${i} about ${['tea', 'chess', 'rowing'][i % 3]}`,
-      category: 'general',
-      tags: [],
-      metadata: {},
-      provenance: { source: 'import' as const },
-      createdAt: at,
-      updatedAt: at,
-      version: 1,
-    }));
-    await store.restore({
-      format: 'kioku.snapshot',
-      schemaVersion: 1,
-      kind: 'facts',
-      createdAt: at,
-      selector: { userId: 'u1' },
-      records,
-    });
+    await restoreFacts(
+      store,
+      VACUUM_AFTER_ROWS,
+      (i) => `note ${i} about ${['tea', 'chess', 'rowing'][i % 3]}`,
+    );
     // Without statistics the planner guesses one row and walks the partition; until a vacuum the GIN index's
     // pending list (every restored fact) is scanned by every search. `pg_class` is updated by both at once.
     const [facts] = await sql().unsafe(
@@ -175,28 +159,13 @@ describe.skipIf(noServer)('search ranking and its statistics', () => {
     cleanup.push(() => client.end({ timeout: 5 }));
     const { store, schema } = await factStore(client);
     const scope = { userId: 'u1' };
-    const at = new Date().toISOString();
     // More facts than a partition read whole (1,000): the statistics, candidate and feedback statements.
-    const records = Array.from({ length: 1_500 }, (_, i) => ({
-      id: `f${i}`,
-      userId: 'u1',
-      content: `Note ${i}: the user ${['drank tea', 'went rowing', 'played chess', 'read a book', 'visited the club'][i % 5]} ${['on Monday', 'with friends', 'at home'][i % 3]}`,
-      category: 'general',
-      tags: [],
-      metadata: {},
-      provenance: { source: 'import' as const },
-      createdAt: at,
-      updatedAt: at,
-      version: 1,
-    }));
-    await store.restore({
-      format: 'kioku.snapshot',
-      schemaVersion: 1,
-      kind: 'facts',
-      createdAt: at,
-      selector: { userId: 'u1' },
-      records,
-    });
+    await restoreFacts(
+      store,
+      1_500,
+      (i) =>
+        `Note ${i}: the user ${['drank tea', 'went rowing', 'played chess', 'read a book', 'visited the club'][i % 5]} ${['on Monday', 'with friends', 'at home'][i % 3]}`,
+    );
     const query = 'Which tea did the user drink at the rowing club with friends?';
     const ids = (hits: Array<{ fact: { id: string }; score: number }>) =>
       hits.map((h) => [h.fact.id, h.score]);
@@ -302,3 +271,31 @@ describe.skipIf(noServer)('search ranking and its statistics', () => {
     await expectExactStats(schema);
   });
 });
+
+/** Restores `count` facts of user u1, fact i saying `content(i)`. */
+async function restoreFacts(
+  store: { restore: (snapshot: unknown) => Promise<unknown> },
+  count: number,
+  content: (i: number) => string,
+): Promise<void> {
+  const at = new Date().toISOString();
+  await store.restore({
+    format: 'kioku.snapshot',
+    schemaVersion: 1,
+    kind: 'facts',
+    createdAt: at,
+    selector: { userId: 'u1' },
+    records: Array.from({ length: count }, (_, i) => ({
+      id: `f${i}`,
+      userId: 'u1',
+      content: content(i),
+      category: 'general',
+      tags: [],
+      metadata: {},
+      provenance: { source: 'import' as const },
+      createdAt: at,
+      updatedAt: at,
+      version: 1,
+    })),
+  });
+}
