@@ -102,28 +102,12 @@ describe.skipIf(noServer)('search ranking and its statistics', () => {
 
   it('a restore larger than one INSERT statement stores every fact with exact statistics, then vacuums them', async () => {
     const { store, schema } = await factStore();
-    const at = new Date().toISOString();
     // 15 parameters a row: 4,369 rows a statement, so 10,000 take three statements (and reach VACUUM_AFTER_ROWS).
-    const records = Array.from({ length: 10_000 }, (_, i) => ({
-      id: `f${i}`,
-      userId: 'u1',
-      content: `note ${i} about ${['tea', 'chess', 'rowing'][i % 3]}${i === 9_999 ? ' and a zeppelin' : ''}`,
-      category: 'general',
-      tags: [],
-      metadata: {},
-      provenance: { source: 'import' as const },
-      createdAt: at,
-      updatedAt: at,
-      version: 1,
-    }));
-    const report = await store.restore({
-      format: 'kioku.snapshot',
-      schemaVersion: 1,
-      kind: 'facts',
-      createdAt: at,
-      selector: { userId: 'u1' },
-      records,
-    });
+    const report = await restoreFacts(
+      store,
+      10_000,
+      (i) => `note ${i} about ${['tea', 'chess', 'rowing'][i % 3]}${i === 9_999 ? ' and a zeppelin' : ''}`,
+    );
     expect(report.records).toBe(10_000);
     expect(await store.count({ userId: 'u1' })).toBe(10_000);
     await expectExactStats(schema);
@@ -272,14 +256,14 @@ describe.skipIf(noServer)('search ranking and its statistics', () => {
   });
 });
 
-/** Restores `count` facts of user u1, fact i saying `content(i)`. */
+/** Restores `count` facts of user u1, fact i saying `content(i)`; the restore's report. */
 async function restoreFacts(
   store: { restore: (snapshot: unknown) => Promise<unknown> },
   count: number,
   content: (i: number) => string,
-): Promise<void> {
+): Promise<{ records: number }> {
   const at = new Date().toISOString();
-  await store.restore({
+  return (await store.restore({
     format: 'kioku.snapshot',
     schemaVersion: 1,
     kind: 'facts',
@@ -297,5 +281,5 @@ async function restoreFacts(
       updatedAt: at,
       version: 1,
     })),
-  });
+  })) as { records: number };
 }
