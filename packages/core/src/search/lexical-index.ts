@@ -480,7 +480,7 @@ export class LexicalIndex {
         const kth = this.#kthPartial(count, limit) * SLACK_DOWN;
         if (
           newcomer < kth &&
-          this.#reach(count, restSum[t]!, restCount[t]!, kth) * EXACT_COST < restPostings[t]!
+          this.#reachWithin(count, restSum[t]!, restCount[t]!, kth, restPostings[t]! / EXACT_COST)
         ) {
           stop = t;
           break;
@@ -513,13 +513,25 @@ export class LexicalIndex {
       if (top.accepts(score, slot)) top.push(score, slot);
     };
     // First the texts whose partial score already reaches theta (at least `limit` of them), so that the
-    // kept scores rise early; then the others whose bound reaches the lowest kept score.
+    // kept scores rise early; then the others whose bound reaches the lowest kept score. When every term
+    // was read, a partial score is the text's score up to rounding (the bound is partial × SLACK_UP), so
+    // the first pass takes every text in reach and the second only clears the scratch space.
+    const allRead = stop === order.length;
+    const reachable = allRead ? theta * SLACK_DOWN : theta;
     for (let j = 0; j < count; j++) {
       const slot = touched[j]!;
-      if (acc[slot]! * (covered[slot]! || 1) >= theta) {
+      if (acc[slot]! * (covered[slot]! || 1) >= reachable) {
         exact(slot);
         seen[slot] = 2;
       }
+    }
+    if (allRead && count * DENSE_CLEAR > this.#docs.length) {
+      const end = this.#docs.length;
+      acc.fill(0, 0, end);
+      covered.fill(0, 0, end);
+      seen.fill(0, 0, end);
+      for (const term of terms) mark[term.posting.id] = 0;
+      return top.sorted();
     }
     for (let j = 0; j < count; j++) {
       const slot = touched[j]!;
@@ -540,19 +552,22 @@ export class LexicalIndex {
   }
 
   /**
-   * How many of the `count` texts touched so far could still reach `kth` if the unread terms (`unreadSum`,
-   * `unreadCount`) were all theirs: the texts a stop here would score exactly, term by term.
+   * Whether fewer than `most` of the `count` texts touched so far could still reach `kth` if the unread
+   * terms (`unreadSum`, `unreadCount`) were all theirs: the texts a stop here would score exactly, term by
+   * term. Stops counting at `most`.
    */
-  #reach(count: number, unreadSum: number, unreadCount: number, kth: number): number {
+  #reachWithin(count: number, unreadSum: number, unreadCount: number, kth: number, most: number): boolean {
     const acc = this.#acc;
     const covered = this.#covered;
     const touched = this.#touched;
     let reach = 0;
     for (let j = 0; j < count; j++) {
       const slot = touched[j]!;
-      if ((acc[slot]! + unreadSum) * Math.max(1, covered[slot]! + unreadCount) * SLACK_UP >= kth) reach++;
+      if ((acc[slot]! + unreadSum) * Math.max(1, covered[slot]! + unreadCount) * SLACK_UP >= kth) {
+        if (++reach >= most) return false;
+      }
     }
-    return reach;
+    return true;
   }
 
   /**
@@ -698,6 +713,12 @@ const EXACT_COST = 32;
  */
 const SLACK_UP = 1 + 1e-9;
 const SLACK_DOWN = 1 - 1e-9;
+
+/**
+ * A query that touched more than 1 / DENSE_CLEAR of the slots clears its scratch space with one `fill`
+ * per array (sequential) instead of slot by slot.
+ */
+const DENSE_CLEAR = 8;
 
 /** How deep an unfiltered search ranks, whatever its limit, so that a second one can reuse it. */
 const SHARED_DEPTH = 32;
