@@ -128,6 +128,63 @@ export function documentStoreSuite(h: StoreHarness<DocumentStore>): void {
       });
     });
 
+    describe('revision', () => {
+      it('when the store has one, every write to the scope changes it, from this or another connection', async () => {
+        if (!fx.store.revision) return;
+        const scope = randomScope();
+        const other = randomScope();
+        // A harness without twins (one process only) writes through the one store.
+        const twin = h.createTwin ? await fx.twin() : fx.store;
+        // Each connection's revisions (they need not be equal between connections, only change).
+        const seen = [new Set<string>(), new Set<string>()];
+        const next = async () => {
+          for (const [i, store] of [fx.store, twin].entries()) {
+            const revision = await store.revision!(scope);
+            expect(seen[i]!.has(revision), `revision ${revision} came back`).toBe(false);
+            seen[i]!.add(revision);
+          }
+        };
+        await next();
+        const a = await fx.store.create(scope, { title: 'Tea', text: 'Ann drinks tea.' });
+        await next();
+        await twin.create(scope, { title: 'Car', text: 'Ann drives a red car.' });
+        await next();
+        await twin.delete(scope, a.id);
+        await next();
+        await fx.store.create(scope, { id: a.id, title: 'Tea', text: 'Ann drinks tea.' });
+        await next();
+        // Unchanged while nothing is written, whatever another user writes; a failed write changes nothing.
+        const before = await fx.store.revision!(scope);
+        expect(await fx.store.revision!(scope)).toBe(before);
+        await fx.store.create(other, { title: 'Cello', text: 'Bo plays the cello.' });
+        expect(await fx.store.delete(scope, 'missing')).toBe(false);
+        expect(await fx.store.revision!(scope)).toBe(before);
+      });
+
+      it('when the store has one, it never reads as an earlier value after eraseUser or a restore', async () => {
+        if (!fx.store.revision) return;
+        const scope = randomScope();
+        const seen = new Set([await fx.store.revision(scope)]);
+        const next = async () => {
+          const revision = await fx.store.revision!(scope);
+          // A value that came back could match a block built from documents the erasure removed.
+          expect(seen.has(revision), `revision ${revision} came back`).toBe(false);
+          seen.add(revision);
+        };
+        await fx.store.create(scope, { id: 'tea', title: 'Tea', text: 'Ann drinks tea.' });
+        await next();
+        const snapshot = await fx.store.snapshot({ userId: scope.userId });
+        await fx.store.eraseUser(scope.userId);
+        await next();
+        await fx.store.restore(snapshot);
+        await next();
+        await fx.store.eraseUser(scope.userId);
+        await next();
+        await fx.store.create(scope, { id: 'tea', title: 'Tea', text: 'Ann drinks tea.' });
+        await next();
+      });
+    });
+
     describe('search', () => {
       const cases: Array<[string, string, string]> = [
         ['how long do refunds take', 'Refund policy', 'refund'],

@@ -159,6 +159,33 @@ describe('knowledgeDocuments: full text', () => {
     expect(big.id).toBeDefined();
   });
 
+  it('reads the documents only when their revision moved; a store without one is read every turn', async () => {
+    for (const withRevision of [true, false]) {
+      const store = new InMemoryDocumentStore();
+      const lists: string[] = [];
+      // The store as the middleware sees it: `list` counted, `revision` hidden for a store without one.
+      const seen = new Proxy(store, {
+        get(target, key) {
+          if (key === 'revision' && !withRevision) return undefined;
+          if (key === 'list') lists.push('list');
+          const value = Reflect.get(target, key, target);
+          return typeof value === 'function' ? value.bind(target) : value;
+        },
+      });
+      const alice = { userId: 'alice' };
+      await store.create(alice, { title: 'Guide to naming', text: sentence('naming', 1) });
+      const convo = await build({ store: seen }).startConversation(alice);
+      const one = await convo.prepare('naming?');
+      expect(await convo.prepare('naming?')).toEqual(one);
+      expect(lists).toHaveLength(withRevision ? 1 : 2);
+      await store.create(alice, { title: 'Guide to typing', text: sentence('typing', 2) });
+      const two = await convo.prepare('naming?');
+      expect(lists).toHaveLength(withRevision ? 2 : 3);
+      expect(two.ledger.entries[0]).toMatchObject({ included: 2, dropped: [] });
+      expect(knowledge(two)[0]?.content).toContain('Guide to typing');
+    }
+  });
+
   it('stays within a small whole-prompt budget, where what is left is less than the share', async () => {
     const store = new InMemoryDocumentStore();
     await store.create({ userId: 'alice' }, { title: 'Big', text: sentence('naming', 1).repeat(200) });

@@ -116,10 +116,15 @@ async function injectFullText(
   trusted: (doc: KnowledgeDocument) => boolean,
   blocks: BlockCache,
 ): Promise<MiddlewareResult> {
-  const all = await store.list(scope);
   // The same documents as last turn, the same limit: the same block (fencing and cutting them is not free).
-  const mark = documentsMark(all);
-  const cached = blocks.get(scope, ctx.tokenizer, limit, mark);
+  // A store with a revision says so without the documents being read (on a remote store, their whole text);
+  // read before the list, so a write in between only makes the next turn build again.
+  const revision = store.revision ? `revision ${await store.revision(scope)}` : undefined;
+  const unchanged = revision !== undefined && blocks.get(scope, ctx.tokenizer, limit, revision);
+  if (unchanged) return unchanged;
+  const all = await store.list(scope);
+  const mark = revision ?? documentsMark(all);
+  const cached = revision === undefined && blocks.get(scope, ctx.tokenizer, limit, mark);
   if (cached) return cached;
   const result = fullTextBlock(all, limit, ctx, count, trusted);
   blocks.set(scope, ctx.tokenizer, limit, mark, result);

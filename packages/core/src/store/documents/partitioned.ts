@@ -101,6 +101,12 @@ export class PartitionedDocumentStore implements DocumentStore {
     return [...state.records.values()];
   }
 
+  async revision(scope: Scope): Promise<string> {
+    const ref = refFor(parseScope(scope));
+    if (this.#backend.revision) return this.#backend.revision(ref);
+    return (await this.#backend.read(ref, documentCodec)).revision;
+  }
+
   async delete(scope: Scope, id: string): Promise<boolean> {
     const ref = refFor(parseScope(scope));
     parseOrThrow(IdSchema, id, 'document id');

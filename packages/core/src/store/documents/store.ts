@@ -19,6 +19,12 @@ export interface DocumentStore extends ErasureResidueReader {
   get(scope: Scope, id: string): Promise<KnowledgeDocument | null>;
   /** All documents, oldest first. */
   list(scope: Scope): Promise<KnowledgeDocument[]>;
+  /**
+   * A value that changes with every write to the scope's documents (create, delete, restore, erasure),
+   * whoever made it (another process too), read cheaply: the knowledge block is reused while it stays the
+   * same, without reading the documents again. Optional: without it the documents are read every turn.
+   */
+  revision?(scope: Scope): Promise<string>;
   /** True when a document was deleted, false when there was none. */
   delete(scope: Scope, id: string): Promise<boolean>;
   /** Chunks most relevant to the query (IndexedRetrieval). */

@@ -31,6 +31,8 @@ const chunkKey = (documentId: string, chunk: number) => `${documentId}#${chunk}`
 export class HybridDocumentStore implements DocumentStore {
   readonly store: DocumentStore;
   readonly vectors: VectorSide;
+  /** The wrapped store's, when it has one (every write goes through to it). */
+  readonly revision?: (scope: Scope) => Promise<string>;
 
   constructor(
     store: DocumentStore,
@@ -38,6 +40,8 @@ export class HybridDocumentStore implements DocumentStore {
   ) {
     this.store = store;
     this.vectors = new VectorSide('documents', options.embedder, options);
+    const revision = store.revision;
+    if (revision) this.revision = (scope) => revision.call(store, scope);
   }
 
   get(scope: Scope, id: string): Promise<KnowledgeDocument | null> {
