@@ -20,6 +20,7 @@ import {
   type DocumentQuery,
   DocumentQuerySchema,
   type DocumentStore,
+  type ErasureResidue,
   IdSchema,
   KnowledgeDocumentSchema,
   type RestoreOptions,
@@ -27,7 +28,7 @@ import {
   type SnapshotEnvelope,
   type SnapshotSelector,
 } from '@kioku/core/store';
-import { and, asc, desc, eq, getTableColumns, type SQL, sql } from 'drizzle-orm';
+import { and, asc, count, desc, eq, getTableColumns, type SQL, sql } from 'drizzle-orm';
 import type { Tx } from './database.js';
 import { SEARCH_TEXT_CHARS } from './schema.js';
 import { groupByPartition, parseSnapshot, selectedUser } from './snapshot.js';
@@ -73,6 +74,28 @@ export class PostgresDocumentStore extends PostgresStore implements DocumentStor
 
   async list(scope: Scope): Promise<KnowledgeDocument[]> {
     return this.#read(this.#partition(parseScope(scope)));
+  }
+
+  /**
+   * The partition's row in `document_revisions`, replaced from `document_revision_seq` by triggers on
+   * `documents` in every writing transaction, whoever writes (migration 0012). A partition without a row
+   * reads as `~` and the sequence's position, as `PostgresFactStore.revision` does.
+   */
+  async revision(scope: Scope): Promise<string> {
+    const s = parseScope(scope);
+    const { client, schema } = this.database;
+    const text = `select r.revision::text as revision, q.last_value::text as position
+      from "${schema}"."document_revision_seq" as q
+      left join "${schema}"."document_revisions" as r on r.user_id = $1 and r.agent_id = $2`;
+    const rows = await this.database.run(
+      async () =>
+        (await client.unsafe(text, [s.userId, agentKey(s.agentId)], { prepare: true })) as unknown as {
+          revision: string | null;
+          position: string;
+        }[],
+    );
+    const row = rows[0]!;
+    return row.revision ?? `~${row.position}`;
   }
 
   async delete(scope: Scope, id: string): Promise<boolean> {
@@ -140,14 +163,29 @@ export class PostgresDocumentStore extends PostgresStore implements DocumentStor
     return combineKnowledge(docs, budget, this.#chunking.tokenizer);
   }
 
-  /** One statement (the chunks go by the foreign key's cascade). */
+  /**
+   * One transaction: the documents (the chunks go by the foreign key's cascade), then her revision rows (the
+   * triggers have just replaced them; the sequence never hands their values out again).
+   */
   async eraseUser(userId: string): Promise<string[]> {
     selectedUser({ userId });
-    const t = this.tables.documents;
-    const rows = await this.database.run((db) =>
-      db.delete(t).where(eq(t.userId, userId)).returning({ id: t.id }),
-    );
+    const { documents: t, documentRevisions } = this.tables;
+    const rows = await this.database.transaction(async (tx) => {
+      const deleted = await tx.delete(t).where(eq(t.userId, userId)).returning({ id: t.id });
+      await tx.delete(documentRevisions).where(eq(documentRevisions.userId, userId));
+      return deleted;
+    });
     return rows.map((r) => r.id);
+  }
+
+  /** The revision rows the triggers derive from `documents`: rows of the user are residue once she has none. */
+  async erasureResidue(userId: string): Promise<ErasureResidue[]> {
+    selectedUser({ userId });
+    const { documentRevisions } = this.tables;
+    const [revisions] = await this.database.run((db) =>
+      db.select({ n: count() }).from(documentRevisions).where(eq(documentRevisions.userId, userId)),
+    );
+    return [{ place: 'document_revisions', count: revisions?.n ?? 0 }];
   }
 
   async snapshot(selector: SnapshotSelector): Promise<SnapshotEnvelope<KnowledgeDocument>> {

@@ -144,6 +144,20 @@ export function kiokuTables(schema?: string) {
     (t) => [primaryKey({ name: 'fact_revisions_pk', columns: [t.userId, t.agentId] })],
   );
 
+  /**
+   * The same for a partition's documents (`DocumentStore.revision`: what the knowledge block is reused by
+   * without reading the documents), from the sequence `document_revision_seq`, set by triggers on
+   * `documents` (migration `0012_document_revisions.sql`).
+   */
+  const documentRevisions = table(
+    'document_revisions',
+    {
+      ...owner(),
+      revision: bigint('revision', { mode: 'number' }).notNull(),
+    },
+    (t) => [primaryKey({ name: 'document_revisions_pk', columns: [t.userId, t.agentId] })],
+  );
+
   const documents = table(
     'documents',
     {
@@ -343,6 +357,7 @@ export function kiokuTables(schema?: string) {
     factCounts,
     factTerms,
     factRevisions,
+    documentRevisions,
     documents,
     documentChunks,
     plans,
@@ -362,6 +377,7 @@ export const {
   factCounts,
   factTerms,
   factRevisions,
+  documentRevisions,
   documents,
   documentChunks,
   plans,

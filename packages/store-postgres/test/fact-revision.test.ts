@@ -50,8 +50,10 @@ describe.skipIf(noServer)('PostgreSQL fact revision', () => {
   it('setup() on a schema made by the previous migrations gives every existing partition a revision', async () => {
     const schema = freshSchema();
     schemas.push(schema);
-    const previous = bundledMigrations().filter((m) => !m.sql.join('\n').includes('fact_revisions'));
-    expect(previous).toHaveLength(bundledMigrations().length - 1);
+    // The migrations before the one that adds `fact_revisions` (a later one would mark it as applied).
+    const all = bundledMigrations();
+    const previous = all.slice(0, all.findIndex((m) => m.sql.join('\n').includes('fact_revisions')));
+    expect(previous.length).toBeGreaterThan(0);
     await new PgDialect().migrate(
       migrationsIn(schema, previous),
       drizzle(sharedClient())._.session as unknown as Parameters<PgDialect['migrate']>[1],
