@@ -71,6 +71,11 @@ export class RedisDocumentStore extends RedisStoreBase implements DocumentStore 
     return [...partition.ordered()];
   }
 
+  /** The partition's epoch and change counter, bumped by every write script (see `RecordPartitions.revision`). */
+  async revision(scope: Scope): Promise<string> {
+    return this.#records.revision(this.#keysFor(parseScope(scope)));
+  }
+
   async delete(scope: Scope, id: string): Promise<boolean> {
     const keys = this.#keysFor(parseScope(scope));
     parseOrThrow(IdSchema, id, 'document id');
