@@ -41,7 +41,13 @@ async function load(root: string): Promise<IndexClass> {
   const file = path.join(path.resolve(root), 'packages/core/src/search/lexical-index.ts');
   if (!existsSync(file))
     throw new Error(`--baseline ${root}: no ${file} (give the root of a Kioku checkout)`);
-  return (await import(pathToFileURL(file).href)).LexicalIndex as IndexClass;
+  try {
+    return (await import(pathToFileURL(file).href)).LexicalIndex as IndexClass;
+  } catch (error) {
+    throw new Error(
+      `--baseline ${root}: could not load ${file} (${(error as Error).message.split('\n')[0]}); a new checkout needs \`pnpm install\` first`,
+    );
+  }
 }
 const sides = { baseline: await load(baseline), current: await load(here) };
 const questions = existsSync(locomoPath())
