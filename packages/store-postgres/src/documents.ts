@@ -30,6 +30,7 @@ import {
 } from '@kioku/core/store';
 import { and, asc, count, desc, eq, getTableColumns, type SQL, sql } from 'drizzle-orm';
 import type { Tx } from './database.js';
+import { readRevision } from './revision.js';
 import { SEARCH_TEXT_CHARS } from './schema.js';
 import { groupByPartition, parseSnapshot, selectedUser } from './snapshot.js';
 import { agentField, agentKey, batches, hasAllTags, tagKeys, withoutNulls } from './sql.js';
@@ -76,26 +77,9 @@ export class PostgresDocumentStore extends PostgresStore implements DocumentStor
     return this.#read(this.#partition(parseScope(scope)));
   }
 
-  /**
-   * The partition's row in `document_revisions`, replaced from `document_revision_seq` by triggers on
-   * `documents` in every writing transaction, whoever writes (migration 0012). A partition without a row
-   * reads as `~` and the sequence's position, as `PostgresFactStore.revision` does.
-   */
-  async revision(scope: Scope): Promise<string> {
-    const s = parseScope(scope);
-    const { client, schema } = this.database;
-    const text = `select r.revision::text as revision, q.last_value::text as position
-      from "${schema}"."document_revision_seq" as q
-      left join "${schema}"."document_revisions" as r on r.user_id = $1 and r.agent_id = $2`;
-    const rows = await this.database.run(
-      async () =>
-        (await client.unsafe(text, [s.userId, agentKey(s.agentId)], { prepare: true })) as unknown as {
-          revision: string | null;
-          position: string;
-        }[],
-    );
-    const row = rows[0]!;
-    return row.revision ?? `~${row.position}`;
+  /** See `readRevision` (migration 0012). */
+  revision(scope: Scope): Promise<string> {
+    return readRevision(this.database, 'document', parseScope(scope));
   }
 
   async delete(scope: Scope, id: string): Promise<boolean> {

@@ -36,6 +36,7 @@ import { and, asc, count, desc, eq, getTableColumns, lte, type SQL, sql } from '
 import { analyzeFact } from './analysis.js';
 import type { Db } from './database.js';
 import { FactSearch, VACUUM_AFTER_ROWS, vacuumAfterBulkWrite } from './fact-search.js';
+import { readRevision } from './revision.js';
 import { groupByPartition, parseSnapshot, selectedUser } from './snapshot.js';
 import {
   agentField,
@@ -168,27 +169,9 @@ export class PostgresFactStore extends PostgresStore implements FactStore {
     return rows.map(toFact);
   }
 
-  /**
-   * The partition's row in `fact_revisions`, replaced from `fact_revision_seq` by triggers on `facts` in every
-   * writing transaction, whoever writes (migration 0011). A partition without a row (nothing written since
-   * the migration, or erased) reads as `~` and the sequence's position: every write anywhere moves it on, so
-   * even an erased partition never reads as a value it had before.
-   */
-  async revision(scope: Scope): Promise<string> {
-    const s = parseScope(scope);
-    const { client, schema } = this.database;
-    const text = `select r.revision::text as revision, q.last_value::text as position
-      from "${schema}"."fact_revision_seq" as q
-      left join "${schema}"."fact_revisions" as r on r.user_id = $1 and r.agent_id = $2`;
-    const rows = await this.database.run(
-      async () =>
-        (await client.unsafe(text, [s.userId, agentKey(s.agentId)], { prepare: true })) as unknown as {
-          revision: string | null;
-          position: string;
-        }[],
-    );
-    const row = rows[0]!;
-    return row.revision ?? `~${row.position}`;
+  /** See `readRevision` (migration 0011). */
+  revision(scope: Scope): Promise<string> {
+    return readRevision(this.database, 'fact', parseScope(scope));
   }
 
   async count(scope: Scope, filter: FactFilter = {}): Promise<number> {

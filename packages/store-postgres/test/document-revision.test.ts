@@ -1,10 +1,7 @@
-import { PgDialect } from 'drizzle-orm/pg-core';
-import { drizzle } from 'drizzle-orm/postgres-js';
 import postgres, { type Sql } from 'postgres';
 import { afterAll, describe, expect, it } from 'vitest';
-import { MIGRATIONS_TABLE, PostgresDocumentStore } from '../src/index.js';
-import { bundledMigrations, migrationsIn } from '../src/migrations.js';
-import { dropSchema, freshSchema, noServer, pgUrl, sharedClient } from './helpers.js';
+import { PostgresDocumentStore } from '../src/index.js';
+import { dropSchema, freshSchema, noServer, pgUrl, schemaBefore, sharedClient } from './helpers.js';
 
 /*
  * `revision` is what core's knowledge block is reused by without reading the documents: it must change with
@@ -41,17 +38,8 @@ describe.skipIf(noServer)('PostgreSQL document revision', () => {
   }
 
   it('setup() on a schema made by the previous migrations gives every existing partition a revision', async () => {
-    const schema = freshSchema();
+    const schema = await schemaBefore('document_revisions');
     schemas.push(schema);
-    // The migrations before the one that adds `document_revisions` (a later one would mark it as applied).
-    const all = bundledMigrations();
-    const previous = all.slice(0, all.findIndex((m) => m.sql.join('\n').includes('document_revisions')));
-    expect(previous.length).toBeGreaterThan(0);
-    await new PgDialect().migrate(
-      migrationsIn(schema, previous),
-      drizzle(sharedClient())._.session as unknown as Parameters<PgDialect['migrate']>[1],
-      { migrationsFolder: '', migrationsTable: MIGRATIONS_TABLE, migrationsSchema: schema },
-    );
     await rawInsert(sharedClient(), schema, 'u1', 'a');
     await rawInsert(sharedClient(), schema, 'u2', 'b');
     const store = new PostgresDocumentStore({ client: sharedClient(), schema });
@@ -80,7 +68,9 @@ describe.skipIf(noServer)('PostgreSQL document revision', () => {
     clients.push(host);
     await rawInsert(host, schema, 'u1', 'raw-1');
     await expectNew();
-    await host.unsafe(`update "${schema}".documents set metadata = '{"trust":"confirmed"}' where user_id = 'u1'`);
+    await host.unsafe(
+      `update "${schema}".documents set metadata = '{"trust":"confirmed"}' where user_id = 'u1'`,
+    );
     await expectNew();
     const before = await store.revision(scope);
     await expect(store.create(scope, { id: 'raw-1', title: 'Again', text: 'again' })).rejects.toThrow();

@@ -1,11 +1,8 @@
 import type { Fact } from '@kioku/core';
-import { PgDialect } from 'drizzle-orm/pg-core';
-import { drizzle } from 'drizzle-orm/postgres-js';
 import postgres, { type Sql } from 'postgres';
 import { afterAll, describe, expect, it } from 'vitest';
-import { MIGRATIONS_TABLE, PostgresFactStore } from '../src/index.js';
-import { bundledMigrations, migrationsIn } from '../src/migrations.js';
-import { dropSchema, freshSchema, noServer, pgUrl, sharedClient } from './helpers.js';
+import { PostgresFactStore } from '../src/index.js';
+import { dropSchema, freshSchema, noServer, pgUrl, schemaBefore, sharedClient } from './helpers.js';
 
 /*
  * `revision` is what core's fact block is reused by: it must change with every write to the partition that
@@ -48,17 +45,8 @@ describe.skipIf(noServer)('PostgreSQL fact revision', () => {
   }
 
   it('setup() on a schema made by the previous migrations gives every existing partition a revision', async () => {
-    const schema = freshSchema();
+    const schema = await schemaBefore('fact_revisions');
     schemas.push(schema);
-    // The migrations before the one that adds `fact_revisions` (a later one would mark it as applied).
-    const all = bundledMigrations();
-    const previous = all.slice(0, all.findIndex((m) => m.sql.join('\n').includes('fact_revisions')));
-    expect(previous.length).toBeGreaterThan(0);
-    await new PgDialect().migrate(
-      migrationsIn(schema, previous),
-      drizzle(sharedClient())._.session as unknown as Parameters<PgDialect['migrate']>[1],
-      { migrationsFolder: '', migrationsTable: MIGRATIONS_TABLE, migrationsSchema: schema },
-    );
     await rawInsert(sharedClient(), schema, 'u1', 'a');
     await rawInsert(sharedClient(), schema, 'u2', 'b');
     const store = new PostgresFactStore({ client: sharedClient(), schema });

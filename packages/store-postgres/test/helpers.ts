@@ -1,9 +1,12 @@
 import { randomBytes } from 'node:crypto';
 import type { Clock } from '@kioku/core';
 import type { StoreHarness } from '@kioku/store-test-suite';
+import { PgDialect } from 'drizzle-orm/pg-core';
+import { drizzle } from 'drizzle-orm/postgres-js';
 import postgres, { type Sql } from 'postgres';
-import { inject } from 'vitest';
-import type { PostgresStore, PostgresStoreOptions } from '../src/index.js';
+import { expect, inject } from 'vitest';
+import { MIGRATIONS_TABLE, type PostgresStore, type PostgresStoreOptions } from '../src/index.js';
+import { bundledMigrations, migrationsIn } from '../src/migrations.js';
 
 /** This run's database ('' when the server is unreachable: the tests skip, see global-setup.ts). */
 export const pgUrl = inject('pgUrl');
@@ -24,6 +27,27 @@ export function freshSchema(): string {
 
 export async function dropSchema(schema: string): Promise<void> {
   await sharedClient().unsafe(`drop schema if exists "${schema}" cascade`);
+}
+
+/**
+ * A fresh schema with the bundled migrations applied up to the first whose SQL mentions `marker` (not
+ * included): a database an older Kioku set up, for upgrade tests. A later migration would be recorded as
+ * applied and make `setup()` skip the one under test.
+ */
+export async function schemaBefore(marker: string): Promise<string> {
+  const schema = freshSchema();
+  const all = bundledMigrations();
+  const previous = all.slice(
+    0,
+    all.findIndex((m) => m.sql.join('\n').includes(marker)),
+  );
+  expect(previous.length).toBeGreaterThan(0);
+  await new PgDialect().migrate(
+    migrationsIn(schema, previous),
+    drizzle(sharedClient())._.session as unknown as Parameters<PgDialect['migrate']>[1],
+    { migrationsFolder: '', migrationsTable: MIGRATIONS_TABLE, migrationsSchema: schema },
+  );
+  return schema;
 }
 
 /** Every Kioku table, children before parents. */

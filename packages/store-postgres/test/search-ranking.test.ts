@@ -1,13 +1,10 @@
 import type { Scope } from '@kioku/core';
 import { InMemoryFactStore } from '@kioku/core/store';
-import { PgDialect } from 'drizzle-orm/pg-core';
-import { drizzle } from 'drizzle-orm/postgres-js';
 import postgres, { type Sql } from 'postgres';
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
 import { VACUUM_AFTER_ROWS } from '../src/fact-search.js';
-import { MIGRATIONS_TABLE, PostgresFactStore } from '../src/index.js';
-import { bundledMigrations, migrationsIn } from '../src/migrations.js';
-import { dropSchema, freshSchema, noServer, pgUrl, sharedClient } from './helpers.js';
+import { PostgresFactStore } from '../src/index.js';
+import { dropSchema, freshSchema, noServer, pgUrl, schemaBefore, sharedClient } from './helpers.js';
 
 const sql = sharedClient;
 
@@ -226,15 +223,9 @@ describe.skipIf(noServer)('search ranking and its statistics', () => {
   });
 
   it('setup() analyses facts stored before the search terms existed, and counts them', async () => {
-    const schema = freshSchema();
-    cleanup.push(() => dropSchema(schema));
     // The schema as migration 0005 left it (tsvector search), with facts written by then.
-    const before = bundledMigrations().filter((m) => !/search_terms|fact_terms/.test(m.sql.join('\n')));
-    await new PgDialect().migrate(
-      migrationsIn(schema, before.slice(0, 6)),
-      drizzle(sql())._.session as unknown as Parameters<PgDialect['migrate']>[1],
-      { migrationsFolder: '', migrationsTable: MIGRATIONS_TABLE, migrationsSchema: schema },
-    );
+    const schema = await schemaBefore('search_terms');
+    cleanup.push(() => dropSchema(schema));
     for (const [id, content] of [
       ['f1', 'User went to Kyoto'],
       ['f2', 'User bought a bike'],

@@ -5,6 +5,7 @@ import { DOCUMENT_FIXTURE, HANDBOOK, HANDBOOK_TEXT } from './fixtures.js';
 import { type StoreHarness, useHarness } from './harness.js';
 import {
   expectKiokuError,
+  expectNewRevisions,
   HOSTILE_IDS,
   isoNow,
   label,
@@ -135,15 +136,7 @@ export function documentStoreSuite(h: StoreHarness<DocumentStore>): void {
         const other = randomScope();
         // A harness without twins (one process only) writes through the one store.
         const twin = h.createTwin ? await fx.twin() : fx.store;
-        // Each connection's revisions (they need not be equal between connections, only change).
-        const seen = [new Set<string>(), new Set<string>()];
-        const next = async () => {
-          for (const [i, store] of [fx.store, twin].entries()) {
-            const revision = await store.revision!(scope);
-            expect(seen[i]!.has(revision), `revision ${revision} came back`).toBe(false);
-            seen[i]!.add(revision);
-          }
-        };
+        const next = expectNewRevisions([fx.store, twin], scope);
         await next();
         const a = await fx.store.create(scope, { title: 'Tea', text: 'Ann drinks tea.' });
         await next();
@@ -164,13 +157,8 @@ export function documentStoreSuite(h: StoreHarness<DocumentStore>): void {
       it('when the store has one, it never reads as an earlier value after eraseUser or a restore', async () => {
         if (!fx.store.revision) return;
         const scope = randomScope();
-        const seen = new Set([await fx.store.revision(scope)]);
-        const next = async () => {
-          const revision = await fx.store.revision!(scope);
-          // A value that came back could match a block built from documents the erasure removed.
-          expect(seen.has(revision), `revision ${revision} came back`).toBe(false);
-          seen.add(revision);
-        };
+        const next = expectNewRevisions([fx.store], scope);
+        await next();
         await fx.store.create(scope, { id: 'tea', title: 'Tea', text: 'Ann drinks tea.' });
         await next();
         const snapshot = await fx.store.snapshot({ userId: scope.userId });

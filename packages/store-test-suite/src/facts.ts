@@ -5,6 +5,7 @@ import { FACT_FIXTURE, FACT_QUERIES, type FactFixtureKey } from './fixtures.js';
 import { type StoreHarness, useHarness } from './harness.js';
 import {
   expectKiokuError,
+  expectNewRevisions,
   HOSTILE_IDS,
   isoNow,
   label,
@@ -61,15 +62,7 @@ export function factStoreSuite(h: StoreHarness<FactStore>): void {
         const other = randomScope();
         // A harness without twins (one process only) writes through the one store.
         const twin = h.createTwin ? await fx.twin() : fx.store;
-        // Each connection's revisions (they need not be equal between connections, only change).
-        const seen = [new Set<string>(), new Set<string>()];
-        const next = async () => {
-          for (const [i, store] of [fx.store, twin].entries()) {
-            const revision = await store.revision!(scope);
-            expect(seen[i]!.has(revision), `revision ${revision} came back`).toBe(false);
-            seen[i]!.add(revision);
-          }
-        };
+        const next = expectNewRevisions([fx.store, twin], scope);
         await next();
         const a = await fx.store.create(scope, { content: 'Ann drinks tea' });
         await next();
@@ -94,13 +87,8 @@ export function factStoreSuite(h: StoreHarness<FactStore>): void {
       it('when the store has one, it never reads as an earlier value after eraseUser, nor after the same writes again', async () => {
         if (!fx.store.revision) return;
         const scope = randomScope();
-        const seen = new Set([await fx.store.revision(scope)]);
-        const next = async () => {
-          const revision = await fx.store.revision!(scope);
-          // A value that came back could match a block built from facts the erasure removed.
-          expect(seen.has(revision), `revision ${revision} came back`).toBe(false);
-          seen.add(revision);
-        };
+        const next = expectNewRevisions([fx.store], scope);
+        await next();
         await fx.store.create(scope, { id: 'tea', content: 'Ann drinks tea' });
         await next();
         await fx.store.eraseUser(scope.userId);

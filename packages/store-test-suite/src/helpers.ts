@@ -134,3 +134,22 @@ export function times<T>(count: number, fn: (i: number) => Promise<T>): Promise<
 export function sized(length: number, char = 'x'): string {
   return char.repeat(length);
 }
+
+/**
+ * A check to call after each write: every store's revision of `scope` must be one that store never gave
+ * before (stores on different connections need not agree, only change). A value that came back could match
+ * a prompt block built before the write, or from records an erasure removed.
+ */
+export function expectNewRevisions(
+  stores: ReadonlyArray<{ revision?(scope: Scope): Promise<string> }>,
+  scope: Scope,
+): () => Promise<void> {
+  const seen = stores.map(() => new Set<string>());
+  return async () => {
+    for (const [i, store] of stores.entries()) {
+      const revision = await store.revision!(scope);
+      expect(seen[i]!.has(revision), `revision ${revision} came back`).toBe(false);
+      seen[i]!.add(revision);
+    }
+  };
+}
