@@ -78,7 +78,7 @@ export class PostgresDocumentStore extends PostgresStore implements DocumentStor
   }
 
   /** See `readRevision` (migration 0012). */
-  revision(scope: Scope): Promise<string> {
+  async revision(scope: Scope): Promise<string> {
     return readRevision(this.database, 'document', parseScope(scope));
   }
 

@@ -170,7 +170,7 @@ export class PostgresFactStore extends PostgresStore implements FactStore {
   }
 
   /** See `readRevision` (migration 0011). */
-  revision(scope: Scope): Promise<string> {
+  async revision(scope: Scope): Promise<string> {
     return readRevision(this.database, 'fact', parseScope(scope));
   }
 
