@@ -37,13 +37,10 @@ export async function dropSchema(schema: string): Promise<void> {
 export async function schemaBefore(marker: string): Promise<string> {
   const schema = freshSchema();
   const all = bundledMigrations();
-  const previous = all.slice(
-    0,
-    all.findIndex((m) => m.sql.join('\n').includes(marker)),
-  );
-  expect(previous.length).toBeGreaterThan(0);
+  const at = all.findIndex((m) => m.sql.join('\n').includes(marker));
+  expect(at, `no migration mentions ${marker}`).toBeGreaterThan(0);
   await new PgDialect().migrate(
-    migrationsIn(schema, previous),
+    migrationsIn(schema, all.slice(0, at)),
     drizzle(sharedClient())._.session as unknown as Parameters<PgDialect['migrate']>[1],
     { migrationsFolder: '', migrationsTable: MIGRATIONS_TABLE, migrationsSchema: schema },
   );
