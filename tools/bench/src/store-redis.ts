@@ -213,10 +213,6 @@ class RawRedisFacts {
   }
 }
 
-function factOf(seed: FactSeed, i: number, now: string): Fact {
-  return seedFact(seed, i, SCOPE.userId, now);
-}
-
 const idsOf = (hits: ReadonlyArray<{ fact: { id: string } }>) => hits.map((h) => h.fact.id).join(',');
 
 /** Every size on one client, under a fresh prefix deleted at the end (SCAN + UNLINK, also on Ctrl-C). */
@@ -416,7 +412,7 @@ async function run(
     kind: 'facts',
     createdAt: now,
     selector: { userId: SCOPE.userId },
-    records: seeds.slice(0, prefill).map((seed, i) => factOf(seed, i, now)),
+    records: seeds.slice(0, prefill).map((seed, i) => seedFact(seed, i, SCOPE.userId, now)),
   });
   const prefillMs = performance.now() - t0;
   options.log(`  redis ${size}: prefilled ${prefill} facts in ${(prefillMs / 1000).toFixed(1)} s`);

@@ -63,10 +63,6 @@ interface Subject {
   diskMb(): Promise<number>;
 }
 
-function factOf(seed: FactSeed, i: number, now: string, userId = SCOPE.userId): Fact {
-  return seedFact(seed, i, userId, now);
-}
-
 /** One timed call; it may call `restart()` to leave its preparation out of the time. */
 type Timed = (i: number, restart: () => void) => unknown;
 
@@ -147,14 +143,14 @@ async function run(
   let next = share;
   for (const other of otherUsers(options.layout, size)) {
     const facts = Array.from({ length: other.records }, (_, i) =>
-      factOf(seeds[(next + i) % seeds.length]!, i, now, other.userId),
+      seedFact(seeds[(next + i) % seeds.length]!, i, other.userId, now),
     );
     next += other.records;
     await subject.prefill(other.userId, facts);
   }
   await subject.prefill(
     SCOPE.userId,
-    seeds.slice(0, prefill).map((seed, i) => factOf(seed, i, now)),
+    seeds.slice(0, prefill).map((seed, i) => seedFact(seed, i, SCOPE.userId, now)),
   );
   const prefillMs = performance.now() - t0;
   const spread =

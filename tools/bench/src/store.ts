@@ -28,7 +28,7 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { performance } from 'node:perf_hooks';
-import type { Fact, Scope } from '@kioku/core';
+import type { Scope } from '@kioku/core';
 import { LexicalIndex } from '@kioku/core/adapter';
 import { type FactStore, InMemoryFactStore } from '@kioku/core/store';
 import { CORPORA, type CorpusName, corpus } from './corpus.js';
@@ -159,10 +159,6 @@ async function loadFileStore(adapter: 'json' | 'sqlite-records'): Promise<OpenFa
   }
 }
 
-function factOf(seed: FactSeed, i: number, now: string): Fact {
-  return seedFact(seed, i, SCOPE.userId, now);
-}
-
 async function timeSearches(
   store: FactStore,
   queries: readonly string[],
@@ -243,7 +239,7 @@ async function benchFileStore(
         kind: 'facts',
         createdAt: now,
         selector: { userId: SCOPE.userId },
-        records: seeds.slice(0, prefill).map((seed, i) => factOf(seed, i, now)),
+        records: seeds.slice(0, prefill).map((seed, i) => seedFact(seed, i, SCOPE.userId, now)),
       });
     }
     const prefillMs = performance.now() - t0;
