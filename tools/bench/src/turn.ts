@@ -70,6 +70,7 @@ import {
   type WorkingMemoryStore,
 } from '@kioku/core/store';
 import { type FactSeed, factSeeds, QUERIES } from './facts.js';
+import { type HeapWork, type HeapWorkMeter, startHeapWork } from './heap-work.js';
 import { loadLocomo, locomoPath } from './locomo.js';
 import { perTurn, type ThreadCpu, threadCpu } from './thread-cpu.js';
 import type { Floor, FloorTarget } from './turn-floor.js';
@@ -117,6 +118,8 @@ interface Row {
   floor?: Floor;
   /** CPU per turn on the main thread and on the others (V8's compiler and GC helpers), Linux only. */
   threads?: ThreadCpu;
+  /** Bytes allocated per turn and the collections they caused. */
+  heap?: HeapWork;
 }
 
 const SCOPE = { userId: 'bench-user' };
@@ -468,12 +471,14 @@ async function benchConfig(
   let warmed = 0;
   let timedEnds = Number.POSITIVE_INFINITY;
   let threadsBefore: ThreadCpu | undefined;
+  let heapMeter: HeapWorkMeter | undefined;
   for (let k = 0; ; k++) {
     const warming = warmed < options.warmup && performance.now() < warmupEnds;
     if (!warming) {
       if (timedEnds === Number.POSITIVE_INFINITY) {
         timedEnds = performance.now() + TIMED_MS;
         threadsBefore = threadCpu();
+        heapMeter = startHeapWork();
       }
       const n = turnTimes.length;
       if (n >= options.turns || (n >= Math.min(MIN_TIMED, options.turns) && performance.now() > timedEnds))
@@ -513,6 +518,7 @@ async function benchConfig(
   }
 
   const threads = perTurn(threadsBefore, threadCpu(), turnTimes.length);
+  const heap = heapMeter?.stop(turnTimes.length);
 
   // The raw floor after the timed turns, on the same data (it appends its own exchanges and, in the full
   // workload, stores its own facts, as turns do), with the messages that would have come next.
@@ -560,6 +566,7 @@ async function benchConfig(
     promptCountMs: quantiles(countTimes).p50,
     ...(floor ? { floor } : {}),
     ...(threads ? { threads } : {}),
+    ...(heap ? { heap } : {}),
   };
 }
 
@@ -664,12 +671,22 @@ async function main(): Promise<void> {
         ? [
             '',
             'CPU per turn by thread over the timed turns (mean ms; "other": V8’s compiler and GC helper threads,',
-            'which cpu above counts too):',
+            'which cpu above counts too), and the garbage the turns made: KB allocated per turn (machine load does',
+            'not change it), young-generation collections per 100 turns, full collections, GC ms per turn:',
             table(
-              ['adapter', 'facts', 'main thread', 'other threads'],
+              ['adapter', 'facts', 'main thread', 'other threads', 'alloc KB', 'minor/100', 'major', 'gc ms'],
               rows
                 .filter((r) => r.threads)
-                .map((r) => [label(r), r.size, ms(r.threads!.mainMs), ms(r.threads!.otherMs)]),
+                .map((r) => [
+                  label(r),
+                  r.size,
+                  ms(r.threads!.mainMs),
+                  ms(r.threads!.otherMs),
+                  r.heap ? r.heap.allocatedKb.toFixed(0) : '-',
+                  r.heap ? r.heap.minorPer100.toFixed(1) : '-',
+                  r.heap ? r.heap.major : '-',
+                  r.heap ? ms(r.heap.gcMs) : '-',
+                ]),
             ),
           ]
         : []),
@@ -762,6 +779,10 @@ async function main(): Promise<void> {
         floor_p95_ms: by((r) => r.floor?.p95 ?? null),
         cpu_main_thread_ms: by((r) => r.threads?.mainMs ?? null),
         cpu_other_threads_ms: by((r) => r.threads?.otherMs ?? null),
+        allocated_kb_per_turn: by((r) => (r.heap ? round(r.heap.allocatedKb, 1) : null)),
+        minor_gcs_per_100_turns: by((r) => r.heap?.minorPer100 ?? null),
+        major_gcs: by((r) => r.heap?.major ?? null),
+        gc_ms_per_turn: by((r) => (r.heap ? round(r.heap.gcMs, 3) : null)),
         floor_parts_p50_ms: by((r) =>
           r.floor
             ? Object.fromEntries(Object.entries(r.floor.parts).map(([part, q]) => [part, q.p50]))
