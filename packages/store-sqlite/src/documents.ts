@@ -25,6 +25,7 @@ import {
   type SnapshotEnvelope,
   type SnapshotSelector,
 } from '@kioku/core/store';
+import type Database from 'better-sqlite3';
 import { and, asc, eq, inArray, type SQL, sql } from 'drizzle-orm';
 import { analyze, chunkText } from './analysis.js';
 import { agentColumn, agentOf, SqliteStoreBase, type SqliteStoreOptions } from './base.js';
@@ -67,6 +68,11 @@ const inPartition = (scope: Scope): SQL =>
  */
 export class SqliteDocumentStore extends SqliteStoreBase implements DocumentStore {
   readonly #chunking: DocumentChunking;
+  /**
+   * The partition's change counter, kept by the chunk and document triggers (migrations 0004, 0010);
+   * prepared on first use, once the schema is there.
+   */
+  #partitionChanges: Database.Statement | undefined;
 
   constructor(options: SqliteDocumentStoreOptions) {
     super(options);
@@ -91,6 +97,23 @@ export class SqliteDocumentStore extends SqliteStoreBase implements DocumentStor
   async list(scope: Scope): Promise<KnowledgeDocument[]> {
     const s = parseScope(scope);
     return this.read(() => this.#load(inPartition(s)));
+  }
+
+  /**
+   * Changes with every write to the partition's documents, from this connection or another: the knowledge
+   * block is reused while it is the same, without reading the documents.
+   */
+  async revision(scope: Scope): Promise<string> {
+    const s = parseScope(scope);
+    const changes = this.readOne(() => {
+      this.#partitionChanges ??= this.connection.raw
+        .prepare(
+          "SELECT changes FROM kioku_search_stats WHERE table_name = 'kioku_document_chunks' AND scope = ?",
+        )
+        .pluck();
+      return this.#partitionChanges.get(scopeToken(s.userId, agentColumn(s.agentId)));
+    }) as number | undefined;
+    return String(changes ?? 0);
   }
 
   async delete(scope: Scope, id: string): Promise<boolean> {

@@ -486,6 +486,37 @@ describe('newest-updated pages and counts', () => {
   });
 });
 
+describe('document revision', () => {
+  it('moves with writes the chunk triggers do not see: a document without chunks, a raw update', async () => {
+    const s = stores();
+    await s.setup();
+    const scope = { userId: 'u1', agentId: 'a1' };
+    const seen = new Set([await s.documents.revision(scope)]);
+    const moved = async () => {
+      const revision = await s.documents.revision(scope);
+      expect(seen.has(revision), `revision ${revision} came back`).toBe(false);
+      seen.add(revision);
+    };
+    const doc = await s.documents.create(scope, { id: 'guide', title: 'Guide', text: 'Some knowledge.' });
+    await moved();
+    // A snapshot may hold a document without chunks: restoring it is a write all the same.
+    const snapshot = await s.documents.snapshot({ userId: 'u1' });
+    await s.documents.restore({ ...snapshot, records: [{ ...doc, chunks: [] }] });
+    await moved();
+    expect((await s.documents.list(scope))[0]?.chunks).toEqual([]);
+    await s.documents.restore({ ...snapshot, records: [{ ...doc, title: 'Renamed', chunks: [] }] });
+    await moved();
+    // Another process editing the row directly.
+    const db = new Database(file);
+    open.push(db);
+    db.prepare("UPDATE kioku_documents SET title = 'Edited' WHERE id = 'guide'").run();
+    await moved();
+    const unchanged = await s.documents.revision(scope);
+    await s.documents.create({ userId: 'u2' }, { title: 'Other', text: 'Not this partition.' });
+    expect(await s.documents.revision(scope)).toBe(unchanged);
+  });
+});
+
 /** `kioku_search_stats` of one table, read directly: scope -> [rows, terms]. */
 function statsOf(db: Database.Database, table: string): Record<string, [number, number]> {
   const rows = db
