@@ -18,7 +18,8 @@
  *
  * First, not reported, `--jit-warmup` turns of the in-memory stores at 1,000 facts (JIT warm-up). V8 keeps
  * optimizing the pipeline's code for the first thousand turns or so, on its compiler threads, which `cpu`
- * counts: a table splits each configuration's CPU into the main thread and the others (Linux). A longer
+ * counts as their mean per turn (`thread-cpu.ts`); a table shows each configuration's CPU on the main thread
+ * and on the others (Linux), and the garbage the turns made (`heap-work.ts`). A longer
  * warm-up cuts the others' share, but one at another size than the timed one slowed the timed turns (the
  * code is optimized for that size's paths), so the default stays short; see the README.
  * Per configuration: N facts in the user's scope (one `restore()` of a generated snapshot), 100
@@ -72,7 +73,7 @@ import {
 import { type FactSeed, factSeeds, QUERIES } from './facts.js';
 import { type HeapWork, type HeapWorkMeter, startHeapWork } from './heap-work.js';
 import { loadLocomo, locomoPath } from './locomo.js';
-import { perTurn, type ThreadCpu, threadCpu } from './thread-cpu.js';
+import { CpuMeter, type CpuReading, perTurn, type ThreadCpu } from './thread-cpu.js';
 import type { Floor, FloorTarget } from './turn-floor.js';
 import { sqliteNativeFloor } from './turn-floor-native.js';
 import { postgresFloor } from './turn-floor-postgres.js';
@@ -470,14 +471,17 @@ async function benchConfig(
   const warmupEnds = performance.now() + WARMUP_MS;
   let warmed = 0;
   let timedEnds = Number.POSITIVE_INFINITY;
-  let threadsBefore: ThreadCpu | undefined;
+  // The main thread's CPU per turn (exact), the helper threads' over the timed turns (see thread-cpu.ts).
+  const meter = new CpuMeter();
+  const mainCpu: number[] = [];
+  let threadsBefore: CpuReading | undefined;
   let heapMeter: HeapWorkMeter | undefined;
   for (let k = 0; ; k++) {
     const warming = warmed < options.warmup && performance.now() < warmupEnds;
     if (!warming) {
       if (timedEnds === Number.POSITIVE_INFINITY) {
         timedEnds = performance.now() + TIMED_MS;
-        threadsBefore = threadCpu();
+        threadsBefore = meter.read();
         heapMeter = startHeapWork();
       }
       const n = turnTimes.length;
@@ -487,6 +491,7 @@ async function benchConfig(
     const message = questions[(k * 7 + size) % questions.length]!;
     const answer = lines[(k * 13 + 5) % lines.length]!;
     sink.clear();
+    const threadsStart = meter.read();
     const cpuStart = process.cpuUsage();
     const start = performance.now();
     const prepared = await conversation.prepare(message);
@@ -499,11 +504,13 @@ async function benchConfig(
     ]);
     const end = performance.now();
     const cpu = process.cpuUsage(cpuStart);
+    const threadsEnd = meter.read();
     if (warming) {
       warmed++;
       continue;
     }
     cpuTimes.push((cpu.user + cpu.system) / 1000);
+    if (threadsStart && threadsEnd) mainCpu.push(threadsEnd.mainMs - threadsStart.mainMs);
     prepareTimes.push(mid - start);
     recordTimes.push(end - mid);
     turnTimes.push(end - start);
@@ -517,7 +524,11 @@ async function benchConfig(
     rest.push(end - start - inMiddlewares);
   }
 
-  const threads = perTurn(threadsBefore, threadCpu(), turnTimes.length);
+  const threads = perTurn(threadsBefore, meter.read(), turnTimes.length);
+  meter.close();
+  // Where the threads can be told apart: the main thread's CPU of each turn plus the helpers' mean per turn.
+  const turnCpu =
+    threads && mainCpu.length === turnTimes.length ? mainCpu.map((m) => m + threads.otherMs) : cpuTimes;
   const heap = heapMeter?.stop(turnTimes.length);
 
   // The raw floor after the timed turns, on the same data (it appends its own exchanges and, in the full
@@ -559,7 +570,7 @@ async function benchConfig(
     prepare: quantiles(prepareTimes),
     record: quantiles(recordTimes),
     turn: quantiles(turnTimes),
-    cpu: quantiles(cpuTimes),
+    cpu: quantiles(turnCpu),
     promptTokens: round(mean(tokens), 0),
     middleware: Object.fromEntries([...perMiddleware].map(([name, times]) => [name, quantiles(times)])),
     rest: quantiles(rest),
@@ -630,8 +641,9 @@ async function main(): Promise<void> {
       `${options.warmup} warm-up + ${options.turns} timed turns per configuration (fewer when slow: warm-up ≤ ${WARMUP_MS / 1000} s, timing ≤ ${TIMED_MS / 1000} s once ${MIN_TIMED} turns are in), each a different user message`,
       `node ${process.version}, ${os.cpus().length} × ${os.cpus()[0]?.model ?? 'cpu'}, ${runtimeS} s`,
       '',
-      'ms per turn: prep = prepare, rec = record, turn = both (wall clock); cpu = the process’s CPU time per',
-      'turn (all threads), which other load on the machine does not inflate; tokens = mean prompt tokens.',
+      'ms per turn: prep = prepare, rec = record, turn = both (wall clock); cpu = the CPU time of the turn’s',
+      'thread plus the helper threads’ mean per turn (Linux; elsewhere the process’s CPU per turn), which other',
+      'load on the machine does not inflate; tokens = mean prompt tokens.',
       table(
         [
           'adapter',
