@@ -481,7 +481,7 @@ async function benchConfig(
     if (!warming) {
       if (timedEnds === Number.POSITIVE_INFINITY) {
         timedEnds = performance.now() + TIMED_MS;
-        threadsBefore = meter.read();
+        threadsBefore = meter.read('before');
         heapMeter = startHeapWork();
       }
       const n = turnTimes.length;
@@ -491,7 +491,7 @@ async function benchConfig(
     const message = questions[(k * 7 + size) % questions.length]!;
     const answer = lines[(k * 13 + 5) % lines.length]!;
     sink.clear();
-    const threadsStart = meter.read();
+    const threadsStart = meter.read('before');
     const cpuStart = process.cpuUsage();
     const start = performance.now();
     const prepared = await conversation.prepare(message);
@@ -504,7 +504,7 @@ async function benchConfig(
     ]);
     const end = performance.now();
     const cpu = process.cpuUsage(cpuStart);
-    const threadsEnd = meter.read();
+    const threadsEnd = meter.read('after');
     if (warming) {
       warmed++;
       continue;
@@ -524,7 +524,7 @@ async function benchConfig(
     rest.push(end - start - inMiddlewares);
   }
 
-  const threads = perTurn(threadsBefore, meter.read(), turnTimes.length);
+  const threads = perTurn(threadsBefore, meter.read('after'), turnTimes.length);
   meter.close();
   // Where the threads can be told apart: the main thread's CPU of each turn plus the helpers' mean per turn.
   const turnCpu =

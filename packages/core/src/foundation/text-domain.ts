@@ -31,9 +31,9 @@ function insideDomain(value: unknown): boolean {
     for (let i = 0; i < value.length; i++) if (!insideDomain(value[i])) return false;
     return true;
   }
-  const keys = Object.keys(value);
-  for (let i = 0; i < keys.length; i++) {
-    const key = keys[i]!;
+  // for…in rather than Object.keys: no array of keys per object (every store write walks its record).
+  for (const key in value) {
+    if (!Object.hasOwn(value, key)) continue;
     if (textDomainProblem(key) !== undefined) return false;
     if (!insideDomain((value as Record<string, unknown>)[key])) return false;
   }

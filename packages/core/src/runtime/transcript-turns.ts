@@ -38,7 +38,13 @@ export function splitTurns(
     else if (turns.length > 0) turns.at(-1)!.push(message);
     else orphans.push(message);
   }
-  return { turns: turns.map(pairToolCalls), orphans };
+  // Most turns hold no tool exchange: pairing them would only copy them.
+  return { turns: turns.map((turn) => (turn.some(hasToolPart) ? pairToolCalls(turn) : turn)), orphans };
+}
+
+/** A tool result, or an assistant message that calls tools: what `pairToolCalls` may change. */
+function hasToolPart(message: ChatMessage): boolean {
+  return message.role === 'tool' || (message.toolCalls?.length ?? 0) > 0;
 }
 
 /**

@@ -104,7 +104,9 @@ export function allFactsMiddleware(options: AllFactsMiddlewareOptions): PromptMi
     // Newest-updated first, a page at a time: with thousands of facts only the first pages can fit.
     // The scan stops at the end of the facts, when not one more line could fit, or after a page that
     // added nothing (the block is full for the lines this user has).
-    const seen = new Set<string>();
+    // Ids of the pages before this one, only once a second page is read (one list returns distinct facts).
+    let seen: Set<string> | undefined;
+    let previous: readonly Fact[] = [];
     const quarantined: DroppedItem[] = [];
     let examined = 0;
     let more = true;
@@ -119,13 +121,17 @@ export function allFactsMiddleware(options: AllFactsMiddlewareOptions): PromptMi
         count.catch(() => {});
       }
       const page = await read;
+      if (examined > 0) {
+        seen ??= new Set();
+        for (const fact of previous) seen.add(fact.id);
+      }
+      previous = page;
       examined += page.length;
       more = page.length === PAGE;
       let added = false;
       for (const fact of page) {
         // An update between two pages moves a fact to the front: never show it twice.
-        if (seen.has(fact.id)) continue;
-        seen.add(fact.id);
+        if (seen?.has(fact.id)) continue;
         if (isQuarantined(fact)) {
           quarantined.push({ id: fact.id, reason: 'quarantined' });
           continue;
