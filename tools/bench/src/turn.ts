@@ -4,7 +4,7 @@
  * in JSON files.
  *
  *   pnpm bench:turn [--sizes 1000,10000,100000] [--adapter memory|json|sqlite|sqlite-native|postgres[,…]] [--turns 200]
- *                   [--warmup 30] [--jit-warmup 20] [--workload full|chat] [--no-raw-bpe] [--json]
+ *                   [--warmup 1000] [--jit-warmup 20] [--workload full|chat] [--no-raw-bpe] [--json]
  *
  * `--workload chat` (default size 1000): a chat app's turn — the every-fact block, working memory (10
  * entries) and the replay of the last 10 turns of a 200-turn thread, nothing else (issue 26's SQLite
@@ -19,13 +19,15 @@
  * First, not reported, `--jit-warmup` turns of the in-memory stores at 1,000 facts (JIT warm-up). V8 keeps
  * optimizing the pipeline's code for the first thousand turns or so, on its compiler threads, which `cpu`
  * counts as their mean per turn (`thread-cpu.ts`); a table shows each configuration's CPU on the main thread
- * and on the others (Linux), and the garbage the turns made (`heap-work.ts`). A longer
- * warm-up cuts the others' share, but one at another size than the timed one slowed the timed turns (the
- * code is optimized for that size's paths), so the default stays short; see the README.
+ * and on the others (Linux), and the garbage the turns made (`heap-work.ts`). So each configuration warms
+ * up for 1,000 turns of its own before it is timed (a server's steady state: on Node 20 the compiler
+ * threads took 0.8–1.1 ms a turn after 30 turns, 0.2–0.3 after 1,000); a warm-up at another size than the
+ * timed one slowed the timed turns (the code is optimized for that size's paths); see the README.
  * Per configuration: N facts in the user's scope (one `restore()` of a generated snapshot), 100
  * knowledge documents (full text), a session with a 200-turn transcript (conversation
  * replay), a plan with steps and context notes, working-memory entries in the session's namespace and
- * patrol findings. Then `--warmup` turns, then `--turns` timed turns (a slow configuration stops warming
+ * patrol findings. Then `--warmup` turns (each stores its exchange as a fact, as timed turns do: 1,000 more
+ * facts at the start of timing), then `--turns` timed turns (a slow configuration stops warming
  * up after 10 s and timing after 60 s once 50 turns are in), each a different user message
  * (LoCoMo questions) answered by a canned assistant message and recorded, so the transcript, the
  * recalled-ids k-v and the `relevant` mode's stored interactions grow as in a real session.
@@ -178,7 +180,7 @@ function parseArgs() {
     adapters,
     workload,
     turns: Math.max(1, int('--turns', 200)),
-    warmup: int('--warmup', 30),
+    warmup: int('--warmup', 1000),
     jitWarmup: int('--jit-warmup', 20),
     rawBpe: !args.includes('--no-raw-bpe'),
   };
