@@ -92,6 +92,37 @@ describe('termCounts', () => {
     ]);
     expect(termCounts('').size).toBe(0);
   });
+
+  it('looks up a term in the text as the map would count it: whole terms only, before and after the map is built', () => {
+    const texts = ['kite lemon kite apple lemon kite', 'kites kite skite kite', 'a', 'aa a aaa a', ''];
+    const probes = [
+      'kite',
+      'kites',
+      'ite',
+      'lemon',
+      'apple',
+      'a',
+      'aa',
+      'aaa',
+      'pear',
+      'e k',
+      'lemon kite',
+      '',
+    ];
+    for (const text of texts) {
+      const expected = new Map<string, number>();
+      if (text) for (const term of text.split(' ')) expected.set(term, (expected.get(term) ?? 0) + 1);
+      const counts = termCounts(text);
+      // Many look-ups: the first ones scan the text, the later ones read the map it builds.
+      for (let round = 0; round < 6; round++) {
+        for (const term of probes) {
+          expect(counts.get(term), `${term} in "${text}"`).toBe(expected.get(term));
+          expect(counts.has(term)).toBe(expected.has(term));
+        }
+      }
+      expect([...counts]).toEqual([...expected]);
+    }
+  });
 });
 
 describe('candidate ranking equals LexicalIndex to the last bit', () => {

@@ -180,7 +180,7 @@ export class FactSearch {
     const newest = (groups: string[][]) => this.#rows(request, groups, small ? 'partition' : 'sample', depth);
     // The sources are independent: their statements run side by side (postgres.js pipelines them over the
     // pool), then their rows join the pool in this order.
-    const sources: Array<Promise<Pooled[]>> = [];
+    const sources: Array<Promise<Row[]>> = [];
     if (rare.length > 0) sources.push(this.#rows(request, [rare], small ? 'partition' : 'index', undefined));
     if (feedback) {
       const originals = [...original].filter((term) => df(term) > 0);
@@ -263,7 +263,7 @@ export class FactSearch {
     groups: readonly (readonly string[])[],
     how: 'index' | 'partition' | 'sample',
     limit: number | undefined,
-  ): Promise<Pooled[]> {
+  ): Promise<Row[]> {
     const category = request.category !== undefined;
     const tags = (request.tags?.length ?? 0) > 0;
     const key = `${how}:${groups.length}:${limit === undefined ? '' : 'l'}${category ? 'c' : ''}${tags ? 't' : ''}`;
@@ -289,8 +289,7 @@ export class FactSearch {
     if (tags) values.push(request.tags);
     for (const g of groups) values.push(g);
     if (limit !== undefined) values.push(limit);
-    const rows = (await this.#client.unsafe(text, values as never[], { prepare: true })) as unknown as Row[];
-    return rows.map(pooled);
+    return (await this.#client.unsafe(text, values as never[], { prepare: true })) as unknown as Row[];
   }
 
   #text(key: string, build: () => string): string {
@@ -355,6 +354,10 @@ function rankAll(
   return ranked.slice(0, limit).map((r) => ({ id: r.id, score: r.score }));
 }
 
-function add(pool: Map<number, Pooled>, rows: readonly Pooled[]): void {
-  for (const row of rows) if (!pool.has(row.seq)) pool.set(row.seq, row);
+/** Rows not in the pool yet join it; a row several sources found has its terms counted once. */
+function add(pool: Map<number, Pooled>, rows: readonly Row[]): void {
+  for (const row of rows) {
+    const seq = Number(row.seq);
+    if (!pool.has(seq)) pool.set(seq, pooled(row));
+  }
 }

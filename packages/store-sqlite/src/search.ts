@@ -441,7 +441,7 @@ interface DfCache {
    * A small partition, whole: each row's analyzed text and length by `seq` (its term counts once a search
    * has pooled it: counting them is most of a search's time), each term's rows.
    */
-  rows?: Map<number, { terms: string; length: number; tf?: Map<string, number> }>;
+  rows?: Map<number, { terms: string; length: number; tf?: ReadonlyMap<string, number> }>;
   postings?: Map<string, number[]>;
   /** Terms of the rows kept. */
   terms: number;

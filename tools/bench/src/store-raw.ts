@@ -396,7 +396,7 @@ export class RawSqliteFacts {
 }
 
 interface Kept {
-  rows: Map<number, { terms: string; length: number; tf?: Map<string, number> }>;
+  rows: Map<number, { terms: string; length: number; tf?: ReadonlyMap<string, number> }>;
   postings: Map<string, number[]>;
 }
 

@@ -9,6 +9,8 @@
  * are equal to the last bit (tested against it).
  */
 
+import { TermCounts } from './term-counts.js';
+
 export interface Bm25Params {
   /** Term-frequency saturation. */
   k1: number;
@@ -89,12 +91,12 @@ export interface PartitionStats {
   terms: number;
 }
 
-/** Term frequencies of an analysed text stored as its terms joined by single spaces. */
-export function termCounts(terms: string): Map<string, number> {
-  const counts = new Map<string, number>();
-  if (!terms) return counts;
-  for (const term of terms.split(' ')) counts.set(term, (counts.get(term) ?? 0) + 1);
-  return counts;
+/**
+ * Term frequencies of an analysed text stored as its terms joined by single spaces, in order of first
+ * occurrence; a single term is looked up in the text without building the map (see {@link TermCounts}).
+ */
+export function termCounts(terms: string): ReadonlyMap<string, number> {
+  return new TermCounts(terms);
 }
 
 /**
