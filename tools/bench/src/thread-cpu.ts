@@ -46,16 +46,20 @@ export class CpuMeter {
    * that cost falls outside the turn's main-thread CPU.
    */
   read(when: 'before' | 'after'): CpuReading | undefined {
+    if (threadCpuUsage) {
+      const all = ms(process.cpuUsage());
+      const main = ms(threadCpuUsage());
+      return { mainMs: main, helpersMs: all - main };
+    }
     if (!this.#helpersAvailable) return undefined;
     const before = when === 'before' ? this.#helpersMs() : undefined;
     const all = ms(process.cpuUsage());
-    const main = threadCpuUsage ? ms(threadCpuUsage()) : undefined;
     const helpers = before ?? this.#helpersMs();
     if (helpers === undefined) {
       this.#helpersAvailable = false;
       return undefined;
     }
-    return { mainMs: main ?? all - helpers, helpersMs: main === undefined ? helpers : all - main };
+    return { mainMs: all - helpers, helpersMs: helpers };
   }
 
   close(): void {
