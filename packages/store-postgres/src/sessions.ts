@@ -49,10 +49,42 @@ type Owner = { userId: string; agentId?: string | undefined };
  */
 export class PostgresSessionStore extends PostgresStore implements SessionStore {
   readonly #caps: SessionCaps;
+  /**
+   * The reads a turn runs (a k-v entry, the transcript's end), built once and run as prepared statements,
+   * as the fact store's: drizzle builds the SQL text again on every call otherwise, and the server parses
+   * and plans an unnamed statement on every call.
+   */
+  #prepared: ReturnType<PostgresSessionStore['buildStatements']> | undefined;
 
   constructor(options: PostgresSessionStoreOptions) {
     super(options);
     this.#caps = sessionCaps(options);
+  }
+
+  private buildStatements() {
+    const { sessions: t, sessionKv: kv, sessionTranscript: tr } = this.tables;
+    const p = sql.placeholder;
+    const db = this.database.db;
+    return {
+      kvGet: db
+        .select(this.#kvColumns)
+        .from(t)
+        .leftJoin(kv, and(this.#dataOf(kv), eq(kv.key, p('key'))))
+        .where(and(eq(t.userId, p('userId')), eq(t.agentId, p('agentId')), eq(t.id, p('id'))))
+        .prepare('kioku_sessions_kv_get'),
+      transcriptLast: db
+        .select(this.#transcriptColumns)
+        .from(tr)
+        .where(and(eq(tr.userId, p('userId')), eq(tr.agentId, p('agentId')), eq(tr.sessionId, p('id'))))
+        .orderBy(desc(tr.seq))
+        .limit(p('limit'))
+        .prepare('kioku_sessions_transcript_last'),
+    };
+  }
+
+  get #statements() {
+    this.#prepared ??= this.buildStatements();
+    return this.#prepared;
   }
 
   async create(scope: Scope, options: SessionCreateOptions = {}): Promise<SessionInfo> {
@@ -99,14 +131,9 @@ export class PostgresSessionStore extends PostgresStore implements SessionStore 
     const s = parseScope(scope);
     parseOrThrow(KvKeySchema, key, 'key');
     const id = sessionKey(sessionId);
-    const { sessions: t, sessionKv: kv } = this.tables;
     // The session row proves the session is the caller's; the k-v row may or may not be there.
-    const rows = await this.database.run((db) =>
-      db
-        .select(this.#kvColumns)
-        .from(t)
-        .leftJoin(kv, and(this.#dataOf(kv), eq(kv.key, key)))
-        .where(this.#session(s, id)),
+    const rows = await this.database.run(() =>
+      this.#statements.kvGet.execute({ userId: s.userId, agentId: agentKey(s.agentId), id, key }),
     );
     if (!rows[0]) throw sessionNotFoundError(sessionId);
     return toKvEntry(rows[0]);
@@ -231,15 +258,14 @@ export class PostgresSessionStore extends PostgresStore implements SessionStore 
     const s = parseScope(scope);
     const count = transcriptReadCount(n);
     const id = sessionKey(sessionId);
-    const tr = this.tables.sessionTranscript;
     if (count > 0) {
-      const rows = await this.database.run((db) =>
-        db
-          .select(this.#transcriptColumns)
-          .from(tr)
-          .where(this.#dataOf(tr, { ...s, id }))
-          .orderBy(desc(tr.seq))
-          .limit(count),
+      const rows = await this.database.run(() =>
+        this.#statements.transcriptLast.execute({
+          userId: s.userId,
+          agentId: agentKey(s.agentId),
+          id,
+          limit: count,
+        }),
       );
       // Entries exist only in a session of the caller's (the foreign key): no second read for the session.
       if (rows.length > 0) return rows.reverse().map(toTranscriptEntry);
