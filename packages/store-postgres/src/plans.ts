@@ -21,7 +21,7 @@ import {
   type ThreadScope,
   type WriteOptions,
 } from '@kioku/core/store';
-import { and, asc, eq, type SQL } from 'drizzle-orm';
+import { and, asc, eq, type SQL, sql } from 'drizzle-orm';
 import { groupByPartition, parseSnapshot, selectedUser } from './snapshot.js';
 import { agentField, agentKey, batches } from './sql.js';
 import { PostgresStore } from './store.js';
@@ -32,6 +32,19 @@ import { PostgresStore } from './store.js';
  * checks the expected version (core's edits) on the locked row and writes the next version.
  */
 export class PostgresPlanStore extends withPlanEdits(PostgresStore) implements PlanStore {
+  /** The thread's plan, which the plan block reads every turn: built once, run as a prepared statement. */
+  #getPlan: ReturnType<PostgresPlanStore['buildGet']> | undefined;
+
+  private buildGet() {
+    const t = this.tables.plans;
+    const p = sql.placeholder;
+    return this.database.db
+      .select()
+      .from(t)
+      .where(and(eq(t.userId, p('userId')), eq(t.agentId, p('agentId')), eq(t.threadId, p('threadId'))))
+      .prepare('kioku_plans_get');
+  }
+
   async create(scope: ThreadScope, input: PlanInput): Promise<Plan> {
     const s = parseThreadScope(scope);
     const plan = newPlan(s, input, isoAt(this.clock));
@@ -48,7 +61,10 @@ export class PostgresPlanStore extends withPlanEdits(PostgresStore) implements P
 
   override async get(scope: ThreadScope): Promise<Plan | null> {
     const s = parseThreadScope(scope);
-    const rows = await this.database.run((db) => db.select().from(this.tables.plans).where(this.#thread(s)));
+    const rows = await this.database.run(() => {
+      this.#getPlan ??= this.buildGet();
+      return this.#getPlan.execute({ userId: s.userId, agentId: agentKey(s.agentId), threadId: s.threadId });
+    });
     return rows[0] ? toPlan(rows[0]) : null;
   }
 
