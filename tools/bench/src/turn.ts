@@ -493,7 +493,8 @@ async function benchConfig(
     const message = questions[(k * 7 + size) % questions.length]!;
     const answer = lines[(k * 13 + 5) % lines.length]!;
     sink.clear();
-    const threadsStart = meter.read('before');
+    // Not during warm-up: only the timed turns' readings are used.
+    const threadsStart = warming ? undefined : meter.read('before');
     const cpuStart = process.cpuUsage();
     const start = performance.now();
     const prepared = await conversation.prepare(message);
@@ -506,7 +507,7 @@ async function benchConfig(
     ]);
     const end = performance.now();
     const cpu = process.cpuUsage(cpuStart);
-    const threadsEnd = meter.read('after');
+    const threadsEnd = warming ? undefined : meter.read('after');
     if (warming) {
       warmed++;
       continue;
