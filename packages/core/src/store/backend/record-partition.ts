@@ -16,7 +16,8 @@ export interface RecordPartitionSpec<T> {
   search?: LexicalIndexOptions;
   /**
    * Orders kept sorted as records change, by name (e.g. facts newest-updated first). Each comparator must
-   * be a total order (no two records equal), so a record's place is found by binary search.
+   * be a total order (no two records equal), so a record's place is found by binary search. A new record
+   * is cheapest when it sorts first (the newest, in a newest-first order): see `OrderedRecords`.
    */
   orders?: Record<string, (a: T, b: T) => number>;
   /**
@@ -39,6 +40,38 @@ export function deepFreeze<T>(value: T): T {
 }
 
 /**
+ * A partition's records in one of its spec's orders, read by position (0 is the first in that order).
+ * Kept last-first in an array, so that a record sorting first — a new fact in the newest-updated order, the
+ * write of nearly every turn — is appended instead of moving every other pointer (at 100k facts a
+ * splice at the front moved 800 kB a write).
+ */
+export class OrderedRecords<T> {
+  /** The records, last in the order first. */
+  readonly #lastFirst: T[];
+
+  constructor(lastFirst: T[]) {
+    this.#lastFirst = lastFirst;
+  }
+
+  get length(): number {
+    return this.#lastFirst.length;
+  }
+
+  /** The records at positions [from, to) of the order (to: the end by default). */
+  slice(from: number, to = this.#lastFirst.length): T[] {
+    const n = this.#lastFirst.length;
+    const end = Math.min(to, n);
+    const out: T[] = [];
+    for (let at = Math.max(0, from); at < end; at++) out.push(this.#lastFirst[n - 1 - at]!);
+    return out;
+  }
+
+  *[Symbol.iterator](): Iterator<T> {
+    for (let at = this.#lastFirst.length - 1; at >= 0; at--) yield this.#lastFirst[at]!;
+  }
+}
+
+/**
  * Records of one partition in insertion order, with a lexical index built on first search and then
  * kept in step with every write. Shared by facts, documents, details, working memory and session lists.
  */
@@ -50,8 +83,8 @@ export class RecordPartition<T> {
   #index: LexicalIndex | undefined;
   /** Derived arrays (e.g. records in some order), dropped on every change. */
   readonly #views = new Map<string, readonly T[]>();
-  /** The spec's `orders`, each built on first use and then kept in step with every write. */
-  readonly #sorted = new Map<string, T[]>();
+  /** The spec's `orders`, each built on first use and then kept in step with every write (last first). */
+  readonly #sorted = new Map<string, { lastFirst: T[]; view: OrderedRecords<T> }>();
   readonly #spec: RecordPartitionSpec<T>;
   /** This object's number in the process, and its puts and deletes so far: see `revision`. */
   readonly #epoch = ++partitions;
@@ -99,10 +132,12 @@ export class RecordPartition<T> {
     }
     this.#indexRecord(record);
     this.#views.clear();
-    for (const [name, sorted] of this.#sorted) {
-      const compare = this.#spec.orders![name]!;
-      if (previous !== undefined) removeSorted(sorted, previous, compare);
-      sorted.splice(lowerBound(sorted, record, compare), 0, record);
+    for (const [name, { lastFirst }] of this.#sorted) {
+      const lastFirstOrder = reversed(this.#spec.orders![name]!);
+      if (previous !== undefined) removeSorted(lastFirst, previous, lastFirstOrder);
+      const at = lowerBound(lastFirst, record, lastFirstOrder);
+      if (at === lastFirst.length) lastFirst.push(record);
+      else lastFirst.splice(at, 0, record);
     }
   }
 
@@ -114,24 +149,27 @@ export class RecordPartition<T> {
     this.#changes?.set(id, 'delete');
     this.#unindex(previous);
     this.#views.clear();
-    for (const [name, sorted] of this.#sorted) removeSorted(sorted, previous, this.#spec.orders![name]!);
+    for (const [name, { lastFirst }] of this.#sorted) {
+      removeSorted(lastFirst, previous, reversed(this.#spec.orders![name]!));
+    }
     return previous;
   }
 
   /**
    * The records in the spec's order `name`, sorted once and then updated by binary search on every put
-   * and delete (a write to a 100k-record partition moves pointers instead of re-sorting). The array is
-   * the partition's own: callers copy what they keep and never change it.
+   * and delete (a write to a 100k-record partition moves pointers instead of re-sorting). Live: it shows
+   * later writes, so callers copy (`slice`) what they keep.
    */
-  sorted(name: string): readonly T[] {
+  sorted(name: string): OrderedRecords<T> {
     let sorted = this.#sorted.get(name);
     if (!sorted) {
       const compare = this.#spec.orders?.[name];
       if (!compare) throw new Error(`No order "${name}" in this partition's spec.`);
-      sorted = [...this.records.values()].sort(compare);
+      const lastFirst = [...this.records.values()].sort(reversed(compare));
+      sorted = { lastFirst, view: new OrderedRecords(lastFirst) };
       this.#sorted.set(name, sorted);
     }
-    return sorted;
+    return sorted.view;
   }
 
   /** `compute()` remembered until the next put or delete (callers must not change the array). */
@@ -186,6 +224,18 @@ export class RecordPartition<T> {
     if (!this.#index || !this.#spec.indexEntries) return;
     for (const entry of this.#spec.indexEntries(record)) this.#index.remove(entry.key);
   }
+}
+
+/** Comparators reversed, one per comparator (a put looks its order's up instead of making a closure). */
+const reversedOrders = new WeakMap<(a: never, b: never) => number, (a: never, b: never) => number>();
+
+function reversed<T>(compare: (a: T, b: T) => number): (a: T, b: T) => number {
+  let out = reversedOrders.get(compare) as ((a: T, b: T) => number) | undefined;
+  if (!out) {
+    out = (a: T, b: T) => compare(b, a);
+    reversedOrders.set(compare, out);
+  }
+  return out;
 }
 
 /** The first index whose element sorts after `record` (where `record` goes). */

@@ -130,8 +130,8 @@ export class PartitionedFactStore implements FactStore {
           ? state.view('newest', () => [...byCreation()].reverse())
           : byCreation();
     const end = opts.limit === undefined ? undefined : opts.offset + opts.limit;
-    const facts = opts.category || opts.tags?.length ? matching(sorted, opts, end) : sorted;
-    return facts.slice(opts.offset, end);
+    if (opts.category || opts.tags?.length) return matching(sorted, opts, end).slice(opts.offset, end);
+    return sorted.slice(opts.offset, end);
   }
 
   async revision(scope: Scope): Promise<string> {
