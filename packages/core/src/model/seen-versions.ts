@@ -12,7 +12,10 @@ export interface SeenRecord {
  * the record says now.
  */
 export class SeenVersions {
-  readonly #versions = new Map<string, number>();
+  /** By id: the version last shown, and `#clock` when the id last went to the end of the map. */
+  readonly #versions = new Map<string, { version: number; stamp: number }>();
+  /** Counts moves to the end of `#versions`. */
+  #clock = 0;
   /** Ids noted since `takeNotedFacts` was last called: what the model was shown in the current turn. */
   readonly #noted = new Set<string>();
   /**
@@ -25,8 +28,20 @@ export class SeenVersions {
   /** Record what the model was shown last; a later sighting replaces an earlier one. */
   note(record: SeenRecord): void {
     if (this.#noted.size < MAX_SEEN) this.#noted.add(record.id);
+    const entry = this.#versions.get(record.id);
+    if (entry) {
+      entry.version = record.version;
+      // A move to the end is a delete and a set; a block shows the same facts turn after turn, and one
+      // among the newest eighth of sightings is far from being dropped, so it stays where it is.
+      if (this.#clock - entry.stamp > MAX_SEEN >>> 3) {
+        this.#versions.delete(record.id);
+        entry.stamp = ++this.#clock;
+        this.#versions.set(record.id, entry);
+      }
+      return;
+    }
     // Bounded: a long conversation must not grow this without end (oldest sightings go first).
-    if (!this.#versions.has(record.id) && this.#versions.size >= MAX_SEEN) {
+    if (this.#versions.size >= MAX_SEEN) {
       this.#oldest ??= this.#versions.keys();
       let next = this.#oldest.next();
       if (next.done) {
@@ -35,13 +50,12 @@ export class SeenVersions {
       }
       if (!next.done) this.#versions.delete(next.value);
     }
-    this.#versions.delete(record.id);
-    this.#versions.set(record.id, record.version);
+    this.#versions.set(record.id, { version: record.version, stamp: ++this.#clock });
   }
 
   /** The version the model was last shown, or undefined when it has not seen the record. */
   versionOf(id: string): number | undefined {
-    return this.#versions.get(id);
+    return this.#versions.get(id)?.version;
   }
 
   /** Forget a record (deleted). */
