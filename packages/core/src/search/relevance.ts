@@ -28,7 +28,33 @@ export function queryTerms(query: string): ReadonlySet<string> {
 /** The share (0–1) of the query's terms that occur in `text`. */
 export function coverage(terms: ReadonlySet<string>, text: string): number {
   if (terms.size === 0) return 0;
-  const present = termsOf(text);
+  return share(terms, termsOf(text));
+}
+
+/**
+ * Analysed terms by stored record. A frozen record (what the in-memory stores hand out, the same object
+ * turn after turn) cannot change, so its terms are found without building its text again and hashing it
+ * as an LRU key; any other record goes by its text.
+ */
+const analysedRecords = new WeakMap<object, ReadonlySet<string>>();
+
+/** `coverage` of a stored record's searchable text (`textOf`). */
+export function recordCoverage<R extends object>(
+  terms: ReadonlySet<string>,
+  record: R,
+  textOf: (record: R) => string,
+): number {
+  if (terms.size === 0) return 0;
+  if (!Object.isFrozen(record)) return share(terms, termsOf(textOf(record)));
+  let present = analysedRecords.get(record);
+  if (!present) {
+    present = termsOf(textOf(record));
+    analysedRecords.set(record, present);
+  }
+  return share(terms, present);
+}
+
+function share(terms: ReadonlySet<string>, present: ReadonlySet<string>): number {
   let found = 0;
   for (const term of terms) if (present.has(term)) found++;
   return found / terms.size;

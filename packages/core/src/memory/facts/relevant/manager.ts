@@ -3,7 +3,7 @@ import { LIMITS } from '../../../foundation/limits.js';
 import { CategorySchema, type Metadata } from '../../../foundation/record-fields.js';
 import type { Scope } from '../../../foundation/scope.js';
 import { parseOrThrow } from '../../../foundation/validation.js';
-import { coverage, queryTerms, relevance } from '../../../search/relevance.js';
+import { coverage, queryTerms, recordCoverage, relevance } from '../../../search/relevance.js';
 import type { DetailStore } from '../../../store/details/store.js';
 import { type Fact, factSearchText } from '../../../store/facts/record.js';
 import type { FactStore } from '../../../store/facts/store.js';
@@ -118,7 +118,7 @@ export class RelevantMemory {
       for (const { fact, score } of hits) {
         if (isQuarantined(fact)) continue;
         candidates.push(
-          this.#fromFact(fact, score, relevance(score, best, coverage(terms, factSearchText(fact)))),
+          this.#fromFact(fact, score, relevance(score, best, recordCoverage(terms, fact, factSearchText))),
         );
       }
     }
