@@ -5,6 +5,10 @@
  *
  *   pnpm bench:turn [--sizes 1000,10000,100000] [--adapter memory|json|sqlite|sqlite-native|postgres[,…]] [--turns 200]
  *                   [--warmup 1000] [--jit-warmup 20] [--workload full|chat] [--no-raw-bpe] [--json]
+ *                   [--cpu-prof <dir>]
+ *
+ * `--cpu-prof <dir>`: a V8 CPU profile of each configuration's timed turns (100 µs sampling), written to
+ * `<dir>/<adapter>-<facts>.cpuprofile` (`cpu-profile.ts`); the profiler slows the turns it records.
  *
  * `--workload chat` (default size 1000): a chat app's turn — the every-fact block, working memory (10
  * entries) and the replay of the last 10 turns of a 200-turn thread, nothing else (issue 26's SQLite
@@ -73,6 +77,7 @@ import {
   type WorkingMemoryStore,
 } from '@kioku/core/store';
 import { type FactSeed, factSeeds, QUERIES } from './facts.js';
+import { type CpuProfileRecorder, startCpuProfile } from './cpu-profile.js';
 import { type HeapWork, type HeapWorkMeter, startHeapWork } from './heap-work.js';
 import { loadLocomo, locomoPath } from './locomo.js';
 import { CpuMeter, type CpuReading, perTurn, type ThreadCpu } from './thread-cpu.js';
@@ -183,6 +188,7 @@ function parseArgs() {
     warmup: int('--warmup', 1000),
     jitWarmup: int('--jit-warmup', 20),
     rawBpe: !args.includes('--no-raw-bpe'),
+    cpuProfileDir: flagValue(args, '--cpu-prof'),
   };
 }
 
@@ -387,6 +393,7 @@ async function benchConfig(
     workload: Workload;
     tokenizer?: Tokenizer;
     floor?: OpenedStores['floor'];
+    cpuProfileDir?: string | undefined;
   },
 ): Promise<Row> {
   const t0 = performance.now();
@@ -478,10 +485,15 @@ async function benchConfig(
   const mainCpu: number[] = [];
   let threadsBefore: CpuReading | undefined;
   let heapMeter: HeapWorkMeter | undefined;
+  let profiler: CpuProfileRecorder | undefined;
   for (let k = 0; ; k++) {
     const warming = warmed < options.warmup && performance.now() < warmupEnds;
     if (!warming) {
       if (timedEnds === Number.POSITIVE_INFINITY) {
+        if (options.cpuProfileDir) {
+          const name = `${options.tokenizer ? `${adapter}+raw-bpe` : adapter}-${size}`;
+          profiler = await startCpuProfile(options.cpuProfileDir, name);
+        }
         timedEnds = performance.now() + TIMED_MS;
         threadsBefore = meter.read('before');
         heapMeter = startHeapWork();
@@ -533,6 +545,7 @@ async function benchConfig(
   const turnCpu =
     threads && mainCpu.length === turnTimes.length ? mainCpu.map((m) => m + threads.otherMs) : cpuTimes;
   const heap = heapMeter?.stop(turnTimes.length);
+  if (profiler) console.error(`  CPU profile of the timed turns: ${await profiler.stop()}`);
 
   // The raw floor after the timed turns, on the same data (it appends its own exchanges and, in the full
   // workload, stores its own facts, as turns do), with the messages that would have come next.
