@@ -76,8 +76,8 @@ import {
   type ThreadScope,
   type WorkingMemoryStore,
 } from '@kioku/core/store';
-import { type FactSeed, factSeeds, QUERIES } from './facts.js';
 import { type CpuProfileRecorder, startCpuProfile } from './cpu-profile.js';
+import { type FactSeed, factSeeds, QUERIES } from './facts.js';
 import { type HeapWork, type HeapWorkMeter, startHeapWork } from './heap-work.js';
 import { loadLocomo, locomoPath } from './locomo.js';
 import { CpuMeter, type CpuReading, perTurn, type ThreadCpu } from './thread-cpu.js';
