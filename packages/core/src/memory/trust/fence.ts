@@ -30,21 +30,29 @@ const ROLE_LINE = /^([ \t>#]*)((?:system|assistant|user|developer|human|ai)\s*:)
  * costs no tokens.
  */
 export function defuse(text: string): string {
-  return text
-    .replace(FORGEABLE, (_m, marker?: string, token?: string, slash?: string, tag?: string) => {
+  // Each pass runs only when the text holds a character its pattern needs (most text has no `[` or `<`):
+  // a block's lines are quoted every turn.
+  let out = text;
+  if (MARKER_START.test(out)) {
+    out = out.replace(FORGEABLE, (_m, marker?: string, token?: string, slash?: string, tag?: string) => {
       if (marker !== undefined) return `(${marker})`;
       if (token !== undefined) return `<${token}>`;
       return `(${slash ?? ''}${tag})`;
-    })
-    .replace(ROLE_LINE, '$1> $2');
+    });
+  }
+  return out.includes(':') ? out.replace(ROLE_LINE, '$1> $2') : out;
 }
+
+/** What every FORGEABLE match starts with. */
+const MARKER_START = /[[<]/;
 
 /**
  * A short text (a fact) made safe to quote as one entry of a memory block: `defuse`d, and every line after
  * the first indented by two spaces, so no line of it can pass for another entry.
  */
 export function quoteContent(text: string): string {
-  return defuse(text).replace(/\r\n?|\n/g, '\n  ');
+  const safe = defuse(text);
+  return safe.includes('\n') || safe.includes('\r') ? safe.replace(/\r\n?|\n/g, '\n  ') : safe;
 }
 
 /**
