@@ -261,16 +261,20 @@ const WORD_RUN = /[\p{L}\p{M}]+/gu;
  * A word wholly in Cyrillic or Greek is left as it is.
  */
 export function normaliseForDetection(text: string): string {
-  return text
-    .normalize('NFKC')
-    .replace(INVISIBLE, '')
-    .replace(WORD_RUN, (word) =>
-      /\p{Script=Latin}/u.test(word) && /[\p{Script=Cyrillic}\p{Script=Greek}]/u.test(word)
-        ? [...word].map((ch) => CONFUSABLES[ch] ?? ch).join('')
-        : word,
-    );
+  const folded = text.normalize('NFKC').replace(INVISIBLE, '');
+  // Words are examined only when the text has a Cyrillic or Greek letter at all (most text has none).
+  if (!CYRILLIC_OR_GREEK.test(folded)) return folded;
+  return folded.replace(WORD_RUN, (word) =>
+    LATIN.test(word) && CYRILLIC_OR_GREEK.test(word)
+      ? [...word].map((ch) => CONFUSABLES[ch] ?? ch).join('')
+      : word,
+  );
 }
 
+const LATIN = /\p{Script=Latin}/u;
+const CYRILLIC_OR_GREEK = /[\p{Script=Cyrillic}\p{Script=Greek}]/u;
+
+const COMMENT_OPENING = /<!--|\]\(|\]:/;
 const COMMENTS =
   /<!--([\s\S]{0,2000}?)-->|^[ \t]*\[(?:\/\/|comment)\]:[ \t]*(?:#|<>)[ \t]*\(([^\n]*)\)[ \t]*$|\]\([^\s)]*\s+(?:"([^"\n]{1,500})"|'([^'\n]{1,500})')\)/gm;
 
@@ -279,20 +283,27 @@ const COMMENTS =
  * (`[text](url "title")`, shown only on hover), one per line.
  */
 function commentBodies(text: string): string {
+  // Every form opens with `<!--`, or has `](` or `]:`.
+  if (!COMMENT_OPENING.test(text)) return '';
   return [...text.matchAll(COMMENTS)].map((m) => (m[1] ?? m[2] ?? m[3] ?? m[4] ?? '').trim()).join('\n');
 }
 
 /** Runs every rule over `text` and adds up the weights of those that fired. */
 export function detectInjection(text: string, options: DetectOptions = {}): InjectionVerdict {
-  const userText =
-    options.userText === undefined ? undefined : normaliseForDetection(options.userText).toLowerCase();
+  // What the user typed is read only when a rule fires (most texts fire none).
+  let userText: string | undefined;
+  const typed = (matched: string) => {
+    if (options.userText === undefined) return false;
+    userText ??= normaliseForDetection(options.userText).toLowerCase();
+    return typedByUser(matched, userText);
+  };
   const normalised = normaliseForDetection(text);
   const read = { text: normalised, raw: text, comments: commentBodies(normalised) };
   const hits: RuleHit[] = [];
   for (const rule of INJECTION_RULES) {
     const match = rule.pattern.exec(read[rule.reads ?? 'text']);
     if (!match) continue;
-    if (userText !== undefined && typedByUser(match[0], userText)) continue;
+    if (typed(match[0])) continue;
     hits.push({ rule: rule.id, weight: rule.weight, evidence: match[0].trim().slice(0, 80) });
   }
   const score = hits.reduce((sum, hit) => sum + hit.weight, 0);
