@@ -1,5 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { FACT_BLOCK_FRAME, renderFactBlock } from '../src/memory/facts/all/format.js';
+import { RECALL_FRAME, renderRecall } from '../src/memory/facts/recall/format.js';
+import { MEMORIES_FRAME, renderMemories } from '../src/memory/facts/relevant/format.js';
 import { countMessageTokens } from '../src/model/messages.js';
 import { LineFitter, type LineItem } from '../src/runtime/fit-lines.js';
 import {
@@ -42,11 +44,16 @@ function fit(
 }
 
 describe('LineFitter', () => {
-  it('the fact block frame is how renderFactBlock renders', () => {
-    for (const lines of [[], ['- a'], ['- a', '- b: c', '- d\n  e']]) {
-      expect(renderFactBlock(lines)).toBe(
-        FACT_BLOCK_FRAME.head + lines.map((l) => `${l}\n`).join('') + FACT_BLOCK_FRAME.tail,
-      );
+  it('each block frame is how its renderer renders (fact block, recall, relevant memories)', () => {
+    const blocks = [
+      [renderFactBlock, FACT_BLOCK_FRAME],
+      [renderRecall, RECALL_FRAME],
+      [renderMemories, MEMORIES_FRAME],
+    ] as const;
+    for (const [render, frame] of blocks) {
+      for (const lines of [[], ['- a'], ['- a', '- b: c', '- d\n  e']]) {
+        expect(render(lines)).toBe(frame.head + lines.map((l) => `${l}\n`).join('') + frame.tail);
+      }
     }
   });
 

@@ -1,3 +1,4 @@
+import type { LineFrame } from '../../../runtime/fit-lines.js';
 import type { CategoryCount, Fact } from '../../../store/facts/record.js';
 import { quoteContent, sourceLabel } from '../../trust/fence.js';
 
@@ -9,6 +10,13 @@ export function recallLine(fact: Pick<Fact, 'id' | 'category' | 'content' | 'pro
   return `- [${fact.id}] (${fact.category}, ${sourceLabel(fact.provenance)}): ${quoteContent(fact.content)}`;
 }
 
+/** {@link renderRecall}'s shape, for LineFitter: the header's line, the lines, the end marker. */
+export const RECALL_FRAME: Readonly<LineFrame> = Object.freeze({
+  head: `${RECALL_HEADER}\n`,
+  tail: RECALL_END,
+});
+
+/** The header, the recall lines and the end marker, one per line. */
 export function renderRecall(lines: readonly string[]): string {
   return [RECALL_HEADER, ...lines, RECALL_END].join('\n');
 }

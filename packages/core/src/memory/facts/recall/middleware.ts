@@ -6,7 +6,7 @@ import type { Fact } from '../../../store/facts/record.js';
 import type { FactStore } from '../../../store/facts/store.js';
 import type { SessionStore } from '../../../store/sessions/store.js';
 import { isQuarantined } from '../../trust/quarantine.js';
-import { recallLine, renderRecall } from './format.js';
+import { RECALL_FRAME, recallLine, renderRecall } from './format.js';
 import { InjectedMemoryTracker } from './injected.js';
 
 export const FACT_RECALL_MIDDLEWARE = 'fact-recall';
@@ -72,7 +72,7 @@ export function factRecallMiddleware(options: FactRecallMiddlewareOptions): Prom
       const versionOf = new Map(fresh.map((fact) => [fact.id, fact.version]));
       const limit = Math.min(ctx.maxTokens, options.maxTokens ?? Number.POSITIVE_INFINITY);
       const items = fresh.map((fact) => ({ id: fact.id, line: recallLine(fact) }));
-      const block = fitLines(ctx.tokenizer, items, limit, renderRecall);
+      const block = fitLines(ctx.tokenizer, items, limit, renderRecall, RECALL_FRAME);
       if (block.included.length > 0) {
         pending.set(key, { turnIndex: ctx.turnIndex, ids: block.included.map((i) => i.id) });
         for (const oldest of pending.keys()) {

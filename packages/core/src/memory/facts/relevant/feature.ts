@@ -2,7 +2,7 @@ import type { ChatMessage } from '../../../model/messages.js';
 import type { MemoryFeature } from '../../../runtime/feature.js';
 import { LineFitter } from '../../../runtime/fit-lines.js';
 import { type DroppedItem, EMPTY_RESULT, type PromptMiddleware } from '../../../runtime/middleware.js';
-import { formatMemoryLine, renderMemories } from './format.js';
+import { formatMemoryLine, MEMORIES_FRAME, renderMemories } from './format.js';
 import { RelevantMemory, type RelevantMemoryOptions } from './manager.js';
 import type { MemorySearchResult } from './types.js';
 
@@ -34,7 +34,7 @@ export function relevantMemory(manager: RelevantMemory | RelevantMemoryOptions):
       if (!m.autoRetrieve) return EMPTY_RESULT;
       const ranked = await m.rank(ctx.scope, ctx.userMessage);
       // Lines are numbered by their place in the block, so a line's number is known only when offered.
-      const fitter = new LineFitter(ctx.tokenizer, ctx.maxTokens, renderMemories);
+      const fitter = new LineFitter(ctx.tokenizer, ctx.maxTokens, renderMemories, MEMORIES_FRAME);
       for (const memory of ranked.selected) {
         fitter.offer({ id: memory.id, line: formatMemoryLine(fitter.included.length + 1, memory) });
       }

@@ -1,3 +1,4 @@
+import type { LineFrame } from '../../../runtime/fit-lines.js';
 import { quoteContent } from '../../trust/fence.js';
 import type { MemorySearchResult } from './types.js';
 
@@ -9,6 +10,12 @@ export const MEMORIES_END = '[END_RELEVANT_MEMORIES]';
 export function formatMemoryLine(position: number, memory: MemorySearchResult): string {
   return `${position}. [${memory.type}, ${memory.from}] ${quoteContent(memory.content)}`;
 }
+
+/** {@link renderMemories}'s shape, for LineFitter: the header's line, the lines, the end marker. */
+export const MEMORIES_FRAME: Readonly<LineFrame> = Object.freeze({
+  head: `${MEMORIES_HEADER}\n`,
+  tail: MEMORIES_END,
+});
 
 /** The header, the numbered lines and the end marker, one per line. */
 export function renderMemories(lines: readonly string[]): string {
