@@ -84,7 +84,10 @@ export class RecordPartition<T> {
   /** Derived arrays (e.g. records in some order), dropped on every change. */
   readonly #views = new Map<string, readonly T[]>();
   /** The spec's `orders`, each built on first use and then kept in step with every write (last first). */
-  readonly #sorted = new Map<string, { lastFirst: T[]; view: OrderedRecords<T> }>();
+  readonly #sorted = new Map<
+    string,
+    { lastFirst: T[]; lastFirstOrder: (a: T, b: T) => number; view: OrderedRecords<T> }
+  >();
   readonly #spec: RecordPartitionSpec<T>;
   /** This object's number in the process, and its puts and deletes so far: see `revision`. */
   readonly #epoch = ++partitions;
@@ -132,8 +135,7 @@ export class RecordPartition<T> {
     }
     this.#indexRecord(record);
     this.#views.clear();
-    for (const [name, { lastFirst }] of this.#sorted) {
-      const lastFirstOrder = reversed(this.#spec.orders![name]!);
+    for (const { lastFirst, lastFirstOrder } of this.#sorted.values()) {
       if (previous !== undefined) removeSorted(lastFirst, previous, lastFirstOrder);
       const at = lowerBound(lastFirst, record, lastFirstOrder);
       if (at === lastFirst.length) lastFirst.push(record);
@@ -149,8 +151,8 @@ export class RecordPartition<T> {
     this.#changes?.set(id, 'delete');
     this.#unindex(previous);
     this.#views.clear();
-    for (const [name, { lastFirst }] of this.#sorted) {
-      removeSorted(lastFirst, previous, reversed(this.#spec.orders![name]!));
+    for (const { lastFirst, lastFirstOrder } of this.#sorted.values()) {
+      removeSorted(lastFirst, previous, lastFirstOrder);
     }
     return previous;
   }
@@ -165,8 +167,9 @@ export class RecordPartition<T> {
     if (!sorted) {
       const compare = this.#spec.orders?.[name];
       if (!compare) throw new Error(`No order "${name}" in this partition's spec.`);
-      const lastFirst = [...this.records.values()].sort(reversed(compare));
-      sorted = { lastFirst, view: new OrderedRecords(lastFirst) };
+      const lastFirstOrder = (a: T, b: T) => compare(b, a);
+      const lastFirst = [...this.records.values()].sort(lastFirstOrder);
+      sorted = { lastFirst, lastFirstOrder, view: new OrderedRecords(lastFirst) };
       this.#sorted.set(name, sorted);
     }
     return sorted.view;
@@ -224,18 +227,6 @@ export class RecordPartition<T> {
     if (!this.#index || !this.#spec.indexEntries) return;
     for (const entry of this.#spec.indexEntries(record)) this.#index.remove(entry.key);
   }
-}
-
-/** Comparators reversed, one per comparator (a put looks its order's up instead of making a closure). */
-const reversedOrders = new WeakMap<(a: never, b: never) => number, (a: never, b: never) => number>();
-
-function reversed<T>(compare: (a: T, b: T) => number): (a: T, b: T) => number {
-  let out = reversedOrders.get(compare) as ((a: T, b: T) => number) | undefined;
-  if (!out) {
-    out = (a: T, b: T) => compare(b, a);
-    reversedOrders.set(compare, out);
-  }
-  return out;
 }
 
 /** The first index whose element sorts after `record` (where `record` goes). */
