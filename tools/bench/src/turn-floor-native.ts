@@ -13,6 +13,7 @@ import {
   interactionFact,
   type Lap,
   RECALLED_KEY,
+  RecalledHead,
   searchTerms,
   timeTurns,
 } from './turn-floor.js';
@@ -95,7 +96,7 @@ function nativeTurn(db: Database.Database, target: FloorTarget): (k: number, lap
     if (newest > target.cap) trim.run(seq, newest - target.cap);
   });
   const under = (prefix: string) => [prefix, `${prefix}/`, `${prefix}0`];
-  let recalled = new Set<string>();
+  const recalled = new RecalledHead();
 
   return (k, lap) => {
     const message = target.message(k);
@@ -107,7 +108,7 @@ function nativeTurn(db: Database.Database, target: FloorTarget): (k: number, lap
       documents.all(user);
       plan.get(user, target.threadId);
       const value = kv.get(seq, RECALLED_KEY) as string | undefined;
-      recalled = new Set(value ? (JSON.parse(value) as string[]) : []);
+      recalled.read(value);
     }
     const now = Date.now();
     inventory.all(user, now, ...under(`session/${target.sessionId}`));
@@ -128,7 +129,7 @@ function nativeTurn(db: Database.Database, target: FloorTarget): (k: number, lap
       ['assistant', answer],
     ]);
     if (full) {
-      upsertKv.run(seq, seq, RECALLED_KEY, JSON.stringify([...recalled]), new Date(now).toISOString());
+      upsertKv.run(seq, seq, RECALLED_KEY, recalled.value(), new Date(now).toISOString());
       const stored = interactionFact(user, randomBytes(6).toString('hex'), message, answer);
       const { fact } = stored;
       insertFact.run(

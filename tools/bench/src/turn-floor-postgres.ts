@@ -13,6 +13,7 @@ import {
   interactionFact,
   type Lap,
   RECALLED_KEY,
+  RecalledHead,
   searchTerms,
   timeTurns,
 } from './turn-floor.js';
@@ -34,7 +35,7 @@ export async function postgresFloor(
   const user = target.userId;
   const id = target.sessionId;
   const full = target.workload === 'full';
-  let recalled = new Set<string>();
+  const recalled = new RecalledHead();
   // Rows holding any of the terms (the GIN index on the analyzed terms), ranked by PostgreSQL's `ts_rank`
   // of those terms (an OR query) over the row's terms, newest first among equals.
   const ranked = `SELECT ${FACT_COLUMNS} FROM ${t('facts')}
@@ -66,7 +67,7 @@ export async function postgresFloor(
         `SELECT value FROM ${t('session_kv')} WHERE user_id = $1 AND agent_id = '' AND session_id = $2 AND key = $3`,
         [user, id, RECALLED_KEY],
       );
-      recalled = new Set(kv ? (JSON.parse(kv.value as string) as string[]) : []);
+      recalled.read(kv?.value as string | undefined);
     }
     for (const prefix of [`session/${id}`, 'patrol']) {
       await run(
@@ -127,7 +128,7 @@ export async function postgresFloor(
          (SELECT coalesce(max(ord), 0) + 1 FROM ${t('session_kv')} WHERE user_id = $1 AND agent_id = '' AND session_id = $2), 1)
        ON CONFLICT (user_id, agent_id, session_id, key) DO UPDATE
          SET value = excluded.value, ts = excluded.ts, ord = excluded.ord, version = ${t('session_kv')}.version + 1`,
-      [user, id, RECALLED_KEY, JSON.stringify([...recalled])],
+      [user, id, RECALLED_KEY, recalled.value()],
     );
     const stored = interactionFact(user, randomBytes(6).toString('hex'), message, answer);
     const { fact } = stored;

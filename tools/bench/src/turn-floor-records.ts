@@ -16,6 +16,7 @@ import {
   interactionFact,
   type Lap,
   RECALLED_KEY,
+  RecalledHead,
   searchTerms,
   timeTurns,
 } from './turn-floor.js';
@@ -92,7 +93,7 @@ function recordsTurn(db: Database.Database, target: FloorTarget): (k: number, la
   });
   const under = (prefix: string) => [prefix, `${prefix}/`, `${prefix}0`];
   const detailScope = scopeOf(label('details', user));
-  let recalled = new Set<string>();
+  const recalled = new RecalledHead();
 
   return (k, lap) => {
     const message = target.message(k);
@@ -104,7 +105,7 @@ function recordsTurn(db: Database.Database, target: FloorTarget): (k: number, la
       documents.all(label('documents', user));
       record.get(label('plans', user, target.threadId), '');
       const kv = record.get(session, `k:${RECALLED_KEY}`) as string | undefined;
-      recalled = new Set(kv ? (JSON.parse(JSON.parse(kv).entry.value) as string[]) : []);
+      recalled.read(kv ? (JSON.parse(kv).entry.value as string) : undefined);
     }
     inventory.all(label('working', user, 'session'), ...under(`session/${target.sessionId}`), now);
     inventory.all(label('working', user, 'patrol'), ...under('patrol'), now);
@@ -124,7 +125,7 @@ function recordsTurn(db: Database.Database, target: FloorTarget): (k: number, la
       ['assistant', answer],
     ]);
     if (full) {
-      const entry = { key: RECALLED_KEY, value: JSON.stringify([...recalled]), ts: now, version: 1 };
+      const entry = { key: RECALLED_KEY, value: recalled.value(), ts: now, version: 1 };
       upsert.run(session, `k:${RECALLED_KEY}`, JSON.stringify({ order: 0, entry }));
       const stored = interactionFact(user, randomBytes(6).toString('hex'), message, answer);
       const { fact } = stored;

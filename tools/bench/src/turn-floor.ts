@@ -68,6 +68,38 @@ export type Lap = (part: FloorPart) => void;
 /** The session k-v entry fact recall keeps its recalled ids in. */
 export const RECALLED_KEY = 'kioku.recall.injected';
 
+/** Ids fact recall keeps in that entry before it seals them into a chunk of their own (core's `HEAD_IDS`). */
+const RECALLED_HEAD_IDS = 1_000;
+
+/**
+ * The recalled-ids entry as a floor turn reads and writes it raw: a JSON array of the newest ids, or
+ * `{"sealed": [...], "ids": [...]}` once older ids were sealed into chunks. The floor reads and writes the
+ * head only (the newest RECALLED_HEAD_IDS ids); the tracker also writes one chunk per 1,000 ids and reads
+ * each once, which this floor leaves out.
+ */
+export class RecalledHead {
+  #sealed: unknown[] = [];
+  #ids = new Set<string>();
+
+  read(value: string | undefined): void {
+    const parsed: unknown = value === undefined ? [] : JSON.parse(value);
+    const head = Array.isArray(parsed)
+      ? { sealed: [], ids: parsed }
+      : (parsed as { sealed: unknown[]; ids: string[] });
+    this.#sealed = head.sealed;
+    this.#ids = new Set(head.ids);
+  }
+
+  add(id: string): void {
+    this.#ids.add(id);
+  }
+
+  value(): string {
+    const ids = [...this.#ids].slice(-RECALLED_HEAD_IDS);
+    return this.#sealed.length === 0 ? JSON.stringify(ids) : JSON.stringify({ sealed: this.#sealed, ids });
+  }
+}
+
 /** The category and tags the `relevant` mode stores an exchange with. */
 export const INTERACTION = { category: 'episodic/interactions', tags: ['interaction'] } as const;
 

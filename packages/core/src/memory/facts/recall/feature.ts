@@ -21,7 +21,7 @@ export interface FactRecallOptions {
    * is (`withEmbeddings` on the bundle, or `KiokuBuilder`'s `embeddings`).
    */
   store: FactStore;
-  /** Where the ids recalled in each session are kept (k-v key `kioku.recall.injected`). */
+  /** Where the ids recalled in each session are kept (k-v key `kioku.recall.injected` and its sealed chunks). */
   sessions: SessionStore;
   /** Entries searched per user message, and the most search_memory returns (default 8). */
   maxResults?: number;
