@@ -126,4 +126,17 @@ describe('InjectedMemoryTracker', () => {
     for (let n = 0; n < (MAX_CHUNKS + 2) * HEAD_IDS; n += 50) await tracker.add(alice, id, idsFrom(n, 50));
     expect((await sessions.kvGet(alice, id, 'city'))?.value).toBe('Oslo');
   });
+
+  it('keeps two sessions apart when their stored lists are equal', async () => {
+    const sessions = new InMemorySessionStore();
+    const a = await sessions.create(alice);
+    const b = await sessions.create(alice);
+    const tracker = new InjectedMemoryTracker(sessions);
+    await tracker.add(alice, a.id, ['f1']);
+    await tracker.add(alice, b.id, ['f1']);
+    const seenByB = await tracker.load(alice, b.id);
+    await tracker.add(alice, a.id, ['f2']);
+    expect(seenByB.has('f2')).toBe(false);
+    expect([...(await tracker.load(alice, b.id))]).toEqual(['f1']);
+  });
 });

@@ -35,6 +35,8 @@ const HeadSchema = z.union([
 
 /** The head as read: its chunk keys and ids; `canonical` when `raw` is exactly what `serialize` makes of them. */
 interface Head {
+  /** Whose head it is (see `sessionCacheKey`): equal values of two sessions are not one set. */
+  session: string;
   raw: string | undefined;
   sealed: readonly string[];
   ids: Set<string>;
@@ -99,17 +101,22 @@ export class InjectedMemoryTracker {
 
   /** The session's recalled ids; they may grow when this tracker adds to the same session later. */
   async load(scope: Readonly<Scope>, sessionId: string): Promise<RecalledIds> {
+    const session = sessionCacheKey(scope, sessionId);
     const entry = await this.#sessions.kvGet(scope, sessionId, RECALL_INJECTED_KEY);
-    const head = this.#parse(entry?.value);
-    return new RecalledIds([...(await this.#sealed(scope, sessionId, head.sealed)), head.ids]);
+    const head = this.#parse(session, entry?.value);
+    return new RecalledIds([...(await this.#sealed(scope, sessionId, session, head.sealed)), head.ids]);
   }
 
   async add(scope: Readonly<Scope>, sessionId: string, ids: readonly string[]): Promise<void> {
     if (ids.length === 0) return;
+    const session = sessionCacheKey(scope, sessionId);
     await retryOnConflict(async () => {
       const entry = await this.#sessions.kvGet(scope, sessionId, RECALL_INJECTED_KEY);
-      const head = this.#parse(entry?.value);
-      const known = new RecalledIds([...(await this.#sealed(scope, sessionId, head.sealed)), head.ids]);
+      const head = this.#parse(session, entry?.value);
+      const known = new RecalledIds([
+        ...(await this.#sealed(scope, sessionId, session, head.sealed)),
+        head.ids,
+      ]);
       const added = [...new Set(ids)].filter((id) => !known.has(id));
       if (added.length === 0) return;
       const expectedVersion = entry?.version ?? 0;
@@ -119,13 +126,13 @@ export class InjectedMemoryTracker {
           await this.#sessions.kvSet(scope, sessionId, RECALL_INJECTED_KEY, appended, { expectedVersion });
           // Only now that the value is stored do the new ids join the set `load` returned (a retry may not have been it).
           for (const id of added) head.ids.add(id);
-          this.#last = { raw: appended, sealed: head.sealed, ids: head.ids, canonical: true };
+          this.#last = { session, raw: appended, sealed: head.sealed, ids: head.ids, canonical: true };
           return;
         }
         const next = [...head.ids, ...added].slice(-HEAD_IDS);
         const raw = serialize(head.sealed, next);
         await this.#sessions.kvSet(scope, sessionId, RECALL_INJECTED_KEY, raw, { expectedVersion });
-        this.#last = { raw, sealed: head.sealed, ids: new Set(next), canonical: true };
+        this.#last = { session, raw, sealed: head.sealed, ids: new Set(next), canonical: true };
         return;
       }
       // Seal the head's ids: their chunk is stored before the head that names it.
@@ -141,16 +148,16 @@ export class InjectedMemoryTracker {
         await this.#deleteQuietly(scope, sessionId, chunkKey);
         throw error;
       }
-      this.#chunks.set(chunkCacheKey(scope, sessionId, chunkKey), head.ids);
-      this.#last = { raw, sealed, ids: new Set(next), canonical: true };
+      this.#chunks.set(session + JSON.stringify(chunkKey), head.ids);
+      this.#last = { session, raw, sealed, ids: new Set(next), canonical: true };
       for (const key of dropped) await this.#deleteQuietly(scope, sessionId, key);
     });
   }
 
   /** A head value's chunk keys and ids; an unreadable one is none (it only costs re-injecting; `add` rewrites it). */
-  #parse(raw: string | undefined): Head {
-    if (raw === undefined) return { raw, sealed: [], ids: new Set(), canonical: false };
-    if (this.#last?.raw === raw) return this.#last;
+  #parse(session: string, raw: string | undefined): Head {
+    if (raw === undefined) return { session, raw, sealed: [], ids: new Set(), canonical: false };
+    if (this.#last?.raw === raw && this.#last.session === session) return this.#last;
     let sealed: readonly string[] = [];
     let ids: readonly string[] = [];
     try {
@@ -163,7 +170,7 @@ export class InjectedMemoryTracker {
       // nothing readable
     }
     const set = new Set(ids);
-    this.#last = { raw, sealed, ids: set, canonical: serialize(sealed, set) === raw };
+    this.#last = { session, raw, sealed, ids: set, canonical: serialize(sealed, set) === raw };
     return this.#last;
   }
 
@@ -181,11 +188,12 @@ export class InjectedMemoryTracker {
   async #sealed(
     scope: Readonly<Scope>,
     sessionId: string,
+    session: string,
     keys: readonly string[],
   ): Promise<ReadonlySet<string>[]> {
     return Promise.all(
       keys.map(async (key) => {
-        const cacheKey = chunkCacheKey(scope, sessionId, key);
+        const cacheKey = session + JSON.stringify(key);
         const cached = this.#chunks.get(cacheKey);
         if (cached) return cached;
         const entry = await this.#sessions.kvGet(scope, sessionId, key);
@@ -212,6 +220,7 @@ export class InjectedMemoryTracker {
   }
 }
 
-function chunkCacheKey(scope: Readonly<Scope>, sessionId: string, key: string): string {
-  return JSON.stringify([scope.userId, scope.agentId ?? null, sessionId, key]);
+/** A session's key in this tracker's caches (a chunk's: this and the chunk key's JSON). */
+function sessionCacheKey(scope: Readonly<Scope>, sessionId: string): string {
+  return JSON.stringify([scope.userId, scope.agentId ?? null, sessionId]);
 }
