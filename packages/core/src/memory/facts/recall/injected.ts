@@ -103,8 +103,7 @@ export class InjectedMemoryTracker {
   async load(scope: Readonly<Scope>, sessionId: string): Promise<RecalledIds> {
     const session = sessionCacheKey(scope, sessionId);
     const entry = await this.#sessions.kvGet(scope, sessionId, RECALL_INJECTED_KEY);
-    const head = this.#parse(session, entry?.value);
-    return new RecalledIds([...(await this.#sealed(scope, sessionId, session, head.sealed)), head.ids]);
+    return this.#known(scope, sessionId, session, this.#parse(session, entry?.value));
   }
 
   async add(scope: Readonly<Scope>, sessionId: string, ids: readonly string[]): Promise<void> {
@@ -113,45 +112,52 @@ export class InjectedMemoryTracker {
     await retryOnConflict(async () => {
       const entry = await this.#sessions.kvGet(scope, sessionId, RECALL_INJECTED_KEY);
       const head = this.#parse(session, entry?.value);
-      const known = new RecalledIds([
-        ...(await this.#sealed(scope, sessionId, session, head.sealed)),
-        head.ids,
-      ]);
+      const known = await this.#known(scope, sessionId, session, head);
       const added = [...new Set(ids)].filter((id) => !known.has(id));
       if (added.length === 0) return;
       const expectedVersion = entry?.version ?? 0;
-      if (head.ids.size + added.length <= HEAD_IDS || head.ids.size === 0) {
-        const appended = this.#appended(head, added);
-        if (appended !== undefined) {
-          await this.#sessions.kvSet(scope, sessionId, RECALL_INJECTED_KEY, appended, { expectedVersion });
-          // Only now that the value is stored do the new ids join the set `load` returned (a retry may not have been it).
-          for (const id of added) head.ids.add(id);
-          this.#last = { session, raw: appended, sealed: head.sealed, ids: head.ids, canonical: true };
-          return;
-        }
-        const next = [...head.ids, ...added].slice(-HEAD_IDS);
-        const raw = serialize(head.sealed, next);
-        await this.#sessions.kvSet(scope, sessionId, RECALL_INJECTED_KEY, raw, { expectedVersion });
-        this.#last = { session, raw, sealed: head.sealed, ids: new Set(next), canonical: true };
+      if (head.ids.size + added.length > HEAD_IDS && head.ids.size > 0) {
+        return this.#seal(scope, sessionId, session, head, added, expectedVersion);
+      }
+      const appended = this.#appended(head, added);
+      const raw = appended ?? serialize(head.sealed, [...head.ids, ...added].slice(-HEAD_IDS));
+      await this.#sessions.kvSet(scope, sessionId, RECALL_INJECTED_KEY, raw, { expectedVersion });
+      if (appended === undefined) {
+        this.#parse(session, raw);
         return;
       }
-      // Seal the head's ids: their chunk is stored before the head that names it.
-      const chunkKey = `${RECALL_INJECTED_CHUNK_PREFIX}${shortId()}`;
-      await this.#sessions.kvSet(scope, sessionId, chunkKey, JSON.stringify([...head.ids]));
-      const sealed = [...head.sealed, chunkKey];
-      const dropped = sealed.splice(0, Math.max(0, sealed.length - MAX_CHUNKS));
-      const next = added.slice(-HEAD_IDS);
-      const raw = serialize(sealed, next);
-      try {
-        await this.#sessions.kvSet(scope, sessionId, RECALL_INJECTED_KEY, raw, { expectedVersion });
-      } catch (error) {
-        await this.#deleteQuietly(scope, sessionId, chunkKey);
-        throw error;
-      }
-      this.#chunks.set(session + JSON.stringify(chunkKey), head.ids);
-      this.#last = { session, raw, sealed, ids: new Set(next), canonical: true };
-      for (const key of dropped) await this.#deleteQuietly(scope, sessionId, key);
+      // Only now that the value is stored do the new ids join the set `load` returned (a retry may not have been it).
+      for (const id of added) head.ids.add(id);
+      this.#last = { session, raw, sealed: head.sealed, ids: head.ids, canonical: true };
     });
+  }
+
+  /**
+   * Stores the head's ids as a chunk of their own, then (with the version read) the head naming it with the
+   * new ids; drops the chunks past MAX_CHUNKS. The chunk of an attempt that meets CONFLICT is deleted.
+   */
+  async #seal(
+    scope: Readonly<Scope>,
+    sessionId: string,
+    session: string,
+    head: Head,
+    added: readonly string[],
+    expectedVersion: number,
+  ): Promise<void> {
+    const chunkKey = `${RECALL_INJECTED_CHUNK_PREFIX}${shortId()}`;
+    await this.#sessions.kvSet(scope, sessionId, chunkKey, JSON.stringify([...head.ids]));
+    const sealed = [...head.sealed, chunkKey];
+    const dropped = sealed.splice(0, Math.max(0, sealed.length - MAX_CHUNKS));
+    const raw = serialize(sealed, added.slice(-HEAD_IDS));
+    try {
+      await this.#sessions.kvSet(scope, sessionId, RECALL_INJECTED_KEY, raw, { expectedVersion });
+    } catch (error) {
+      await this.#deleteQuietly(scope, sessionId, chunkKey);
+      throw error;
+    }
+    this.#chunks.set(session + JSON.stringify(chunkKey), head.ids);
+    this.#parse(session, raw);
+    for (const key of dropped) await this.#deleteQuietly(scope, sessionId, key);
   }
 
   /** A head value's chunk keys and ids; an unreadable one is none (it only costs re-injecting; `add` rewrites it). */
@@ -184,30 +190,35 @@ export class InjectedMemoryTracker {
     return `${head.raw.slice(0, -close.length)},${JSON.stringify(added).slice(1, -1)}${close}`;
   }
 
-  /** The ids of each sealed chunk (read once while cached; a missing or unreadable chunk has none). */
-  async #sealed(
+  /** The ids of the head's chunks and the head's own; chunks are read only when not cached (the usual turn reads none). */
+  async #known(scope: Readonly<Scope>, sessionId: string, session: string, head: Head): Promise<RecalledIds> {
+    const cached = head.sealed.map((key) => this.#chunks.get(session + JSON.stringify(key)));
+    const chunks = cached.includes(undefined)
+      ? await Promise.all(head.sealed.map((key) => this.#readChunk(scope, sessionId, session, key)))
+      : (cached as ReadonlySet<string>[]);
+    return new RecalledIds([...chunks, head.ids]);
+  }
+
+  /** A sealed chunk's ids, read and cached (a missing or unreadable chunk has none). */
+  async #readChunk(
     scope: Readonly<Scope>,
     sessionId: string,
     session: string,
-    keys: readonly string[],
-  ): Promise<ReadonlySet<string>[]> {
-    return Promise.all(
-      keys.map(async (key) => {
-        const cacheKey = session + JSON.stringify(key);
-        const cached = this.#chunks.get(cacheKey);
-        if (cached) return cached;
-        const entry = await this.#sessions.kvGet(scope, sessionId, key);
-        let ids: ReadonlySet<string> = new Set();
-        try {
-          const parsed = entry ? IdsSchema.safeParse(JSON.parse(entry.value)) : undefined;
-          if (parsed?.success) ids = new Set(parsed.data);
-        } catch {
-          // none
-        }
-        this.#chunks.set(cacheKey, ids);
-        return ids;
-      }),
-    );
+    key: string,
+  ): Promise<ReadonlySet<string>> {
+    const cacheKey = session + JSON.stringify(key);
+    const cached = this.#chunks.get(cacheKey);
+    if (cached) return cached;
+    const entry = await this.#sessions.kvGet(scope, sessionId, key);
+    let ids: ReadonlySet<string> = new Set();
+    try {
+      const parsed = entry ? IdsSchema.safeParse(JSON.parse(entry.value)) : undefined;
+      if (parsed?.success) ids = new Set(parsed.data);
+    } catch {
+      // none
+    }
+    this.#chunks.set(cacheKey, ids);
+    return ids;
   }
 
   /** Deletes a chunk no head names (any failure leaves it behind: it only takes a k-v slot). */
