@@ -14,7 +14,7 @@ export interface Pgvector {
   readonly name: string;
   readonly real: boolean;
   /** postgres.js options for a client of this server. */
-  clientOptions(): { max: number; onnotice: () => void };
+  clientOptions(): { max: number; fetch_types: boolean; onnotice: () => void };
   /** The file's shared client. */
   client(): Sql;
   /** An index of `dimensions` 8 (unless told) in a schema of its own, after `setup()`. */
@@ -33,6 +33,8 @@ export interface Pgvector {
  *
  * On PGlite, each client gets one connection (`clientOptions()`): the socket server interleaves the
  * extended-protocol messages of concurrent connections, which can lose a pipelined query's unnamed portal.
+ * For the same reason it does not fetch types (postgres.js 4 reads unknown types, such as `vector`, on a
+ * second connection while the first waits): a vector then reads as its text, which the index parses.
  */
 export function usePgvector(): Pgvector {
   let server: PgvectorTestServer | undefined;
@@ -51,7 +53,7 @@ export function usePgvector(): Pgvector {
     await server?.stop();
   });
 
-  const clientOptions = () => ({ max: realUrl ? 4 : 1, onnotice: () => {} });
+  const clientOptions = () => ({ max: realUrl ? 4 : 1, fetch_types: !!realUrl, onnotice: () => {} });
   const client = () => {
     shared ??= postgres(url, clientOptions());
     return shared;
