@@ -116,12 +116,16 @@ export {
   sessionCaps,
 } from './store/sessions/partitioned.js';
 export {
+  byWaiting,
   checkKvVersion,
   newKvSet,
   newSession,
   newTranscriptEntries,
+  pendingMark,
+  pendingQuery,
   sessionKey,
   sessionNotFoundError,
+  transcriptAppendOptions,
   transcriptReadCount,
   versionedKvEntry,
 } from './store/sessions/rules.js';

@@ -61,7 +61,7 @@ export {
   type UserDrain,
 } from './memory/extraction/outbox.js';
 export type { PendingTurn } from './memory/extraction/pending-exchanges.js';
-export { PENDING_INDEX_SCOPE, PendingIndex } from './memory/extraction/pending-index.js';
+export { PendingIndex } from './memory/extraction/pending-index.js';
 export { extractPendingTurns, type PendingTurnsOptions } from './memory/extraction/pending-turns.js';
 export {
   type PendingUserReport,

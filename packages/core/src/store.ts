@@ -83,9 +83,12 @@ export { InMemorySessionStore } from './store/sessions/memory.js';
 export {
   type KvEntry,
   KvKeySchema,
+  type PendingQuery,
+  type PendingSession,
   type SessionCreateOptions,
   type SessionRecord,
   SessionRecordSchema,
+  type TranscriptAppendOptions,
 } from './store/sessions/record.js';
 export type { SessionStore } from './store/sessions/store.js';
 export { updateKvValue } from './store/sessions/update-value.js';

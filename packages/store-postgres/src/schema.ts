@@ -15,6 +15,7 @@ import {
   pgTable,
   primaryKey,
   text,
+  uniqueIndex,
 } from 'drizzle-orm/pg-core';
 import { isoTimestamp } from './timestamp.js';
 
@@ -268,10 +269,21 @@ export function kiokuTables(schema?: string) {
       title: text('title'),
       metadata: json('metadata').$type<Metadata>().notNull(),
       createdAt: isoTimestamp('created_at').notNull(),
+      /** The transcript's newest `seq` (0: none yet): each append takes the next ones under this row's lock. */
+      transcriptSeq: bigint('transcript_seq', { mode: 'number' }).notNull().default(0),
+      /** The k-v map's newest `ord`: each set takes the next one under this row's lock. */
+      kvOrd: bigint('kv_ord', { mode: 'number' }).notNull().default(0),
+      /** Pending appends ever made (`SessionStore.listPending`'s mark; never goes back). */
+      pendingMark: bigint('pending_mark', { mode: 'number' }).notNull().default(0),
+      /** The first pending append since the last clear; null when the session is not pending. */
+      pendingSince: isoTimestamp('pending_since'),
     },
     (t) => [
       primaryKey({ name: 'sessions_pk', columns: [t.userId, t.agentId, t.id] }),
       index('sessions_seq_idx').on(t.userId, t.agentId, t.seq),
+      index('sessions_pending_idx')
+        .on(t.pendingSince)
+        .where(sql`${t.pendingSince} is not null`),
     ],
   );
 
@@ -315,10 +327,15 @@ export function kiokuTables(schema?: string) {
       toolCallId: text('tool_call_id'),
       name: text('name'),
       ts: isoTimestamp('ts').notNull(),
+      /** The append's turn id (`transcriptAppend`'s `turnId`), on its first entry: one append per id. */
+      turnId: text('turn_id'),
     },
     (t) => [
       primaryKey({ name: 'session_transcript_pk', columns: [t.userId, t.agentId, t.sessionId, t.seq] }),
       sessionRef(t, 'session_transcript_session_fk'),
+      uniqueIndex('session_transcript_turn_idx')
+        .on(t.userId, t.agentId, t.sessionId, t.turnId)
+        .where(sql`${t.turnId} is not null`),
     ],
   );
 

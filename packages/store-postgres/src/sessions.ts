@@ -9,17 +9,22 @@ import {
   parseOrThrow,
   parseScope,
   parseWriteOptions,
+  pendingMark,
+  pendingQuery,
   type SessionCaps,
   type SessionStoreOptions,
   sessionCaps,
   sessionKey,
   sessionNotFoundError,
+  transcriptAppendOptions,
   transcriptReadCount,
   versionedKvEntry,
 } from '@kioku/core/adapter';
 import {
   type KvEntry,
   KvKeySchema,
+  type PendingQuery,
+  type PendingSession,
   type RestoreOptions,
   type RestoreReport,
   type SessionCreateOptions,
@@ -28,12 +33,15 @@ import {
   type SessionStore,
   type SnapshotEnvelope,
   type SnapshotSelector,
+  type TranscriptAppendOptions,
   type UpsertOptions,
   type WriteOptions,
 } from '@kioku/core/store';
-import { and, asc, desc, eq, getTableColumns, lte, type SQL, sql } from 'drizzle-orm';
+import { and, asc, desc, eq, type SQL, sql } from 'drizzle-orm';
 import type { Tx } from './database.js';
+import { type SessionStatements, sessionStatements } from './session-sql.js';
 import { groupByPartition, parseSnapshot, selectedUser } from './snapshot.js';
+import { isoFromPg } from './timestamp.js';
 import { agentField, agentKey, batches, withoutNulls } from './sql.js';
 import { PostgresStore, type PostgresStoreOptions } from './store.js';
 
@@ -55,10 +63,13 @@ export class PostgresSessionStore extends PostgresStore implements SessionStore 
    * and plans an unnamed statement on every call.
    */
   #prepared: ReturnType<PostgresSessionStore['buildStatements']> | undefined;
+  /** The writes a turn runs, as SQL text (see session-sql.ts). */
+  readonly #sql: SessionStatements;
 
   constructor(options: PostgresSessionStoreOptions) {
     super(options);
     this.#caps = sessionCaps(options);
+    this.#sql = sessionStatements(this.database.schema);
   }
 
   private buildStatements() {
@@ -98,7 +109,7 @@ export class PostgresSessionStore extends PostgresStore implements SessionStore 
     const s = parseScope(scope);
     const id = sessionKey(sessionId);
     const t = this.tables.sessions;
-    const { seq: _seq, ...columns } = getTableColumns(t);
+    const columns = this.#sessionColumns;
     const rows = await this.database.run((db) => db.select(columns).from(t).where(this.#session(s, id)));
     return rows[0] ? toSession(rows[0]) : null;
   }
@@ -106,7 +117,7 @@ export class PostgresSessionStore extends PostgresStore implements SessionStore 
   async list(scope: Scope): Promise<SessionInfo[]> {
     const s = parseScope(scope);
     const t = this.tables.sessions;
-    const { seq: _seq, ...columns } = getTableColumns(t);
+    const columns = this.#sessionColumns;
     const rows = await this.database.run((db) =>
       db
         .select(columns)
@@ -139,6 +150,11 @@ export class PostgresSessionStore extends PostgresStore implements SessionStore 
     return toKvEntry(rows[0]);
   }
 
+  /**
+   * One round trip: in a transaction, the session row's update takes its lock and the next `ord`; then one
+   * statement (its snapshot taken after the lock, so it sees every earlier writer) sets the key if its
+   * version is the expected one and evicts past the cap, and returns the key's version either way.
+   */
   async kvSet(
     scope: Scope,
     sessionId: string,
@@ -149,37 +165,28 @@ export class PostgresSessionStore extends PostgresStore implements SessionStore 
     const s = parseScope(scope);
     const set = newKvSet(key, value, isoAt(this.clock), options);
     const id = sessionKey(sessionId);
-    const kv = this.tables.sessionKv;
-    return this.#write(s, id, sessionId, async (tx, session) => {
-      const ofSession = this.#dataOf(kv, session);
-      // Under the session's row lock: no other write of this session's data runs until commit.
-      const [current] = await tx
-        .select({ version: kv.version })
-        .from(kv)
-        .where(and(ofSession, eq(kv.key, key)));
-      // Checked first: a stale write changes nothing, not even the order or the evictions.
-      const entry = versionedKvEntry(set, current);
-      // An insert or an update both take the next `ord`: the key becomes the newest.
-      const next = sql`(select coalesce(max(${kv.ord}), 0) + 1 from ${kv} where ${ofSession})`;
-      const row = { value: entry.value, ts: entry.ts, version: entry.version, ord: next };
-      await tx
-        .insert(kv)
-        .values({ ...owner(s), sessionId: id, key: entry.key, ...row })
-        .onConflictDoUpdate({ target: [kv.userId, kv.agentId, kv.sessionId, kv.key], set: row });
-      // FIFO: everything older than the newest `kvCap` keys goes.
-      await tx
-        .delete(kv)
-        .where(
-          and(
-            ofSession,
-            lte(
-              kv.ord,
-              sql`(select ${kv.ord} from ${kv} where ${ofSession} order by ${kv.ord} desc offset ${this.#caps.kvCap} limit 1)`,
-            ),
-          ),
-        );
-      return entry;
-    });
+    const owner = [s.userId, agentKey(s.agentId), id];
+    const [locked, written] = await this.database.run(() =>
+      this.database.client.begin((tx) => [
+        tx.unsafe(this.#sql.lockKv, owner as never[], { prepare: true }),
+        tx.unsafe(
+          this.#sql.kvSet,
+          [
+            ...owner,
+            set.entry.key,
+            set.entry.value,
+            set.entry.ts,
+            set.expectedVersion ?? null,
+            this.#caps.kvCap,
+          ] as never[],
+          { prepare: true },
+        ),
+      ]),
+    );
+    if (locked.length === 0) throw sessionNotFoundError(sessionId);
+    // The statement wrote exactly when the expected version matched: CONFLICT here otherwise.
+    const { current } = written[0] as unknown as { current: number | null };
+    return versionedKvEntry(set, current === null ? undefined : { version: current });
   }
 
   async kvDelete(scope: Scope, sessionId: string, key: string, options?: WriteOptions): Promise<boolean> {
@@ -215,42 +222,57 @@ export class PostgresSessionStore extends PostgresStore implements SessionStore 
     return rows.flatMap((r) => toKvEntry(r) ?? []);
   }
 
+  /**
+   * One statement: the session row's update takes its lock, moves its transcript position on (and the
+   * pending mark, with `pending`), and the entries take the positions after it; entries past the cap go
+   * by position. A turn id the session holds already fails the statement on the unique index, so nothing
+   * of it (not the position, not the mark) is written.
+   */
   async transcriptAppend(
     scope: Scope,
     sessionId: string,
     entries: ChatMessage | ChatMessage[],
+    options?: TranscriptAppendOptions,
   ): Promise<TranscriptEntry[]> {
     const s = parseScope(scope);
-    const parsed = newTranscriptEntries(entries, isoAt(this.clock));
+    const ts = isoAt(this.clock);
+    const { turnId, pending } = transcriptAppendOptions(options);
+    const parsed = newTranscriptEntries(entries, ts, { turnId });
     const id = sessionKey(sessionId);
-    const { sessions: t, sessionTranscript: tr } = this.tables;
-    const ofSession = this.#dataOf(tr, { ...s, id });
-    // Each new entry's seq follows the newest one, read by the INSERT itself (after the lock below).
-    const last = sql`(select coalesce(max(${tr.seq}), 0) from ${tr} where ${ofSession})`;
-    const rows = parsed.map((entry) => toTranscriptRow(s, id, 0, entry));
-    // Per INSERT: the batch's entries follow the newest entry that statement sees (earlier batches included).
-    const numbered = (batch: typeof rows) =>
-      batch.map((row, i) => ({ ...row, seq: sql`${last} + ${i + 1}` }));
     const cap = this.#caps.transcriptCap;
-    await this.database.transaction(async (tx) => {
-      // The lock, the insert and the trim go out together (one round trip; postgres.js pipelines them on
-      // the transaction's connection and PostgreSQL runs them in order): the insert starts once the lock
-      // is held, and each statement sees the ones before it. Without the session the lock reads no row
-      // and the insert fails on the foreign key: NotFound is what the caller gets.
-      const [locked, ...written] = await Promise.allSettled([
-        tx.select({ id: t.id }).from(t).where(this.#session(s, id)).for('update'),
-        ...batches(rows).map((batch) => tx.insert(tr).values(numbered(batch))),
-        // Keep the last `transcriptCap` entries.
-        tx
-          .delete(tr)
-          .where(
-            and(ofSession, sql`${tr.seq} <= (select max(${tr.seq}) from ${tr} where ${ofSession}) - ${cap}`),
-          ),
-      ]);
-      if (locked.status === 'rejected') throw locked.reason;
-      if (locked.value.length === 0) throw sessionNotFoundError(sessionId);
-      for (const result of written) if (result.status === 'rejected') throw result.reason;
-    });
+    // A batch larger than the cap keeps its last entries: the others are never written.
+    const kept = parsed.slice(-cap);
+    const rows = kept.map((e, i) => ({
+      n: i + 1,
+      role: e.role,
+      content: e.content,
+      tool_calls: e.toolCalls ?? null,
+      tool_call_id: e.toolCallId ?? null,
+      name: e.name ?? null,
+      turn_id: i === 0 ? (turnId ?? null) : null,
+    }));
+    try {
+      const result = await this.database.run(() =>
+        this.database.client.unsafe(
+          this.#sql.append,
+          [
+            s.userId,
+            agentKey(s.agentId),
+            id,
+            kept.length,
+            pending && kept.length > 0 ? 1 : 0,
+            ts,
+            JSON.stringify(rows),
+            cap,
+          ] as never[],
+          { prepare: true },
+        ),
+      );
+      if (result.length === 0) throw sessionNotFoundError(sessionId);
+    } catch (error) {
+      if (turnId !== undefined && isDuplicateTurn(error)) return [];
+      throw error;
+    }
     return parsed;
   }
 
@@ -274,6 +296,39 @@ export class PostgresSessionStore extends PostgresStore implements SessionStore 
     return [];
   }
 
+  async listPending(query?: PendingQuery): Promise<PendingSession[]> {
+    const { scope, limit } = pendingQuery(query);
+    const rows = (await this.database.run(() =>
+      scope
+        ? this.database.client.unsafe(
+            this.#sql.pendingOf,
+            [scope.userId, agentKey(scope.agentId), limit] as never[],
+            { prepare: true },
+          )
+        : this.database.client.unsafe(this.#sql.pending, [limit] as never[], { prepare: true }),
+    )) as unknown as Array<{ user_id: string; agent_id: string; id: string; mark: string; since: string }>;
+    return rows.map((r) => ({
+      userId: r.user_id,
+      ...agentField(r.agent_id),
+      sessionId: r.id,
+      mark: Number(r.mark),
+      since: isoFromPg(r.since),
+    }));
+  }
+
+  async clearPending(scope: Scope, sessionId: string, mark: number): Promise<boolean> {
+    const s = parseScope(scope);
+    const at = pendingMark(mark);
+    const rows = await this.database.run(() =>
+      this.database.client.unsafe(
+        this.#sql.clearPending,
+        [s.userId, agentKey(s.agentId), sessionKey(sessionId), at] as never[],
+        { prepare: true },
+      ),
+    );
+    return rows.length > 0;
+  }
+
   /** One statement (k-v entries and transcripts go by the foreign keys' cascade). */
   async eraseUser(userId: string): Promise<string[]> {
     selectedUser({ userId });
@@ -287,7 +342,7 @@ export class PostgresSessionStore extends PostgresStore implements SessionStore 
   async snapshot(selector: SnapshotSelector): Promise<SnapshotEnvelope<SessionRecord>> {
     const { parsed, userId } = selectedUser(selector);
     const { sessions: t, sessionKv: kv, sessionTranscript: tr } = this.tables;
-    const { seq: _seq, ...columns } = getTableColumns(t);
+    const columns = this.#sessionColumns;
     const records = await this.database.run(async (db) => {
       // One consistent view of the three tables.
       return db.transaction(
@@ -369,9 +424,14 @@ export class PostgresSessionStore extends PostgresStore implements SessionStore 
           .delete(t)
           .where(and(eq(t.userId, partition.userId), eq(t.agentId, agentKey(partition.agentId))));
         for (const batch of batches(group)) {
-          await tx
-            .insert(t)
-            .values(batch.map((r) => toSessionRow({ ...r.session, id: r.session.id.toLowerCase() })));
+          await tx.insert(t).values(
+            batch.map((r) => ({
+              ...toSessionRow({ ...r.session, id: r.session.id.toLowerCase() }),
+              // The positions the restored k-v entries and transcript entries take (1, 2, …).
+              transcriptSeq: r.transcript.length,
+              kvOrd: r.kv.length,
+            })),
+          );
         }
         for (const { session, kv: entries, transcript } of group) {
           const id = session.id.toLowerCase();
@@ -422,6 +482,20 @@ export class PostgresSessionStore extends PostgresStore implements SessionStore 
     return and(eq(table.userId, t.userId), eq(table.agentId, t.agentId), eq(table.sessionId, t.id))!;
   }
 
+  /** The columns of a session's index entry (`SessionInfo`), not its positions or pending state. */
+  get #sessionColumns() {
+    const t = this.tables.sessions;
+    return {
+      userId: t.userId,
+      agentId: t.agentId,
+      id: t.id,
+      storeTypes: t.storeTypes,
+      title: t.title,
+      metadata: t.metadata,
+      createdAt: t.createdAt,
+    };
+  }
+
   get #kvColumns() {
     const kv = this.tables.sessionKv;
     return { key: kv.key, value: kv.value, ts: kv.ts, version: kv.version };
@@ -436,8 +510,19 @@ export class PostgresSessionStore extends PostgresStore implements SessionStore 
       toolCallId: tr.toolCallId,
       name: tr.name,
       ts: tr.ts,
+      turnId: tr.turnId,
     };
   }
+}
+
+/** A failed append whose turn id the session held already (the unique index on turn ids). */
+function isDuplicateTurn(error: unknown): boolean {
+  for (let e = error, depth = 0; e && depth < 5; e = (e as { cause?: unknown }).cause, depth++) {
+    const pg = e as { code?: unknown; constraint_name?: unknown; constraint?: unknown };
+    if (pg.code === '23505' && (pg.constraint_name ?? pg.constraint) === 'session_transcript_turn_idx')
+      return true;
+  }
+  return false;
 }
 
 function owner(s: Owner) {
@@ -481,13 +566,14 @@ function toTranscriptRow(s: Owner, sessionId: string, seq: number, entry: Transc
     toolCallId: entry.toolCallId ?? null,
     name: entry.name ?? null,
     ts: entry.ts,
+    turnId: entry.turnId ?? null,
   };
 }
 
 function toTranscriptEntry(
   row: Pick<
     ReturnType<typeof toTranscriptRow>,
-    'role' | 'content' | 'toolCalls' | 'toolCallId' | 'name' | 'ts'
+    'role' | 'content' | 'toolCalls' | 'toolCallId' | 'name' | 'ts' | 'turnId'
   >,
 ): TranscriptEntry {
   return withoutNulls(row);

@@ -1,5 +1,6 @@
 import type { ChatMessage, Scope, SessionInfo, TranscriptEntry } from '@kioku/core';
 import {
+  byWaiting,
   checkKvVersion,
   isoAt,
   newKvSet,
@@ -8,16 +9,21 @@ import {
   parseOrThrow,
   parseScope,
   parseWriteOptions,
+  pendingMark,
+  pendingQuery,
   type SessionCaps,
   type SessionStoreOptions,
   sessionCaps,
   sessionKey,
   sessionNotFoundError,
+  transcriptAppendOptions,
   transcriptReadCount,
 } from '@kioku/core/adapter';
 import {
   type KvEntry,
   KvKeySchema,
+  type PendingQuery,
+  type PendingSession,
   type RestoreOptions,
   type RestoreReport,
   type SessionCreateOptions,
@@ -26,12 +32,13 @@ import {
   type SessionStore,
   type SnapshotEnvelope,
   type SnapshotSelector,
+  type TranscriptAppendOptions,
   type UpsertOptions,
   type WriteOptions,
 } from '@kioku/core/store';
 import { RedisStoreBase, type RedisStoreOptions } from './base.js';
 import { lua } from './connection.js';
-import { encodePart, NO_AGENT } from './keys.js';
+import { decodePart, encodePart, NO_AGENT } from './keys.js';
 import { parseJson } from './records.js';
 
 export type RedisSessionStoreOptions = RedisStoreOptions & SessionStoreOptions;
@@ -59,11 +66,13 @@ redis.call('ZADD', KEYS[2], seq, ARGV[1])
 return seq
 `);
 
-/** KEYS idx, ord, kv, kvo, tr. ARGV id. */
+/** KEYS idx, ord, kv, kvo, tr, p, turns, pending, global pending. ARGV id, global member. */
 const DELETE = lua(`
 if redis.call('HDEL', KEYS[1], ARGV[1]) == 0 then return 0 end
 redis.call('ZREM', KEYS[2], ARGV[1])
-redis.call('DEL', KEYS[3], KEYS[4], KEYS[5])
+redis.call('DEL', KEYS[3], KEYS[4], KEYS[5], KEYS[6], KEYS[7])
+redis.call('ZREM', KEYS[8], ARGV[1])
+redis.call('ZREM', KEYS[9], ARGV[2])
 return 1
 `);
 
@@ -102,11 +111,47 @@ redis.call('ZREM', KEYS[3], ARGV[2])
 return {redis.call('HDEL', KEYS[2], ARGV[2]), current}
 `);
 
-/** KEYS idx, tr. ARGV id, cap, entries… (appended in order, then trimmed to the last cap). */
+/**
+ * KEYS idx, tr, p, turns, pending, global pending. ARGV id, cap, 1 to mark pending (else 0), time (ms),
+ * turn id ('' for none), global member, entries… (appended in order, then trimmed to the last cap).
+ * A turn id in the session's turn ids (the last `cap` of them) appends nothing (0). With pending, the
+ * session's mark moves on and, when it was not pending, it joins the user's and the global pending sets
+ * scored by the time. -1: the session is not the caller's.
+ */
 const APPEND = lua(`
 if redis.call('HEXISTS', KEYS[1], ARGV[1]) == 0 then return -1 end
-for i = 3, #ARGV do redis.call('RPUSH', KEYS[2], ARGV[i]) end
-redis.call('LTRIM', KEYS[2], -tonumber(ARGV[2]), -1)
+local cap = tonumber(ARGV[2])
+if ARGV[5] ~= '' then
+  if redis.call('ZSCORE', KEYS[4], ARGV[5]) then return 0 end
+  redis.call('ZADD', KEYS[4], redis.call('HINCRBY', KEYS[3], 'turns', 1), ARGV[5])
+  redis.call('ZREMRANGEBYRANK', KEYS[4], 0, -(cap + 1))
+end
+if ARGV[3] == '1' and #ARGV >= 7 then
+  redis.call('HINCRBY', KEYS[3], 'mark', 1)
+  if redis.call('HSETNX', KEYS[3], 'since', ARGV[4]) == 1 then
+    redis.call('ZADD', KEYS[5], ARGV[4], ARGV[1])
+    redis.call('ZADD', KEYS[6], ARGV[4], ARGV[6])
+  end
+end
+for i = 7, #ARGV do redis.call('RPUSH', KEYS[2], ARGV[i]) end
+redis.call('LTRIM', KEYS[2], -cap, -1)
+return 1
+`);
+
+/** KEYS p, pending, global pending. ARGV mark, id, global member. 1 when cleared at that mark. */
+const CLEAR_PENDING = lua(`
+if not redis.call('HGET', KEYS[1], 'since') then return 0 end
+if tonumber(redis.call('HGET', KEYS[1], 'mark') or '0') ~= tonumber(ARGV[1]) then return 0 end
+redis.call('HDEL', KEYS[1], 'since')
+redis.call('ZREM', KEYS[2], ARGV[2])
+redis.call('ZREM', KEYS[3], ARGV[3])
+return 1
+`);
+
+/** KEYS pending, global pending. ARGV member prefix. Takes a partition's sessions off both sets. */
+const DROP_PENDING = lua(`
+for _, id in ipairs(redis.call('ZRANGE', KEYS[1], 0, -1)) do redis.call('ZREM', KEYS[2], ARGV[1] .. id) end
+redis.call('DEL', KEYS[1])
 return 1
 `);
 
@@ -129,16 +174,18 @@ return out
 `);
 
 /**
- * KEYS idx, ord, meta. ARGV base, then per session: id, session JSON, k-v count, (key, entry JSON)…,
- * transcript count, entry JSON…. Removes every session of the partition (with its data) first.
+ * KEYS idx, ord, meta, pending, global pending. ARGV base, global member prefix, then per session: id,
+ * session JSON, k-v count, (key, entry JSON)…, transcript count, entry JSON…. Removes every session of
+ * the partition (with its data and pending state) first; the restored transcripts' turn ids are known again.
  */
 const RESTORE = lua(`
 for _, id in ipairs(redis.call('HKEYS', KEYS[1])) do
   local d = ARGV[1] .. ':s:' .. id
-  redis.call('DEL', d .. ':kv', d .. ':kvo', d .. ':tr')
+  redis.call('DEL', d .. ':kv', d .. ':kvo', d .. ':tr', d .. ':p', d .. ':turns')
 end
-redis.call('DEL', KEYS[1], KEYS[2])
-local i, seq = 2, 0
+for _, id in ipairs(redis.call('ZRANGE', KEYS[4], 0, -1)) do redis.call('ZREM', KEYS[5], ARGV[2] .. id) end
+redis.call('DEL', KEYS[1], KEYS[2], KEYS[4])
+local i, seq = 3, 0
 while i <= #ARGV do
   local id = ARGV[i]
   local d = ARGV[1] .. ':s:' .. id
@@ -154,7 +201,13 @@ while i <= #ARGV do
   end
   i = i + 1
   local n = tonumber(ARGV[i])
-  for j = 1, n do redis.call('RPUSH', d .. ':tr', ARGV[i + j]) end
+  for j = 1, n do
+    redis.call('RPUSH', d .. ':tr', ARGV[i + j])
+    local turn = cjson.decode(ARGV[i + j])['turnId']
+    if type(turn) == 'string' then
+      redis.call('ZADD', d .. ':turns', redis.call('HINCRBY', d .. ':p', 'turns', 1), turn)
+    end
+  end
   i = i + n + 1
 end
 redis.call('HSET', KEYS[3], 'seq', seq)
@@ -182,12 +235,20 @@ interface SessionKeys {
   idx: string;
   ord: string;
   meta: string;
+  /** ZSET session id → the time it became pending. */
+  pending: string;
+  /** This partition's prefix of a global pending member. */
+  member: string;
 }
 
 interface DataKeys {
   kv: string;
   kvo: string;
   tr: string;
+  /** HASH mark (pending appends ever), since (ms, while pending), turns (turn ids ever). */
+  p: string;
+  /** ZSET turn id → its order: the last `transcriptCap` turn ids appended. */
+  turns: string;
 }
 
 /**
@@ -236,7 +297,13 @@ export class RedisSessionStore extends RedisStoreBase implements SessionStore {
     const k = this.#keysFor(parseScope(scope));
     const id = sessionKey(sessionId);
     const d = this.#dataKeys(k, id);
-    return (await this.connection.eval<number>(DELETE, [k.idx, k.ord, d.kv, d.kvo, d.tr], [id])) === 1;
+    return (
+      (await this.connection.eval<number>(
+        DELETE,
+        [k.idx, k.ord, d.kv, d.kvo, d.tr, d.p, d.turns, k.pending, this.#globalPending],
+        [id, k.member + id],
+      )) === 1
+    );
   }
 
   async kvGet(scope: Scope, sessionId: string, key: string): Promise<KvEntry | null> {
@@ -305,17 +372,66 @@ export class RedisSessionStore extends RedisStoreBase implements SessionStore {
     scope: Scope,
     sessionId: string,
     entries: ChatMessage | ChatMessage[],
+    options?: TranscriptAppendOptions,
   ): Promise<TranscriptEntry[]> {
     const k = this.#keysFor(parseScope(scope));
-    const parsed = newTranscriptEntries(entries, isoAt(this.clock));
+    const now = this.clock.now();
+    const { turnId, pending } = transcriptAppendOptions(options);
+    const parsed = newTranscriptEntries(entries, new Date(now).toISOString(), { turnId });
     const id = sessionKey(sessionId);
+    const d = this.#dataKeys(k, id);
     const result = await this.connection.eval<number>(
       APPEND,
-      [k.idx, this.#dataKeys(k, id).tr],
-      [id, this.#caps.transcriptCap, ...parsed.map((e) => JSON.stringify(e))],
+      [k.idx, d.tr, d.p, d.turns, k.pending, this.#globalPending],
+      [
+        id,
+        this.#caps.transcriptCap,
+        pending ? 1 : 0,
+        now,
+        turnId ?? '',
+        k.member + id,
+        ...parsed.map((e) => JSON.stringify(e)),
+      ],
     );
     if (result === -1) throw sessionNotFoundError(sessionId);
-    return parsed;
+    return result === 0 ? [] : parsed;
+  }
+
+  async listPending(query?: PendingQuery): Promise<PendingSession[]> {
+    const { scope, limit } = pendingQuery(query);
+    const k = scope && this.#keysFor(scope);
+    const listed = await this.connection.run('ZRANGE', () =>
+      this.connection.client.zrange(k ? k.pending : this.#globalPending, '0', String(limit - 1), 'WITHSCORES'),
+    );
+    const found: Array<{ scope: Pick<Scope, 'userId' | 'agentId'>; id: string; since: number }> = [];
+    for (let i = 0; i < listed.length; i += 2) {
+      const at = k ? { scope: scope!, id: listed[i]! } : this.#parseMember(listed[i]!);
+      if (at) found.push({ ...at, since: Number(listed[i + 1]) });
+    }
+    const marks = (await this.connection.transaction('pending marks', (multi) => {
+      for (const f of found) multi.hget(this.#dataKeys(this.#keysFor(f.scope), f.id).p, 'mark');
+    })) as Array<string | null>;
+    return found
+      .map((f, i) => ({
+        userId: f.scope.userId,
+        ...(f.scope.agentId === undefined ? {} : { agentId: f.scope.agentId }),
+        sessionId: f.id,
+        mark: Number(marks[i] ?? 0),
+        since: new Date(f.since).toISOString(),
+      }))
+      .sort(byWaiting);
+  }
+
+  async clearPending(scope: Scope, sessionId: string, mark: number): Promise<boolean> {
+    const k = this.#keysFor(parseScope(scope));
+    const at = pendingMark(mark);
+    const id = sessionKey(sessionId);
+    const cleared = await this.connection.eval<number>(
+      CLEAR_PENDING,
+      [this.#dataKeys(k, id).p, k.pending, this.#globalPending],
+      [at, id, k.member + id],
+    );
+    return cleared === 1;
   }
 
   async transcriptReadLast(scope: Scope, sessionId: string, n: number): Promise<TranscriptEntry[]> {
@@ -331,9 +447,16 @@ export class RedisSessionStore extends RedisStoreBase implements SessionStore {
   }
 
   eraseUser(userId: string): Promise<string[]> {
-    return this.eraseKeys('sessions', userId, async () =>
-      (await this.snapshot({ userId })).records.map((r) => r.session.id),
-    );
+    return this.eraseKeys('sessions', userId, async () => {
+      const ids = (await this.snapshot({ userId })).records.map((r) => r.session.id);
+      // The global pending set is outside the user's keys: their sessions leave it first.
+      for (const found of await this.partitionsOf('sessions', ':pending', userId)) {
+        if (found.rest !== 'pending') continue;
+        const k = this.#keysFor(found);
+        await this.connection.eval(DROP_PENDING, [k.pending, this.#globalPending], [k.member]);
+      }
+      return ids;
+    });
   }
 
   async snapshot(selector: SnapshotSelector): Promise<SnapshotEnvelope<SessionRecord>> {
@@ -372,14 +495,14 @@ export class RedisSessionStore extends RedisStoreBase implements SessionStore {
       idOf: (r) => r.session.id.toLowerCase(),
       replace: (multi, records) => {
         const k = this.#keysFor(records[0]!.session);
-        const args: Array<string | number> = [k.base];
+        const args: Array<string | number> = [k.base, k.member];
         for (const { session, kv, transcript } of records) {
           const id = session.id.toLowerCase();
           args.push(id, JSON.stringify({ ...session, id }), kv.length);
           for (const entry of kv) args.push(entry.key, storedJson(entry));
           args.push(transcript.length, ...transcript.map((e) => JSON.stringify(e)));
         }
-        multi.eval(RESTORE.lua, 3, k.idx, k.ord, k.meta, ...args);
+        multi.eval(RESTORE.lua, 5, k.idx, k.ord, k.meta, k.pending, this.#globalPending, ...args);
       },
     });
     // Counted as core's reference counts: an index partition per user + agent, a data partition per session.
@@ -388,11 +511,33 @@ export class RedisSessionStore extends RedisStoreBase implements SessionStore {
 
   #keysFor(scope: Pick<Scope, 'userId' | 'agentId'>): SessionKeys {
     const base = this.keys.base('sessions', scope);
-    return { base, idx: `${base}:idx`, ord: `${base}:ord`, meta: `${base}:meta` };
+    const member = `${encodePart(scope.userId)}:${scope.agentId === undefined ? NO_AGENT : encodePart(scope.agentId)}:`;
+    return {
+      base,
+      idx: `${base}:idx`,
+      ord: `${base}:ord`,
+      meta: `${base}:meta`,
+      pending: `${base}:pending`,
+      member,
+    };
   }
 
   #dataKeys(keys: SessionKeys, id: string): DataKeys {
     const d = `${keys.base}:s:${encodePart(id)}`;
-    return { kv: `${d}:kv`, kvo: `${d}:kvo`, tr: `${d}:tr` };
+    return { kv: `${d}:kv`, kvo: `${d}:kvo`, tr: `${d}:tr`, p: `${d}:p`, turns: `${d}:turns` };
+  }
+
+  /** Every user's pending sessions (`<user>:<agent>:<session>`, scored by the time they became pending). */
+  get #globalPending(): string {
+    return `${this.keys.prefix}sessions:pending`;
+  }
+
+  #parseMember(member: string): { scope: Pick<Scope, 'userId' | 'agentId'>; id: string } | undefined {
+    const [user, agent, id] = member.split(':');
+    if (!user || !agent || !id) return undefined;
+    return {
+      scope: { userId: decodePart(user), ...(agent === NO_AGENT ? {} : { agentId: decodePart(agent) }) },
+      id,
+    };
   }
 }

@@ -14,6 +14,7 @@ import {
   sized,
   times,
 } from './helpers.js';
+import { transcriptOutboxTests } from './outbox.js';
 import { snapshotTests } from './snapshot.js';
 import { textDomainTests } from './text-domain.js';
 import { sessionKvVersionTests } from './versions.js';
@@ -38,6 +39,7 @@ export function sessionStoreSuite(h: StoreHarness<SessionStore>): void {
   describe(`SessionStore conformance: ${h.name}`, () => {
     const fx = useHarness(h);
     sessionKvVersionTests(fx, h);
+    transcriptOutboxTests(fx, h);
 
     describe('one text domain on every backend', () => {
       // The session each test user wrote into (created by `write`, read back by `read`).

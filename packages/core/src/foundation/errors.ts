@@ -57,10 +57,43 @@ export class UnsupportedError extends KiokuError {
   }
 }
 
-/** The backend failed (I/O error, lock timeout, lost connection). */
+/**
+ * The backend failed (I/O error, lock timeout, lost connection, a call past its deadline). `retryable`:
+ * the backend could not be reached or did not answer in time, so the same call may succeed later; a
+ * write that failed this way may or may not have been applied (retry writes with their idempotency key,
+ * e.g. `record`'s `turnId`).
+ */
 export class StorageError extends KiokuError {
-  constructor(message: string, options?: KiokuErrorOptions) {
+  readonly retryable: boolean;
+
+  constructor(message: string, options?: KiokuErrorOptions & { retryable?: boolean }) {
     super('STORAGE', message, options);
+    this.retryable = options?.retryable ?? false;
+  }
+}
+
+/**
+ * `Conversation.run` could not record its turn (the model answered; the transcript append or a feature's
+ * reaction failed). The turn may or may not be stored: `record(error.messages, { turnId: error.turnId })`
+ * stores it exactly once. `cause` is the store's error.
+ */
+export class TurnNotRecordedError extends StorageError {
+  readonly sessionId: string;
+  readonly turnId: string;
+  readonly messages: readonly unknown[];
+
+  constructor(sessionId: string, turnId: string, messages: readonly unknown[], cause: unknown) {
+    super(
+      `The turn ${turnId} of session ${sessionId} was answered but not recorded (${cause instanceof Error ? cause.message : String(cause)}). Retry with conversation.record(error.messages, { turnId: error.turnId }): it is stored once.`,
+      {
+        cause,
+        retryable: !(cause instanceof KiokuError) || (cause instanceof StorageError && cause.retryable),
+        details: { sessionId, turnId },
+      },
+    );
+    this.sessionId = sessionId;
+    this.turnId = turnId;
+    this.messages = messages;
   }
 }
 

@@ -1,6 +1,7 @@
 import { type Clock, systemClock } from '../foundation/clock.js';
 import { runWithScope } from '../foundation/context.js';
-import { ValidationError } from '../foundation/errors.js';
+import { TurnNotRecordedError, ValidationError } from '../foundation/errors.js';
+import { timeOrderedId } from '../foundation/ids.js';
 import type { ThreadScope } from '../foundation/scope.js';
 import type { ChatModel } from '../model/chat-model.js';
 import { executeToolCall, type ToolResult } from '../model/execute-tool.js';
@@ -97,6 +98,20 @@ export interface RunOptions {
   onToken?: (text: string) => void;
   /** This turn's recall mode, over the conversation's (`'always'` forces recall). */
   recall?: RecallMode;
+  /**
+   * The turn's id, its idempotency key in the transcript (see `RecordOptions.turnId`); default a new
+   * UUIDv7. When recording fails, `run` throws a `TurnNotRecordedError` carrying it and the turn's
+   * messages, for a retry with `record`.
+   */
+  turnId?: string;
+}
+
+export interface RecordOptions {
+  /**
+   * The turn's idempotency key: a retry of `record` with the same id after an ambiguous failure (the store
+   * may or may not have written the turn) stores the turn once (`SessionStore.transcriptAppend`).
+   */
+  turnId?: string;
 }
 
 /** Transcript entries the intent step reads as the message's context when the prompt replays history. */
@@ -120,6 +135,8 @@ export class Conversation {
   readonly #clock: Clock;
   readonly #recall: RecallMode;
   readonly #intent: IntentClassifier;
+  /** A feature reads the turns from the transcript outbox: appends mark the session pending. */
+  readonly #outbox: boolean;
   /** What the model has been shown, so its edits are checked against those versions. */
   readonly #seen = new SeenVersions();
   #turnIndex: number | undefined;
@@ -149,6 +166,7 @@ export class Conversation {
     this.#clock = options.clock ?? systemClock;
     this.#recall = parseRecallMode(options.recall ?? 'always');
     this.#intent = options.intent ?? deterministicIntent();
+    this.#outbox = options.features.some((f) => f.outbox === true);
   }
 
   get sessionId(): string {
@@ -282,12 +300,24 @@ export class Conversation {
     return processed;
   }
 
-  /** Append a finished turn to the transcript, then let the features react (delta tracking, auto-store). */
-  record(messages: readonly ChatMessage[]): Promise<void> {
+  /**
+   * Append a finished turn to the transcript (marking the session pending when a feature reads the
+   * outbox, in the same atomic step), then let the features react (delta tracking, auto-store). A turn
+   * whose `turnId` the transcript already holds is not appended again, and the features do not react again.
+   */
+  record(messages: readonly ChatMessage[], options: RecordOptions = {}): Promise<void> {
     return runWithScope(this.scope, async () => {
       if (messages.length === 0) return;
       const turnIndex = await this.#currentTurnIndex();
-      await this.#sessions.transcriptAppend(this.scope, this.sessionId, [...messages]);
+      const appended = await this.#sessions.transcriptAppend(this.scope, this.sessionId, [...messages], {
+        ...(options.turnId === undefined ? {} : { turnId: options.turnId }),
+        ...(this.#outbox ? { pending: true } : {}),
+      });
+      if (appended.length === 0) {
+        // Stored by an earlier attempt: the turn count is read again from the transcript when needed.
+        this.#turnIndex = undefined;
+        return;
+      }
       this.#turnIndex = turnIndex + 1;
       const recalledFactIds = this.#seen.takeNotedFacts();
       for (const middleware of this.#middlewares) {
@@ -309,6 +339,7 @@ export class Conversation {
    */
   async run(userMessage: string, model: ChatModel, options: RunOptions = {}): Promise<TurnResult> {
     const maxSteps = options.maxSteps ?? 8;
+    const turnId = options.turnId ?? timeOrderedId(this.#clock.now());
     const prepared = await this.prepare(userMessage, options);
     const turn: ChatMessage[] = [{ role: 'user', content: userMessage }];
     const transcript = [...prepared.messages];
@@ -344,7 +375,9 @@ export class Conversation {
         transcript.push(...results);
       }
     } finally {
-      await this.record(turn);
+      await this.record(turn, { turnId }).catch((error: unknown) => {
+        throw new TurnNotRecordedError(this.sessionId, turnId, turn, error);
+      });
     }
     const ledger = forcedBy
       ? { ...prepared.ledger, recall: { ...prepared.ledger.recall, forcedBy: { tool: forcedBy } } }

@@ -18,4 +18,10 @@ export interface MemoryFeature {
   readonly middleware?: PromptMiddleware;
   readonly toolkit?: Toolkit;
   readonly toolOutput?: ToolOutputProcessor;
+  /**
+   * The feature's background work reads the conversation's turns from the transcript (extraction): every
+   * turn is then appended with its session marked pending (`SessionStore.transcriptAppend`'s `pending`), in
+   * the same atomic step, so workers in any process find it.
+   */
+  readonly outbox?: boolean;
 }

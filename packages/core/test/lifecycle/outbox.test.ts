@@ -67,7 +67,7 @@ describe('extraction through the outbox', () => {
     expect(model.calls).toBe(1);
     const outbox = new ExtractionOutbox({ stores, model });
     expect(await outbox.pending(alice, convo.sessionId)).toEqual([]);
-    expect(await new PendingIndex(stores.working).users()).toEqual([]);
+    expect(await new PendingIndex(stores.sessions).users()).toEqual([]);
   });
 
   it('flush and close extract the turns still waiting for their trigger', async () => {
@@ -204,16 +204,15 @@ describe('extraction through the outbox', () => {
     expect((await factsOf(stores, alice)).map((f) => f.content)).toEqual([SAYINGS[1]]);
   });
 
-  it('runPending with users checks all their sessions (the index is only a hint) and keeps to the budget', async () => {
+  it('runPending with users checks all their sessions (also those no append marked pending) and keeps to the budget', async () => {
     const w = world();
-    const { stores } = w;
     const model = echoMemoryModel();
-    const app = build(w, model, { trigger: { turns: 100 } });
+    // An app without extraction appends its turns without marking the sessions pending.
+    const app = new KiokuBuilder({ stores: w.stores, clock: w.clock }).build();
     for (const scope of [alice, bob]) {
       const convo = await app.startConversation(scope);
       await convo.run(SAYINGS[0]!, replies());
     }
-    await stores.working.eraseUser('_kioku.pending'); // the hint is lost
     const worker = build(w, model, { recover: false });
     expect((await worker.runPending()).users).toEqual([]);
     const limited = await worker.runPending({ users: ['alice', 'bob'], budget: { passes: 1 } });
@@ -239,11 +238,11 @@ describe('extraction through the outbox', () => {
     expect((await factsOf(stores, alice)).map((f) => f.content)).toEqual([SAYINGS[0]]);
   });
 
-  it('forgetting a user takes them off the pending index too', async () => {
+  it('forgetting a user takes their sessions off the pending list too', async () => {
     const w = world();
     const app = build(w, echoMemoryModel(), { trigger: { turns: 100 } });
     for (const scope of [alice, bob]) await (await app.startConversation(scope)).run(SAYINGS[0]!, replies());
-    const index = new PendingIndex(w.stores.working);
+    const index = new PendingIndex(w.stores.sessions);
     expect((await index.users()).map((u) => u.userId).sort()).toEqual(['alice', 'bob']);
     await forgetUser(w.stores, 'alice');
     expect((await index.users()).map((u) => u.userId)).toEqual(['bob']);

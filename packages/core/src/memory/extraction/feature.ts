@@ -31,8 +31,8 @@ interface SessionState {
 
 /**
  * Extraction of what the user says, after the reply and never before it. Each recorded turn is already
- * the work to do (the transcript is the outbox, see `ExtractionOutbox`): the turn is noted in the pending
- * index, and once a session has `trigger.turns` new turns, or `trigger.tokens` tokens of them, or has been
+ * the work to do (the transcript is the outbox, see `ExtractionOutbox`): the turn's append marks its session
+ * pending (`MemoryFeature.outbox`), and once a session has `trigger.turns` new turns, or `trigger.tokens` tokens of them, or has been
  * quiet for `trigger.idleMs`, a job on the background queue drains it: its turns past the watermark are
  * extracted in one batched call per pass (`extractPendingTurns`: the user messages and final answers only,
  * never memory blocks, tool results or the system prompt), reconciled with the user's similar facts in the
@@ -86,9 +86,6 @@ export function extraction(options: ExtractionFeatureOptions): MemoryFeature {
         userId: ctx.scope.userId,
         ...(ctx.scope.agentId !== undefined ? { agentId: ctx.scope.agentId } : {}),
       };
-      // So any worker finds the turn if this process dies before extracting it; a hint only, so a
-      // failed write never fails the turn (the turn itself is stored).
-      await outbox.note(scope, ctx.sessionId).catch(() => {});
       const key = `${scope.userId}\u0000${scope.agentId ?? ''}\u0000${ctx.sessionId}`;
       let state = sessions.get(key);
       if (!state) {
@@ -110,5 +107,6 @@ export function extraction(options: ExtractionFeatureOptions): MemoryFeature {
       }
     },
   };
-  return { name: EXTRACTION_MIDDLEWARE, middleware };
+  // Every turn is appended with the session marked pending (the outbox), so any worker finds it.
+  return { name: EXTRACTION_MIDDLEWARE, middleware, outbox: true };
 }

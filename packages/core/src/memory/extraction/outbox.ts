@@ -108,14 +108,9 @@ export class ExtractionOutbox {
     this.#extract = extract;
     this.#turnsPerPass = turnsPerPass ?? OUTBOX_DEFAULTS.turnsPerPass;
     this.#maxAttempts = maxAttempts ?? OUTBOX_DEFAULTS.maxAttempts;
-    this.index = new PendingIndex(stores.working);
+    this.index = new PendingIndex(stores.sessions);
     this.watermarks = new ExtractionWatermarks(stores.sessions);
     this.#changesets = new ChangesetLog(stores.sessions);
-  }
-
-  /** Note that the session has new turns (after they are recorded), so any worker finds them. */
-  note(scope: Scope, sessionId: string): Promise<void> {
-    return this.index.note(baseScope(scope), sessionId);
   }
 
   /** The session's turns past its watermark, oldest first. */
@@ -157,17 +152,18 @@ export class ExtractionOutbox {
       }
       const transcript = await this.#transcript(s, sessionId);
       if (!transcript) {
-        // The session is gone (deleted, the user forgotten): so is its work.
+        // The session is gone (deleted, the user forgotten): so is its work, and its pending mark.
         if (mark) await this.#write(s, read, { [sessionId]: null }).catch(ignoreConflict);
-        await this.index.done(s, sessionId);
         return drain;
       }
       const pending = pendingTurnsOf(transcript, positionAfter(transcript, mark));
       if (pending.length === 0) {
-        await this.index.done(s, sessionId);
-        // A turn recorded while the entry was taken off is noted again (its own note may have seen it listed).
-        if ((await this.pending(s, sessionId)).length > 0) await this.index.note(s, sessionId);
-        else return drain;
+        const at = await this.index.mark(s, sessionId);
+        if (at === undefined) return drain;
+        // Read after the mark: a turn appended before it is found here, one appended after it moves the
+        // mark on, so the session stays pending (the clear below fails) and the loop drains it.
+        if ((await this.pending(s, sessionId)).length > 0) continue;
+        if (await this.index.done(s, sessionId, at)) return drain;
         continue;
       }
       if (drain.passes + drain.failed >= maxPasses || options.stop?.aborted) {
@@ -232,7 +228,7 @@ export class ExtractionOutbox {
    */
   async drainUser(scope: Scope, options: DrainOptions & { allSessions?: boolean } = {}): Promise<UserDrain> {
     const s = baseScope(scope);
-    const ids = new Set(await this.index.sessions(s));
+    const ids = new Set((await this.index.sessions(s)).map((p) => p.sessionId));
     if (options.allSessions) {
       for (const session of await this.#stores.sessions.list(s)) {
         if (!isKiokuSession(session)) ids.add(session.id);

@@ -3,7 +3,6 @@ import { StorageError } from '../../foundation/errors.js';
 import { IdSchema } from '../../foundation/ids.js';
 import { parseOrThrow } from '../../foundation/validation.js';
 import type { KiokuStores } from '../../store/bundle/bundle.js';
-import { PendingIndex } from '../extraction/pending-index.js';
 import {
   ERASABLE_KINDS,
   ERASURE_RECEIPT_FORMAT,
@@ -86,8 +85,6 @@ export async function forgetUser(
       const store = kind === 'vectors' ? stores.vectors : stores[kind];
       if (store) ids.get(kind)!.push(...(await store.eraseUser(userId)));
     }
-    // The pending index names the user outside their own partitions: its entries go too.
-    await new PendingIndex(stores.working).forgetUser(userId);
     left = await verifyErased(stores, userId);
     if (left.erased) return receipt(pass);
   }

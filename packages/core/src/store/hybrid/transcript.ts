@@ -10,9 +10,12 @@ import { LexicalIndex } from '../../search/lexical-index.js';
 import type { ErasureResidue } from '../erasure-residue.js';
 import type {
   KvEntry,
+  PendingQuery,
+  PendingSession,
   SessionCreateOptions,
   SessionInfo,
   SessionRecord,
+  TranscriptAppendOptions,
   TranscriptEntry,
 } from '../sessions/record.js';
 import { sessionNotFoundError } from '../sessions/rules.js';
@@ -110,6 +113,12 @@ export class HybridSessionStore implements SessionStore {
   transcriptReadLast(scope: Scope, sessionId: string, n: number): Promise<TranscriptEntry[]> {
     return this.store.transcriptReadLast(scope, sessionId, n);
   }
+  listPending(query?: PendingQuery): Promise<PendingSession[]> {
+    return this.store.listPending(query);
+  }
+  clearPending(scope: Scope, sessionId: string, mark: number): Promise<boolean> {
+    return this.store.clearPending(scope, sessionId, mark);
+  }
   /** The records only: `forgetUser` erases the user's vectors from the index once, for every kind. */
   eraseUser(userId: string): Promise<string[]> {
     return this.store.eraseUser(userId);
@@ -128,10 +137,11 @@ export class HybridSessionStore implements SessionStore {
     scope: Scope,
     sessionId: string,
     entries: ChatMessage | ChatMessage[],
+    options?: TranscriptAppendOptions,
   ): Promise<TranscriptEntry[]> {
     const s = indexScope(parseScope(scope));
     await this.vectors?.ensureModel(s);
-    const appended = await this.store.transcriptAppend(scope, sessionId, entries);
+    const appended = await this.store.transcriptAppend(scope, sessionId, entries, options);
     await this.vectors?.write(s, transcriptEntries(sessionId, appended, this.roles));
     return appended;
   }

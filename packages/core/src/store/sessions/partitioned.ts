@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { type Clock, isoAt, systemClock } from '../../foundation/clock.js';
+import { IsoDateSchema } from '../../foundation/record-fields.js';
 import { parseScope, type Scope, type SnapshotSelector } from '../../foundation/scope.js';
 import { parseOrThrow } from '../../foundation/validation.js';
 import { parseWriteOptions, type UpsertOptions, type WriteOptions } from '../../foundation/version.js';
@@ -19,21 +20,28 @@ import {
   type KvEntry,
   KvEntrySchema,
   KvKeySchema,
+  type PendingQuery,
+  type PendingSession,
   type SessionCreateOptions,
   type SessionInfo,
   SessionInfoSchema,
   type SessionRecord,
   SessionRecordSchema,
+  type TranscriptAppendOptions,
   type TranscriptEntry,
   TranscriptEntrySchema,
 } from './record.js';
 import {
+  byWaiting,
   checkKvVersion,
   newKvSet,
   newSession,
   newTranscriptEntries,
+  pendingMark,
+  pendingQuery,
   sessionKey,
   sessionNotFoundError,
+  transcriptAppendOptions,
   transcriptReadCount,
   versionedKvEntry,
 } from './rules.js';
@@ -77,31 +85,48 @@ interface OrderedKv {
 interface SessionData {
   kv: Map<string, OrderedKv>;
   transcript: TranscriptEntry[];
+  /** The session's pending state (see `SessionStore.listPending`); kept after a clear, for its mark. */
+  pending: PendingState | undefined;
   /** Sequence number of `transcript[0]`; entries are numbered on, and trimming moves it. */
   firstSeq: number;
   nextOrder: number;
-  /** While a write is tracked: the k-v entries and the transcript's sequence range before it. */
-  before?: { kv: Map<string, OrderedKv>; firstSeq: number; end: number } | undefined;
+  /** While a write is tracked: the k-v entries, the transcript's sequence range and the pending state before it. */
+  before?:
+    | { kv: Map<string, OrderedKv>; firstSeq: number; end: number; pending: PendingState | undefined }
+    | undefined;
 }
+
+/** Pending appends since the last clear (`since` absent: none); `mark` counts every pending append ever. */
+const PendingStateSchema = z.object({ mark: z.number().int().min(0), since: IsoDateSchema.optional() });
+type PendingState = Readonly<z.infer<typeof PendingStateSchema>>;
 
 const SessionDataFileSchema = z.object({
   kind: z.literal('sessions'),
   schemaVersion: z.literal(1),
   kv: z.array(KvEntrySchema),
   transcript: z.array(TranscriptEntrySchema),
+  pending: PendingStateSchema.optional(),
 });
 
 const OrderedKvSchema = z.object({ order: z.number().int().min(0), entry: KvEntrySchema });
+const DataRecordSchema = z.union([PendingStateSchema, OrderedKvSchema, TranscriptEntrySchema]);
 
 const KV_PREFIX = 'k:';
 const TRANSCRIPT_PREFIX = 't:';
+/** The record holding the session's pending state. */
+const PENDING_KEY = 'p:';
 /** Transcript keys sort as text in sequence order. */
 const SEQ_DIGITS = 12;
 
-function sessionData(kv: readonly KvEntry[], transcript: readonly TranscriptEntry[]): SessionData {
+function sessionData(
+  kv: readonly KvEntry[],
+  transcript: readonly TranscriptEntry[],
+  pending?: PendingState,
+): SessionData {
   return {
     kv: new Map(kv.map((entry, order) => [entry.key, deepFreeze({ order, entry })])),
     transcript: transcript.map(deepFreeze),
+    pending: pending && deepFreeze({ ...pending }),
     firstSeq: 0,
     nextOrder: kv.length,
   };
@@ -138,41 +163,59 @@ function trackedData(state: SessionData): TrackedRecords {
   for (let seq = Math.max(before.end, first); seq < end; seq++) {
     put.push({ key: transcriptKey(seq), value: state.transcript[seq - first], append: true });
   }
+  if (state.pending !== before.pending) {
+    if (state.pending) put.push({ key: PENDING_KEY, value: state.pending, append: true });
+    else deleted.push(PENDING_KEY);
+  }
   return { put, delete: deleted };
 }
 
 const dataCodec: PartitionCodec<SessionData> = {
-  empty: () => ({ kv: new Map(), transcript: [], firstSeq: 0, nextOrder: 0 }),
+  empty: () => ({ kv: new Map(), transcript: [], pending: undefined, firstSeq: 0, nextOrder: 0 }),
   decode(data) {
     const parsed = SessionDataFileSchema.safeParse(data);
     if (!parsed.success) throw invalid('(root)', parsed.error);
-    return sessionData(parsed.data.kv, parsed.data.transcript);
+    return sessionData(parsed.data.kv, parsed.data.transcript, parsed.data.pending);
   },
   encode: (state) => ({
     kind: 'sessions',
     schemaVersion: 1,
     kv: [...state.kv.values()].map((e) => e.entry),
     transcript: state.transcript,
+    ...(state.pending ? { pending: state.pending } : {}),
   }),
-  isEmpty: (state) => state.kv.size === 0 && state.transcript.length === 0,
+  // A pending state alone (its session's transcript trimmed away) is kept: its mark must never repeat.
+  isEmpty: (state) => state.kv.size === 0 && state.transcript.length === 0 && state.pending === undefined,
   keyOrdered: true,
   toRecords: (state) => [
     ...[...state.kv.values()].map((value) => ({ key: KV_PREFIX + value.entry.key, value })),
     ...state.transcript.map((value, i) => ({ key: transcriptKey(state.firstSeq + i), value })),
+    ...(state.pending ? [{ key: PENDING_KEY, value: state.pending }] : []),
   ],
   track(state) {
     state.before = {
       kv: new Map(state.kv),
       firstSeq: state.firstSeq,
       end: state.firstSeq + state.transcript.length,
+      pending: state.pending,
     };
   },
   tracked: trackedData,
+  // A record read alone (`PartitionBackend.readRecord`: the pending state, by `listPending`), checked as
+  // one of the partition's record shapes.
+  decodeRecord(value) {
+    const parsed = DataRecordSchema.safeParse(value);
+    if (!parsed.success) throw invalid('(record)', parsed.error);
+    return parsed.data;
+  },
   fromRecords(records) {
     const kv: OrderedKv[] = [];
     const transcript: Array<{ seq: number; entry: TranscriptEntry }> = [];
+    let pending: PendingState | undefined;
     for (const { key, value } of records) {
-      if (key.startsWith(KV_PREFIX)) {
+      if (key === PENDING_KEY) {
+        pending = parsePendingState(value);
+      } else if (key.startsWith(KV_PREFIX)) {
         const parsed = OrderedKvSchema.safeParse(value);
         if (!parsed.success) throw invalid(key, parsed.error);
         kv.push(deepFreeze(parsed.data));
@@ -187,11 +230,18 @@ const dataCodec: PartitionCodec<SessionData> = {
     return {
       kv: new Map(kv.map((e) => [e.entry.key, e])),
       transcript: transcript.map((t) => t.entry),
+      pending,
       firstSeq: transcript[0]?.seq ?? 0,
       nextOrder: (kv.at(-1)?.order ?? -1) + 1,
     };
   },
 };
+
+function parsePendingState(value: unknown): PendingState {
+  const parsed = PendingStateSchema.safeParse(value);
+  if (!parsed.success) throw invalid(PENDING_KEY, parsed.error);
+  return deepFreeze(parsed.data);
+}
 
 const indexCodec = recordPartitionCodec<SessionInfo>('sessions', SessionInfoSchema, { idOf: (s) => s.id });
 
@@ -301,11 +351,19 @@ export class PartitionedSessionStore implements SessionStore {
     scope: Scope,
     sessionId: string,
     entries: ChatMessage | ChatMessage[],
+    options?: TranscriptAppendOptions,
   ): Promise<TranscriptEntry[]> {
     const s = parseScope(scope);
-    const parsed = newTranscriptEntries(entries, isoAt(this.#clock)).map(deepFreeze);
+    const ts = isoAt(this.#clock);
+    const { turnId, pending } = transcriptAppendOptions(options);
+    const parsed = newTranscriptEntries(entries, ts, { turnId }).map(deepFreeze);
     const session = await this.#requireSession(s, sessionId);
     return this.#backend.write(dataRef(s, session.id), dataCodec, (data) => {
+      if (turnId !== undefined && data.transcript.some((e) => e.turnId === turnId)) return [];
+      if (pending && parsed.length > 0) {
+        const mark = (data.pending?.mark ?? 0) + 1;
+        data.pending = deepFreeze({ mark, since: data.pending?.since ?? ts });
+      }
       data.transcript.push(...parsed);
       if (data.transcript.length > this.#caps.transcriptCap) {
         const evicted = data.transcript.length - this.#caps.transcriptCap;
@@ -322,6 +380,44 @@ export class PartitionedSessionStore implements SessionStore {
     const session = await this.#requireSession(s, sessionId);
     const data = await this.#backend.read(dataRef(s, session.id), dataCodec);
     return count === 0 ? [] : data.transcript.slice(-count);
+  }
+
+  async listPending(query?: PendingQuery): Promise<PendingSession[]> {
+    const { scope, limit } = pendingQuery(query);
+    const found: PendingSession[] = [];
+    for (const ref of await this.#backend.list('sessions', scope?.userId)) {
+      if (ref.name === undefined || ref.name === INDEX_NAME) continue;
+      if (scope && (ref.agentId ?? undefined) !== scope.agentId) continue;
+      const state = await this.#pendingState(ref);
+      if (state?.since === undefined) continue;
+      found.push({
+        userId: ref.userId,
+        ...(ref.agentId === undefined ? {} : { agentId: ref.agentId }),
+        sessionId: ref.name,
+        mark: state.mark,
+        since: state.since,
+      });
+    }
+    return found.sort(byWaiting).slice(0, limit);
+  }
+
+  async clearPending(scope: Scope, sessionId: string, mark: number): Promise<boolean> {
+    const s = parseScope(scope);
+    const at = pendingMark(mark);
+    const ref = dataRef(s, sessionKey(sessionId));
+    if ((await this.#pendingState(ref))?.since === undefined) return false;
+    return this.#backend.write(ref, dataCodec, (data) => {
+      if (data.pending?.since === undefined || data.pending.mark !== at) return false;
+      data.pending = deepFreeze({ mark: data.pending.mark });
+      return true;
+    });
+  }
+
+  /** A data partition's pending state: its one record where the backend reads records alone. */
+  async #pendingState(ref: PartitionRef): Promise<PendingState | undefined> {
+    const record = await this.#backend.readRecord?.(ref, dataCodec, PENDING_KEY);
+    if (record) return record.value === undefined ? undefined : parsePendingState(record.value);
+    return (await this.#backend.read(ref, dataCodec)).pending;
   }
 
   snapshot(selector: SnapshotSelector): Promise<SnapshotEnvelope<SessionRecord>> {

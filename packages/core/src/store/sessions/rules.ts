@@ -9,10 +9,16 @@ import { ChatMessageSchema } from '../../model/messages.js';
 import {
   type KvEntry,
   KvEntrySchema,
+  PENDING_LIST_DEFAULT,
+  type PendingQuery,
+  PendingQuerySchema,
+  type PendingSession,
   type SessionCreateOptions,
   SessionCreateSchema,
   type SessionInfo,
   SessionInfoSchema,
+  type TranscriptAppendOptions,
+  TranscriptAppendOptionsSchema,
   type TranscriptEntry,
 } from './record.js';
 
@@ -86,10 +92,56 @@ export function checkKvVersion(key: string, actual: number, expectedVersion: num
 }
 
 /** What `transcriptAppend` stores: the entry or entries, each checked, in order, all stamped `ts`. */
-export function newTranscriptEntries(entries: ChatMessage | ChatMessage[], ts: string): TranscriptEntry[] {
+export function newTranscriptEntries(
+  entries: ChatMessage | ChatMessage[],
+  ts: string,
+  options: TranscriptAppendOptions = {},
+): TranscriptEntry[] {
+  const { turnId } = transcriptAppendOptions(options);
   const list = Array.isArray(entries) ? entries : [entries];
-  return list.map((e, i) => ({ ...parseOrThrow(ChatMessageSchema, e, `transcript entry ${i}`), ts }));
+  // The schema keeps a message's own fields only: a `ts` or `turnId` it carries is the append's.
+  return list.map((e, i) => {
+    const entry: TranscriptEntry = { ...parseOrThrow(ChatMessageSchema, e, `transcript entry ${i}`), ts };
+    return i === 0 && turnId !== undefined ? { ...entry, turnId } : entry;
+  });
 }
+
+/** `transcriptAppend`'s options, checked. */
+export function transcriptAppendOptions(options: TranscriptAppendOptions = {}): {
+  turnId?: string;
+  pending: boolean;
+} {
+  const parsed = parseOrThrow(TranscriptAppendOptionsSchema, options, 'transcript append options');
+  return { ...(parsed.turnId === undefined ? {} : { turnId: parsed.turnId }), pending: parsed.pending === true };
+}
+
+/** `listPending`'s query, checked: the scope (if any) and the page size. */
+export function pendingQuery(query: PendingQuery = {}): { scope?: Scope; limit: number } {
+  const parsed = parseOrThrow(PendingQuerySchema, query, 'pending query');
+  return {
+    ...(parsed.scope ? { scope: parsed.scope } : {}),
+    limit: parsed.limit ?? PENDING_LIST_DEFAULT,
+  };
+}
+
+/** `clearPending`'s mark, checked: a whole number. */
+export function pendingMark(mark: number): number {
+  return parseOrThrow(PendingMarkSchema, mark, 'pending mark');
+}
+
+const PendingMarkSchema = z.number().int().min(0);
+
+/** Pending sessions, the longest waiting first (ties by user, agent and session). */
+export function byWaiting(a: PendingSession, b: PendingSession): number {
+  return (
+    compareText(a.since, b.since) ||
+    compareText(a.userId, b.userId) ||
+    compareText(a.agentId ?? '', b.agentId ?? '') ||
+    compareText(a.sessionId, b.sessionId)
+  );
+}
+
+const compareText = (a: string, b: string) => (a < b ? -1 : a > b ? 1 : 0);
 
 /** `transcriptReadLast`'s count, checked: a whole number from 0 to 100,000. */
 export function transcriptReadCount(n: number): number {

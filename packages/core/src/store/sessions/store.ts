@@ -3,7 +3,16 @@ import type { UpsertOptions, WriteOptions } from '../../foundation/version.js';
 import type { ChatMessage } from '../../model/messages.js';
 import type { ErasureResidueReader } from '../erasure-residue.js';
 import type { RestoreOptions, RestoreReport, SnapshotEnvelope } from '../snapshot/envelope.js';
-import type { KvEntry, SessionCreateOptions, SessionInfo, SessionRecord, TranscriptEntry } from './record.js';
+import type {
+  KvEntry,
+  PendingQuery,
+  PendingSession,
+  SessionCreateOptions,
+  SessionInfo,
+  SessionRecord,
+  TranscriptAppendOptions,
+  TranscriptEntry,
+} from './record.js';
 
 /**
  * Conversation sessions:
@@ -42,14 +51,31 @@ export interface SessionStore extends ErasureResidueReader {
   kvDelete(scope: Scope, sessionId: string, key: string, options?: WriteOptions): Promise<boolean>;
   /** Entries oldest first. */
   kvList(scope: Scope, sessionId: string): Promise<KvEntry[]>;
-  /** Append one entry or several (atomically, in order). Past the cap the oldest entries are evicted. */
+  /**
+   * Append one entry or several (atomically, in order). Past the cap the oldest entries are evicted.
+   * Returns the entries appended. With `options.turnId`, an append whose turn id the session's transcript
+   * already holds (on an entry not yet evicted) appends nothing and returns `[]`; the id is stored on the
+   * first entry. With `options.pending`, the same atomic step marks the session pending (see `listPending`).
+   */
   transcriptAppend(
     scope: Scope,
     sessionId: string,
     entries: ChatMessage | ChatMessage[],
+    options?: TranscriptAppendOptions,
   ): Promise<TranscriptEntry[]>;
   /** The last `n` entries, oldest first. */
   transcriptReadLast(scope: Scope, sessionId: string, n: number): Promise<TranscriptEntry[]>;
+  /**
+   * Sessions marked pending by `transcriptAppend(…, { pending: true })` and not cleared since, the longest
+   * waiting first (by `since`): of every user, or of `query.scope`'s user and agent. This is how background
+   * workers find turns to extract: the mark is written with the turn, so no acknowledged turn is missed.
+   */
+  listPending(query?: PendingQuery): Promise<PendingSession[]>;
+  /**
+   * Clear the session's pending state if its mark is still `mark` (no pending append since it was read);
+   * false when it moved on or the session is not pending (or not the caller's).
+   */
+  clearPending(scope: Scope, sessionId: string, mark: number): Promise<boolean>;
   /**
    * Deletes every record of the user — every agent, with every session's k-v map and transcript, Kioku's own sessions too — in one bulk operation, whatever their
    * number (no page limit); returns the session ids removed. Other users are untouched. Used by `forgetUser`.

@@ -1,0 +1,89 @@
+/**
+ * The session store's statements that a turn runs, as SQL text built once per schema and run as prepared
+ * statements (`sql.unsafe(text, values, { prepare: true })`): drizzle would build the text again on every
+ * call, and a transaction of separate statements costs a round trip each where these need one.
+ */
+export interface SessionStatements {
+  /**
+   * $1 user, $2 agent, $3 session, $4 entries kept, $5 1 to mark pending (else 0), $6 time, $7 entries
+   * (JSON: n, role, content, tool_calls, tool_call_id, name, turn_id), $8 cap. The session row's update
+   * takes its lock and re-reads it (so the positions follow every committed append) and returns the new
+   * newest position; no row: the session is not the caller's. Positions are dense, so the cap is one
+   * comparison, whatever this statement's snapshot saw.
+   */
+  append: string;
+  /** $1 user, $2 agent, $3 session. Locks the session row and takes the next k-v order. */
+  lockKv: string;
+  /**
+   * After `lockKv` in the same transaction: $4 key, $5 value, $6 time, $7 expected version (null for
+   * none), $8 cap. Sets the key at its current version + 1 when the expected one matches (0: no entry)
+   * and evicts the oldest other keys past the cap; returns `written` (null: nothing written) and
+   * `current` (the version before, null for none).
+   */
+  kvSet: string;
+  /** $1 limit. Every pending session, the longest waiting first. */
+  pending: string;
+  /** $1 user, $2 agent, $3 limit. One user's (+ agent's) pending sessions, the longest waiting first. */
+  pendingOf: string;
+  /** $1 user, $2 agent, $3 session, $4 mark. Returns the row when cleared. */
+  clearPending: string;
+}
+
+export function sessionStatements(schema: string): SessionStatements {
+  const sessions = `"${schema}"."sessions"`;
+  const transcript = `"${schema}"."session_transcript"`;
+  const kv = `"${schema}"."session_kv"`;
+  const ofSession = 'user_id = $1 and agent_id = $2 and session_id = $3';
+  const pendingColumns = `select user_id, agent_id, id, pending_mark::text as mark, pending_since::text as since
+    from ${sessions}`;
+  // Ties in code-unit order, as core sorts (`byWaiting`), whatever the database's collation.
+  const waiting = 'order by pending_since, user_id collate "C", agent_id collate "C", id collate "C"';
+  return {
+    append: `with s as (
+        update ${sessions} set
+          transcript_seq = transcript_seq + $4::bigint,
+          pending_mark = pending_mark + $5::int,
+          pending_since = case when $5::int = 1 then coalesce(pending_since, $6::timestamptz) else pending_since end
+        where user_id = $1 and agent_id = $2 and id = $3
+        returning transcript_seq
+      ), added as (
+        insert into ${transcript}
+          (user_id, agent_id, session_id, seq, role, content, tool_calls, tool_call_id, name, ts, turn_id)
+        select $1, $2, $3, s.transcript_seq - $4::bigint + e.n, e.role, e.content, e.tool_calls, e.tool_call_id,
+          e.name, $6::timestamptz, e.turn_id
+        from s, json_to_recordset($7::json) as e(n bigint, role text, content text, tool_calls json,
+          tool_call_id text, name text, turn_id text)
+      ), evicted as (
+        delete from ${transcript} as t using s
+        where t.user_id = $1 and t.agent_id = $2 and t.session_id = $3 and t.seq <= s.transcript_seq - $8::bigint
+      )
+      select transcript_seq from s`,
+    lockKv: `update ${sessions} set kv_ord = kv_ord + 1 where user_id = $1 and agent_id = $2 and id = $3
+      returning kv_ord`,
+    kvSet: `with s as (
+        select kv_ord from ${sessions} where user_id = $1 and agent_id = $2 and id = $3
+      ), current as (
+        select version from ${kv} where ${ofSession} and key = $4
+      ), written as (
+        insert into ${kv} (user_id, agent_id, session_id, key, value, ts, ord, version)
+        select $1, $2, $3, $4, $5, $6::timestamptz, s.kv_ord, coalesce((select version from current), 0) + 1
+        from s
+        where $7::int is null or $7::int = coalesce((select version from current), 0)
+        on conflict (user_id, agent_id, session_id, key) do update
+          set value = excluded.value, ts = excluded.ts, ord = excluded.ord, version = excluded.version
+        returning version
+      ), evicted as (
+        delete from ${kv}
+        where ${ofSession} and key <> $4 and exists (select 1 from written)
+          and ord <= (select ord from ${kv} where ${ofSession} and key <> $4
+                      order by ord desc offset $8::int - 1 limit 1)
+      )
+      select (select version from written) as written, (select version from current) as current`,
+    pending: `${pendingColumns} where pending_since is not null ${waiting} limit $1`,
+    pendingOf: `${pendingColumns} where user_id = $1 and agent_id = $2 and pending_since is not null
+      ${waiting} limit $3`,
+    clearPending: `update ${sessions} set pending_since = null
+      where user_id = $1 and agent_id = $2 and id = $3 and pending_mark = $4 and pending_since is not null
+      returning id`,
+  };
+}
