@@ -1,6 +1,5 @@
 import { createHash } from 'node:crypto';
-import type { DetailRecord, Fact, KnowledgeDocument, WorkingEntry } from '@kioku/core';
-import { englishAnalyzer, factSearchText } from '@kioku/core/adapter';
+import { englishAnalyzer } from '@kioku/core/adapter';
 
 /**
  * What is indexed is core's analysis of a record, not its raw text: the FTS5 tables index
@@ -42,21 +41,3 @@ export const ANALYZER_SIGNATURE = createHash('sha256')
   )
   .digest('hex')
   .slice(0, 16);
-
-export const factText = (fact: Pick<Fact, 'title' | 'content' | 'tags' | 'category'>): string =>
-  factSearchText(fact);
-
-/** A chunk is found by what its document is about: title and tags go with every chunk (as in core). */
-export const chunkText = (doc: Pick<KnowledgeDocument, 'title' | 'tags'>, chunk: string): string =>
-  `${doc.title}\n${doc.tags.join(' ')}\n${chunk}`;
-
-export const workingText = (entry: Pick<WorkingEntry, 'key' | 'category' | 'tags' | 'value'>): string =>
-  [
-    entry.key.replace(/[/_.-]/g, ' '),
-    entry.category?.replace(/[/_-]/g, ' ') ?? '',
-    entry.tags.join(' '),
-    entry.value,
-  ].join('\n');
-
-export const detailText = (d: Pick<DetailRecord, 'description' | 'summary' | 'type' | 'content'>): string =>
-  [d.description, d.summary ?? '', d.type.replace(/_/g, ' '), d.content].join('\n');

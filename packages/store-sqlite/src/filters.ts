@@ -15,6 +15,3 @@ export function hasAllTags(column: Column, wanted: readonly string[] | undefined
     ),
   );
 }
-
-/** Keys under `prefix` on a segment boundary: the key itself or `prefix/...`. */
-export const keyUnder = categoryUnder;

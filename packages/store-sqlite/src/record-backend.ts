@@ -1,22 +1,19 @@
-import type { Clock, Scope, StoreKind } from '@kioku/core';
+import type { Scope, StoreKind } from '@kioku/core';
 import { StorageError } from '@kioku/core';
-import {
-  type ParsedDetailQuery,
-  type ParsedDocumentQuery,
-  type ParsedFactFilter,
-  type ParsedFactQuery,
-  type PartitionRef,
-  type RecordChanges,
-  type StorageBackend,
-  type StoredRecord,
-  type StoresOverBackendOptions,
-  storesOverBackend,
+import type {
+  ParsedDetailQuery,
+  ParsedDocumentQuery,
+  ParsedFactFilter,
+  ParsedFactQuery,
+  PartitionRef,
+  RecordChanges,
+  StorageBackend,
+  StoredRecord,
 } from '@kioku/core/adapter';
 import type { DetailHit, DocumentChunkHit, FactHit } from '@kioku/core/store';
-import Database from 'better-sqlite3';
+import type Database from 'better-sqlite3';
 import { ANALYZER_SIGNATURE } from './analysis.js';
-import type { SetupReport } from './connection.js';
-import { hasNativeRecords, moveNativeRecords } from './native-move.js';
+import { SqliteConnection, type SqliteConnectionOptions } from './connection.js';
 import {
   RECORD_FACTS_SCHEMA,
   RECORD_SEARCH_COLUMNS,
@@ -33,17 +30,19 @@ import {
 } from './record-search.js';
 import type { LexicalSearch, SearchSettings } from './search.js';
 
-export interface SqliteRecordBackendOptions {
-  /** The database file (created when missing), or `:memory:`. */
-  file?: string;
-  /** Instead of `file`: an open better-sqlite3 database. Its pragmas are left alone and `close()` keeps it open. */
-  database?: Database.Database;
-  /** How long a write waits for another connection's lock (default 5 s). */
-  busyTimeoutMs?: number;
-  /** Search ranking and candidate depth, as the native stores' `search` option (see `Ranking`). */
+export interface SqliteRecordBackendOptions extends SqliteConnectionOptions {
+  /** Search ranking and candidate depth (see `Ranking`). */
   search?: Partial<SearchSettings>;
-  /** The clock of the stores `setup()` moves native records into (expiry of working memory; default: the system's). */
-  clock?: Clock;
+  /** Instead of `file` / `database`: a connection shared with a vector index (what `createSqliteStores` passes). */
+  connection?: SqliteConnection;
+}
+
+/** What `setup()` did. */
+export interface SetupReport {
+  /** 1 when this call made the records tables, else 0. */
+  migrationsApplied: number;
+  /** True when the stored records' search columns were recomputed because core's analyzer changed. */
+  reindexed: boolean;
 }
 
 /**
@@ -52,22 +51,15 @@ export interface SqliteRecordBackendOptions {
  * detail or a document chunk on its own row, see `record-facts.ts` and `record-search.ts`) and one version
  * row per partition (`kioku_record_partitions`, moved on by every write and kept when the partition
  * empties, so a version never comes back). `apply` is one immediate transaction that checks the version
- * first; `insert` is one INSERT (a trigger moves the version). `setup()` creates the tables (idempotent) and brings a database of an earlier records layout
- * to this one; they sit beside the native layout's tables.
+ * first; `insert` is one INSERT (a trigger moves the version). `setup()` creates the tables (idempotent).
  *
- * `createSqliteStores` is core's stores over this backend. The native layout (`createSqliteNativeStores`)
- * keeps a table per kind instead; `setup()` moves a database of that layout into this one.
+ * `createSqliteStores` is core's stores over this backend.
  */
 export class SqliteRecordBackend implements StorageBackend {
-  readonly #options: SqliteRecordBackendOptions;
-  /** Opened on first use: `setup()` creates a missing file, anything else needs a set-up database. */
-  #handle: Database.Database | undefined;
-  #closed = false;
-  readonly #owned: boolean;
+  readonly #connection: SqliteConnection;
   /** Prepared on first use, once the schema was found current (or `setup()` made it). */
   #prepared: ReturnType<typeof prepare> | undefined;
   readonly #settings: Partial<SearchSettings>;
-  readonly #moveOptions: StoresOverBackendOptions;
   #lexical: LexicalSearch | undefined;
   #facts: RecordFactIndex | undefined;
   #texts: RecordTextSearch | undefined;
@@ -77,44 +69,17 @@ export class SqliteRecordBackend implements StorageBackend {
     | undefined;
 
   constructor(options: SqliteRecordBackendOptions) {
-    this.#options = options;
-    this.#owned = options.database === undefined;
-    this.#settings = options.search ?? {};
-    this.#moveOptions = options.clock ? { clock: options.clock } : {};
-    if ((options.file === undefined) === this.#owned) {
-      throw new StorageError('Give exactly one of `file` (a path or ":memory:") and `database`.');
+    const { connection, search, ...open } = options;
+    if (connection && (open.file !== undefined || open.database !== undefined)) {
+      throw new StorageError('Give `connection`, or `file` / `database`, not both.');
     }
+    this.#connection = connection ?? new SqliteConnection(open, notSetUp);
+    this.#settings = search ?? {};
   }
 
   /** The connection, opened on first use (an existing file only; `setup()` creates one). */
   get #db(): Database.Database {
-    return this.#handle ?? this.#open(false);
-  }
-
-  #open(create: boolean): Database.Database {
-    if (this.#closed) throw new StorageError('The SQLite connection is closed.');
-    const { file, database } = this.#options;
-    let db: Database.Database;
-    try {
-      db = database ?? new Database(file!, { fileMustExist: !create && file !== ':memory:' });
-      if (this.#owned) {
-        db.pragma(`busy_timeout = ${Math.max(0, Math.trunc(this.#options.busyTimeoutMs ?? 5000))}`);
-        // Deleted text is zeroed, not left in free pages (as the native stores do).
-        db.pragma('secure_delete = ON');
-      }
-      // Unicode-aware lower case for the case-insensitive tag filter (SQLite's lower() folds ASCII only).
-      db.function('kioku_lower', { deterministic: true }, (value: unknown) =>
-        typeof value === 'string' ? value.toLowerCase() : value,
-      );
-    } catch (error) {
-      if (!create && (error as { code?: string }).code === 'SQLITE_CANTOPEN') throw notSetUp();
-      throw new StorageError(`Could not open SQLite database ${file ?? ''}: ${(error as Error).message}`, {
-        cause: error,
-        details: { file },
-      });
-    }
-    this.#handle = db;
-    return db;
+    return this.#connection.db;
   }
 
   /** Throws a StorageError that says to call `setup()` unless the records layout is current. */
@@ -126,7 +91,7 @@ export class SqliteRecordBackend implements StorageBackend {
         | undefined;
     } catch (error) {
       if ((error as { code?: string }).code === 'SQLITE_NOTADB') {
-        throw new StorageError(`${this.#options.file} is not a SQLite database.`, { cause: error });
+        throw this.#connection.notADatabase(error);
       }
       throw notSetUp();
     }
@@ -134,55 +99,45 @@ export class SqliteRecordBackend implements StorageBackend {
   }
 
   /**
-   * Creates the tables (idempotent), brings a database of an earlier records layout to this one, fills the
-   * search columns again when core's analyzer changed, then moves the records of the native layout, if the
-   * database holds any, into this one (`moveNativeRecords`). `migrationsApplied` is 1 when the tables were
-   * made or an earlier layout upgraded; `reindexed` when existing records' search columns were recomputed.
+   * Creates the tables (idempotent; safe from several processes at once: one immediate transaction), and
+   * fills the search columns again when core's analyzer changed since they were computed.
+   * `migrationsApplied` is 1 when the tables were made; `reindexed` when existing records' search columns
+   * were recomputed.
    */
   async setup(): Promise<SetupReport> {
-    const db = this.#handle ?? this.#open(true);
-    // WAL is recorded in the file: set once here, every later connection uses it.
-    if (this.#owned && this.#options.file !== ':memory:') db.pragma('journal_mode = WAL');
-    const report = db
+    const db = this.#connection.open(true);
+    return db
       .transaction((): SetupReport => {
         const existed =
-          this.#db
-            .prepare("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'kioku_records'")
-            .get() !== undefined;
-        this.#db.exec(SCHEMA);
-        // The search columns follow core's analyzer and this layout: filled again when either changed (or a
-        // database of an earlier layout has none yet).
-        const search = this.#db
+          db.prepare("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'kioku_records'").get() !==
+          undefined;
+        db.exec(SCHEMA);
+        const search = db
           .prepare("SELECT value FROM kioku_record_meta WHERE key = 'analyzer'")
           .pluck()
           .get() as string | undefined;
         if (search === SEARCH_SIGNATURE) {
-          this.#db.exec(RECORD_FACTS_SCHEMA);
+          db.exec(RECORD_FACTS_SCHEMA);
           return { migrationsApplied: 0, reindexed: false };
         }
-        RecordFactIndex.migrate(this.#db);
-        RecordFactIndex.clear(this.#db);
-        fillSearchColumns(this.#db);
-        this.#db
-          .prepare("INSERT OR REPLACE INTO kioku_record_meta (key, value) VALUES ('analyzer', ?)")
-          .run(SEARCH_SIGNATURE);
-        const sameLayout = search?.startsWith(`${LAYOUT}/`) === true;
-        return { migrationsApplied: sameLayout ? 0 : 1, reindexed: existed && search !== undefined };
+        // The search columns follow core's analyzer: filled again when it changed.
+        RecordFactIndex.clear(db);
+        fillSearchColumns(db);
+        db.prepare("INSERT OR REPLACE INTO kioku_record_meta (key, value) VALUES ('analyzer', ?)").run(
+          SEARCH_SIGNATURE,
+        );
+        return { migrationsApplied: existed ? 0 : 1, reindexed: existed && search !== undefined };
       })
       .immediate();
-    if (!hasNativeRecords(this.#db)) return report;
-    const moved = await moveNativeRecords(this.#db, storesOverBackend(this, this.#moveOptions));
-    return { ...report, moved };
   }
 
   async close(): Promise<void> {
-    this.#closed = true;
-    if (this.#owned && this.#handle?.open) this.#handle.close();
+    this.#connection.close();
   }
 
   get #sql(): ReturnType<typeof prepare> {
+    const db = this.#db; // a StorageError once closed
     if (!this.#prepared) {
-      const db = this.#db;
       this.#assertReady(db);
       this.#prepared = prepare(db);
     }
@@ -340,11 +295,11 @@ export class SqliteRecordBackend implements StorageBackend {
   /**
    * After a partition was emptied (erasure): none of its text stays in the file's bytes. Deleted rows are
    * zeroed already (`secure_delete`); the FTS5 index of facts is merged, so no segment keeps the deleted
-   * terms, and the write-ahead log is checkpointed and truncated, as the native stores do on `eraseUser`.
+   * terms, and the write-ahead log is checkpointed and truncated.
    */
   #scrub(ref: PartitionRef, label: string): void {
     if (SEARCHED_KINDS.includes(ref.kind)) this.#factIndex.emptied(label);
-    this.#db.pragma('wal_checkpoint(TRUNCATE)');
+    this.#connection.truncateLog();
   }
 
   async listPartitions(kind: StoreKind, userId?: string): Promise<PartitionRef[]> {
@@ -362,16 +317,15 @@ export class SqliteRecordBackend implements StorageBackend {
 
 type InsertedRecord = StoredRecord & { readonly value?: unknown };
 
-/** The search columns and index follow both: a new value of either fills them again on `setup()`. */
-const LAYOUT = 'records 4';
-const SEARCH_SIGNATURE = `${LAYOUT}/${ANALYZER_SIGNATURE}`;
+/** The search columns follow core's analyzer: a new one fills them again on `setup()`. */
+const SEARCH_SIGNATURE = `records/${ANALYZER_SIGNATURE}`;
 
 /** The head lookup of kinds without document chunks. */
 const NO_HEADS = (): undefined => undefined;
 
 function notSetUp(): StorageError {
   return new StorageError(
-    'The Kioku SQLite records layout is not set up in this database (or is of another version): call `await stores.setup()` first.',
+    'The Kioku SQLite tables are not set up in this database (or were made by another version): call `await stores.setup()` first.',
   );
 }
 

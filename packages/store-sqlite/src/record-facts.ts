@@ -1,10 +1,10 @@
 import type { Fact } from '@kioku/core';
-import type { ParsedFactFilter, ParsedFactQuery } from '@kioku/core/adapter';
+import { factSearchText, type ParsedFactFilter, type ParsedFactQuery } from '@kioku/core/adapter';
 import type { FactHit } from '@kioku/core/store';
 import type Database from 'better-sqlite3';
 import { and, type SQL, sql } from 'drizzle-orm';
 import { integer, SQLiteSyncDialect, sqliteTable, text } from 'drizzle-orm/sqlite-core';
-import { analyze, factText } from './analysis.js';
+import { analyze } from './analysis.js';
 import { categoryUnder, hasAllTags } from './filters.js';
 import { LexicalSearch, type SearchSettings, scopeToken } from './search.js';
 import { preparedOnce } from './statement-cache.js';
@@ -15,8 +15,8 @@ import { preparedOnce } from './statement-cache.js';
  * text, under an FTS5 index over the table (external content, kept by triggers that skip rows without
  * search terms) and row and term counts per partition. Details and document chunks have search terms too
  * (`record-search.ts`), in their own partitions; every other record's columns are NULL. Fact search and
- * count are answered here by store-sqlite's own `LexicalSearch` (native's statements and core's ranking),
- * so the record backend searches as the native fact store does, without decoding the partition.
+ * count are answered here by store-sqlite's own `LexicalSearch` (FTS5 candidates, core's ranking), without
+ * decoding the partition.
  */
 export const recordFacts = sqliteTable('kioku_records', {
   seq: integer('seq').primaryKey(),
@@ -32,7 +32,7 @@ export const recordFacts = sqliteTable('kioku_records', {
 
 const STATS = 'kioku_record_search_stats';
 
-/** The columns `kioku_records` has beside its record (added to a table made before them, see `migrate`). */
+/** The columns `kioku_records` has beside its record. */
 export const RECORD_SEARCH_COLUMNS = [
   'category TEXT',
   'tags TEXT',
@@ -90,22 +90,8 @@ CREATE TRIGGER IF NOT EXISTS kioku_records_fts_update AFTER UPDATE OF search_ter
 END;
 `;
 
-/**
- * What the earlier layouts left, dropped before the search columns are filled again: an index of the
- * records' insertion order (a scan sorts by `seq` itself), the fact search rows in a table of their own
- * (`kioku_record_facts`, a second row per fact), its FTS5 index and counts.
- */
-const EARLIER_LAYOUT = `${STATS_TABLE}
-DROP INDEX IF EXISTS kioku_records_order;
-DROP TRIGGER IF EXISTS kioku_records_fact_delete;
-DROP TABLE IF EXISTS kioku_record_facts_fts_vocab;
-DROP TABLE IF EXISTS kioku_record_facts_fts;
-DROP TABLE IF EXISTS kioku_record_facts;
-DELETE FROM ${STATS} WHERE table_name = 'kioku_record_facts';
-`;
-
-/** The FTS5 index, its triggers and counts, dropped so `rebuild` fills them from the rows afresh. */
-const SEARCH_INDEX = `
+/** The FTS5 index, its triggers and counts, dropped so `fillSearchColumns` fills them from the rows afresh. */
+const SEARCH_INDEX = `${STATS_TABLE}
 DROP TRIGGER IF EXISTS kioku_records_fts_insert;
 DROP TRIGGER IF EXISTS kioku_records_fts_delete;
 DROP TRIGGER IF EXISTS kioku_records_fts_update;
@@ -126,7 +112,7 @@ export const NO_SEARCH: SearchColumns = [null, null, null, null, null];
 export const SEARCH_COLUMN_NAMES = 'category, tags, updated_at, search_terms, search_length';
 
 export function searchColumns(fact: Fact): SearchColumns {
-  const search = analyze(factText(fact));
+  const search = analyze(factSearchText(fact));
   return [fact.category, JSON.stringify(fact.tags), fact.updatedAt, search.terms, search.length];
 }
 
@@ -147,23 +133,6 @@ export class RecordFactIndex {
   /** A `LexicalSearch` over the records table's index and counts (facts, details, document chunks). */
   static lexical(db: Database.Database, settings: Partial<SearchSettings> = {}): LexicalSearch {
     return new LexicalSearch({ raw: db }, settings, STATS);
-  }
-
-  /**
-   * Brings a database of an earlier record layout to this one (inside setup's transaction): the search
-   * columns added to `kioku_records` when it lacks them, the separate search rows dropped. `rebuild` then
-   * fills the columns.
-   */
-  static migrate(db: Database.Database): void {
-    const columns = new Set(
-      (db.prepare('SELECT name FROM pragma_table_xinfo(?)').pluck().all('kioku_records') as string[]).map(
-        String,
-      ),
-    );
-    for (const column of RECORD_SEARCH_COLUMNS) {
-      if (!columns.has(column.split(' ')[0]!)) db.exec(`ALTER TABLE kioku_records ADD COLUMN ${column}`);
-    }
-    db.exec(EARLIER_LAYOUT);
   }
 
   /** After the partition `label` was emptied: its counts go and the FTS5 index is merged without its terms. */
@@ -231,7 +200,7 @@ export class RecordFactIndex {
   }
 }
 
-/** Category and tags, on the fact row's search columns (the native store's own filters). */
+/** Category and tags, on the fact row's search columns. */
 function filters(filter: { category?: string | undefined; tags?: string[] | undefined }): SQL | undefined {
   return and(
     filter.category === undefined ? undefined : categoryUnder(recordFacts.category, filter.category),

@@ -103,7 +103,7 @@ export function headOfRecord(key: string, json: string, value?: unknown): Docume
     : undefined;
 }
 
-/** Document and detail search on the records table, ranked by `LexicalSearch` as native's stores rank. */
+/** Document and detail search on the records table, ranked by `LexicalSearch` (core's ranking). */
 export class RecordTextSearch {
   readonly #db: Database.Database;
   readonly #lexical: LexicalSearch;

@@ -9,7 +9,6 @@ import type Database from 'better-sqlite3';
 import { getTableName, type SQL, sql } from 'drizzle-orm';
 import { SQLiteSyncDialect, type SQLiteTable } from 'drizzle-orm/sqlite-core';
 import { queryTerms } from './analysis.js';
-import type { SqliteConnection } from './connection.js';
 
 /**
  * How search results are ordered.
@@ -95,18 +94,18 @@ function add(pool: Map<number, Pooled>, candidates: readonly Candidate[]): void 
 /** Runs lexical searches over one connection; statements are prepared once per SQL text. */
 export class LexicalSearch {
   /** Opened lazily: nothing is read before the first search. */
-  readonly #connection: Pick<SqliteConnection, 'raw'>;
+  readonly #connection: { readonly raw: Database.Database };
   readonly #settings: SearchSettings;
-  /** Where the searched tables' row and term counts are (see `kioku_search_stats`). */
+  /** Where the searched tables' row and term counts are (see `kioku_record_search_stats`). */
   readonly #statsTable: string;
   readonly #statements = new Map<string, Database.Statement>();
   /** Document frequencies per table and partition, kept in step with inserts (see `#documentFrequencies`). */
   readonly #dfCache = new Map<string, DfCache>();
 
   constructor(
-    connection: Pick<SqliteConnection, 'raw'>,
-    settings: Partial<SearchSettings> = {},
-    statsTable = 'kioku_search_stats',
+    connection: { readonly raw: Database.Database },
+    settings: Partial<SearchSettings>,
+    statsTable: string,
   ) {
     this.#connection = connection;
     this.#settings = { ...DEFAULT_SEARCH, ...settings };
@@ -413,7 +412,7 @@ const MAX_CACHED_TERMS = 50_000;
 /** Partitions whose document frequencies are kept (the least recently searched are dropped). */
 const MAX_CACHED_PARTITIONS = 256;
 
-/** A partition of at most this many terms (`kioku_search_stats.terms`) is read whole and kept in memory. */
+/** A partition of at most this many terms (`kioku_record_search_stats.terms`) is read whole and kept in memory. */
 const SCAN_TERMS = 100_000;
 
 /** Terms of the partitions kept in memory, in all (at most about 60 MB with their counts). */
@@ -422,7 +421,7 @@ const MAX_KEPT_TERMS = 1_000_000;
 /** Inserts into the partition a search replays into its document-frequency cache, at most. */
 const MAX_REPLAYED = 1_000;
 
-/** The `kioku_search_stats` scope that holds a table's totals. */
+/** The `kioku_record_search_stats` scope that holds a table's totals. */
 const TABLE_TOTALS = '';
 
 interface Stats {

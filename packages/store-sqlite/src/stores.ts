@@ -1,21 +1,8 @@
 import type { Clock, KiokuStores, Tokenizer } from '@kioku/core';
-import {
-  once,
-  type SessionStoreOptions,
-  storesOverBackend,
-  type WorkingMemoryOptions,
-} from '@kioku/core/adapter';
+import { type SessionStoreOptions, storesOverBackend, type WorkingMemoryOptions } from '@kioku/core/adapter';
 import type Database from 'better-sqlite3';
-import type { SqliteStoreOptions } from './base.js';
-import { type SetupReport, SqliteConnection } from './connection.js';
-import { SqliteDetailStore } from './details.js';
-import { SqliteDocumentStore } from './documents.js';
-import { SqliteFactStore } from './facts.js';
-import { SqlitePlanStore } from './plans.js';
-import { SqliteRecordBackend } from './record-backend.js';
+import { type SetupReport, SqliteRecordBackend } from './record-backend.js';
 import type { SearchSettings } from './search.js';
-import { SqliteSessionStore } from './sessions.js';
-import { SqliteWorkingMemoryStore } from './working.js';
 
 export interface SqliteStoresOptions {
   /** The database file (`setup()` creates it when missing), or `':memory:'`; give `file` or `database`. */
@@ -42,10 +29,9 @@ export type SqliteStores = Omit<KiokuStores, 'setup'> & {
 };
 
 /**
- * All six stores in one SQLite file (or one `:memory:` database): the records layout, core's stores over
- * `SqliteRecordBackend` (one row per record in `kioku_records`; facts, document chunks and details searched
- * with FTS5). Call `await stores.setup()` once before use (it also moves a database of the native layout
- * into this one) and `await stores.close()` at the end.
+ * All six stores in one SQLite file (or one `:memory:` database): core's stores over `SqliteRecordBackend`
+ * (one row per record in `kioku_records`; facts, document chunks and details searched with FTS5). Call
+ * `await stores.setup()` once before use and `await stores.close()` at the end.
  */
 export function createSqliteStores(options: SqliteStoresOptions): SqliteStores {
   const { file, database, busyTimeoutMs, search, ...stores } = options;
@@ -54,38 +40,6 @@ export function createSqliteStores(options: SqliteStoresOptions): SqliteStores {
     ...(database === undefined ? {} : { database }),
     ...(busyTimeoutMs === undefined ? {} : { busyTimeoutMs }),
     ...(search === undefined ? {} : { search }),
-    ...(stores.clock === undefined ? {} : { clock: stores.clock }),
   });
   return { backend, ...storesOverBackend(backend, stores), setup: () => backend.setup() };
-}
-
-export interface SqliteNativeStoresOptions extends Omit<SqliteStoreOptions, 'connection'> {
-  tokenizer?: Tokenizer;
-  /** Chunk size for documents, in tokens (default 300). */
-  chunkTokens?: number;
-  working?: WorkingMemoryOptions;
-  sessions?: SessionStoreOptions;
-}
-
-/**
- * The native layout (the default before the records layout): a table per kind, each kind's store written
- * for SQLite. Kept for databases an earlier version wrote that must stay in that layout (an older process
- * still uses the file) and to compare the two layouts (`pnpm bench:store-sqlite-ab`); `createSqliteStores`
- * moves such a database into the records layout on `setup()`.
- */
-export function createSqliteNativeStores(options: SqliteNativeStoresOptions) {
-  const { file, database, busyTimeoutMs, tokenizer, chunkTokens, working, sessions, ...common } = options;
-  const connection = new SqliteConnection({ file, database, busyTimeoutMs });
-  const shared = { ...common, connection };
-  return {
-    connection,
-    facts: new SqliteFactStore(shared),
-    documents: new SqliteDocumentStore({ ...shared, tokenizer, chunkTokens }),
-    plans: new SqlitePlanStore(shared),
-    working: new SqliteWorkingMemoryStore({ ...working, ...shared }),
-    sessions: new SqliteSessionStore({ ...sessions, ...shared }),
-    details: new SqliteDetailStore({ ...shared, tokenizer }),
-    setup: (): Promise<SetupReport> => connection.setup(),
-    close: once(() => connection.close()),
-  } satisfies KiokuStores & { connection: unknown };
 }

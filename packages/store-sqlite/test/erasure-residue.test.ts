@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { forgetUser, verifyErased } from '@kioku/core/passes';
 import { afterEach, describe, expect, it } from 'vitest';
-import { createSqliteNativeStores, createSqliteStores } from '../src/index.js';
+import { createSqliteStores } from '../src/index.js';
 
 /*
  * After forgetUser, her words are in no byte of the database: not in the main file (free pages, FTS5
@@ -26,14 +26,11 @@ function filesHolding(file: string, word: string): string[] {
   );
 }
 
-describe.each([
-  ['native stores', createSqliteNativeStores],
-  ['storage-seam stores', createSqliteStores],
-])('SQLite (%s): erasure leaves no bytes behind', (_name, create) => {
+describe('SQLite: erasure leaves no bytes behind', () => {
   it('forgetUser: neither the database file nor its -wal holds her words', async () => {
     dir = mkdtempSync(path.join(tmpdir(), 'kioku-sqlite-erase-'));
     const file = path.join(dir, 'kioku.db');
-    const stores = create({ file });
+    const stores = createSqliteStores({ file });
     await stores.setup();
     try {
       for (let i = 0; i < 20; i++) {

@@ -6,7 +6,7 @@ import type { KiokuStores } from '@kioku/core';
 import { createJsonStores } from '@kioku/store-json';
 import { createPostgresStores } from '@kioku/store-postgres';
 import { createRedisStores } from '@kioku/store-redis';
-import { createSqliteNativeStores, createSqliteStores } from '@kioku/store-sqlite';
+import { createSqliteStores } from '@kioku/store-sqlite';
 import { Redis } from 'ioredis';
 import postgres from 'postgres';
 import { describe, expect, it } from 'vitest';
@@ -39,17 +39,6 @@ const BACKENDS: Record<string, () => Promise<Backend>> = {
     const file = path.join(dir, 'kioku.db');
     return {
       stores: createSqliteStores({ file }),
-      source: { type: 'sqlite', file },
-      counts: true,
-      destroy: () => rm(dir, { recursive: true, force: true }),
-    };
-  },
-  // A database store-sqlite wrote in its native layout (before the records layout was the default).
-  'sqlite native': async () => {
-    const dir = await mkdtemp(path.join(tmpdir(), 'kioku-studio-dir-'));
-    const file = path.join(dir, 'kioku.db');
-    return {
-      stores: createSqliteNativeStores({ file }),
       source: { type: 'sqlite', file },
       counts: true,
       destroy: () => rm(dir, { recursive: true, force: true }),

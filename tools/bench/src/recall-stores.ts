@@ -47,14 +47,14 @@ async function openStore(adapter: RecallAdapter): Promise<OpenStore | string> {
         };
       }
       case 'sqlite': {
-        const { SqliteFactStore } = await import('@kioku/store-sqlite');
+        const { createSqliteStores } = await import('@kioku/store-sqlite');
         const directory = await mkdtemp(path.join(os.tmpdir(), 'kioku-recall-sqlite-'));
-        const store = new SqliteFactStore({ file: path.join(directory, 'recall.db') });
-        await store.setup();
+        const stores = createSqliteStores({ file: path.join(directory, 'recall.db') });
+        await stores.setup();
         return {
-          store,
+          store: stores.facts,
           close: async () => {
-            store.close();
+            await stores.close();
             await rm(directory, { recursive: true, force: true });
           },
         };

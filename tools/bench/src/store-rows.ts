@@ -1,6 +1,6 @@
 /** The row shapes bench:store prints: the SQL adapters' rows, whose shape the other adapters' rows take too. */
 
-export type SqlAdapter = 'sqlite' | 'postgres';
+export type SqlAdapter = 'postgres';
 
 export interface Figures {
   writesPerS: number;
@@ -24,7 +24,7 @@ export interface SqlRow extends Figures {
   writes: number;
   firstSearchMs: number;
   prefillMs: number;
-  /** Database size on disk after the run (SQLite file + WAL; PostgreSQL table + indexes), in MB. */
+  /** Database size on disk after the run (table + indexes), in MB. */
   diskMb: number;
   raw: Figures;
   /** The fact block's read (mode `all`; first page newest-updated + count), ms per read, adapter and raw. */

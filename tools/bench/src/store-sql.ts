@@ -1,11 +1,11 @@
 /**
- * The SQL fact stores (`@kioku/store-sqlite`, `@kioku/store-postgres`) in the store bench, each operation
+ * The SQL fact store (`@kioku/store-postgres`) in the store bench, each operation
  * timed beside its raw-driver equivalent (`src/store-raw.ts`) on the same database, interleaved one call
  * each (alternating which goes first), so load from elsewhere on the machine hits both alike.
  *
  * Per size N, in one user's scope:
- * - prefill N − 2W facts through the store's bulk path (SQLite: `createMany` in transactions of 10,000;
- *   PostgreSQL: one `restore()` of a snapshot, then `VACUUM ANALYZE`, as autovacuum would have done);
+ * - prefill N − 2W facts through the store's bulk path (one `restore()` of a snapshot, then `VACUUM ANALYZE`,
+ *   as autovacuum would have done);
  * - first search on the filled store (adapter);
  * - W `create`s through the adapter and W raw INSERTs, interleaved (the store then holds exactly N facts);
  * - READS `get`s by random id through each;
@@ -16,16 +16,13 @@
  */
 
 import { randomBytes } from 'node:crypto';
-import { mkdtemp, rm, stat } from 'node:fs/promises';
-import os from 'node:os';
-import path from 'node:path';
 import { performance } from 'node:perf_hooks';
 import type { Fact, Scope } from '@kioku/core';
 import type { FactStore } from '@kioku/core/store';
 import type PostgresClient from 'postgres';
 import { type FactSeed, seedFact } from './facts.js';
 import { type Layout, otherUsers, SEARCHED_USER, searchedShare } from './layout.js';
-import { RawPostgresFacts, RawSqliteFacts } from './store-raw.js';
+import { RawPostgresFacts } from './store-raw.js';
 import type { DynamicRead, Figures, SqlAdapter, SqlRow } from './store-rows.js';
 import { timeSignals } from './store-signals.js';
 import { percentile, randomPicks, round } from './util.js';
@@ -46,7 +43,6 @@ export interface SqlOptions {
 }
 
 const SCOPE: Scope = { userId: SEARCHED_USER };
-const SQLITE_CHUNK = 10_000;
 /** Timed every-fact block reads per side. */
 const DYNAMIC_READS = 300;
 
@@ -205,8 +201,7 @@ async function run(
     (i) => raw.search(queries[i % queries.length]!),
   );
   await timeSignals(adapter, size, store, SCOPE, queries, options.searches);
-  // Last, a search right after each write: writes change what the stores cache (SQLite's document
-  // frequencies, PostgreSQL's pages), as they do in an application that stores facts between searches.
+  // Last, a search right after each write: writes change what the store caches (PostgreSQL's pages), as they do in an application that stores facts between searches.
   const now2 = new Date().toISOString();
   const a = await interleaved(
     options.afterWrites,
@@ -246,65 +241,6 @@ async function run(
       ...afterWriteFigures(a.raw),
     },
   };
-}
-
-/** The SQLite store on a fresh database file (WAL) per size; the raw side uses the store's connection. */
-export async function benchSqlite(
-  sizes: readonly number[],
-  seeds: readonly FactSeed[],
-  options: SqlOptions,
-): Promise<SqlRow[] | string> {
-  let mod: typeof import('@kioku/store-sqlite');
-  try {
-    mod = await import('@kioku/store-sqlite');
-  } catch (error) {
-    return (error as Error).message.split('\n')[0] ?? 'import failed';
-  }
-  const rows: SqlRow[] = [];
-  for (const size of sizes) {
-    const directory = await mkdtemp(path.join(os.tmpdir(), 'kioku-bench-sqlite-'));
-    const file = path.join(directory, 'bench.db');
-    const connection = new mod.SqliteConnection({ file });
-    const store = new mod.SqliteFactStore({ connection });
-    try {
-      await store.setup();
-      const raw = new RawSqliteFacts(connection.raw, SCOPE.userId);
-      const subject: Subject = {
-        store,
-        raw,
-        async prefill(userId, facts) {
-          for (let i = 0; i < facts.length; i += SQLITE_CHUNK) {
-            await store.createMany(
-              { userId },
-              facts.slice(i, i + SQLITE_CHUNK).map(({ id, content, category, tags, provenance }) => ({
-                id,
-                content,
-                category,
-                tags,
-                provenance,
-              })),
-            );
-          }
-        },
-        async diskMb() {
-          let bytes = 0;
-          for (const f of [file, `${file}-wal`]) bytes += (await stat(f).catch(() => ({ size: 0 }))).size;
-          return bytes / 1e6;
-        },
-      };
-      const row = await run('sqlite', subject, size, seeds, options);
-      row.dynamicRead = await dynamicRead('sqlite', store, raw);
-      const d = row.dynamicRead;
-      options.log(
-        `  sqlite ${size}: every-fact block read (list updated 128 + count of ${d.facts}) p50 ${d.p50} ms (raw ${d.rawP50}), p95 ${d.p95} ms (raw ${d.rawP95}), ×${d.ratio}`,
-      );
-      rows.push(row);
-    } finally {
-      connection.close();
-      await rm(directory, { recursive: true, force: true });
-    }
-  }
-  return rows;
 }
 
 /**

@@ -6,16 +6,16 @@
  *                    [--corpus short|long] [--users N] [--searches 300] [--no-index] [--json]
  *
  * --corpus long: paragraph-long records (50–300 words of LoCoMo dialogue) asked LoCoMo questions
- * (`src/corpus.ts`); --users N (sqlite, postgres): each size's records spread over N users in one database,
+ * (`src/corpus.ts`); --users N (postgres): each size's records spread over N users in one database,
  * searches in one user's scope (`src/layout.ts`).
  *
  * memory: every fact is written with `create` (timed: writes/s), with the search index live from
  * the start (one fact and one search come first), as in an application.
- * json: a write rewrites the user's whole partition file, so the store is prefilled to the size in
- * one `restore()` of a snapshot (the store's own bulk path, one file write), then a sample of
- * `create`s is timed on top of it (the last 200 facts). Reads are `get` by random id; searches
- * cycle through a fixed list of 30 queries with the default limit (8).
- * sqlite, postgres: prefilled through the store's bulk path, then writes, reads and searches each timed
+ * json, sqlite (store-sqlite's records table): a JSON write rewrites the user's whole partition file, so
+ * the store is prefilled to the size in one `restore()` of a snapshot (the store's own bulk path, one file
+ * write), then a sample of `create`s is timed on top of it (the last 200 facts). Reads are `get` by random
+ * id; searches cycle through a fixed list of 30 queries with the default limit (8).
+ * postgres: prefilled through the store's bulk path, then writes, reads and searches each timed
  * beside the same SQL issued with the raw driver (`src/store-sql.ts`, `src/store-raw.ts`).
  * redis, qdrant: the same method beside the same commands / requests made with the raw client
  * (`src/store-redis.ts`, `src/store-qdrant.ts`); qdrant is not part of `all` (see the README).
@@ -40,20 +40,11 @@ import { benchQdrant, type QdrantRow } from './store-qdrant.js';
 import { benchRedis, type RedisRow } from './store-redis.js';
 import type { SqlAdapter, SqlRow } from './store-rows.js';
 import { signalsRows, signalsTable, timeSignals } from './store-signals.js';
-import { benchPostgres, benchSqlite } from './store-sql.js';
+import { benchPostgres } from './store-sql.js';
 import { cliArgs, percentile, randomPicks, round, table } from './util.js';
 
-type Adapter = 'memory' | 'json' | 'sqlite-records' | SqlAdapter | 'redis' | 'qdrant' | 'pgvector';
-const ADAPTERS: readonly Adapter[] = [
-  'memory',
-  'json',
-  'sqlite-records',
-  'sqlite',
-  'postgres',
-  'redis',
-  'qdrant',
-  'pgvector',
-];
+type Adapter = 'memory' | 'json' | 'sqlite' | SqlAdapter | 'redis' | 'qdrant' | 'pgvector';
+const ADAPTERS: readonly Adapter[] = ['memory', 'json', 'sqlite', 'postgres', 'redis', 'qdrant', 'pgvector'];
 /** What `--adapter all` runs: not qdrant, whose stand-in server takes minutes per size (see the README). */
 const ALL: readonly Adapter[] = ['memory', 'json', 'sqlite', 'postgres', 'redis'];
 /** An adapter measured beside its raw driver or client. */
@@ -88,8 +79,7 @@ const SQL_AFTER_WRITES = 60;
 const DEFAULT_SIZES: Record<Adapter, string> = {
   memory: '1000,10000,100000',
   json: '1000,10000,100000',
-  'sqlite-records': '1000,10000,100000',
-  sqlite: '10000,100000',
+  sqlite: '1000,10000,100000',
   postgres: '10000,100000',
   redis: '10000,100000',
   qdrant: '10000,100000',
@@ -121,9 +111,9 @@ function parseArgs() {
   const corpusName = (value('--corpus') ?? 'short') as CorpusName;
   if (!CORPORA.includes(corpusName)) throw new Error(`--corpus is ${CORPORA.join(' | ')}`);
   const layout = parseLayout(value('--users'));
-  const oneUser = adapters.filter((a) => a !== 'sqlite' && a !== 'postgres');
+  const oneUser = adapters.filter((a) => a !== 'postgres');
   if (layout.users > 1 && oneUser.length)
-    throw new Error(`--users is for sqlite and postgres (not ${oneUser.join(', ')})`);
+    throw new Error(`--users is for postgres (not ${oneUser.join(', ')})`);
   return {
     corpus: corpus(corpusName),
     layout,
@@ -142,7 +132,7 @@ type OpenFactStore = (directory: string) => Promise<FactStore>;
  * The stores benched in one process over a temp directory, loaded lazily so the bench still runs when
  * one is not importable: @kioku/store-json, and store-sqlite's storage-seam stores (one records table).
  */
-async function loadFileStore(adapter: 'json' | 'sqlite-records'): Promise<OpenFactStore | string> {
+async function loadFileStore(adapter: 'json' | 'sqlite'): Promise<OpenFactStore | string> {
   try {
     if (adapter === 'json') {
       const { JsonFactStore } = await import('@kioku/store-json');
@@ -218,7 +208,7 @@ async function benchMemory(
 }
 
 async function benchFileStore(
-  adapter: 'json' | 'sqlite-records',
+  adapter: 'json' | 'sqlite',
   open: OpenFactStore,
   size: number,
   seeds: readonly FactSeed[],
@@ -353,13 +343,7 @@ async function main(): Promise<void> {
   };
   for (const adapter of options.adapters) {
     const sizes = options.sizesOf(adapter);
-    if (
-      adapter === 'sqlite' ||
-      adapter === 'postgres' ||
-      adapter === 'redis' ||
-      adapter === 'qdrant' ||
-      adapter === 'pgvector'
-    ) {
+    if (adapter === 'postgres' || adapter === 'redis' || adapter === 'qdrant' || adapter === 'pgvector') {
       // Progress on stderr even with --json: a 1M run takes minutes.
       const progress = (line: string) => console.error(line);
       const sqlOptions = {
@@ -372,15 +356,13 @@ async function main(): Promise<void> {
         layout: options.layout,
       };
       const result =
-        adapter === 'sqlite'
-          ? await benchSqlite(sizes, seeds, sqlOptions)
-          : adapter === 'postgres'
-            ? await benchPostgres(sizes, seeds, sqlOptions)
-            : adapter === 'redis'
-              ? await benchRedis(sizes, seeds, sqlOptions)
-              : adapter === 'qdrant'
-                ? await benchQdrant(sizes, seeds, sqlOptions)
-                : await benchPgvector(sizes, sqlOptions);
+        adapter === 'postgres'
+          ? await benchPostgres(sizes, seeds, sqlOptions)
+          : adapter === 'redis'
+            ? await benchRedis(sizes, seeds, sqlOptions)
+            : adapter === 'qdrant'
+              ? await benchQdrant(sizes, seeds, sqlOptions)
+              : await benchPgvector(sizes, sqlOptions);
       if (typeof result === 'string') unavailable[adapter] = `not available (${result})`;
       else rows.push(...result.map(sqlRow));
       continue;

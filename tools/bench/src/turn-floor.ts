@@ -3,8 +3,7 @@
  * hand-written SQL straight through the driver (better-sqlite3, postgres.js) on the same database the stores
  * wrote, after the timed turns. No prompt is built and rows are decoded only where a write needs them (the
  * recalled ids): what a turn costs above this is Kioku's. One file per schema: `turn-floor-records.ts`
- * (store-sqlite's default records layout), `turn-floor-native.ts` (its per-kind tables),
- * `turn-floor-postgres.ts`. Reads, searches and writes are timed apart (`Floor.parts`).
+ * (store-sqlite's records table), `turn-floor-postgres.ts`. Reads, searches and writes are timed apart (`Floor.parts`).
  *
  * Chat workload, per turn: the fact block's mark (the partition's fact count and newest fact: the block is
  * reused while they stay), the working-memory inventories of the session and of the patrol findings, the

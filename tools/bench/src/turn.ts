@@ -3,7 +3,7 @@
  * call) with every memory feature on and the default budget, at several fact-store sizes, in memory and
  * in JSON files.
  *
- *   pnpm bench:turn [--sizes 1000,10000,100000] [--adapter memory|json|sqlite|sqlite-native|postgres[,…]] [--turns 200]
+ *   pnpm bench:turn [--sizes 1000,10000,100000] [--adapter memory|json|sqlite|postgres[,…]] [--turns 200]
  *                   [--warmup 1000] [--jit-warmup 20] [--workload full|chat] [--no-raw-bpe] [--json]
  *                   [--cpu-prof <dir>]
  *
@@ -11,10 +11,8 @@
  * `<dir>/<adapter>-<facts>.cpuprofile` (`cpu-profile.ts`); the profiler slows the turns it records.
  *
  * `--workload chat` (default size 1000): a chat app's turn — the every-fact block, working memory (10
- * entries) and the replay of the last 10 turns of a 200-turn thread, nothing else (issue 26's SQLite
- * comparison: `pnpm bench:turn --workload chat --adapter sqlite,sqlite-native`).
- * sqlite: `createSqliteStores` (store-sqlite's default, the records layout) on a file in a temporary
- * directory (sqlite-native: its older per-kind tables, `createSqliteNativeStores`, the same way); postgres:
+ * entries) and the replay of the last 10 turns of a 200-turn thread, nothing else.
+ * sqlite: `createSqliteStores` on a file in a temporary directory; postgres:
  * `createPostgresStores` in a fresh schema of `KIOKU_PG_URL` / `DATABASE_URL` (default
  * `postgres://postgres@127.0.0.1:5432/test`), dropped afterwards. On these three, after the timed turns, the
  * raw-driver floor of the same workload runs on the same database (`turn-floor.ts`: the turn's reads,
@@ -82,13 +80,12 @@ import { type HeapWork, type HeapWorkMeter, startHeapWork } from './heap-work.js
 import { loadLocomo, locomoPath } from './locomo.js';
 import { CpuMeter, type CpuReading, perTurn, type ThreadCpu } from './thread-cpu.js';
 import type { Floor, FloorTarget } from './turn-floor.js';
-import { sqliteNativeFloor } from './turn-floor-native.js';
 import { postgresFloor } from './turn-floor-postgres.js';
 import { sqliteRecordsFloor } from './turn-floor-records.js';
 import { cliArgs, flagValue, mean, percentile, round, sizesArg, table } from './util.js';
 
-type Adapter = 'memory' | 'json' | 'sqlite' | 'sqlite-native' | 'postgres';
-const ADAPTERS: readonly Adapter[] = ['memory', 'json', 'sqlite', 'sqlite-native', 'postgres'];
+type Adapter = 'memory' | 'json' | 'sqlite' | 'postgres';
+const ADAPTERS: readonly Adapter[] = ['memory', 'json', 'sqlite', 'postgres'];
 type Workload = 'full' | 'chat';
 
 interface Stores {
@@ -122,7 +119,7 @@ interface Row {
   rest: { p50: number; p95: number };
   /** One count of a whole prepared prompt with o200k_base (the runner counts what it injects twice). */
   promptCountMs: number;
-  /** The same turn's reads, searches and writes as raw driver SQL (sqlite, sqlite-native, postgres). */
+  /** The same turn's reads, searches and writes as raw driver SQL (sqlite, postgres). */
   floor?: Floor;
   /** CPU per turn on the main thread and on the others (V8's compiler and GC helpers), Linux only. */
   threads?: ThreadCpu;
@@ -238,16 +235,15 @@ async function openStores(adapter: Adapter): Promise<OpenedStores | string> {
     return { stores: json(directory), close: () => rm(directory, { recursive: true, force: true }) };
   }
   try {
-    if (adapter === 'sqlite' || adapter === 'sqlite-native') {
-      const { createSqliteNativeStores, createSqliteStores } = await import('@kioku/store-sqlite');
+    if (adapter === 'sqlite') {
+      const { createSqliteStores } = await import('@kioku/store-sqlite');
       const directory = await mkdtemp(path.join(os.tmpdir(), 'kioku-bench-turn-'));
       const file = path.join(directory, 'kioku.db');
-      const stores = adapter === 'sqlite' ? createSqliteStores({ file }) : createSqliteNativeStores({ file });
+      const stores = createSqliteStores({ file });
       await stores.setup();
-      const floor = adapter === 'sqlite' ? sqliteRecordsFloor : sqliteNativeFloor;
       return {
         stores,
-        floor: (target, turns) => floor(file, target, turns),
+        floor: (target, turns) => sqliteRecordsFloor(file, target, turns),
         close: async () => {
           await stores.close();
           await rm(directory, { recursive: true, force: true });

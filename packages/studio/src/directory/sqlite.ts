@@ -1,28 +1,12 @@
 import { STORE_KINDS, type StoreKind } from '../kioku.js';
 import { PartitionCounter, pageOf, type UserDirectory } from './directory.js';
 
-/** One `(user, agent, count)` query per kind over store-sqlite's native layout (a table per kind). */
-const NATIVE: [StoreKind, string][] = [
-  ['facts', 'SELECT user_id u, agent_id a, count(*) n FROM kioku_facts GROUP BY 1, 2'],
-  ['documents', 'SELECT user_id u, agent_id a, count(*) n FROM kioku_documents GROUP BY 1, 2'],
-  ['plans', 'SELECT user_id u, agent_id a, count(*) n FROM kioku_plans GROUP BY 1, 2'],
-  [
-    'working',
-    'SELECT user_id u, agent_id a, count(*) n FROM kioku_working WHERE expires_ms > ? GROUP BY 1, 2',
-  ],
-  [
-    'sessions',
-    "SELECT user_id u, agent_id a, count(*) n FROM kioku_sessions WHERE json_extract(metadata, '$.kioku') IS NULL GROUP BY 1, 2",
-  ],
-  ['details', 'SELECT user_id u, agent_id a, count(*) n FROM kioku_details GROUP BY 1, 2'],
-];
-
-/** The records of one kind in the records layout (`kioku_records`, partitions in `kioku_record_partitions`). */
+/** The records of one kind (`kioku_records`, partitions in `kioku_record_partitions`). */
 const records = (kind: StoreKind, where: string, agent = 'p.agent_id') =>
   `SELECT p.user_id u, ${agent} a, count(*) n FROM kioku_record_partitions p
    JOIN kioku_records r ON r.label = p.label WHERE p.kind = '${kind}' AND r.key <> ''${where} GROUP BY 1, 2`;
 
-/** The same counts over the records layout (store-sqlite's default): one row per record. */
+/** One `(user, agent, count)` query per kind over store-sqlite's records: one row per record. */
 const RECORDS: [StoreKind, string][] = [
   ['facts', records('facts', '')],
   ['documents', records('documents', " AND instr(r.key, ':') = 0")], // document heads, not text parts or chunks
@@ -52,15 +36,7 @@ export async function sqliteDirectory(file: string): Promise<UserDirectory> {
   return {
     async list(query) {
       const counter = new PartitionCounter(STORE_KINDS);
-      const tables = new Set(
-        db.prepare<[], string>("SELECT name FROM sqlite_master WHERE type = 'table'").pluck().all(),
-      );
-      // A database of either layout, or both (the native tables stay, empty, after a move).
-      const queries = [
-        ...(tables.has('kioku_facts') ? NATIVE : []),
-        ...(tables.has('kioku_records') ? RECORDS : []),
-      ];
-      for (const [kind, text] of queries) {
+      for (const [kind, text] of RECORDS) {
         const statement = db.prepare<unknown[], Row>(text);
         const rows = kind === 'working' ? statement.all(Date.now()) : statement.all();
         for (const row of rows) counter.add(row.u, row.a, kind, row.n);

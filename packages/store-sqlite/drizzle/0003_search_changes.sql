@@ -1,1 +1,0 @@
-ALTER TABLE `kioku_search_stats` ADD `changes` integer DEFAULT 0 NOT NULL;

@@ -1,1 +1,0 @@
-ALTER TABLE `kioku_working` ADD `version` integer DEFAULT 1 NOT NULL;

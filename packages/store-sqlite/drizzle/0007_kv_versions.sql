@@ -1,1 +1,0 @@
-ALTER TABLE `kioku_session_kv` ADD `version` integer DEFAULT 1 NOT NULL;

@@ -1,1 +1,0 @@
-ALTER TABLE `kioku_facts` ADD `event_time` text;
