@@ -1,5 +1,5 @@
 import type { Fact } from '@kioku/core';
-import { englishAnalyzer, factSearchText } from '@kioku/core/adapter';
+import { type Analyzer, englishAnalyzer, factSearchText } from '@kioku/core/adapter';
 import { SEARCH_TEXT_CHARS } from './schema.js';
 
 /**
@@ -10,6 +10,9 @@ const TERM_CHARS = 200;
 
 const terms = (text: string) =>
   englishAnalyzer.terms(text).map((term) => (term.length > TERM_CHARS ? term.slice(0, TERM_CHARS) : term));
+
+/** Core's English analyzer with terms cut as stored: what a search's query is analysed with. */
+export const searchAnalyzer: Analyzer = { terms };
 
 /**
  * What a fact is searched by: core's English analysis of `factSearchText` (stop words dropped, irregular

@@ -7,9 +7,11 @@ import {
   scoreCandidates as score,
   termCounts,
   termsByRarity,
+  type LexicalIndex,
 } from '@kioku/core/adapter';
 import type { Sql } from 'postgres';
 import { queryTerms } from './analysis.js';
+import { FactIndexCache } from './fact-index-cache.js';
 
 /** Who searches, and which of their facts (category subtree, all of some tags) count. */
 export interface FactSearchRequest {
@@ -44,8 +46,13 @@ const DEPTH = 100;
  * guess than the first found.
  */
 const SAMPLE_ROWS = 400;
-/** A partition this small is read whole in the first statement and ranked without the statistics tables. */
-const SMALL_PARTITION_ROWS = 1_000;
+/**
+ * A partition this small is ranked in memory from a cached index (FactIndexCache): measured with `pnpm
+ * bench:load`, reading a 1,000-fact partition's terms for every search was a turn's costliest statement.
+ */
+const CACHED_PARTITION_ROWS = 20_000;
+/** Facts the cache holds at most per store (about 150 bytes each: 200,000 is ~30 MB). */
+export const FACT_INDEX_CACHE_DEFAULT = 200_000;
 /** A partition this small is read through its own index (not the GIN index, whose postings span all users). */
 const PARTITION_SCAN_ROWS = 5_000;
 
@@ -67,9 +74,12 @@ interface Pooled extends Candidate {
 }
 
 /**
- * core's lexical ranking of one partition's facts on PostgreSQL (see `ranking.ts`), with statistics kept by
- * triggers (`fact_counts.terms`, `fact_terms.df`; migration 0008) and candidates found through the GIN index
- * on `search_terms`. Which rows are scored:
+ * core's lexical ranking of one partition's facts on PostgreSQL (see `ranking.ts`). A partition of at most
+ * CACHED_PARTITION_ROWS facts is ranked by core's LexicalIndex over its terms, kept per process while its
+ * revision is unchanged (FactIndexCache): one statement per search, which reads the rows again only after a
+ * write. A larger one (or a filtered search) is ranked with statistics kept by triggers
+ * (`fact_counts.terms`, `fact_terms.df`; migration 0008) over candidates found through the GIN index on
+ * `search_terms`. Which rows are scored there:
  * - when the query's terms are in at most EXACT_BUDGET facts (summed document frequencies), or the partition
  *   holds no more, all of them: core's ranking exactly (LoCoMo's partitions, and most searches);
  * - otherwise the rows of the rarest terms (within MATCH_BUDGET), and from samples of SAMPLE_ROWS rows: the
@@ -88,9 +98,11 @@ export class FactSearch {
   readonly #revisions: string;
   /** The last ranking of a large partition, whole, with the partition's revision it was ranked at. */
   #last: { key: string; revision: string; ranked: FactSearchHit[] } | undefined;
+  readonly #cache: FactIndexCache;
 
-  constructor(client: Sql, schema: string) {
+  constructor(client: Sql, schema: string, cacheFacts = FACT_INDEX_CACHE_DEFAULT) {
     this.#client = client;
+    this.#cache = new FactIndexCache(cacheFacts);
     this.#table = `"${schema}"."facts"`;
     this.#counts = `"${schema}"."fact_counts"`;
     this.#terms = `"${schema}"."fact_terms"`;
@@ -120,17 +132,17 @@ export class FactSearch {
       depth,
       [...weights],
     ]);
+    const unfiltered = request.category === undefined && !request.tags?.length;
+    if (unfiltered && this.#cache.capacity > 0) {
+      const index = await this.#cachedIndex(request);
+      if (index) return index.search(query, { limit: request.limit });
+    }
     const last = this.#last;
     if (last?.key === key && (await this.#revision(request)) === last.revision) {
       return last.ranked.slice(0, request.limit);
     }
     const dfs = new Map<string, number>();
-    const unfiltered = request.category === undefined && !request.tags?.length;
-    const [whole, stats] = await Promise.all([
-      unfiltered ? this.#smallPartition(request) : [],
-      this.#stats(request, [...weights.keys()], dfs),
-    ]);
-    if (whole.length > 0) return rankAll(whole, weights, request.limit);
+    const stats = await this.#stats(request, [...weights.keys()], dfs);
     if (stats.rows === 0) return [];
     const df = (term: string) => dfs.get(term) ?? 0;
     const original = new Set(weights.keys());
@@ -207,20 +219,33 @@ export class FactSearch {
   }
 
   /**
-   * Every row of a partition of at most SMALL_PARTITION_ROWS facts (none for a larger one), sent beside the
-   * statistics statement: such a search needs no other statement before the winners' rows.
+   * The partition's index from this process's cache, after one statement that reads its revision and, when
+   * the cache does not hold that revision, every row's terms with it (from one snapshot); undefined for a
+   * partition of more than CACHED_PARTITION_ROWS facts (searched in SQL).
    */
-  async #smallPartition(request: FactSearchRequest): Promise<Pooled[]> {
+  async #cachedIndex(request: FactSearchRequest): Promise<LexicalIndex | undefined> {
+    const key = `${request.userId}\u0000${request.agentId}`;
     const text = this.#text(
-      'small',
-      () => `select seq, id, search_terms as terms, search_length as length from ${this.#table}
-        where user_id = $1 and agent_id = $2
-          and (select n from ${this.#counts} where user_id = $1 and agent_id = $2) <= ${SMALL_PARTITION_ROWS}`,
+      'cached',
+      () => `with v as (${this.#revisions}),
+        c as (select coalesce((select n from ${this.#counts} where user_id = $1 and agent_id = $2), 0) as n)
+        select v.revision, c.n, null::bigint as seq, null::text as id, null::text as terms, null::int as length
+        from v, c
+        union all
+        select null, null, f.seq, f.id, f.search_terms, f.search_length from ${this.#table} as f, v, c
+        where f.user_id = $1 and f.agent_id = $2 and v.revision <> $3 and c.n <= ${CACHED_PARTITION_ROWS}`,
     );
-    const rows = (await this.#client.unsafe(text, [request.userId, request.agentId], {
-      prepare: true,
-    })) as unknown as Row[];
-    return rows.map(pooled);
+    const rows = (await this.#client.unsafe(
+      text,
+      [request.userId, request.agentId, this.#cache.revisionOf(key)],
+      { prepare: true },
+    )) as unknown as Array<{ revision: string | null; n: string | null } & Row>;
+    const head = rows.find((r) => r.revision !== null)!;
+    const cached = this.#cache.get(key, head.revision!);
+    if (cached) return cached;
+    if (Number(head.n) > CACHED_PARTITION_ROWS) return undefined;
+    const facts = rows.filter((r) => r.revision === null).sort((a, b) => Number(a.seq) - Number(b.seq));
+    return this.#cache.put(key, head.revision!, facts);
   }
 
   /** The partition's size and the document frequencies of `terms` (into `dfs`), in one statement. */
@@ -329,30 +354,6 @@ const pooled = (r: Row): Pooled => ({
   tf: termCounts(r.terms ?? ''),
   length: r.length ?? 0,
 });
-
-/**
- * core's ranking over every row of a small partition, read in one statement: its statistics are counted from
- * those rows (the numbers the triggers keep, from the same snapshot) and every row is scored, in both rounds.
- */
-function rankAll(
-  rows: readonly Pooled[],
-  weights: ReadonlyMap<string, number>,
-  limit: number,
-): FactSearchHit[] {
-  const dfs = new Map<string, number>();
-  let terms = 0;
-  for (const row of rows) {
-    terms += row.length;
-    for (const term of row.tf.keys()) dfs.set(term, (dfs.get(term) ?? 0) + 1);
-  }
-  const stats = { rows: rows.length, terms };
-  const df = (term: string) => dfs.get(term) ?? 0;
-  const original = new Set(weights.keys());
-  let ranked = score(rows, weights, original, stats, df) as Array<Scored & Pooled>;
-  const expanded = expand(ranked.slice(0, Math.max(limit, 5)), weights, stats.rows, df);
-  if (expanded) ranked = score(rows, expanded, original, stats, df) as Array<Scored & Pooled>;
-  return ranked.slice(0, limit).map((r) => ({ id: r.id, score: r.score }));
-}
 
 /** Rows not in the pool yet join it; a row several sources found has its terms counted once. */
 function add(pool: Map<number, Pooled>, rows: readonly Row[]): void {

@@ -35,7 +35,12 @@ import {
 import { and, asc, count, desc, eq, getTableColumns, lte, type SQL, sql } from 'drizzle-orm';
 import { analyzeFact } from './analysis.js';
 import type { Db } from './database.js';
-import { FactSearch, VACUUM_AFTER_ROWS, vacuumAfterBulkWrite } from './fact-search.js';
+import {
+  FACT_INDEX_CACHE_DEFAULT,
+  FactSearch,
+  VACUUM_AFTER_ROWS,
+  vacuumAfterBulkWrite,
+} from './fact-search.js';
 import { readRevision } from './revision.js';
 import { groupByPartition, parseSnapshot, selectedUser } from './snapshot.js';
 import {
@@ -48,7 +53,15 @@ import {
   tagsCanMatch,
   underPrefix,
 } from './sql.js';
-import { PostgresStore } from './store.js';
+import { PostgresStore, type PostgresStoreOptions } from './store.js';
+
+export interface PostgresFactStoreOptions extends PostgresStoreOptions {
+  /**
+   * Facts this process keeps as in-memory search indexes of small partitions (see `FactIndexCache`;
+   * default 200,000, ~30 MB); 0 turns the cache off (every search ranks in SQL).
+   */
+  searchCacheFacts?: number;
+}
 
 /** FactStore on PostgreSQL: one row per fact in `facts`, partitioned by `(user_id, agent_id)`. */
 export class PostgresFactStore extends PostgresStore implements FactStore {
@@ -61,6 +74,12 @@ export class PostgresFactStore extends PostgresStore implements FactStore {
    */
   #prepared: ReturnType<PostgresFactStore['buildStatements']> | undefined;
   #search: FactSearch | undefined;
+  readonly #searchCacheFacts: number;
+
+  constructor(options: PostgresFactStoreOptions) {
+    super(options);
+    this.#searchCacheFacts = options.searchCacheFacts ?? FACT_INDEX_CACHE_DEFAULT;
+  }
 
   private buildStatements() {
     const t = this.tables.facts;
@@ -309,7 +328,7 @@ export class PostgresFactStore extends PostgresStore implements FactStore {
       limit: q.limit,
     };
     return this.database.run(async () => {
-      this.#search ??= new FactSearch(this.database.client, this.database.schema);
+      this.#search ??= new FactSearch(this.database.client, this.database.schema, this.#searchCacheFacts);
       const hits = await this.#search.search(request, q.query!);
       if (hits.length === 0) return [];
       const rows = await this.#statements.byIds.execute({ ...request, ids: hits.map((h) => h.id) });

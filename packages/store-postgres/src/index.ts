@@ -8,7 +8,7 @@ export {
 } from './database.js';
 export { PostgresDetailStore, type PostgresDetailStoreOptions } from './details.js';
 export { PostgresDocumentStore, type PostgresDocumentStoreOptions } from './documents.js';
-export { PostgresFactStore } from './facts.js';
+export { PostgresFactStore, type PostgresFactStoreOptions } from './facts.js';
 export { PostgresPlanStore } from './plans.js';
 export { PostgresSessionStore, type PostgresSessionStoreOptions } from './sessions.js';
 export { PostgresStore, type PostgresStoreOptions } from './store.js';

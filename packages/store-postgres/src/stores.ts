@@ -14,6 +14,8 @@ export interface PostgresStoresOptions extends PostgresConnectionOptions {
   tokenizer?: Tokenizer;
   /** Maximum tokens per document chunk (default 300). */
   chunkTokens?: number;
+  /** Facts kept as in-memory search indexes of small partitions (default 200,000; 0: off). */
+  searchCacheFacts?: number;
   working?: Omit<WorkingMemoryOptions, 'clock'>;
   sessions?: Omit<SessionStoreOptions, 'clock'>;
   /**
@@ -45,7 +47,7 @@ export function createPostgresStores(options: PostgresStoresOptions): PostgresSt
   const common = { database, clock: options.clock };
   const vectors = options.vectors && new PostgresVectorIndex({ ...options.vectors, ...common });
   return {
-    facts: new PostgresFactStore(common),
+    facts: new PostgresFactStore({ ...common, searchCacheFacts: options.searchCacheFacts }),
     documents: new PostgresDocumentStore({
       ...common,
       tokenizer: options.tokenizer,
