@@ -24,6 +24,7 @@ export {
   ScopeError,
   StorageError,
   StructuredOutputError,
+  TurnNotRecordedError,
   UnsupportedError,
   ValidationError,
 } from './foundation/errors.js';
@@ -60,6 +61,7 @@ export type {
   DroppedItem,
   MiddlewareContext,
   MiddlewareResult,
+  PrefetchContext,
   PromptMiddleware,
 } from './runtime/middleware.js';
 // Stores and embeddings

@@ -11,6 +11,8 @@ import {
   type MemoryFeature,
   type PromptMiddleware,
   parseMemoryRef,
+  StorageError,
+  TurnNotRecordedError,
 } from '../src/index.js';
 import { MEMORY_NOTICE } from '../src/memory/trust/fence.js';
 import { countMessagesTokens } from '../src/model/messages.js';
@@ -263,5 +265,78 @@ describe('Conversation', () => {
     await expect(kioku.resumeConversation({ userId: 'mallory' }, convo.sessionId)).rejects.toMatchObject({
       code: 'NOT_FOUND',
     });
+  });
+
+  it('stores a turn once however often record is retried with its turn id, and the features react once', async () => {
+    const { sessions, kioku } = await setup();
+    const convo = await kioku.startConversation({ userId: 'alice' });
+    const turn: ChatMessage[] = [
+      { role: 'user', content: 'hello?' },
+      { role: 'assistant', content: 'hi' },
+    ];
+    await convo.record(turn, { turnId: 'turn-1' });
+    await convo.record(turn, { turnId: 'turn-1' });
+    await convo.record([{ role: 'user', content: 'again' }], { turnId: 'turn-2' });
+    const transcript = await sessions.transcriptReadLast({ userId: 'alice' }, convo.sessionId, 10);
+    expect(transcript.map((e) => [e.content, e.turnId ?? null])).toEqual([
+      ['hello?', 'turn-1'],
+      ['hi', null],
+      ['again', 'turn-2'],
+    ]);
+    // The turn count stays right: the next prepare is the third turn of the session.
+    expect((await convo.prepare('third')).turnIndex).toBe(2);
+  });
+
+  it('a turn whose recording fails is a TurnNotRecordedError with what a retry needs; the retry stores it once', async () => {
+    const sessions = new InMemorySessionStore();
+    let failures = 1;
+    // The append is applied, then its answer is lost: the ambiguous failure of a networked store.
+    const append: typeof sessions.transcriptAppend = async (...args) => {
+      const appended = await sessions.transcriptAppend(...args);
+      if (failures-- > 0) throw new StorageError('connection lost', { retryable: true });
+      return appended;
+    };
+    const flaky = new Proxy(sessions, {
+      get: (target, key) => {
+        if (key === 'transcriptAppend') return append;
+        const value = Reflect.get(target, key);
+        return typeof value === 'function' ? value.bind(target) : value;
+      },
+    });
+    const kioku = new KiokuBuilder({ stores: bundleWith({ sessions: flaky }) }).build();
+    const convo = await kioku.startConversation({ userId: 'alice' });
+    const error = await convo
+      .run('hello?', scriptedModel([{ role: 'assistant', content: 'hi' }]), { turnId: 't1' })
+      .catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(TurnNotRecordedError);
+    const failed = error as TurnNotRecordedError;
+    expect(failed).toMatchObject({ code: 'STORAGE', retryable: true, turnId: 't1', sessionId: convo.sessionId });
+    expect(failed.messages.map((m) => (m as ChatMessage).content)).toEqual(['hello?', 'hi']);
+    await convo.record(failed.messages as ChatMessage[], { turnId: failed.turnId });
+    const transcript = await sessions.transcriptReadLast({ userId: 'alice' }, convo.sessionId, 10);
+    expect(transcript.map((e) => e.content)).toEqual(['hello?', 'hi']);
+  });
+
+  it("starts every middleware's store reads before the first inject, and hands each its own", async () => {
+    const calls: string[] = [];
+    const middleware = (name: string): PromptMiddleware => ({
+      name,
+      placement: 'system',
+      async prefetch() {
+        calls.push(`prefetch ${name}`);
+        return `read by ${name}`;
+      },
+      async inject(ctx) {
+        calls.push(`inject ${name}: ${await ctx.prefetched}`);
+        return { messages: [], included: 0, dropped: [] };
+      },
+    });
+    const kioku = new KiokuBuilder({ stores: createInMemoryStores() })
+      .use({ name: 'a', middleware: middleware('a') })
+      .use({ name: 'b', middleware: middleware('b') })
+      .build();
+    const convo = await kioku.startConversation({ userId: 'alice' });
+    await convo.prepare('hello');
+    expect(calls).toEqual(['prefetch a', 'prefetch b', 'inject a: read by a', 'inject b: read by b']);
   });
 });

@@ -139,4 +139,26 @@ describe('InjectedMemoryTracker', () => {
     expect(seenByB.has('f2')).toBe(false);
     expect([...(await tracker.load(alice, b.id))]).toEqual(['f1']);
   });
+
+  it("add on top of the turn's own read writes without reading the head again; a write meanwhile is read and kept", async () => {
+    class CountingSessions extends InMemorySessionStore {
+      reads = 0;
+      override async kvGet(...args: Parameters<InMemorySessionStore['kvGet']>) {
+        this.reads++;
+        return super.kvGet(...args);
+      }
+    }
+    const sessions = new CountingSessions();
+    const { id } = await sessions.create(alice);
+    const tracker = new InjectedMemoryTracker(sessions);
+    const read = await tracker.load(alice, id);
+    sessions.reads = 0;
+    await tracker.add(alice, id, ['a', 'b'], read);
+    expect(sessions.reads).toBe(0);
+    // Another instance adds to the same session after this one's read: the write meets CONFLICT, reads, keeps both.
+    const stale = await tracker.load(alice, id);
+    await new InjectedMemoryTracker(sessions).add(alice, id, ['c']);
+    await tracker.add(alice, id, ['d'], stale);
+    expect([...(await tracker.load(alice, id))]).toEqual(['a', 'b', 'c', 'd']);
+  });
 });

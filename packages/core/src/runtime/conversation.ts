@@ -204,6 +204,7 @@ export class Conversation {
       const injectedFactIds = new Set<string>();
       // Every middleware's messages in the order they ran: the context a later middleware reads.
       const shown: ChatMessage[] = [];
+      const prefetched = this.#prefetch(userMessage, turnIndex, recall, options.signal);
       for (const middleware of this.#middlewares) {
         const share = this.#budget.shares[middleware.name];
         const allotted = Math.min(share ?? remaining, remaining);
@@ -211,6 +212,7 @@ export class Conversation {
           entries.push(skippedEntry(middleware.name, allotted, recall));
           continue;
         }
+        const data = prefetched.get(middleware);
         const result = await middleware.inject({
           scope: this.scope,
           sessionId: this.sessionId,
@@ -223,6 +225,7 @@ export class Conversation {
           recall,
           injected: [...shown],
           ...(options.signal ? { signal: options.signal } : {}),
+          ...(data ? { prefetched: data } : {}),
         });
         const { messages, dropped, tokens } = this.#enforce(result.messages, allotted);
         // A block cut by the safety net below still counts its facts as shown: skipping them later is safe.
@@ -383,6 +386,36 @@ export class Conversation {
       ? { ...prepared.ledger, recall: { ...prepared.ledger.recall, forcedBy: { tool: forcedBy } } }
       : prepared.ledger;
     return { answer, messages: turn, ledger, steps, stepLimitReached: pendingTools };
+  }
+
+  /**
+   * Every middleware's store reads of the turn, started at once (`PromptMiddleware.prefetch`), so that on
+   * a networked store they take one round trip together instead of one each, in turn. A middleware that
+   * does not run this turn (recall not needed) is not asked. A read's failure is met by its `inject`.
+   */
+  #prefetch(
+    userMessage: string,
+    turnIndex: number,
+    recall: RecallDecision,
+    signal: AbortSignal | undefined,
+  ): Map<PromptMiddleware, Promise<unknown>> {
+    const started = new Map<PromptMiddleware, Promise<unknown>>();
+    const context = {
+      scope: this.scope,
+      sessionId: this.sessionId,
+      userMessage,
+      turnIndex,
+      clock: this.#clock,
+      recall,
+      ...(signal ? { signal } : {}),
+    };
+    for (const middleware of this.#middlewares) {
+      if (!middleware.prefetch || (middleware.recall && !recall.recall)) continue;
+      const read = middleware.prefetch(context);
+      read.catch(() => {}); // awaited by its inject, which reports the failure
+      started.set(middleware, read);
+    }
+    return started;
   }
 
   /**

@@ -62,7 +62,15 @@ export interface MiddlewareContext {
    * history), in the order they ran: what a later middleware can read the context from.
    */
   injected: readonly ChatMessage[];
+  /** What this middleware's `prefetch` returned for the turn, when it has one (awaited by `inject`). */
+  prefetched?: Promise<unknown>;
 }
+
+/** What a middleware's `prefetch` knows: the turn, before any budget is shared out. */
+export type PrefetchContext = Pick<
+  MiddlewareContext,
+  'scope' | 'sessionId' | 'userMessage' | 'turnIndex' | 'clock' | 'recall' | 'signal'
+>;
 
 /** Where injected messages go: memory blocks after the system prompt, replayed turns before the user message. */
 export type Placement = 'system' | 'history';
@@ -103,6 +111,12 @@ export interface PromptMiddleware {
    * skipped (0 tokens, one item dropped as `not-needed`) without calling `inject`.
    */
   readonly recall?: boolean;
+  /**
+   * Optional: start the turn's store reads, which do not depend on the budget. The conversation starts
+   * every middleware's at once, before the first `inject`, and hands each its own as
+   * `MiddlewareContext.prefetched`; `inject` without it (a runner that does not prefetch) reads itself.
+   */
+  prefetch?(context: PrefetchContext): Promise<unknown>;
   inject(context: MiddlewareContext): Promise<MiddlewareResult>;
   /** Called after a turn was recorded, e.g. to mark recalled entries as injected or store the exchange. */
   afterTurn?(context: AfterTurnContext): Promise<void>;

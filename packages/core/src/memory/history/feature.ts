@@ -59,8 +59,10 @@ export function conversationHistory(options: ConversationHistoryOptions): Memory
   const middleware: PromptMiddleware = {
     name: 'conversation',
     placement: 'history',
+    prefetch: (ctx) => window.read(ctx.scope, ctx.sessionId),
     async inject(ctx) {
-      const { entries, cut } = await window.read(ctx.scope, ctx.sessionId);
+      const { entries, cut } = await ((ctx.prefetched as ReturnType<ReplayWindow['read']> | undefined) ??
+        window.read(ctx.scope, ctx.sessionId));
       const origin = new Map<ChatMessage, TranscriptEntry>();
       const { turns, orphans } = splitTurns(entries, origin);
       let counts = cache.get(ctx.tokenizer);

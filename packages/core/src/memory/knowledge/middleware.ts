@@ -6,6 +6,7 @@ import type {
   DroppedItem,
   MiddlewareContext,
   MiddlewareResult,
+  PrefetchContext,
   PromptMiddleware,
 } from '../../runtime/middleware.js';
 import { combineKnowledge } from '../../store/documents/combine.js';
@@ -45,14 +46,23 @@ export function knowledgeMiddleware(options: KnowledgeMiddlewareOptions): Prompt
   return {
     name: KNOWLEDGE_MIDDLEWARE,
     placement: 'system',
+    // Full text: the store's revision, which says whether last turn's block still holds.
+    ...(options.strategy !== 'indexed' && options.store.revision
+      ? { prefetch: (ctx: PrefetchContext) => options.store.revision!(ownerOf(options, ctx.scope)) }
+      : {}),
     inject(ctx) {
-      const scope = options.owner ?? { userId: ctx.scope.userId, agentId: ctx.scope.agentId };
+      const scope = ownerOf(options, ctx.scope);
       const limit = Math.min(ctx.maxTokens, options.maxTokens ?? Number.POSITIVE_INFINITY);
       return options.strategy === 'indexed'
         ? injectIndexed(options, scope, limit, ctx, trust)
         : injectFullText(options.store, scope, limit, ctx, count, trust, blocks);
     },
   };
+}
+
+/** Whose documents the block shows: the configured owner's, else the turn's user's (and agent's). */
+function ownerOf(options: KnowledgeMiddlewareOptions, scope: Readonly<Scope>): Scope {
+  return options.owner ?? { userId: scope.userId, agentId: scope.agentId };
 }
 
 type MessageCounter = (tokenizer: Tokenizer, message: ChatMessage) => number;
@@ -119,7 +129,8 @@ async function injectFullText(
   // The same documents as last turn, the same limit: the same block (fencing and cutting them is not free).
   // A store with a revision says so without the documents being read (on a remote store, their whole text);
   // read before the list, so a write in between only makes the next turn build again.
-  const revision = store.revision ? `revision ${await store.revision(scope)}` : undefined;
+  const read = (ctx.prefetched as Promise<string> | undefined) ?? store.revision?.(scope);
+  const revision = read ? `revision ${await read}` : undefined;
   const unchanged = revision !== undefined && blocks.get(scope, ctx.tokenizer, limit, revision);
   if (unchanged) return unchanged;
   const all = await store.list(scope);

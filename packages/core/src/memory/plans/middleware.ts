@@ -1,5 +1,5 @@
 import { BlockCache } from '../../runtime/block-cache.js';
-import type { MiddlewareResult, PromptMiddleware } from '../../runtime/middleware.js';
+import type { MiddlewareResult, PrefetchContext, PromptMiddleware } from '../../runtime/middleware.js';
 import type { Plan } from '../../store/plans/record.js';
 import type { PlanStore } from '../../store/plans/store.js';
 import type { Tokenizer } from '../../tokens/tokenizer.js';
@@ -18,12 +18,15 @@ export function planMiddleware(store: PlanStore): PromptMiddleware {
   // The last block per user: a plan changes only by an edit, which raises its version, so the same plan
   // at the same version and limit is not rendered and counted again.
   const blocks = new BlockCache();
+  const load = (ctx: PrefetchContext) =>
+    store.get({ ...ctx.scope, threadId: ctx.scope.threadId ?? ctx.sessionId });
   return {
     name: PLAN_MIDDLEWARE,
     placement: 'system',
+    prefetch: load,
     async inject(ctx) {
       const threadId = ctx.scope.threadId ?? ctx.sessionId;
-      const plan = await store.get({ ...ctx.scope, threadId });
+      const plan = await ((ctx.prefetched as ReturnType<typeof load> | undefined) ?? load(ctx));
       if (!plan) return { messages: [], included: 0, dropped: [] };
       const mark = JSON.stringify([threadId, plan.id, plan.version, plan.updatedAt]);
       const cached = blocks.get(ctx.scope, ctx.tokenizer, ctx.maxTokens, mark);

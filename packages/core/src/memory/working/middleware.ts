@@ -1,6 +1,6 @@
 import type { Scope } from '../../foundation/scope.js';
 import { type ChatMessage, countMessageTokens } from '../../model/messages.js';
-import type { DroppedItem, PromptMiddleware } from '../../runtime/middleware.js';
+import type { DroppedItem, PrefetchContext, PromptMiddleware } from '../../runtime/middleware.js';
 import type { WorkingEntryInfo } from '../../store/working/record.js';
 import type { WorkingMemoryStore } from '../../store/working/store.js';
 import type { Tokenizer } from '../../tokens/tokenizer.js';
@@ -32,18 +32,22 @@ interface Section {
  * shown oldest first. Empty sections add no message.
  */
 export function workingMemoryMiddleware(options: WorkingMemoryMiddlewareOptions): PromptMiddleware {
+  /** Both inventories, read at once: one round trip, not two, on a networked store. */
+  const load = (ctx: PrefetchContext) => {
+    const namespace = options.namespace(ctx.scope);
+    return Promise.all([
+      options.store.list(ctx.scope, namespace),
+      options.isUserSession(namespace) ? options.store.list(ctx.scope, options.patrolPrefix) : undefined,
+    ]);
+  };
   return {
     name: WORKING_MEMORY_MIDDLEWARE,
     placement: 'system',
+    prefetch: load,
     async inject(ctx) {
-      const namespace = options.namespace(ctx.scope);
       const now = (options.clock ?? ctx.clock).now();
-      const userSession = options.isUserSession(namespace);
-      // Both inventories are read at once: one round trip, not two, on a networked store.
-      const [ownEntries, findings] = await Promise.all([
-        options.store.list(ctx.scope, namespace),
-        userSession ? options.store.list(ctx.scope, options.patrolPrefix) : undefined,
-      ]);
+      const [ownEntries, findings] = await ((ctx.prefetched as ReturnType<typeof load> | undefined) ??
+        load(ctx));
       const own = section(
         ctx.tokenizer,
         OWN_INVENTORY_HEADER,

@@ -83,9 +83,11 @@ export function allFactsMiddleware(options: AllFactsMiddlewareOptions): PromptMi
   return {
     name: FACTS_MIDDLEWARE,
     placement: 'system',
+    prefetch: (ctx) => readFactBlockMark(options.store, ctx.scope),
     async inject(ctx) {
       const limit = Math.min(ctx.maxTokens, options.maxTokens ?? Number.POSITIVE_INFINITY);
-      const mark = await readFactBlockMark(options.store, ctx.scope);
+      const mark = await ((ctx.prefetched as Promise<string | undefined> | undefined) ??
+        readFactBlockMark(options.store, ctx.scope));
       if (mark === undefined) return build(ctx, limit, false);
       const cached = blocks.get(ctx.scope, ctx.tokenizer, limit, mark);
       if (cached) return cached;

@@ -34,10 +34,12 @@ const HeadSchema = z.union([
 ]);
 
 /** The head as read: its chunk keys and ids; `canonical` when `raw` is exactly what `serialize` makes of them. */
-interface Head {
+export interface Head {
   /** Whose head it is (see `sessionCacheKey`): equal values of two sessions are not one set. */
   session: string;
   raw: string | undefined;
+  /** The stored entry's version (0: none), which a write of the next head expects. */
+  version: number;
   sealed: readonly string[];
   ids: Set<string>;
   canonical: boolean;
@@ -51,9 +53,12 @@ function serialize(sealed: readonly string[], ids: Iterable<string>): string {
 /** The ids recalled into one session: its sealed chunks' and its head's, oldest first. */
 export class RecalledIds implements Iterable<string> {
   readonly #parts: readonly ReadonlySet<string>[];
+  /** The head these ids were read from, so the turn's `add` writes the next one without reading it again. */
+  readonly head: Head | undefined;
 
-  constructor(parts: readonly ReadonlySet<string>[]) {
+  constructor(parts: readonly ReadonlySet<string>[], head?: Head) {
     this.#parts = parts;
+    this.head = head;
   }
 
   has(id: string): boolean {
@@ -103,32 +108,58 @@ export class InjectedMemoryTracker {
   async load(scope: Readonly<Scope>, sessionId: string): Promise<RecalledIds> {
     const session = sessionCacheKey(scope, sessionId);
     const entry = await this.#sessions.kvGet(scope, sessionId, RECALL_INJECTED_KEY);
-    return this.#known(scope, sessionId, session, this.#parse(session, entry?.value));
+    return this.#known(scope, sessionId, session, this.#parse(session, entry?.value, entry?.version ?? 0));
   }
 
-  async add(scope: Readonly<Scope>, sessionId: string, ids: readonly string[]): Promise<void> {
+  /**
+   * Add ids to the session's list. `read`: what this turn's `load` returned; the first attempt writes on top
+   * of it with its version instead of reading the head again (a write by another instance meanwhile is a
+   * CONFLICT, and the next attempt reads).
+   */
+  async add(
+    scope: Readonly<Scope>,
+    sessionId: string,
+    ids: readonly string[],
+    read?: RecalledIds,
+  ): Promise<void> {
     if (ids.length === 0) return;
     const session = sessionCacheKey(scope, sessionId);
+    let basis = read?.head?.session === session ? read : undefined;
     await retryOnConflict(async () => {
-      const entry = await this.#sessions.kvGet(scope, sessionId, RECALL_INJECTED_KEY);
-      const head = this.#parse(session, entry?.value);
-      const known = await this.#known(scope, sessionId, session, head);
+      let known: RecalledIds;
+      if (basis) known = basis;
+      else {
+        const entry = await this.#sessions.kvGet(scope, sessionId, RECALL_INJECTED_KEY);
+        const head = this.#parse(session, entry?.value, entry?.version ?? 0);
+        known = await this.#known(scope, sessionId, session, head);
+      }
+      basis = undefined;
+      const head = known.head!;
       const added = [...new Set(ids)].filter((id) => !known.has(id));
       if (added.length === 0) return;
-      const expectedVersion = entry?.version ?? 0;
+      const expectedVersion = head.version;
       if (head.ids.size + added.length > HEAD_IDS && head.ids.size > 0) {
         return this.#seal(scope, sessionId, session, head, added, expectedVersion);
       }
       const appended = this.#appended(head, added);
       const raw = appended ?? serialize(head.sealed, [...head.ids, ...added].slice(-HEAD_IDS));
-      await this.#sessions.kvSet(scope, sessionId, RECALL_INJECTED_KEY, raw, { expectedVersion });
+      const written = await this.#sessions.kvSet(scope, sessionId, RECALL_INJECTED_KEY, raw, {
+        expectedVersion,
+      });
       if (appended === undefined) {
-        this.#parse(session, raw);
+        this.#parse(session, raw, written.version);
         return;
       }
       // Only now that the value is stored do the new ids join the set `load` returned (a retry may not have been it).
       for (const id of added) head.ids.add(id);
-      this.#last = { session, raw, sealed: head.sealed, ids: head.ids, canonical: true };
+      this.#last = {
+        session,
+        raw,
+        version: written.version,
+        sealed: head.sealed,
+        ids: head.ids,
+        canonical: true,
+      };
     });
   }
 
@@ -149,21 +180,25 @@ export class InjectedMemoryTracker {
     const sealed = [...head.sealed, chunkKey];
     const dropped = sealed.splice(0, Math.max(0, sealed.length - MAX_CHUNKS));
     const raw = serialize(sealed, added.slice(-HEAD_IDS));
+    let version: number;
     try {
-      await this.#sessions.kvSet(scope, sessionId, RECALL_INJECTED_KEY, raw, { expectedVersion });
+      ({ version } = await this.#sessions.kvSet(scope, sessionId, RECALL_INJECTED_KEY, raw, {
+        expectedVersion,
+      }));
     } catch (error) {
       await this.#deleteQuietly(scope, sessionId, chunkKey);
       throw error;
     }
     this.#chunks.set(session + JSON.stringify(chunkKey), head.ids);
-    this.#parse(session, raw);
+    this.#parse(session, raw, version);
     for (const key of dropped) await this.#deleteQuietly(scope, sessionId, key);
   }
 
   /** A head value's chunk keys and ids; an unreadable one is none (it only costs re-injecting; `add` rewrites it). */
-  #parse(session: string, raw: string | undefined): Head {
-    if (raw === undefined) return { session, raw, sealed: [], ids: new Set(), canonical: false };
-    if (this.#last?.raw === raw && this.#last.session === session) return this.#last;
+  #parse(session: string, raw: string | undefined, version: number): Head {
+    if (raw === undefined) return { session, raw, version, sealed: [], ids: new Set(), canonical: false };
+    const last = this.#last;
+    if (last?.raw === raw && last.session === session && last.version === version) return last;
     let sealed: readonly string[] = [];
     let ids: readonly string[] = [];
     try {
@@ -176,7 +211,7 @@ export class InjectedMemoryTracker {
       // nothing readable
     }
     const set = new Set(ids);
-    this.#last = { session, raw, sealed, ids: set, canonical: serialize(sealed, set) === raw };
+    this.#last = { session, raw, version, sealed, ids: set, canonical: serialize(sealed, set) === raw };
     return this.#last;
   }
 
@@ -196,7 +231,7 @@ export class InjectedMemoryTracker {
     const chunks = cached.includes(undefined)
       ? await Promise.all(head.sealed.map((key) => this.#readChunk(scope, sessionId, session, key)))
       : (cached as ReadonlySet<string>[]);
-    return new RecalledIds([...chunks, head.ids]);
+    return new RecalledIds([...chunks, head.ids], head);
   }
 
   /** A sealed chunk's ids, read and cached (a missing or unreadable chunk has none). */

@@ -1,13 +1,13 @@
 import { LIMITS } from '../../../foundation/limits.js';
 import type { Scope } from '../../../foundation/scope.js';
 import { fitLines } from '../../../runtime/fit-lines.js';
-import type { DroppedItem, PromptMiddleware } from '../../../runtime/middleware.js';
+import type { DroppedItem, PrefetchContext, PromptMiddleware } from '../../../runtime/middleware.js';
 import type { Fact } from '../../../store/facts/record.js';
 import type { FactStore } from '../../../store/facts/store.js';
 import type { SessionStore } from '../../../store/sessions/store.js';
 import { isQuarantined } from '../../trust/quarantine.js';
 import { RECALL_FRAME, recallLine, renderRecall } from './format.js';
-import { InjectedMemoryTracker } from './injected.js';
+import { InjectedMemoryTracker, type RecalledIds } from './injected.js';
 
 export const FACT_RECALL_MIDDLEWARE = 'fact-recall';
 
@@ -41,25 +41,34 @@ const sessionKey = (scope: Readonly<Scope>, sessionId: string) =>
  */
 export function factRecallMiddleware(options: FactRecallMiddlewareOptions): PromptMiddleware {
   const tracker = new InjectedMemoryTracker(options.sessions);
-  const pending = new Map<string, { turnIndex: number; ids: string[] }>();
+  const pending = new Map<string, { turnIndex: number; ids: string[]; read: RecalledIds }>();
+
+  /** The session's recalled ids and the message's candidates, read side by side. */
+  async function load(ctx: PrefetchContext): Promise<{ injected: RecalledIds; candidates: Fact[] }> {
+    // A blank query would make the store return its newest facts; that is the fallback's job only.
+    const query = ctx.userMessage.trim().slice(0, LIMITS.queryChars);
+    const [injected, hits] = await Promise.all([
+      tracker.load(ctx.scope, ctx.sessionId),
+      query ? options.store.search(ctx.scope, { query, limit: options.maxResults }) : [],
+    ]);
+    let candidates = hits.map((h) => h.fact);
+    if (candidates.length === 0 && ctx.turnIndex === 0 && options.fallbackResults > 0) {
+      const newest = await options.store.search(ctx.scope, { limit: options.fallbackResults });
+      candidates = newest.map((h) => h.fact);
+    }
+    return { injected, candidates };
+  }
 
   return {
     name: FACT_RECALL_MIDDLEWARE,
     placement: 'system',
     recall: true,
+    prefetch: load,
     async inject(ctx) {
       const key = sessionKey(ctx.scope, ctx.sessionId);
       pending.delete(key);
-      const injected = await tracker.load(ctx.scope, ctx.sessionId);
-      // A blank query would make the store return its newest facts; that is the fallback's job only.
-      const query = ctx.userMessage.trim().slice(0, LIMITS.queryChars);
-      let candidates: Fact[] = query
-        ? (await options.store.search(ctx.scope, { query, limit: options.maxResults })).map((h) => h.fact)
-        : [];
-      if (candidates.length === 0 && ctx.turnIndex === 0 && options.fallbackResults > 0) {
-        const newest = await options.store.search(ctx.scope, { limit: options.fallbackResults });
-        candidates = newest.map((h) => h.fact);
-      }
+      const { injected, candidates } = await ((ctx.prefetched as ReturnType<typeof load> | undefined) ??
+        load(ctx));
       const dropped: DroppedItem[] = [];
       const fresh: Fact[] = [];
       for (const fact of candidates) {
@@ -74,7 +83,7 @@ export function factRecallMiddleware(options: FactRecallMiddlewareOptions): Prom
       const items = fresh.map((fact) => ({ id: fact.id, line: recallLine(fact) }));
       const block = fitLines(ctx.tokenizer, items, limit, renderRecall, RECALL_FRAME);
       if (block.included.length > 0) {
-        pending.set(key, { turnIndex: ctx.turnIndex, ids: block.included.map((i) => i.id) });
+        pending.set(key, { turnIndex: ctx.turnIndex, ids: block.included.map((i) => i.id), read: injected });
         for (const oldest of pending.keys()) {
           if (pending.size <= MAX_PENDING_TURNS) break;
           pending.delete(oldest);
@@ -94,7 +103,7 @@ export function factRecallMiddleware(options: FactRecallMiddlewareOptions): Prom
       if (!turn || turn.turnIndex !== ctx.turnIndex) return;
       pending.delete(key);
       if (!ctx.messages.some((m) => m.role === 'assistant')) return;
-      await tracker.add(ctx.scope, ctx.sessionId, turn.ids);
+      await tracker.add(ctx.scope, ctx.sessionId, turn.ids, turn.read);
     },
   };
 }

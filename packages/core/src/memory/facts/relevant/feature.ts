@@ -1,7 +1,12 @@
 import type { ChatMessage } from '../../../model/messages.js';
 import type { MemoryFeature } from '../../../runtime/feature.js';
 import { LineFitter } from '../../../runtime/fit-lines.js';
-import { type DroppedItem, EMPTY_RESULT, type PromptMiddleware } from '../../../runtime/middleware.js';
+import {
+  type DroppedItem,
+  EMPTY_RESULT,
+  type PrefetchContext,
+  type PromptMiddleware,
+} from '../../../runtime/middleware.js';
 import { formatMemoryLine, MEMORIES_FRAME, renderMemories } from './format.js';
 import { RelevantMemory, type RelevantMemoryOptions } from './manager.js';
 import type { MemorySearchResult } from './types.js';
@@ -30,9 +35,11 @@ export function relevantMemory(manager: RelevantMemory | RelevantMemoryOptions):
     name: 'relevant-memory',
     placement: 'system',
     recall: true,
+    ...(m.autoRetrieve ? { prefetch: (ctx: PrefetchContext) => m.rank(ctx.scope, ctx.userMessage) } : {}),
     async inject(ctx) {
       if (!m.autoRetrieve) return EMPTY_RESULT;
-      const ranked = await m.rank(ctx.scope, ctx.userMessage);
+      const ranked = await ((ctx.prefetched as ReturnType<RelevantMemory['rank']> | undefined) ??
+        m.rank(ctx.scope, ctx.userMessage));
       // Lines are numbered by their place in the block, so a line's number is known only when offered.
       const fitter = new LineFitter(ctx.tokenizer, ctx.maxTokens, renderMemories, MEMORIES_FRAME);
       for (const memory of ranked.selected) {
