@@ -14,7 +14,17 @@ import { parseUrl, redact } from './urls.js';
 export type BackendSpec =
   | { type: 'json'; directory: string; label: string; identity: string }
   | { type: 'sqlite'; file: string; label: string; identity: string }
-  | { type: 'postgres'; url: string; schema: string | undefined; label: string; identity: string }
+  | {
+      type: 'postgres';
+      url: string;
+      schema: string | undefined;
+      /** Connections this process opens at most (`?pool=`; default 4). */
+      pool: number;
+      /** `?prepare=false`: no named prepared statements, for PgBouncer in transaction mode before 1.21. */
+      prepare: boolean;
+      label: string;
+      identity: string;
+    }
   | { type: 'redis'; url: string; prefix: string | undefined; label: string; identity: string }
   | {
       /** A scheme served by a registered adapter (`registerStoreAdapter`, `KIOKU_ADAPTERS`). */
@@ -86,14 +96,19 @@ export function parseBackend(input: string): BackendSpec {
     case 'postgres':
     case 'postgresql': {
       const url = parseUrl(input);
-      // `schema` is Kioku's option, not a connection parameter: postgres.js would send it to the server.
+      // `schema`, `pool` and `prepare` are Kioku's options, not connection parameters: postgres.js would
+      // send them to the server.
       const schema = url.searchParams.get('schema') ?? undefined;
-      url.searchParams.delete('schema');
+      const pool = poolSize(url.searchParams.get('pool'), input);
+      const prepare = url.searchParams.get('prepare') !== 'false';
+      for (const option of ['schema', 'pool', 'prepare']) url.searchParams.delete(option);
       const database = decodeURIComponent(url.pathname.slice(1)) || url.username || 'postgres';
       return {
         type: 'postgres',
         url: url.toString(),
         schema,
+        pool,
+        prepare,
         label: redact(parseUrl(input)),
         identity: `postgres://${url.hostname}:${url.port || '5432'}/${database}#${schema ?? 'kioku'}`,
       };
@@ -141,6 +156,7 @@ async function mustExist(what: string, file: string, kind: 'directory' | 'file')
 
 /** A PostgreSQL `source` must hold Kioku's tables (its migration history) in the schema; none is created. */
 async function mustHaveSchema(
+  retryable: (error: unknown) => boolean,
   stores: {
     database: { client: { unsafe(query: string, args: string[]): Promise<unknown[]> }; schema: string };
   },
@@ -152,6 +168,7 @@ async function mustHaveSchema(
     .catch((error: unknown) => {
       throw new StorageError(`Cannot read schema "${schema}" of ${label}: ${(error as Error).message}`, {
         cause: error,
+        retryable: retryable(error),
         details: { schema, url: label },
       });
     });
@@ -161,6 +178,18 @@ async function mustHaveSchema(
       { details: { schema, url: label } },
     );
   }
+}
+
+/** Connections a CLI process opens to PostgreSQL unless `?pool=` says otherwise. */
+export const DEFAULT_POOL = 4;
+
+function poolSize(value: string | null, input: string): number {
+  if (value === null) return DEFAULT_POOL;
+  const n = Number(value);
+  if (!Number.isInteger(n) || n < 1 || n > 1000) {
+    throw new UsageError(`"${input}": pool= takes a number of connections from 1 to 1000 (got "${value}").`);
+  }
+  return n;
 }
 
 /** Open the stores of a backend. Nothing is written until a restore (or `setup()`) runs. */
@@ -191,16 +220,19 @@ async function openAdapterStores(spec: BackendSpec, options: OpenOptions): Promi
       return createSqliteStores({ file: spec.file, clock });
     }
     case 'postgres': {
-      const { createPostgresStores } = await importAdapter('postgres', LOADERS.postgres);
+      const { createPostgresStores, isRetryablePostgresError } = await importAdapter(
+        'postgres',
+        LOADERS.postgres,
+      );
       const stores = createPostgresStores({
         url: spec.url,
         schema: spec.schema,
         clock,
-        clientOptions: { max: 4, connect_timeout: 10, onnotice: () => {} },
+        clientOptions: { max: spec.pool, prepare: spec.prepare, onnotice: () => {} },
       });
       if (role === 'source') {
         try {
-          await mustHaveSchema(stores, spec.label);
+          await mustHaveSchema(isRetryablePostgresError, stores, spec.label);
         } catch (error) {
           await stores.close().catch(() => {});
           throw error;

@@ -1,5 +1,5 @@
 import { hostname } from 'node:os';
-import { KiokuBuilder, type KiokuStores } from '@kioku/core';
+import { isKiokuError, KiokuBuilder, type KiokuStores, type StorageError } from '@kioku/core';
 import type { PendingUserReport, RunPendingReport } from '@kioku/core/passes';
 import { type OptionTable, parseCommandOptions, plural, required, userId, write } from './args.js';
 import { UsageError } from './errors.js';
@@ -72,7 +72,19 @@ export async function workerCommand(
     });
   });
 
-  const stores = await openStores(spec, { role: 'source', ...(io.clock ? { clock: io.clock } : {}) });
+  const stores = await openWhenReachable(
+    () => openStores(spec, { role: 'source', ...(io.clock ? { clock: io.clock } : {}) }),
+    (line) => say(line),
+    pollMs,
+    stop.signal,
+  );
+  if (!stores) {
+    signals.dispose();
+    again?.dispose();
+    if (graceTimer) clearTimeout(graceTimer);
+    await say('stopped before the store could be reached');
+    return 0;
+  }
   await say(`worker ${holder} on ${redact(spec)}${users ? ` for ${users.join(', ')}` : ''}`);
   let failed = false;
   try {
@@ -127,6 +139,34 @@ export async function workerCommand(
     await say('stopped');
   }
   return failed && values.once ? 1 : 0;
+}
+
+/**
+ * The stores, once they can be opened: a store that is down or restarting (a retryable StorageError) is
+ * waited for, with the wait doubling from `pollMs` to MAX_BACKOFF_MS and said each time, as an operator's
+ * supervisor would otherwise restart the worker in a loop. Undefined when `stop` came first; any other error
+ * (a wrong URL, a missing schema) is thrown at once.
+ */
+async function openWhenReachable(
+  open: () => Promise<KiokuStores>,
+  say: (line: string) => Promise<void>,
+  pollMs: number,
+  stop: AbortSignal,
+): Promise<KiokuStores | undefined> {
+  let backoff = Math.max(pollMs, 100);
+  for (;;) {
+    try {
+      return await open();
+    } catch (error) {
+      if (!(isKiokuError(error, 'STORAGE') && (error as StorageError).retryable)) throw error;
+      await say(
+        `waiting for the store: ${(error as Error).message}; trying again in ${Math.round(backoff / 100) / 10} s`,
+      );
+      await pause(backoff, stop);
+      if (stop.aborted) return undefined;
+      backoff = Math.min(backoff * 2, MAX_BACKOFF_MS);
+    }
+  }
 }
 
 function describe(user: PendingUserReport): string {

@@ -16,13 +16,31 @@ export const MIGRATIONS_TABLE = '__kioku_migrations';
 
 const SCHEMA_NAME = /^[A-Za-z_][A-Za-z0-9_$]{0,62}$/;
 
+/** A store call's deadline unless told otherwise: far above any turn's statements, well below a hung TCP. */
+export const DEFAULT_DEADLINE_MS = 10_000;
+
+/** postgres.js's timeouts (in seconds) for a deadline in ms. */
+function deadlineOptions(deadlineMs: number) {
+  if (!(deadlineMs > 0) || !Number.isFinite(deadlineMs)) {
+    throw new ValidationError(`deadlineMs must be a positive number of milliseconds (got ${deadlineMs}).`);
+  }
+  const seconds = deadlineMs / 1000;
+  return { query_timeout: seconds, queue_timeout: seconds, connect_timeout: seconds };
+}
+
 export interface PostgresConnectionOptions {
   /** A `postgres://` URL. The store opens its own client and ends it on `close()`. */
   url?: string;
   /** An existing postgres.js client (`postgres(...)`). The store uses it as is and never ends it. */
   client?: Sql;
-  /** postgres.js options for the client opened from `url` (pool size, ssl, timeouts). */
+  /** postgres.js options for the client opened from `url` (pool size `max`, ssl, `prepare`, timeouts). */
   clientOptions?: postgres.Options<Record<string, postgres.PostgresType>>;
+  /**
+   * How long a call may wait for a connection and run, in ms, before it fails with a retryable
+   * StorageError (default 10 s): the client opened from `url` gets it as postgres.js's `query_timeout`,
+   * `queue_timeout` and `connect_timeout`, unless `clientOptions` sets them. A client passed in keeps its own.
+   */
+  deadlineMs?: number;
   /** The schema that holds Kioku's tables; created by `setup()`. Default `kioku`. */
   schema?: string;
 }
@@ -57,7 +75,13 @@ export class PostgresDatabase {
     this.schema = schema;
     this.#ownsClient = options.client === undefined;
     // Notices ("word is too long to be indexed") are expected for huge tokens; keep them out of the console.
-    this.client = options.client ?? postgres(options.url!, { onnotice: () => {}, ...options.clientOptions });
+    this.client =
+      options.client ??
+      postgres(options.url!, {
+        onnotice: () => {},
+        ...deadlineOptions(options.deadlineMs ?? DEFAULT_DEADLINE_MS),
+        ...options.clientOptions,
+      });
     this.db = drizzle(this.client);
     this.tables = kiokuTables(schema);
   }
@@ -71,11 +95,16 @@ export class PostgresDatabase {
   async setup(): Promise<void> {
     try {
       const max = (this.client.options as { max?: number }).max ?? 10;
-      // The lock is held on a reserved connection while the migrator uses another one from the pool.
+      // The lock is held by a transaction on a reserved connection while the migrator uses another one from
+      // the pool: a transaction's lock, not a session's, so PgBouncer in transaction mode keeps that server
+      // connection for the lock's whole life and frees it with the lock.
       const lockConnection = max > 1 ? await this.client.reserve() : undefined;
       const lockKey = `kioku:setup:${this.schema}`;
       try {
-        if (lockConnection) await lockConnection`select pg_advisory_lock(hashtextextended(${lockKey}, 0))`;
+        if (lockConnection) {
+          await lockConnection`begin`;
+          await lockConnection`select pg_advisory_xact_lock(hashtextextended(${lockKey}, 0))`;
+        }
         const session = this.db._.session as unknown as Parameters<PgDialect['migrate']>[1];
         await new PgDialect().migrate(this.#migrations(), session, {
           migrationsFolder: MIGRATIONS_FOLDER,
@@ -85,7 +114,7 @@ export class PostgresDatabase {
         await analyseFacts(this.client, this.schema);
       } finally {
         if (lockConnection) {
-          await lockConnection`select pg_advisory_unlock(hashtextextended(${lockKey}, 0))`.catch(() => {});
+          await lockConnection`commit`.catch(() => {});
           lockConnection.release();
         }
       }

@@ -1,11 +1,13 @@
 export {
   type Db,
+  DEFAULT_DEADLINE_MS,
   DEFAULT_SCHEMA,
   MIGRATIONS_TABLE,
   type PostgresConnectionOptions,
   PostgresDatabase,
   type Tx,
 } from './database.js';
+export { isRetryablePostgresError } from './errors.js';
 export { PostgresDetailStore, type PostgresDetailStoreOptions } from './details.js';
 export { PostgresDocumentStore, type PostgresDocumentStoreOptions } from './documents.js';
 export { PostgresFactStore, type PostgresFactStoreOptions } from './facts.js';
