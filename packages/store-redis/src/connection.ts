@@ -26,11 +26,16 @@ export interface RedisConnectionOptions {
  * - `autoResendUnfulfilledCommands: false`: a write that was sent but not answered when the connection
  *   broke is reported as failed once (its outcome is unknown), never silently applied twice.
  * - `retryStrategy`: reconnect after 50, 100, … ms, at most every 500 ms, forever.
+ * - `commandTimeout` / `connectTimeout` 10 s: a call's deadline, after which it fails with a retryable
+ *   StorageError (a server that stopped answering, a blocked event loop on its side).
  */
 export const DEFAULT_REDIS_OPTIONS: Readonly<RedisOptions> = Object.freeze({
   maxRetriesPerRequest: 0,
   autoResendUnfulfilledCommands: false,
   retryStrategy: (times: number) => Math.min(50 * times, 500),
+  // A store call's deadline: a server that accepts the connection but does not answer fails the call.
+  commandTimeout: 10_000,
+  connectTimeout: 10_000,
 });
 
 export interface SetupReport {
@@ -274,7 +279,7 @@ export function redactedUrl(url: string): string {
  * issued while (re)connecting fails with the retries message; a closed or refused connection says so.
  */
 const UNREACHABLE =
-  /max retries per request|ECONNREFUSED|ENOTFOUND|EHOSTUNREACH|ETIMEDOUT|Connection is closed|Stream isn't writeable|connect ECONN/i;
+  /max retries per request|ECONNREFUSED|ENOTFOUND|EHOSTUNREACH|ETIMEDOUT|Connection is closed|Stream isn't writeable|connect ECONN|Command timed out|LOADING|ECONNRESET|EPIPE/i;
 
 export function toStorageError(error: unknown, what: string, where: string): Error {
   if (isKiokuError(error)) return error;
@@ -282,8 +287,8 @@ export function toStorageError(error: unknown, what: string, where: string): Err
   const name = error instanceof Error ? error.name : typeof error;
   if (UNREACHABLE.test(message)) {
     return new StorageError(
-      `cannot reach ${where} (Redis ${what}): is redis-server running there, and is the URL right?`,
-      { cause: error, details: { redisError: name, server: where } },
+      `cannot reach ${where} (Redis ${what}: ${message.slice(0, 200)}): is redis-server running there, and is the URL right? The call may be retried; a write may or may not have been applied.`,
+      { cause: error, retryable: true, details: { redisError: name, server: where } },
     );
   }
   return new StorageError(`Redis ${what} at ${where} failed: ${message.slice(0, 500)}`, {
