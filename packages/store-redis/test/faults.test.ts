@@ -1,10 +1,10 @@
 import { execFileSync } from 'node:child_process';
 import { isKiokuError, type KiokuError } from '@kioku/core';
 import { InMemoryFactStore } from '@kioku/core/store';
+import { PrivateRedis } from '@kioku/private-servers';
 import { expectKiokuError } from '@kioku/store-test-suite';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { createRedisStores } from '../src/index.js';
-import { freePort, PrivateRedis } from './redis-server.js';
 
 /** redis-server must be installed; under CI a missing binary fails the run instead of skipping it. */
 function hasRedisServer(): boolean {
@@ -41,8 +41,7 @@ describe.skipIf(!hasRedisServer())('Redis restarts mid-run (own redis-server, ap
   let server: PrivateRedis;
 
   beforeEach(async () => {
-    server = new PrivateRedis(await freePort());
-    await server.start();
+    server = await PrivateRedis.start();
   });
   afterEach(async () => {
     await server.destroy();
