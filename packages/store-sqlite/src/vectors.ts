@@ -7,10 +7,13 @@ import {
   ValidationError,
 } from '@kioku/core';
 import {
-  assertDimensions,
   makeVectorSnapshot,
   parseOrThrow,
   parseScope,
+  parseVectorIds,
+  parseVectorPoints,
+  parseVectorQuery,
+  parseVectorSelection,
   parseVectorSnapshot,
   sortModelCounts,
   systemClock,
@@ -21,18 +24,14 @@ import {
   type SnapshotSelector,
   SnapshotSelectorSchema,
   type VectorHit,
-  VectorIdsSchema,
   type VectorIndex,
   type VectorModelCount,
   type VectorPoint,
   type VectorPointInput,
-  VectorPointSchema,
   type VectorQuery,
-  VectorQuerySchema,
   type VectorRecord,
   VectorRecordSchema,
   type VectorSelection,
-  VectorSelectionSchema,
   type VectorSnapshot,
 } from '@kioku/core/store';
 import type Database from 'better-sqlite3';
@@ -161,12 +160,7 @@ export class SqliteVectorIndex implements VectorIndex {
 
   async upsert(scope: Scope, points: VectorPointInput[]): Promise<void> {
     const s = parseScope(scope);
-    const parsed = points.map((p) => {
-      const point = parseOrThrow(VectorPointSchema, p, 'vector point');
-      assertDimensions(point.vector, this.dimensions);
-      return point;
-    });
-    const unique = [...new Map(parsed.map((p) => [p.id, p])).values()]; // the last of a repeated id wins
+    const unique = parseVectorPoints(points, this.dimensions);
     if (unique.length === 0) return;
     const db = this.#db;
     this.#run(() => db.transaction(() => this.#write(s, unique)).immediate());
@@ -174,8 +168,7 @@ export class SqliteVectorIndex implements VectorIndex {
 
   async search(scope: Scope, query: VectorQuery): Promise<VectorHit[]> {
     const s = parseScope(scope);
-    const q = parseOrThrow(VectorQuerySchema, query, 'vector query');
-    assertDimensions(q.vector, this.dimensions);
+    const q = parseVectorQuery(query, this.dimensions);
     const db = this.#db;
     return this.#run(() =>
       db.transaction(() => {
@@ -212,15 +205,15 @@ export class SqliteVectorIndex implements VectorIndex {
 
   async delete(scope: Scope, ids: string[]): Promise<number> {
     const s = parseScope(scope);
-    parseOrThrow(VectorIdsSchema, ids, 'vector ids');
-    if (ids.length === 0) return 0;
+    const unique = parseVectorIds(ids);
+    if (unique.length === 0) return 0;
     const db = this.#db;
     return this.#run(() =>
       db
         .transaction(() => {
           const rows = this.#prepare(
             `SELECT rid, zero FROM "${this.#points}" WHERE user_id = ? AND agent_id = ? AND id IN (SELECT value FROM json_each(?))`,
-          ).all(s.userId, agentKey(s), JSON.stringify([...new Set(ids)])) as PointRow[];
+          ).all(s.userId, agentKey(s), JSON.stringify(unique)) as PointRow[];
           this.#remove(rows);
           return rows.length;
         })
@@ -230,7 +223,7 @@ export class SqliteVectorIndex implements VectorIndex {
 
   async count(scope: Scope, selection: Pick<VectorSelection, 'kind'> = {}): Promise<number> {
     const s = parseScope(scope);
-    const { kind } = parseOrThrow(VectorSelectionSchema, selection, 'vector selection');
+    const { kind } = parseVectorSelection(selection);
     const [where, params] = this.#scopeWhere(s, kind);
     return this.#run(
       () =>
@@ -242,7 +235,7 @@ export class SqliteVectorIndex implements VectorIndex {
 
   async models(scope: Scope, selection: Pick<VectorSelection, 'kind'> = {}): Promise<VectorModelCount[]> {
     const s = parseScope(scope);
-    const { kind } = parseOrThrow(VectorSelectionSchema, selection, 'vector selection');
+    const { kind } = parseVectorSelection(selection);
     const [where, params] = this.#scopeWhere(s, kind);
     const rows = this.#run(
       () =>
@@ -255,7 +248,7 @@ export class SqliteVectorIndex implements VectorIndex {
 
   async clear(scope: Scope, selection: VectorSelection = {}): Promise<number> {
     const s = parseScope(scope);
-    const { kind, exceptModel } = parseOrThrow(VectorSelectionSchema, selection, 'vector selection');
+    const { kind, exceptModel } = parseVectorSelection(selection);
     const [where, params] = this.#scopeWhere(s, kind);
     const except = exceptModel === undefined ? '' : ' AND model IS NOT ?';
     const db = this.#db;

@@ -125,7 +125,7 @@ async function main(): Promise<void> {
   let hybridEmbedder: Embedder | undefined;
   if (embedder === 'hashing') {
     const hashing = new HashingEmbedder();
-    for (const weight of VECTOR_WEIGHTS) {
+    for (const weight of numbersArg(args, '--weights') ?? VECTOR_WEIGHTS) {
       const name = `Kioku + hashing vectors, weight ${weight}`;
       embedderRows.push(name);
       rows.push({ store: 'memory', options: { name, embedder: hashing, vectorWeight: weight } });
