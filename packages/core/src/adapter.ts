@@ -137,6 +137,13 @@ export {
   planRestore,
   type RestoreSpec,
 } from './store/snapshot/restore.js';
+export {
+  type ParsedVectorQuery,
+  parseVectorIds,
+  parseVectorPoints,
+  parseVectorQuery,
+  parseVectorSelection,
+} from './store/vector/calls.js';
 export { sortModelCounts } from './store/vector/memory.js';
 export { makeVectorSnapshot, parseVectorSnapshot } from './store/vector/snapshot.js';
 export { assertDimensions } from './store/vector/store.js';

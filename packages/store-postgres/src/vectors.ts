@@ -1,9 +1,12 @@
 import { type Clock, CorruptDataError, type Scope, ValidationError } from '@kioku/core';
 import {
-  assertDimensions,
   makeVectorSnapshot,
   parseOrThrow,
   parseScope,
+  parseVectorIds,
+  parseVectorPoints,
+  parseVectorQuery,
+  parseVectorSelection,
   parseVectorSnapshot,
   sortModelCounts,
   systemClock,
@@ -14,18 +17,14 @@ import {
   type SnapshotSelector,
   SnapshotSelectorSchema,
   type VectorHit,
-  VectorIdsSchema,
   type VectorIndex,
   type VectorModelCount,
   type VectorPoint,
   type VectorPointInput,
-  VectorPointSchema,
   type VectorQuery,
-  VectorQuerySchema,
   type VectorRecord,
   VectorRecordSchema,
   type VectorSelection,
-  VectorSelectionSchema,
   type VectorSnapshot,
 } from '@kioku/core/store';
 import type { PendingQuery, Row, Sql, TransactionSql } from 'postgres';
@@ -166,12 +165,7 @@ export class PostgresVectorIndex implements VectorIndex {
 
   async upsert(scope: Scope, points: VectorPointInput[]): Promise<void> {
     const s = parseScope(scope);
-    const parsed = points.map((p) => {
-      const point = parseOrThrow(VectorPointSchema, p, 'vector point');
-      assertDimensions(point.vector, this.dimensions);
-      return point;
-    });
-    const unique = [...new Map(parsed.map((p) => [p.id, p])).values()]; // the last of a repeated id wins
+    const unique = parseVectorPoints(points, this.dimensions);
     if (unique.length === 0) return;
     const parts = batches(unique, this.#batchSize);
     await this.#run(async () => {
@@ -182,8 +176,7 @@ export class PostgresVectorIndex implements VectorIndex {
 
   async search(scope: Scope, query: VectorQuery): Promise<VectorHit[]> {
     const s = parseScope(scope);
-    const q = parseOrThrow(VectorQuerySchema, query, 'vector query');
-    assertDimensions(q.vector, this.dimensions);
+    const q = parseVectorQuery(query, this.dimensions);
     const vector = vectorText(q.vector);
     const where = this.#where(s, q.kind, q.filter);
     const { iterativeScan } = await this.#info();
@@ -220,19 +213,19 @@ export class PostgresVectorIndex implements VectorIndex {
 
   async delete(scope: Scope, ids: string[]): Promise<number> {
     const s = parseScope(scope);
-    parseOrThrow(VectorIdsSchema, ids, 'vector ids');
-    if (ids.length === 0) return 0;
+    const unique = parseVectorIds(ids);
+    if (unique.length === 0) return 0;
     const result = await this.#run(
       () =>
         this
-          .#sql`delete from ${this.#t} where user_id = ${s.userId} and agent_id = ${agentKey(s.agentId)} and id = any(${[...new Set(ids)]}::text[])`,
+          .#sql`delete from ${this.#t} where user_id = ${s.userId} and agent_id = ${agentKey(s.agentId)} and id = any(${unique}::text[])`,
     );
     return result.count;
   }
 
   async count(scope: Scope, selection: Pick<VectorSelection, 'kind'> = {}): Promise<number> {
     const s = parseScope(scope);
-    const { kind } = parseOrThrow(VectorSelectionSchema, selection, 'vector selection');
+    const { kind } = parseVectorSelection(selection);
     const [row] = await this.#run(
       () =>
         this.#sql<{ n: number }[]>`select count(*)::int as n from ${this.#t} where ${this.#where(s, kind)}`,
@@ -242,7 +235,7 @@ export class PostgresVectorIndex implements VectorIndex {
 
   async models(scope: Scope, selection: Pick<VectorSelection, 'kind'> = {}): Promise<VectorModelCount[]> {
     const s = parseScope(scope);
-    const { kind } = parseOrThrow(VectorSelectionSchema, selection, 'vector selection');
+    const { kind } = parseVectorSelection(selection);
     const rows = await this.#run(
       () => this.#sql<VectorModelCount[]>`
         select model, count(*)::int as count from ${this.#t} where ${this.#where(s, kind)} group by model`,
@@ -252,7 +245,7 @@ export class PostgresVectorIndex implements VectorIndex {
 
   async clear(scope: Scope, selection: VectorSelection = {}): Promise<number> {
     const s = parseScope(scope);
-    const { kind, exceptModel } = parseOrThrow(VectorSelectionSchema, selection, 'vector selection');
+    const { kind, exceptModel } = parseVectorSelection(selection);
     const except =
       exceptModel === undefined ? this.#sql`` : this.#sql`and model is distinct from ${exceptModel}`;
     const result = await this.#run(

@@ -11,6 +11,8 @@ import {
   makeVectorSnapshot,
   parseOrThrow,
   parseScope,
+  parseVectorIds,
+  parseVectorSelection,
   parseVectorSnapshot,
   systemClock,
 } from '@kioku/core/adapter';
@@ -20,7 +22,6 @@ import {
   type SnapshotSelector,
   SnapshotSelectorSchema,
   type VectorHit,
-  VectorIdsSchema,
   type VectorIndex,
   type VectorModelCount,
   type VectorPointInput,
@@ -28,7 +29,6 @@ import {
   type VectorRecord,
   VectorRecordSchema,
   type VectorSelection,
-  VectorSelectionSchema,
   type VectorSnapshot,
 } from '@kioku/core/store';
 import { QdrantClient } from '@qdrant/js-client-rest';
@@ -203,21 +203,21 @@ export class QdrantVectorIndex implements VectorIndex {
 
   async delete(scope: Scope, ids: string[]): Promise<number> {
     const s = parseScope(scope);
-    parseOrThrow(VectorIdsSchema, ids, 'vector ids');
-    if (ids.length === 0) return 0;
-    const filter = scopeFilter(s, { ids: [...new Set(ids.map((id) => pointId(s, id)))] });
+    const unique = parseVectorIds(ids);
+    if (unique.length === 0) return 0;
+    const filter = scopeFilter(s, { ids: unique.map((id) => pointId(s, id)) });
     return this.#deleteWhere(filter);
   }
 
   async count(scope: Scope, selection: Pick<VectorSelection, 'kind'> = {}): Promise<number> {
     const s = parseScope(scope);
-    const { kind } = parseOrThrow(VectorSelectionSchema, selection, 'vector selection');
+    const { kind } = parseVectorSelection(selection);
     return this.#count(scopeFilter(s, { kind }));
   }
 
   async models(scope: Scope, selection: Pick<VectorSelection, 'kind'> = {}): Promise<VectorModelCount[]> {
     const s = parseScope(scope);
-    const { kind } = parseOrThrow(VectorSelectionSchema, selection, 'vector selection');
+    const { kind } = parseVectorSelection(selection);
     const filter = scopeFilter(s, { kind });
     const [facet, total] = await Promise.all([
       this.#call('models', () =>
@@ -236,7 +236,7 @@ export class QdrantVectorIndex implements VectorIndex {
 
   async clear(scope: Scope, selection: VectorSelection = {}): Promise<number> {
     const s = parseScope(scope);
-    const { kind, exceptModel } = parseOrThrow(VectorSelectionSchema, selection, 'vector selection');
+    const { kind, exceptModel } = parseVectorSelection(selection);
     return this.#deleteWhere(scopeFilter(s, { kind, exceptModel }));
   }
 

@@ -103,6 +103,23 @@ export class SqliteConnection {
     this.db.pragma('wal_checkpoint(TRUNCATE)');
   }
 
+  /**
+   * Runs `erase` (its own transaction) with `secure_delete` on, whatever the connection's setting (a
+   * database handed in may have it off: the setting is put back after), then truncates the log.
+   */
+  eraseAndScrub<R>(erase: () => R): R {
+    const db = this.db;
+    const previous = db.pragma('secure_delete', { simple: true }) as number;
+    try {
+      if (previous !== 1) db.pragma('secure_delete = ON');
+      const result = erase();
+      this.truncateLog();
+      return result;
+    } finally {
+      if (previous !== 1) db.pragma(`secure_delete = ${previous}`);
+    }
+  }
+
   /** Closes the connection when Kioku opened it (a database handed in stays open). Idempotent. */
   close(): void {
     this.#closed = true;

@@ -323,7 +323,7 @@ const SEARCH_SIGNATURE = `records/${ANALYZER_SIGNATURE}`;
 /** The head lookup of kinds without document chunks. */
 const NO_HEADS = (): undefined => undefined;
 
-function notSetUp(): StorageError {
+export function notSetUp(): StorageError {
   return new StorageError(
     'The Kioku SQLite tables are not set up in this database (or were made by another version): call `await stores.setup()` first.',
   );

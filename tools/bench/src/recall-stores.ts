@@ -14,6 +14,7 @@ import {
   type FactStore,
   InMemoryFactStore,
   type SignalWeights,
+  type VectorIndex,
   withFactEmbeddings,
   withRecallSignals,
 } from '@kioku/core/store';
@@ -25,15 +26,20 @@ import { postgresAdminUrl } from './store-sql.js';
 export const RECALL_ADAPTERS = ['memory', 'json', 'sqlite', 'postgres', 'redis'] as const;
 export type RecallAdapter = (typeof RECALL_ADAPTERS)[number];
 
+const firstLine = (error: unknown) => (error as Error).message.split('\n')[0] ?? String(error);
+
 interface OpenStore {
   store: FactStore;
+  /** The store's own vector index (SQLite with `vectorDimensions`: sqlite-vec in the same file). */
+  index?: VectorIndex;
   close(): Promise<void>;
 }
 
-const firstLine = (error: unknown) => (error as Error).message.split('\n')[0] ?? String(error);
-
-/** A fresh, empty store of the adapter, or why there is none (a missing package, no server). */
-async function openStore(adapter: RecallAdapter): Promise<OpenStore | string> {
+/**
+ * A fresh, empty store of the adapter, or why there is none (a missing package, no server). With
+ * `vectorDimensions` (SQLite only), the store comes with its own vector index of that size.
+ */
+async function openStore(adapter: RecallAdapter, vectorDimensions?: number): Promise<OpenStore | string> {
   try {
     switch (adapter) {
       case 'memory':
@@ -49,10 +55,14 @@ async function openStore(adapter: RecallAdapter): Promise<OpenStore | string> {
       case 'sqlite': {
         const { createSqliteStores } = await import('@kioku/store-sqlite');
         const directory = await mkdtemp(path.join(os.tmpdir(), 'kioku-recall-sqlite-'));
-        const stores = createSqliteStores({ file: path.join(directory, 'recall.db') });
+        const stores = createSqliteStores({
+          file: path.join(directory, 'recall.db'),
+          ...(vectorDimensions === undefined ? {} : { vectors: { dimensions: vectorDimensions } }),
+        });
         await stores.setup();
         return {
           store: stores.facts,
+          ...(stores.vectors ? { index: stores.vectors } : {}),
           close: async () => {
             await stores.close();
             await rm(directory, { recursive: true, force: true });
@@ -112,6 +122,10 @@ export interface StoreEngineOptions {
   vectorWeight?: number;
   /** Hits each side (lexical, vector) brings to the fusion (default: hybrid recall's, `max(20, 3 × limit)`). */
   candidates?: number;
+  /** With `embedder`, on SQLite: the vectors in the store's own sqlite-vec index instead of one in memory. */
+  storeVectors?: boolean;
+  /** Every ranked list the engine returned, by conversation and question (to compare two engines). */
+  rankings?: Map<string, string[]>;
 }
 
 /**
@@ -138,12 +152,18 @@ export function turnFact(unit: Unit, userId: string, storedAt: string): Fact {
  * The store as recall reads it: the adapter's search, fused with vectors when an embedder is given, with
  * recall's signals re-ranking the result (the store's own hits first, then the fusion, then the signals).
  */
-function recallStore(store: FactStore, options: StoreEngineOptions, clock: Clock): FactStore {
+function recallStore(
+  store: FactStore,
+  options: StoreEngineOptions,
+  clock: Clock,
+  index: VectorIndex | undefined,
+): FactStore {
   const signalled =
     options.signals === false ? store : withRecallSignals(store, { weights: options.signals ?? {}, clock });
   if (!options.embedder) return signalled;
   return withFactEmbeddings(signalled, {
     embedder: options.embedder,
+    ...(index ? { index } : {}),
     ...(options.vectorWeight === undefined ? {} : { weights: { vector: options.vectorWeight } }),
     ...(options.candidates === undefined ? {} : { candidates: options.candidates }),
   });
@@ -154,11 +174,16 @@ export async function storeEngine(
   adapter: RecallAdapter,
   options: StoreEngineOptions = {},
 ): Promise<{ engine: Engine; close(): Promise<void> } | string> {
-  const opened = await openStore(adapter);
+  const dimensions = options.storeVectors ? options.embedder?.dimensions : undefined;
+  const opened = await openStore(adapter, dimensions);
   if (typeof opened === 'string') return opened;
+  if (dimensions !== undefined && !opened.index) {
+    await opened.close();
+    return `${adapter} has no vector index of its own here`;
+  }
   // Questions are asked the day after the conversation's last turn ("last week" means the week before).
   let askedAt = 0;
-  const store = recallStore(opened.store, options, { now: () => askedAt });
+  const store = recallStore(opened.store, options, { now: () => askedAt }, opened.index);
   let conversations = 0;
   const now = new Date().toISOString();
   const engine: Engine = {
@@ -168,8 +193,11 @@ export async function storeEngine(
       const records = units.map((unit) => turnFact(unit, scope.userId, now));
       askedAt = Math.max(...units.map((unit) => unit.time)) + 86_400_000;
       await store.restore(makeEnvelope('facts', { userId: scope.userId }, records, systemClock));
-      return async (query: string, limit: number) =>
-        (await store.search(scope, { query, limit })).map((hit) => unitId(hit.fact));
+      return async (query: string, limit: number) => {
+        const ids = (await store.search(scope, { query, limit })).map((hit) => unitId(hit.fact));
+        options.rankings?.set(`${scope.userId}\u0000${query}\u0000${limit}`, ids);
+        return ids;
+      };
     },
   };
   return { engine, close: opened.close };

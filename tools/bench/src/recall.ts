@@ -119,16 +119,21 @@ async function main(): Promise<void> {
     rows.push(...ablationEngines());
   }
   const embedderRows: string[] = [];
+  /** The ranked lists of the default hybrid row in memory and of the same on SQLite + sqlite-vec. */
+  const inMemoryHybrid = new Map<string, string[]>();
+  const sqliteHybrid = new Map<string, string[]>();
+  let hybridEmbedder: Embedder | undefined;
   if (embedder === 'hashing') {
     const hashing = new HashingEmbedder();
-    for (const weight of VECTOR_WEIGHTS) {
+    for (const weight of numbersArg(args, '--weights') ?? VECTOR_WEIGHTS) {
       const name = `Kioku + hashing vectors, weight ${weight}`;
       embedderRows.push(name);
       rows.push({ store: 'memory', options: { name, embedder: hashing, vectorWeight: weight } });
     }
     const name = `Kioku + hashing vectors (default, weight ${hashing.fusionWeight})`;
     embedderRows.push(name);
-    rows.push({ store: 'memory', options: { name, embedder: hashing } });
+    rows.push({ store: 'memory', options: { name, embedder: hashing, rankings: inMemoryHybrid } });
+    hybridEmbedder = hashing;
   }
   let sentence: Awaited<ReturnType<typeof sentenceEmbedder>> | undefined;
   if (embedder === 'sentence') {
@@ -152,7 +157,17 @@ async function main(): Promise<void> {
     }
     const name = `Kioku + sentence vectors (default, weight ${memo.fusionWeight})`;
     embedderRows.push(name);
-    rows.push({ store: 'memory', options: { name, embedder: memo } });
+    rows.push({ store: 'memory', options: { name, embedder: memo, rankings: inMemoryHybrid } });
+    hybridEmbedder = memo;
+  }
+  // The default hybrid again on SQLite, its vectors in the database (sqlite-vec): it must rank the same.
+  if (hybridEmbedder && adapters.includes('sqlite')) {
+    const name = `Kioku + ${embedder} vectors (default) via sqlite, vectors in sqlite-vec`;
+    embedderRows.push(name);
+    rows.push({
+      store: 'sqlite',
+      options: { name, embedder: hybridEmbedder, storeVectors: true, rankings: sqliteHybrid },
+    });
   }
   for (const adapter of adapters) rows.push({ store: adapter, options: {} });
 
@@ -178,6 +193,7 @@ async function main(): Promise<void> {
     }
   }
   sentence?.memo.save();
+  const sameRankings = compareRankings(inMemoryHybrid, sqliteHybrid);
   const [kioku, ...others] = results as [EngineResult, ...EngineResult[]];
   const peers = others.filter((r) => !Object.values(stores).includes(r));
 
@@ -244,6 +260,12 @@ async function main(): Promise<void> {
     ),
     '',
     ...Object.entries(unavailable).map(([adapter, why]) => `${adapter}: not available (${why})`),
+    ...(sameRankings
+      ? [
+          `hybrid on SQLite + sqlite-vec against the same in memory: ${sameRankings.identical} of ${sameRankings.lists} ranked lists identical (ids in order)${sameRankings.differ.length > 0 ? `; first differing: ${sameRankings.differ.slice(0, 3).join(' | ')}` : ''}`,
+          '',
+        ]
+      : []),
     `${kioku.name} by category:`,
     table(
       ['category', 'R@5', 'R@10', 'R@25', 'R@50'],
@@ -278,10 +300,29 @@ async function main(): Promise<void> {
       ),
       signal_ablation: signalRows,
       embedder_rows: embedderRows,
+      ...(sameRankings
+        ? { sqlite_vec_same_rankings: { identical: sameRankings.identical, lists: sameRankings.lists } }
+        : {}),
       unavailable,
     };
     console.log(JSON.stringify(out));
   }
+}
+
+/** How many of the lists both engines answered are the same ids in the same order; none when one is empty. */
+function compareRankings(a: ReadonlyMap<string, string[]>, b: ReadonlyMap<string, string[]>) {
+  if (a.size === 0 || b.size === 0) return undefined;
+  let lists = 0;
+  let identical = 0;
+  const differ: string[] = [];
+  for (const [key, ids] of a) {
+    const other = b.get(key);
+    if (!other) continue;
+    lists++;
+    if (ids.join(',') === other.join(',')) identical++;
+    else differ.push(key.split('\u0000')[1] ?? key);
+  }
+  return { lists, identical, differ };
 }
 
 main().catch((error: unknown) => {

@@ -36,15 +36,14 @@ import type PostgresClient from 'postgres';
 import type { Sql } from 'postgres';
 import { type AdapterRow, clientCpu, figures, interleaved, perSecond } from './store-interleave.js';
 import type { SqlOptions } from './store-sql.js';
-import { percentile, round, seededRandom } from './util.js';
+import { percentile, round } from './util.js';
+import { bruteForce, CLUSTERS, clusteredSpace, DIMENSIONS, unit } from './vector-space.js';
 
 export type PgvectorRow = AdapterRow<'pgvector'>;
 
 const SCOPE: Scope = { userId: 'bench-user' };
 const SMALL: Scope = { userId: 'bench-small-user' };
 const SMALL_USER = 200;
-const DIMENSIONS = 128;
-const CLUSTERS = 100;
 const LIMIT = 10;
 const BATCH = 500;
 const RECALL_QUERIES = 200;
@@ -107,45 +106,6 @@ async function startServer(): Promise<Server | string> {
     child.kill();
     return (error as Error).message;
   }
-}
-
-/** Seeded clustered vectors: `point(i)` is the i-th point, `query(i)` a fresh point of a cluster. */
-function clusteredSpace(seed: number) {
-  const random = seededRandom(seed);
-  const gauss = () => {
-    const u = Math.max(random(), 1e-12);
-    return Math.sqrt(-2 * Math.log(u)) * Math.cos(2 * Math.PI * random());
-  };
-  const centres = Array.from({ length: CLUSTERS }, () => Array.from({ length: DIMENSIONS }, gauss));
-  const around = (centre: number[]) => centre.map((x) => x + 0.35 * gauss());
-  return {
-    point: (i: number) => around(centres[i % CLUSTERS]!),
-    query: () => around(centres[Math.floor(random() * CLUSTERS)]!),
-  };
-}
-
-function unit(v: readonly number[]): Float64Array {
-  const n = Math.hypot(...v) || 1;
-  return Float64Array.from(v, (x) => x / n);
-}
-
-/** The exact top `k` ids by cosine similarity. */
-function bruteForce(
-  points: ReadonlyMap<string, Float64Array>,
-  query: readonly number[],
-  k: number,
-): string[] {
-  const q = unit(query);
-  const scored: Array<[string, number]> = [];
-  for (const [id, p] of points) {
-    let dot = 0;
-    for (let i = 0; i < q.length; i++) dot += q[i]! * p[i]!;
-    scored.push([id, dot]);
-  }
-  return scored
-    .sort((a, b) => b[1] - a[1])
-    .slice(0, k)
-    .map(([id]) => id);
 }
 
 const vectorText = (v: readonly number[]) => `[${v.join(',')}]`;

@@ -2,7 +2,7 @@
  * Fact-store throughput and search latency, in memory, in JSON files, in SQLite and in PostgreSQL, at
  * several store sizes in one user's scope.
  *
- *   pnpm bench:store [--sizes 1000,10000,100000] [--adapter memory|json|sqlite|postgres|redis|qdrant|pgvector|all[,…]]
+ *   pnpm bench:store [--sizes 1000,10000,100000] [--adapter memory|json|sqlite|postgres|redis|qdrant|pgvector|sqlite-vec|all[,…]]
  *                    [--corpus short|long] [--users N] [--searches 300] [--no-index] [--json]
  *
  * --corpus long: paragraph-long records (50–300 words of LoCoMo dialogue) asked LoCoMo questions
@@ -20,7 +20,9 @@
  * redis, qdrant: the same method beside the same commands / requests made with the raw client
  * (`src/store-redis.ts`, `src/store-qdrant.ts`); qdrant is not part of `all` (see the README).
  * pgvector: store-postgres's vector index beside the same statements through raw postgres.js, with recall@10
- * against brute force (`src/store-pgvector.ts`); not part of `all` either.
+ * against brute force (`src/store-pgvector.ts`); sqlite-vec: store-sqlite's vector index the same way, on the
+ * same vectors, with its start (open) beside an in-memory index's rebuild (`src/store-sqlite-vec.ts`);
+ * neither is part of `all`.
  * Then the lexical index alone: core's index against the same ranking on MiniSearch (with memory or json;
  * skip: --no-index).
  */
@@ -41,14 +43,24 @@ import { benchRedis, type RedisRow } from './store-redis.js';
 import type { SqlAdapter, SqlRow } from './store-rows.js';
 import { signalsRows, signalsTable, timeSignals } from './store-signals.js';
 import { benchPostgres } from './store-sql.js';
+import { benchSqliteVec, type SqliteVecRow } from './store-sqlite-vec.js';
 import { cliArgs, percentile, randomPicks, round, table } from './util.js';
 
-type Adapter = 'memory' | 'json' | 'sqlite' | SqlAdapter | 'redis' | 'qdrant' | 'pgvector';
-const ADAPTERS: readonly Adapter[] = ['memory', 'json', 'sqlite', 'postgres', 'redis', 'qdrant', 'pgvector'];
+type Adapter = 'memory' | 'json' | 'sqlite' | SqlAdapter | 'redis' | 'qdrant' | 'pgvector' | 'sqlite-vec';
+const ADAPTERS: readonly Adapter[] = [
+  'memory',
+  'json',
+  'sqlite',
+  'postgres',
+  'redis',
+  'qdrant',
+  'sqlite-vec',
+  'pgvector',
+];
 /** What `--adapter all` runs: not qdrant, whose stand-in server takes minutes per size (see the README). */
 const ALL: readonly Adapter[] = ['memory', 'json', 'sqlite', 'postgres', 'redis'];
 /** An adapter measured beside its raw driver or client. */
-type RawRow = SqlRow | RedisRow | QdrantRow | PgvectorRow;
+type RawRow = SqlRow | RedisRow | QdrantRow | PgvectorRow | SqliteVecRow;
 
 interface Row {
   adapter: Adapter;
@@ -84,6 +96,7 @@ const DEFAULT_SIZES: Record<Adapter, string> = {
   redis: '10000,100000',
   qdrant: '10000,100000',
   pgvector: '10000,100000',
+  'sqlite-vec': '10000,100000',
 };
 
 function parseArgs() {
@@ -343,7 +356,13 @@ async function main(): Promise<void> {
   };
   for (const adapter of options.adapters) {
     const sizes = options.sizesOf(adapter);
-    if (adapter === 'postgres' || adapter === 'redis' || adapter === 'qdrant' || adapter === 'pgvector') {
+    if (
+      adapter === 'postgres' ||
+      adapter === 'redis' ||
+      adapter === 'qdrant' ||
+      adapter === 'pgvector' ||
+      adapter === 'sqlite-vec'
+    ) {
       // Progress on stderr even with --json: a 1M run takes minutes.
       const progress = (line: string) => console.error(line);
       const sqlOptions = {
@@ -362,7 +381,9 @@ async function main(): Promise<void> {
             ? await benchRedis(sizes, seeds, sqlOptions)
             : adapter === 'qdrant'
               ? await benchQdrant(sizes, seeds, sqlOptions)
-              : await benchPgvector(sizes, sqlOptions);
+              : adapter === 'pgvector'
+                ? await benchPgvector(sizes, sqlOptions)
+                : await benchSqliteVec(sizes, sqlOptions);
       if (typeof result === 'string') unavailable[adapter] = `not available (${result})`;
       else rows.push(...result.map(sqlRow));
       continue;

@@ -7,21 +7,22 @@ import {
 } from '../../foundation/scope.js';
 import { parseOrThrow } from '../../foundation/validation.js';
 import type { RestoreOptions, RestoreReport } from '../snapshot/envelope.js';
+import { parseVectorIds, parseVectorPoints, parseVectorQuery, parseVectorSelection } from './calls.js';
 import type {
   VectorHit,
   VectorModelCount,
+  VectorPoint,
   VectorPointInput,
   VectorQuery,
   VectorSelection,
 } from './record.js';
-import { VectorIdsSchema, VectorPointSchema, VectorQuerySchema, VectorSelectionSchema } from './record.js';
 import {
   makeVectorSnapshot,
   parseVectorSnapshot,
   type VectorRecord,
   type VectorSnapshot,
 } from './snapshot.js';
-import { assertDimensions, payloadMatches, type VectorIndex } from './store.js';
+import { payloadMatches, type VectorIndex } from './store.js';
 
 interface StoredPoint {
   id: string;
@@ -53,9 +54,7 @@ function partitionKey(scope: Pick<Scope, 'userId' | 'agentId'>): string {
   return `${scope.userId}\u0000${scope.agentId ?? ''}`;
 }
 
-function toStored(input: VectorPointInput, dimensions: number): StoredPoint {
-  const point = parseOrThrow(VectorPointSchema, input, 'vector point');
-  assertDimensions(point.vector, dimensions);
+function toStored(point: VectorPoint): StoredPoint {
   return {
     id: point.id,
     kind: point.kind,
@@ -80,7 +79,7 @@ export class InMemoryVectorIndex implements VectorIndex {
   async upsert(scope: Scope, points: VectorPointInput[]): Promise<void> {
     const s = parseScope(scope);
     // Validate every point before storing any.
-    const parsed = points.map((p) => toStored(p, this.dimensions));
+    const parsed = parseVectorPoints(points, this.dimensions).map(toStored);
     const key = partitionKey(s);
     let partition = this.#partitions.get(key);
     if (!partition) {
@@ -92,8 +91,7 @@ export class InMemoryVectorIndex implements VectorIndex {
 
   async search(scope: Scope, query: VectorQuery): Promise<VectorHit[]> {
     const key = partitionKey(parseScope(scope));
-    const q = parseOrThrow(VectorQuerySchema, query, 'vector query');
-    assertDimensions(q.vector, this.dimensions);
+    const q = parseVectorQuery(query, this.dimensions);
     const unit = normalize(q.vector);
     const hits: VectorHit[] = [];
     for (const point of this.#partitions.get(key)?.points.values() ?? []) {
@@ -115,17 +113,17 @@ export class InMemoryVectorIndex implements VectorIndex {
 
   async delete(scope: Scope, ids: string[]): Promise<number> {
     const key = partitionKey(parseScope(scope));
-    parseOrThrow(VectorIdsSchema, ids, 'vector ids');
+    const unique = parseVectorIds(ids);
     const partition = this.#partitions.get(key);
     if (!partition) return 0;
     let removed = 0;
-    for (const id of ids) if (partition.points.delete(id)) removed++;
+    for (const id of unique) if (partition.points.delete(id)) removed++;
     return removed;
   }
 
   async count(scope: Scope, selection: Pick<VectorSelection, 'kind'> = {}): Promise<number> {
     const key = partitionKey(parseScope(scope));
-    const { kind } = parseOrThrow(VectorSelectionSchema, selection, 'vector selection');
+    const { kind } = parseVectorSelection(selection);
     const points = this.#partitions.get(key)?.points;
     if (!points) return 0;
     if (kind === undefined) return points.size;
@@ -136,7 +134,7 @@ export class InMemoryVectorIndex implements VectorIndex {
 
   async models(scope: Scope, selection: Pick<VectorSelection, 'kind'> = {}): Promise<VectorModelCount[]> {
     const key = partitionKey(parseScope(scope));
-    const { kind } = parseOrThrow(VectorSelectionSchema, selection, 'vector selection');
+    const { kind } = parseVectorSelection(selection);
     const counts = new Map<string | null, number>();
     for (const point of this.#partitions.get(key)?.points.values() ?? []) {
       if (kind !== undefined && point.kind !== kind) continue;
@@ -148,7 +146,7 @@ export class InMemoryVectorIndex implements VectorIndex {
 
   async clear(scope: Scope, selection: VectorSelection = {}): Promise<number> {
     const key = partitionKey(parseScope(scope));
-    const { kind, exceptModel } = parseOrThrow(VectorSelectionSchema, selection, 'vector selection');
+    const { kind, exceptModel } = parseVectorSelection(selection);
     const points = this.#partitions.get(key)?.points;
     if (!points) return 0;
     let removed = 0;
@@ -196,7 +194,7 @@ export class InMemoryVectorIndex implements VectorIndex {
     const partitions = parseVectorSnapshot(snapshot, this.dimensions, options);
     let records = 0;
     for (const { userId, agentId, records: points } of partitions) {
-      const stored = new Map(points.map((p) => [p.id, toStored(p, this.dimensions)]));
+      const stored = new Map(parseVectorPoints(points, this.dimensions).map((p) => [p.id, toStored(p)]));
       this.#partitions.set(partitionKey({ userId, agentId }), { userId, agentId, points: stored });
       records += points.length;
     }
