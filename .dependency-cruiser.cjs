@@ -4,7 +4,17 @@
  * below; core imports no other package; adapters import core (through its entry points) and nothing else
  * of ours.
  */
-const CORE_LAYERS = ['foundation', 'tokens', 'model', 'search', 'store', 'runtime', 'memory', 'kioku'];
+const CORE_LAYERS = [
+  'foundation',
+  'telemetry',
+  'tokens',
+  'model',
+  'search',
+  'store',
+  'runtime',
+  'memory',
+  'kioku',
+];
 const ADAPTERS =
   'store-json|store-sqlite|store-postgres|store-redis|store-qdrant|store-test-suite|openai|embed-local|extract|mcp|ai-sdk|openai-agents|studio';
 

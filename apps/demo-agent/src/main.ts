@@ -1,4 +1,5 @@
 import { mkdir } from 'node:fs/promises';
+import { startTelemetry } from '@kioku/cli';
 import type { BackgroundEvent } from '@kioku/core';
 import { OpenAIChatModel, OpenAIEmbedder } from '@kioku/openai';
 import { aiSdkTurns } from './ai-sdk-turns.js';
@@ -18,6 +19,17 @@ async function main(): Promise<void> {
     return;
   }
   await mkdir(args.dataDir, { recursive: true });
+  // OTEL_EXPORTER_OTLP_ENDPOINT set: the turns, stages, store calls and memory passes go out as OTLP.
+  const telemetry = await startTelemetry('kioku-demo');
+  if (telemetry) console.log(`Exporting OpenTelemetry traces and metrics to ${telemetry.endpoint}.`);
+  try {
+    await demo(args);
+  } finally {
+    await telemetry?.shutdown();
+  }
+}
+
+async function demo(args: DemoArgs): Promise<void> {
   const connection = {
     ...(args.sqliteFile ? { sqliteFile: args.sqliteFile } : {}),
     ...(args.postgresUrl ? { postgresUrl: args.postgresUrl } : {}),

@@ -26,3 +26,4 @@ export {
   type StoreAdapterSpec,
 } from './store-adapters.js';
 export { type OpenStoresOptions, openStores, type StoresSpec } from './stores.js';
+export { startTelemetry, type TelemetryHandle } from './telemetry.js';

@@ -2,7 +2,7 @@ import { readFile, stat } from 'node:fs/promises';
 import type { Readable, Writable } from 'node:stream';
 import { type ChatModel, type Clock, type KiokuStores, withEmbeddings } from '@kioku/core';
 import type { BackgroundQueue } from '@kioku/core/passes';
-import { IdSchema } from '@kioku/core/store';
+import { IdSchema, traceStores } from '@kioku/core/store';
 import type { HttpAuth, McpIdentity, McpLimits } from '@kioku/mcp';
 import { importAdapter, LOADERS } from './adapters.js';
 import { parseBackend } from './backends.js';
@@ -11,6 +11,7 @@ import { UsageError } from './errors.js';
 import { openIndex, parseIndex } from './indexes.js';
 import { loadChatModel } from './models.js';
 import { openStores } from './stores.js';
+import { startTelemetry, type TelemetryHandle } from './telemetry.js';
 
 /** What `kioku mcp` was given (node:util parseArgs values). */
 export interface McpValues {
@@ -144,6 +145,7 @@ interface Serving {
   identity: McpIdentity | undefined;
   /** save_memory's background enrichment (`--enrich <model>`): its queue is closed when serving stops. */
   enrichment: { model: ChatModel; background: BackgroundQueue } | undefined;
+  telemetry: TelemetryHandle | undefined;
 }
 
 /** `--enrich <model>`: the model and a queue whose failures are reported on stderr. */
@@ -189,8 +191,16 @@ export async function serveMcp(values: McpValues, io: McpIo): Promise<number> {
     throw new UsageError('--agent and --thread go with --user (with --tokens, each token names its own).');
   }
   const enrichment = await enrichmentOf(values, io);
-  const serving = { mcp, store, toolsets, limits, identity, enrichment };
-  return values.http === undefined ? overStdio(serving, values, io) : overHttp(serving, values, io);
+  // Store calls become spans and metrics when OTEL_EXPORTER_OTLP_ENDPOINT is set.
+  const telemetry = await startTelemetry('kioku-mcp');
+  if (telemetry)
+    io.stderr.write(`kioku mcp: exporting OpenTelemetry traces and metrics to ${telemetry.endpoint}\n`);
+  const serving = { mcp, store, toolsets, limits, identity, enrichment, telemetry };
+  try {
+    return await (values.http === undefined ? overStdio(serving, values, io) : overHttp(serving, values, io));
+  } finally {
+    await telemetry?.shutdown();
+  }
 }
 
 async function overStdio(
@@ -206,7 +216,7 @@ async function overStdio(
   if (!identity) {
     throw new UsageError('Say whose memory to serve: --user <id> (over stdio the user is fixed at start).');
   }
-  const stores = await openMemory(store, values, io);
+  const stores = traceStores(await openMemory(store, values, io));
   const stop = signalled();
   try {
     const server = await mcp.serveStdio({
@@ -257,7 +267,7 @@ async function overHttp(
     );
   }
   const auth: HttpAuth = identity ? { identity } : { tokens: await readTokens(mcp, values.tokens!, io) };
-  const stores = await openMemory(store, values, io);
+  const stores = traceStores(await openMemory(store, values, io));
   const stop = signalled();
   try {
     const server = await mcp.serveHttp({

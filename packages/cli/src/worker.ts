@@ -7,6 +7,7 @@ import type { CliIo } from './io.js';
 import { signalled } from './mcp.js';
 import { loadChatModel } from './models.js';
 import { openStores } from './stores.js';
+import { startTelemetry } from './telemetry.js';
 
 /*
  * `kioku worker`: the background memory work of a whole store, in a process of its own — what the app's
@@ -85,7 +86,13 @@ export async function workerCommand(
     await say('stopped before the store could be reached');
     return 0;
   }
+  // Registered before Kioku is built, so its spans and metrics go to the exporter.
+  const telemetry = await startTelemetry('kioku-worker').catch(async (error: unknown) => {
+    await closeStores(stores);
+    throw error;
+  });
   await say(`worker ${holder} on ${redact(spec)}${users ? ` for ${users.join(', ')}` : ''}`);
+  if (telemetry) await say(`exporting OpenTelemetry traces and metrics to ${telemetry.endpoint}`);
   let failed = false;
   try {
     const kioku = new KiokuBuilder({ stores, model, ...(io.clock ? { clock: io.clock } : {}) })
@@ -136,6 +143,7 @@ export async function workerCommand(
     again?.dispose();
     if (graceTimer) clearTimeout(graceTimer);
     await closeStores(stores);
+    await telemetry?.shutdown();
     await say('stopped');
   }
   return failed && values.once ? 1 : 0;

@@ -79,4 +79,5 @@ export { STORE_KINDS, type StoreKind } from './store/kinds.js';
 export type { Plan } from './store/plans/record.js';
 export type { SessionInfo, TranscriptEntry } from './store/sessions/record.js';
 export type { WorkingEntry } from './store/working/record.js';
+export type { TelemetryOptions } from './telemetry/options.js';
 export { defaultTokenizer, type Tokenizer } from './tokens/tokenizer.js';

@@ -12,6 +12,8 @@ export { type SnapshotSelector, SnapshotSelectorSchema, type ThreadScope } from 
 export type { UpsertOptions, WriteOptions } from './foundation/version.js';
 // Recall's ranking signals (context, session, entity, time, preference) over a fact store's search
 export { DEFAULT_SIGNAL_WEIGHTS, type SignalWeights } from './search/signals/rerank.js';
+// OpenTelemetry spans and metrics of every store call, for stores used without the builder
+export { traceStores } from './store/bundle/with-telemetry.js';
 // In-memory stores, kind by kind (`createInMemoryStores` at the root makes all six)
 export { InMemoryDetailStore } from './store/details/memory.js';
 // Records, inputs and queries, with their schemas

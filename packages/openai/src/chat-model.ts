@@ -53,6 +53,16 @@ export class OpenAIChatModel implements ChatModel {
       this.#structuredMode = options.structuredOutput;
   }
 
+  /** The model's name, for telemetry (`gen_ai.request.model`): the same as `model`. */
+  get modelId(): string {
+    return this.model;
+  }
+
+  /** Who serves it, for telemetry (`gen_ai.provider.name`): OpenAI's API or an OpenAI-compatible one. */
+  get provider(): string {
+    return 'openai';
+  }
+
   /** The structured-output mode in use: the pinned one, or the one `auto` found to work (until then none). */
   get structuredOutputMode(): StructuredOutputMode | undefined {
     return this.#structuredMode;

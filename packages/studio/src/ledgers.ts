@@ -82,6 +82,19 @@ export class TurnLedgerLog {
     return turns.sort((a, b) => a.turn - b.turn);
   }
 
+  /** The user's (+ agent's) last recorded turns over every session, newest first. */
+  async latest(scope: Scope, limit: number): Promise<RecordedTurn[]> {
+    const base = baseScope(scope);
+    const own = await this.#find(base, false);
+    if (own === undefined) return [];
+    const turns: RecordedTurn[] = [];
+    for (const entry of await this.#readAll(base, own)) {
+      const parsed = entry.key.startsWith(KEY_PREFIX) ? parse(entry.value) : undefined;
+      if (parsed) turns.push(parsed);
+    }
+    return turns.sort((a, b) => b.recordedAt.localeCompare(a.recordedAt)).slice(0, limit);
+  }
+
   /** Remove a session's ledgers (when the session is forgotten); returns how many. */
   async forgetSession(scope: Scope, sessionId: string): Promise<number> {
     const base = baseScope(scope);

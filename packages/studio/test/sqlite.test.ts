@@ -94,6 +94,11 @@ describe('Kioku Studio on SQLite, in a browser', () => {
 
   it("browses a user's facts, documents, sessions with transcript, plan and turn ledger, working memory, details", async () => {
     let page = await visit('/users/alice');
+    // The user page: the last turns' ledgers, and the memory model's spend per day as the changesets kept it.
+    const spend = page.getByRole('region', { name: 'Memory model spend per day' });
+    expect(await spend.getByRole('cell', { name: 'consolidation' }).count()).toBe(1);
+    expect(await page.getByRole('link', { name: `Turn 0 of session ${seeded.sessionId}` }).count()).toBe(1);
+    await screenshot(page, 'user');
     await page.getByRole('link', { name: 'Facts', exact: true }).click();
     await page.waitForURL('**/users/alice/facts');
     await expectAccessible(page);

@@ -6,6 +6,8 @@
  *   pnpm bench:turn [--sizes 1000,10000,100000] [--adapter memory|json|sqlite|postgres[,…]] [--turns 200]
  *                   [--warmup 1000] [--jit-warmup 20] [--workload full|chat] [--no-raw-bpe] [--json]
  *                   [--cpu-prof <dir>]
+ *   pnpm bench:turn --telemetry [--sizes 1000] [--turns 300] [--warmup 300]   (OpenTelemetry's cost:
+ *                   off, the SDK with a no-op exporter, and OTLP/HTTP to a local sink; `turn-telemetry.ts`)
  *
  * `--cpu-prof <dir>`: a V8 CPU profile of each configuration's timed turns (100 µs sampling), written to
  * `<dir>/<adapter>-<facts>.cpuprofile` (`cpu-profile.ts`); the profiler slows the turns it records.
@@ -82,6 +84,7 @@ import { CpuMeter, type CpuReading, perTurn, type ThreadCpu } from './thread-cpu
 import type { Floor, FloorTarget } from './turn-floor.js';
 import { postgresFloor } from './turn-floor-postgres.js';
 import { sqliteRecordsFloor } from './turn-floor-records.js';
+import { benchTurnTelemetry } from './turn-telemetry.js';
 import { cliArgs, flagValue, mean, percentile, round, sizesArg, table } from './util.js';
 
 type Adapter = 'memory' | 'json' | 'sqlite' | 'postgres';
@@ -828,4 +831,6 @@ async function main(): Promise<void> {
   }
 }
 
-await main();
+// `--telemetry`: the OpenTelemetry rows (off, SDK with a no-op exporter, SDK with OTLP to a local sink).
+if (cliArgs().includes('--telemetry')) await benchTurnTelemetry();
+else await main();

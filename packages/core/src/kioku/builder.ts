@@ -23,6 +23,8 @@ import type { MemoryFeature } from '../runtime/feature.js';
 import type { KiokuStores } from '../store/bundle/bundle.js';
 import { withEmbeddings } from '../store/bundle/with-embeddings.js';
 import { withBundleRecallSignals } from '../store/bundle/with-recall-signals.js';
+import { withStoreTelemetry } from '../store/bundle/with-telemetry.js';
+import { Telemetry, withTelemetry } from '../telemetry/telemetry.js';
 import { Kioku } from './kioku.js';
 import type { FactLimitsWiring, FeatureFactory, KiokuOptions } from './options.js';
 
@@ -67,13 +69,18 @@ export class KiokuBuilder {
   #outbox: ExtractionOutbox | undefined;
   #recover = false;
   #factLimits: FactLimitsWiring | undefined;
+  readonly #telemetry: Telemetry | undefined;
 
   constructor(options: KiokuOptions) {
     const { embeddings, recallSignals } = options;
+    const telemetry = Telemetry.from(options.telemetry);
+    this.#telemetry = telemetry;
+    // Store spans sit right over the app's bundle: one span is one call to its adapter.
+    const traced = telemetry ? withStoreTelemetry(options.stores, telemetry) : options.stores;
     const signalled =
       recallSignals === false
-        ? options.stores
-        : withBundleRecallSignals(options.stores, {
+        ? traced
+        : withBundleRecallSignals(traced, {
             ...(options.clock ? { clock: options.clock } : {}),
             ...recallSignals,
           });
@@ -85,9 +92,13 @@ export class KiokuBuilder {
     // By default each background job holds the user's memory-work lease, so several app instances over
     // one database can all run background work (an app's own guard replaces it).
     const clock = options.clock ? { clock: options.clock } : {};
+    const guard = options.background?.guard ?? memoryWorkGuard(stores.working, clock);
     this.#background = new BackgroundQueue({
-      guard: memoryWorkGuard(stores.working, clock),
       ...options.background,
+      // A job's passes are spans of a trace of their own (not of the turn that queued them).
+      guard: telemetry
+        ? (scope, run) => withTelemetry(telemetry, () => telemetry.detached(() => guard(scope, run)))
+        : guard,
     });
   }
 
@@ -284,6 +295,7 @@ export class KiokuBuilder {
       background: this.#background,
       ...(this.#outbox ? { outbox: this.#outbox, recover: this.#recover } : {}),
       ...(this.#factLimits ? { factLimits: this.#factLimits } : {}),
+      ...(this.#telemetry ? { telemetry: this.#telemetry } : {}),
     });
   }
 }

@@ -8,6 +8,7 @@ import {
   type RunPendingReport,
   runPending,
 } from '../memory/extraction/run-pending.js';
+import { observeWorkerBatch } from '../memory/extraction/worker-telemetry.js';
 import { type FeedbackInput, FeedbackLog } from '../memory/feedback/feedback-log.js';
 import type { FeedbackSignal } from '../memory/feedback/signal.js';
 import { MEMORY_NOTICE } from '../memory/trust/fence.js';
@@ -15,6 +16,7 @@ import { Conversation } from '../runtime/conversation.js';
 import type { MemoryFeature } from '../runtime/feature.js';
 import type { KiokuStores } from '../store/bundle/bundle.js';
 import type { SessionCreateOptions } from '../store/sessions/record.js';
+import { type Telemetry, withTelemetry } from '../telemetry/telemetry.js';
 import type { KiokuOptions, KiokuWiring } from './options.js';
 import { MemoryPasses } from './passes.js';
 import { Privacy } from './privacy.js';
@@ -40,6 +42,7 @@ export class Kioku {
   /** Work a process that died left in the store, picked up at start (see `withExtraction`'s `recover`). */
   readonly #recovery: Promise<unknown> | undefined;
   readonly #stopRecovery = new AbortController();
+  readonly #telemetry: Telemetry | undefined;
 
   constructor(options: KiokuOptions, features: readonly MemoryFeature[], wiring: KiokuWiring) {
     const { stores, clock } = options;
@@ -47,6 +50,7 @@ export class Kioku {
     this.stores = stores;
     this.features = Object.freeze([...features]);
     this.background = wiring.background;
+    this.#telemetry = wiring.telemetry;
     this.#feedback = new FeedbackLog(stores.sessions, clock ? { clock } : {});
     this.passes = new MemoryPasses({
       stores,
@@ -54,8 +58,13 @@ export class Kioku {
       changesets: new ChangesetLog(stores.sessions),
       feedback: this.#feedback,
       factLimits: wiring.factLimits,
+      telemetry: wiring.telemetry,
     });
-    this.privacy = new Privacy(stores, { clock, beforeForget: () => this.flush() });
+    this.privacy = new Privacy(stores, {
+      clock,
+      beforeForget: () => this.flush(),
+      telemetry: wiring.telemetry,
+    });
     this.quarantine = new QuarantineReview(stores.facts, clock);
     this.#outbox = wiring.outbox;
     // Swallowed: a store that is down at start leaves the work pending for the next run.
@@ -87,7 +96,14 @@ export class Kioku {
       );
     }
     const { clock } = this.#options;
-    return runPending(this.#outbox, this.stores.working, { ...(clock ? { clock } : {}), ...options });
+    const outbox = this.#outbox;
+    const run = () => runPending(outbox, this.stores.working, { ...(clock ? { clock } : {}), ...options });
+    const telemetry = this.#telemetry;
+    if (!telemetry) return run();
+    const now = () => clock?.now() ?? Date.now();
+    return withTelemetry(telemetry, () =>
+      observeWorkerBatch(telemetry, outbox, this.stores.sessions, now, run),
+    );
   }
 
   /**
@@ -152,6 +168,7 @@ export class Kioku {
       ...(clock === undefined ? {} : { clock }),
       ...(recall === undefined ? {} : { recall }),
       ...(intent === undefined ? {} : { intent }),
+      telemetry: this.#telemetry,
     });
   }
 }

@@ -11,6 +11,8 @@ import type { KiokuStores } from '../store/bundle/bundle.js';
 import type { EmbeddingsOptions } from '../store/bundle/with-embeddings.js';
 import type { Embedder } from '../store/embeddings/embedder.js';
 import type { RecallSignalOptions } from '../store/recall/facts.js';
+import type { TelemetryOptions } from '../telemetry/options.js';
+import type { Telemetry } from '../telemetry/telemetry.js';
 import type { Tokenizer } from '../tokens/tokenizer.js';
 
 export interface KiokuOptions {
@@ -56,6 +58,12 @@ export interface KiokuOptions {
   intent?: IntentClassifier;
   tokenizer?: Tokenizer;
   clock?: Clock;
+  /**
+   * OpenTelemetry (see `TelemetryOptions`): by default spans and metrics go to the providers the app's
+   * SDK registered before `KiokuBuilder` was made, and nothing is recorded (at no cost) without one.
+   * Content (messages, memory text) is left out unless `captureContent`; user ids are hashed.
+   */
+  telemetry?: TelemetryOptions;
 }
 
 /** What a feature factory is handed by the builder: the wired stores and the shared settings. */
@@ -82,6 +90,8 @@ export interface KiokuWiring {
   /** Drain what the outbox has pending when the facade is made. */
   recover?: boolean;
   factLimits?: FactLimitsWiring;
+  /** The spans and metrics of `KiokuOptions.telemetry`, when any is on. */
+  telemetry?: Telemetry;
 }
 
 /** The current time as ISO text, by the configured clock. */

@@ -22,6 +22,7 @@ import { UsageLedger } from '../model/structured.js';
 import { withLease } from '../runtime/lease.js';
 import type { KiokuStores } from '../store/bundle/bundle.js';
 import { baseScope } from '../store/sessions/own-session.js';
+import { type Telemetry, withTelemetry } from '../telemetry/telemetry.js';
 import { type FactLimitsWiring, type KiokuOptions, nowIso } from './options.js';
 
 /**
@@ -35,6 +36,7 @@ export class MemoryPasses {
   readonly #changesets: ChangesetLog;
   readonly #feedback: FeedbackLog;
   readonly #factLimits: FactLimitsWiring | undefined;
+  readonly #telemetry: Telemetry | undefined;
 
   constructor(wiring: {
     stores: KiokuStores;
@@ -42,12 +44,14 @@ export class MemoryPasses {
     changesets: ChangesetLog;
     feedback: FeedbackLog;
     factLimits?: FactLimitsWiring | undefined;
+    telemetry?: Telemetry | undefined;
   }) {
     this.#stores = wiring.stores;
     this.#options = wiring.options;
     this.#changesets = wiring.changesets;
     this.#feedback = wiring.feedback;
     this.#factLimits = wiring.factLimits;
+    this.#telemetry = wiring.telemetry;
   }
 
   /**
@@ -56,7 +60,13 @@ export class MemoryPasses {
    * `directives` unless others are given; reads the user's feedback and the conversation log since the
    * last dream, and clears the log after the preference pass.
    */
-  async dream(options: Omit<DreamOptions, 'stores' | 'model'> & { model?: ChatModel }): Promise<DreamResult> {
+  dream(options: Omit<DreamOptions, 'stores' | 'model'> & { model?: ChatModel }): Promise<DreamResult> {
+    return withTelemetry(this.#telemetry, () => this.#dream(options));
+  }
+
+  async #dream(
+    options: Omit<DreamOptions, 'stores' | 'model'> & { model?: ChatModel },
+  ): Promise<DreamResult> {
     const model = options.model ?? this.#options.model;
     if (!model) {
       throw new ValidationError(
@@ -118,15 +128,17 @@ export class MemoryPasses {
     const { model, ...rest } = options;
     const chosen = model === false ? undefined : (model ?? this.#options.model);
     const { clock, tokenizer } = this.#options;
-    return consolidateKnowledge({
-      ...(clock ? { clock } : {}),
-      ...(tokenizer ? { tokenizer } : {}),
-      changesets: this.#changesets,
-      ...rest,
-      ...(chosen ? { model: chosen } : {}),
-      stores: this.#stores,
-      scope: parseScope(scope),
-    });
+    return withTelemetry(this.#telemetry, () =>
+      consolidateKnowledge({
+        ...(clock ? { clock } : {}),
+        ...(tokenizer ? { tokenizer } : {}),
+        changesets: this.#changesets,
+        ...rest,
+        ...(chosen ? { model: chosen } : {}),
+        stores: this.#stores,
+        scope: parseScope(scope),
+      }),
+    );
   }
 
   /** The directives configured on the builder (files read now), or none. */
@@ -158,7 +170,7 @@ export class MemoryPasses {
    * cap, and at the end of every dream): the eviction changeset, applied and kept, or with nothing to do.
    */
   enforceFactLimits(scope: Omit<Scope, 'threadId'>): Promise<PassResult> {
-    return this.#enforceFactLimits(parseScope(scope));
+    return withTelemetry(this.#telemetry, () => this.#enforceFactLimits(parseScope(scope)));
   }
 
   #enforceFactLimits(scope: Scope): Promise<PassResult> {

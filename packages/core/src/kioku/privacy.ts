@@ -7,21 +7,29 @@ import type { ErasureReceipt } from '../memory/forget/receipt.js';
 import { type ErasureCheck, verifyErased } from '../memory/forget/verify.js';
 import { SuppressionList } from '../memory/trust/suppression.js';
 import type { KiokuStores } from '../store/bundle/bundle.js';
+import type { Telemetry } from '../telemetry/telemetry.js';
+import { observeForget } from './forget-telemetry.js';
 
 /** Forgetting: a user, one session or one fact, with what derives from them; and the check that nothing is left. */
 export class Privacy {
   readonly #stores: KiokuStores;
   readonly #clock: Clock | undefined;
   readonly #beforeForget: () => Promise<void>;
+  readonly #telemetry: Telemetry | undefined;
 
   /** `beforeForget` runs first in `forgetUser` (the facade waits for the background queue there). */
   constructor(
     stores: KiokuStores,
-    options: { clock?: Clock | undefined; beforeForget: () => Promise<void> },
+    options: {
+      clock?: Clock | undefined;
+      beforeForget: () => Promise<void>;
+      telemetry?: Telemetry | undefined;
+    },
   ) {
     this.#stores = stores;
     this.#clock = options.clock;
     this.#beforeForget = options.beforeForget;
+    this.#telemetry = options.telemetry;
   }
 
   /**
@@ -32,7 +40,9 @@ export class Privacy {
   async forgetUser(userId: string, options: Omit<ForgetUserOptions, 'clock'> = {}): Promise<ErasureReceipt> {
     await this.#beforeForget();
     const clock = this.#clock;
-    return forgetUser(this.#stores, userId, { ...options, ...(clock ? { clock } : {}) });
+    return observeForget(this.#telemetry, 'user', { userId }, () =>
+      forgetUser(this.#stores, userId, { ...options, ...(clock ? { clock } : {}) }),
+    );
   }
 
   /** Scan every kind and the vector index: `{ erased: true }`, or what is left of `userId`. */
@@ -47,7 +57,9 @@ export class Privacy {
    */
   forgetFact(scope: Omit<Scope, 'threadId'>, factId: string): Promise<CascadeResult> {
     const clock = this.#clock;
-    return forgetFact(this.#stores, scope, factId, clock ? { clock } : {});
+    return observeForget(this.#telemetry, 'fact', scope, () =>
+      forgetFact(this.#stores, scope, factId, clock ? { clock } : {}),
+    );
   }
 
   /** What the user asked to forget (keyed hashes, no text): list it, or revoke an entry. */
@@ -57,6 +69,8 @@ export class Privacy {
 
   /** Forget one session with its transcript, k-v map, plan, offloaded details and the facts extracted from it. */
   forgetSession(scope: Omit<Scope, 'threadId'>, sessionId: string): Promise<CascadeResult> {
-    return forgetSession(this.#stores, scope, sessionId);
+    return observeForget(this.#telemetry, 'session', scope, () =>
+      forgetSession(this.#stores, scope, sessionId),
+    );
   }
 }

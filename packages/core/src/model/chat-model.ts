@@ -37,6 +37,10 @@ export interface JsonCompletion {
 
 /** The one thing the turn runner needs from a model: the next assistant message (possibly with tool calls). */
 export interface ChatModel {
+  /** The model's name (e.g. `gpt-4.1-mini`), for telemetry: the `gen_ai.request.model` of its calls. */
+  readonly modelId?: string;
+  /** Who serves it (e.g. `openai`), for telemetry: `gen_ai.provider.name`. */
+  readonly provider?: string;
   complete(request: ChatModelRequest): Promise<ChatModelReply>;
   /**
    * Optional native structured output (a JSON-schema response format, JSON mode or a forced tool call).

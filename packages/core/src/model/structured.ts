@@ -1,8 +1,10 @@
 import { z } from 'zod';
 import { type OutputIssue, StructuredOutputError } from '../foundation/errors.js';
+import { activePass } from '../telemetry/telemetry.js';
 import { defaultTokenizer, type Tokenizer } from '../tokens/tokenizer.js';
 import type { ChatModel, ModelUsage } from './chat-model.js';
 import { type ChatMessage, countMessagesTokens } from './messages.js';
+import { observeModelCall } from './model-call-telemetry.js';
 
 /** One labelled charge of a `UsageLedger`. */
 export interface UsageEntry extends ModelUsage {
@@ -94,17 +96,25 @@ export async function generateObject<S extends z.ZodType>(
   try {
     for (let attempt = 1; attempt <= 2; attempt++) {
       signal?.throwIfAborted();
-      const reply = await ask(model, { messages, jsonSchema, schemaName, native, signal });
-      text = reply.text;
-      spent.push(
-        reply.usage ?? {
-          inputTokens:
-            countMessagesTokens(tokenizer, messages) +
-            (native ? tokenizer.count(JSON.stringify(jsonSchema)) : 0),
-          outputTokens: tokenizer.count(text),
-          estimated: true,
+      const asked = messages;
+      const reply = await observeModelCall(
+        model,
+        activePass() ?? passOf(request.label ?? schemaName),
+        async () => {
+          const answer = await ask(model, { messages: asked, jsonSchema, schemaName, native, signal });
+          const usage = answer.usage ?? {
+            inputTokens:
+              countMessagesTokens(tokenizer, asked) +
+              (native ? tokenizer.count(JSON.stringify(jsonSchema)) : 0),
+            outputTokens: tokenizer.count(answer.text),
+            estimated: true,
+          };
+          return { text: answer.text, usage };
         },
+        (r) => r.usage,
       );
+      text = reply.text;
+      spent.push(reply.usage);
       const parsed = parseObject(schema, text);
       if (parsed.ok) return { object: parsed.value, usage: sumUsage(spent), attempts: attempt };
       issues = parsed.issues;
@@ -129,6 +139,12 @@ export async function generateObject<S extends z.ZodType>(
       details: { schemaName, attempts: spent.length, usage, text: cut(text, MAX_ERROR_TEXT) },
     },
   );
+}
+
+/** The pass a label names (`extraction:batch` → `extraction`), for telemetry. */
+function passOf(label: string): string {
+  const colon = label.indexOf(':');
+  return colon < 0 ? label : label.slice(0, colon);
 }
 
 async function ask(

@@ -1,3 +1,4 @@
+import type { Span } from '@opentelemetry/api';
 import { type Clock, systemClock } from '../foundation/clock.js';
 import { runWithScope } from '../foundation/context.js';
 import { TurnNotRecordedError, ValidationError } from '../foundation/errors.js';
@@ -12,9 +13,11 @@ import {
   countToolsTokens,
   type ToolCall,
 } from '../model/messages.js';
+import { observeModelCall } from '../model/model-call-telemetry.js';
 import { SeenVersions } from '../model/seen-versions.js';
 import { type OpenAIToolDefinition, type Tool, toOpenAITool } from '../model/tool.js';
 import type { SessionStore } from '../store/sessions/store.js';
+import type { Telemetry } from '../telemetry/telemetry.js';
 import { defaultTokenizer, type Tokenizer } from '../tokens/tokenizer.js';
 import type { MemoryFeature, ToolOutputProcessor } from './feature.js';
 import { decideRecall } from './intent/decide.js';
@@ -28,6 +31,7 @@ import {
 import type { LedgerEntry, TurnLedger } from './ledger.js';
 import type { DroppedItem, PromptMiddleware } from './middleware.js';
 import { parseBudget, type TokenBudget, type TokenBudgetOptions } from './token-budget.js';
+import { type TurnPhase, TurnTelemetry } from './turn-telemetry.js';
 
 export interface ConversationOptions {
   /** User, agent and thread; the thread is the session id. */
@@ -46,6 +50,8 @@ export interface ConversationOptions {
   recall?: RecallMode;
   /** The intent step of `recall: 'auto'` (default: the deterministic classifier, no model call). */
   intent?: IntentClassifier;
+  /** Spans and metrics of each turn (the builder's, see `KiokuOptions.telemetry`); none when undefined. */
+  telemetry?: Telemetry | undefined;
 }
 
 export interface PrepareOptions {
@@ -144,6 +150,7 @@ export class Conversation {
   #userMessage: string | undefined;
   /** The tool definitions' tokens (they do not change for a conversation), counted on first use. */
   #toolTokens: number | undefined;
+  readonly #telemetry: TurnTelemetry | undefined;
 
   constructor(options: ConversationOptions) {
     this.scope = Object.freeze({ ...options.scope });
@@ -167,6 +174,7 @@ export class Conversation {
     this.#recall = parseRecallMode(options.recall ?? 'always');
     this.#intent = options.intent ?? deterministicIntent();
     this.#outbox = options.features.some((f) => f.outbox === true);
+    this.#telemetry = options.telemetry ? new TurnTelemetry(options.telemetry, this.scope) : undefined;
   }
 
   get sessionId(): string {
@@ -176,6 +184,10 @@ export class Conversation {
   /** Build the prompt for `userMessage`. Throws ValidationError when the user message alone exceeds the budget. */
   prepare(userMessage: string, options: PrepareOptions = {}): Promise<PreparedTurn> {
     this.#userMessage = userMessage;
+    return this.#phase('prepare', (span) => this.#prepare(userMessage, options, span));
+  }
+
+  #prepare(userMessage: string, options: PrepareOptions, span: Span | undefined): Promise<PreparedTurn> {
     return runWithScope(this.scope, async () => {
       const turnIndex = await this.#currentTurnIndex();
       const recall = await this.#decideRecall(userMessage, options);
@@ -185,11 +197,13 @@ export class Conversation {
       const user: ChatMessage = { role: 'user', content: userMessage };
       const appMessages = options.appMessages ?? [];
       const appTools = options.appTools ?? [];
+      const budgetDone = this.#telemetry?.budget();
       const baseTokens = countMessagesTokens(this.#tokenizer, [...system, ...appMessages, user]);
       this.#toolTokens ??= countToolsTokens(this.#tokenizer, this.tools);
       const toolTokens = this.#toolTokens + countToolsTokens(this.#tokenizer, appTools);
       const definitions = this.tools.length + appTools.length;
       const maxTokens = this.#budget.maxTokens;
+      budgetDone?.({ maxTokens, baseTokens, tools: { definitions, tokens: toolTokens } });
       if (baseTokens + toolTokens > maxTokens) {
         throw new ValidationError(
           `The system prompt${appMessages.length ? ", the app's messages" : ''} and user message take ` +
@@ -209,43 +223,49 @@ export class Conversation {
         const share = this.#budget.shares[middleware.name];
         const allotted = Math.min(share ?? remaining, remaining);
         if (middleware.recall && !recall.recall) {
-          entries.push(skippedEntry(middleware.name, allotted, recall));
+          const entry = skippedEntry(middleware.name, allotted, recall);
+          entries.push(entry);
+          this.#telemetry?.skipped(entry);
           continue;
         }
         const data = prefetched.get(middleware);
-        const result = await middleware.inject({
-          scope: this.scope,
-          sessionId: this.sessionId,
-          userMessage,
-          turnIndex,
-          maxTokens: allotted,
-          tokenizer: this.#tokenizer,
-          clock: this.#clock,
-          injectedFactIds,
-          recall,
-          injected: [...shown],
-          ...(options.signal ? { signal: options.signal } : {}),
-          ...(data ? { prefetched: data } : {}),
+        const { entry, messages } = await this.#stage(middleware.name, async () => {
+          const result = await middleware.inject({
+            scope: this.scope,
+            sessionId: this.sessionId,
+            userMessage,
+            turnIndex,
+            maxTokens: allotted,
+            tokenizer: this.#tokenizer,
+            clock: this.#clock,
+            injectedFactIds,
+            recall,
+            injected: [...shown],
+            ...(options.signal ? { signal: options.signal } : {}),
+            ...(data ? { prefetched: data } : {}),
+          });
+          const { messages, dropped, tokens } = this.#enforce(result.messages, allotted);
+          // A block cut by the safety net below still counts its facts as shown: skipping them later is safe.
+          for (const fact of result.injectedFacts ?? []) {
+            injectedFactIds.add(fact.id);
+            this.#seen.note(fact);
+          }
+          for (const record of result.shown ?? []) this.#seen.note(record);
+          const entry: LedgerEntry = {
+            middleware: middleware.name,
+            allottedTokens: allotted,
+            tokens,
+            included: result.included,
+            ...(result.includedIds ? { includedIds: [...result.includedIds] } : {}),
+            dropped: [...result.dropped, ...dropped],
+            ...(result.notes?.length ? { notes: [...result.notes] } : {}),
+          };
+          return { entry, messages };
         });
-        const { messages, dropped, tokens } = this.#enforce(result.messages, allotted);
-        // A block cut by the safety net below still counts its facts as shown: skipping them later is safe.
-        for (const fact of result.injectedFacts ?? []) {
-          injectedFactIds.add(fact.id);
-          this.#seen.note(fact);
-        }
-        for (const record of result.shown ?? []) this.#seen.note(record);
-        remaining -= tokens;
+        remaining -= entry.tokens;
         (middleware.placement === 'history' ? history : injected).push(...messages);
         shown.push(...messages);
-        entries.push({
-          middleware: middleware.name,
-          allottedTokens: allotted,
-          tokens,
-          included: result.included,
-          ...(result.includedIds ? { includedIds: [...result.includedIds] } : {}),
-          dropped: [...result.dropped, ...dropped],
-          ...(result.notes?.length ? { notes: [...result.notes] } : {}),
-        });
+        entries.push(entry);
       }
       const messages = [...system, ...injected, ...history, user];
       const ledger: TurnLedger = {
@@ -258,6 +278,7 @@ export class Conversation {
         totalTokens: maxTokens - remaining,
         tokenizer: this.#tokenizer.name,
       };
+      this.#telemetry?.prepared(span, ledger, turnIndex, userMessage);
       return { messages, system: [...system, ...injected], history, tools: this.tools, ledger, turnIndex };
     });
   }
@@ -270,13 +291,16 @@ export class Conversation {
     return runWithScope(this.scope, async () => {
       const out: ChatMessage[] = [];
       for (const call of calls) {
-        const result = await executeToolCall(this.#toolsByName, call, {
-          scope: this.scope,
-          seen: this.#seen,
-          ...(this.#userMessage !== undefined ? { userMessage: this.#userMessage } : {}),
-          ...(options.signal ? { signal: options.signal } : {}),
-        });
-        const processed = await this.#process(result, call);
+        const run = async () => {
+          const result = await executeToolCall(this.#toolsByName, call, {
+            scope: this.scope,
+            seen: this.#seen,
+            ...(this.#userMessage !== undefined ? { userMessage: this.#userMessage } : {}),
+            ...(options.signal ? { signal: options.signal } : {}),
+          });
+          return this.#process(result, call);
+        };
+        const processed = await (this.#telemetry ? this.#telemetry.tool(call, run) : run());
         out.push({ role: 'tool', content: processed.content, toolCallId: call.id, name: call.name });
       }
       return out;
@@ -309,6 +333,10 @@ export class Conversation {
    * whose `turnId` the transcript already holds is not appended again, and the features do not react again.
    */
   record(messages: readonly ChatMessage[], options: RecordOptions = {}): Promise<void> {
+    return this.#phase('record', () => this.#record(messages, options));
+  }
+
+  #record(messages: readonly ChatMessage[], options: RecordOptions): Promise<void> {
     return runWithScope(this.scope, async () => {
       if (messages.length === 0) return;
       const turnIndex = await this.#currentTurnIndex();
@@ -340,7 +368,16 @@ export class Conversation {
    * `maxSteps` is reached, then record everything. If the model throws, what the turn produced so far is
    * recorded before the error propagates.
    */
-  async run(userMessage: string, model: ChatModel, options: RunOptions = {}): Promise<TurnResult> {
+  run(userMessage: string, model: ChatModel, options: RunOptions = {}): Promise<TurnResult> {
+    return this.#phase('run', (span) => this.#run(userMessage, model, options, span));
+  }
+
+  async #run(
+    userMessage: string,
+    model: ChatModel,
+    options: RunOptions,
+    span: Span | undefined,
+  ): Promise<TurnResult> {
     const maxSteps = options.maxSteps ?? 8;
     const turnId = options.turnId ?? timeOrderedId(this.#clock.now());
     const prepared = await this.prepare(userMessage, options);
@@ -353,12 +390,21 @@ export class Conversation {
     try {
       while (steps < maxSteps) {
         steps++;
-        const reply = await model.complete({
+        const request = {
           messages: transcript,
           tools: prepared.tools,
           ...(options.signal ? { signal: options.signal } : {}),
           ...(options.onToken ? { onToken: options.onToken } : {}),
-        });
+        };
+        const reply = await (this.#telemetry
+          ? observeModelCall(
+              model,
+              'turn',
+              () => model.complete(request),
+              (r) => r.usage,
+              this.#telemetry.telemetry,
+            )
+          : model.complete(request));
         // Usage is the call's, not the message's: it stays out of the transcript.
         const { usage: _usage, ...message } = reply;
         const assistant: ChatMessage = { ...message, role: 'assistant' };
@@ -385,6 +431,7 @@ export class Conversation {
     const ledger = forcedBy
       ? { ...prepared.ledger, recall: { ...prepared.ledger.recall, forcedBy: { tool: forcedBy } } }
       : prepared.ledger;
+    this.#telemetry?.ran(span, { steps, answer, stepLimitReached: pendingTools });
     return { answer, messages: turn, ledger, steps, stepLimitReached: pendingTools };
   }
 
@@ -411,7 +458,8 @@ export class Conversation {
     };
     for (const middleware of this.#middlewares) {
       if (!middleware.prefetch || (middleware.recall && !recall.recall)) continue;
-      const read = middleware.prefetch(context);
+      const prefetch = () => middleware.prefetch!(context);
+      const read = this.#telemetry ? this.#telemetry.prefetch(middleware.name, prefetch) : prefetch();
       read.catch(() => {}); // awaited by its inject, which reports the failure
       started.set(middleware, read);
     }
@@ -445,6 +493,19 @@ export class Conversation {
       context,
       ...(options.signal ? { signal: options.signal } : {}),
     });
+  }
+
+  /** A phase of the turn in its span (`kioku.prepare`, `kioku.record`, `kioku.turn`), or just `fn`. */
+  #phase<T>(phase: TurnPhase, fn: (span: Span | undefined) => Promise<T>): Promise<T> {
+    return this.#telemetry ? this.#telemetry.phase(phase, this.#turnIndex, fn) : fn(undefined);
+  }
+
+  /** One memory stage in its span, with its ledger entry as attributes and metrics, or just `fn`. */
+  #stage(
+    name: string,
+    fn: () => Promise<{ entry: LedgerEntry; messages: ChatMessage[] }>,
+  ): Promise<{ entry: LedgerEntry; messages: ChatMessage[] }> {
+    return this.#telemetry ? this.#telemetry.stage(name, fn) : fn();
   }
 
   async #currentTurnIndex(): Promise<number> {

@@ -3,6 +3,14 @@ import { render, type Studio, scopeOf } from '../context.js';
 import { DETAIL_COUNT_LIMIT, partitionCounts } from '../counts.js';
 import { type Html, html, pageNumber, pager, plural, scrollTable, userPath } from '../html.js';
 import { STORE_KINDS, type StoreKind } from '../kioku.js';
+import type { RecordedTurn } from '../ledgers.js';
+import { type DailySpend, spendPerDay } from '../spend.js';
+import { ledgerBar } from './ledger-view.js';
+
+/** Recorded turns the user page shows (newest first); each session's page has them all. */
+const LAST_TURNS = 10;
+/** Days of memory-model spend the user page shows. */
+const SPEND_DAYS = 14;
 
 const PER_PAGE = 50;
 
@@ -59,10 +67,12 @@ ${pager(page, pages, (n) => `/?${new URLSearchParams({ ...(prefix ? { q: prefix 
 
   app.get('/users/:user', async (c) => {
     const scope = scopeOf(c);
-    const [counts, agents, categories] = await Promise.all([
+    const [counts, agents, categories, turns, kept] = await Promise.all([
       partitionCounts(studio.stores, scope),
       studio.directory.list({ limit: 1000, offset: 0, userPrefix: scope.userId }),
       studio.stores.facts.categories(scope),
+      studio.ledgers.latest(scope, LAST_TURNS),
+      studio.kioku.passes.changesets(scope),
     ]);
     const mine = agents.partitions.filter((p) => p.userId === scope.userId);
     const links: [StoreKind, string][] = [
@@ -88,7 +98,45 @@ ${
     ? html`<p>No facts.</p>`
     : html`<ul>${categories.slice(0, 20).map((cat) => html`<li><a href="${userPath(scope, '/facts', { category: cat.category })}">${cat.category}</a> (${cat.count})</li>`)}</ul>
 ${categories.length > 20 ? html`<p><a href="${userPath(scope, '/facts')}">All ${categories.length} categories</a></p>` : ''}`
-}`;
+}
+<h2>Last turns</h2>
+${lastTurns(scope, turns)}
+<h2>Memory model spend per day</h2>
+${spendTable(spendPerDay(kept))}`;
     return render(c, studio, { title: `User ${scope.userId}`, scope, section: '' }, body);
   });
+}
+
+/** The last recorded turns' ledgers, newest first: each a bar of its prompt budget and a link to it. */
+function lastTurns(scope: { userId: string; agentId?: string }, turns: readonly RecordedTurn[]): Html {
+  if (turns.length === 0) {
+    return html`<p class="muted">No turn ledgers recorded (the app keeps them with Studio's <code>TurnLedgerLog</code>).</p>`;
+  }
+  return html`<ol class="turns">${turns.map(
+    (
+      t,
+    ) => html`<li><a href="${userPath(scope, `/sessions/${t.sessionId}/turns/${t.turn}`)}">Turn ${t.turn} of session ${t.sessionId}</a>
+<span class="muted">${t.recordedAt}: ${t.ledger.totalTokens} of ${t.ledger.maxTokens} tokens</span>${ledgerBar(t.ledger)}</li>`,
+  )}</ol>`;
+}
+
+/** Tokens the memory model spent per day and pass, from the usage the kept changesets record. */
+function spendTable(rows: readonly DailySpend[]): Html {
+  const days = [...new Set(rows.map((r) => r.day))].slice(0, SPEND_DAYS);
+  const shown = rows.filter((r) => days.includes(r.day));
+  if (shown.length === 0) {
+    return html`<p class="muted">No memory-model usage stored: no kept changeset of this user records any.</p>`;
+  }
+  return scrollTable(
+    'Memory model spend per day',
+    html`<table class="stack">
+<caption class="muted">Tokens of the memory passes whose changesets were kept (extraction, enrichment, the dream, knowledge); * counted by Kioku where the model reported none.</caption>
+<thead><tr><th scope="col">Day (UTC)</th><th scope="col">Pass</th><th scope="col" class="num">Runs</th><th scope="col" class="num">Input tokens</th><th scope="col" class="num">Output tokens</th></tr></thead>
+<tbody>${shown.map(
+      (
+        r,
+      ) => html`<tr><td data-label="Day">${r.day}</td><td data-label="Pass">${r.pass}</td><td class="num" data-label="Runs">${r.runs}</td>
+<td class="num" data-label="Input tokens">${r.inputTokens.toLocaleString('en-US')}${r.estimated ? '*' : ''}</td><td class="num" data-label="Output tokens">${r.outputTokens.toLocaleString('en-US')}${r.estimated ? '*' : ''}</td></tr>`,
+    )}</tbody></table>`,
+  );
 }

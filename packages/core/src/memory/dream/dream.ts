@@ -4,9 +4,11 @@ import type { Scope } from '../../foundation/scope.js';
 import type { ChatModel } from '../../model/chat-model.js';
 import { UsageLedger } from '../../model/structured.js';
 import type { KiokuStores } from '../../store/bundle/bundle.js';
+import { inPass } from '../../telemetry/telemetry.js';
 import type { ApplyResult } from '../changesets/apply.js';
 import type { Changeset } from '../changesets/changeset.js';
 import { ChangesetLog } from '../changesets/changeset-log.js';
+import { changesetAttributes } from '../changesets/pass-telemetry.js';
 import { FeedbackLog } from '../feedback/feedback-log.js';
 import type { FeedbackSignal } from '../feedback/signal.js';
 import { consolidate } from './consolidate.js';
@@ -94,7 +96,22 @@ export interface DreamResult {
  * the preference pass whatever happened (its model failed, or consolidation threw first) — never on a
  * dry run, and not when the preference pass is turned off.
  */
-export async function dream(options: DreamOptions): Promise<DreamResult> {
+export function dream(options: DreamOptions): Promise<DreamResult> {
+  return inPass(
+    'dream',
+    () => ({ 'kioku.dry_run': options.dryRun === true }),
+    async (span) => {
+      const result = await dreamPasses(options);
+      span?.setAttributes({
+        'gen_ai.usage.input_tokens': result.usage.total.inputTokens,
+        'gen_ai.usage.output_tokens': result.usage.total.outputTokens,
+      });
+      return result;
+    },
+  );
+}
+
+async function dreamPasses(options: DreamOptions): Promise<DreamResult> {
   const { stores, scope } = options;
   const clock = options.clock ?? systemClock;
   const usage = new UsageLedger();
@@ -143,6 +160,18 @@ export async function dream(options: DreamOptions): Promise<DreamResult> {
     });
   };
 
+  // Each pass in its own span (`kioku.pass consolidation`, `kioku.pass preferences`) when telemetry is on.
+  const traced = (pass: DreamPassName, produce: () => Promise<Changeset>) =>
+    inPass(
+      pass,
+      () => ({}),
+      async (span) => {
+        await run(pass, produce);
+        const done = passes.at(-1);
+        if (span && done?.changeset) span.setAttributes(changesetAttributes(done.changeset, done.result));
+      },
+    );
+
   const c = options.consolidation ?? {};
   const p = options.preferences ?? {};
   const preferencesOn = p.enabled !== false;
@@ -157,7 +186,7 @@ export async function dream(options: DreamOptions): Promise<DreamResult> {
         options.feedback ??
         (await (options.feedbackLog ?? new FeedbackLog(stores.sessions, { clock })).list(scope));
       const directive = c.directive ?? directives.consolidation;
-      await run('consolidation', () =>
+      await traced('consolidation', () =>
         consolidate({
           ...common,
           model: c.model ?? options.model,
@@ -168,7 +197,7 @@ export async function dream(options: DreamOptions): Promise<DreamResult> {
     }
     if (preferencesOn) {
       const directive = p.directive ?? directives.preferences;
-      await run('preferences', async () => {
+      await traced('preferences', async () => {
         const cs = await inferPreferences({
           ...common,
           model: p.model ?? options.model,

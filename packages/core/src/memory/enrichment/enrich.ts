@@ -13,6 +13,7 @@ import type { Fact, Provenance } from '../../store/facts/record.js';
 import { type ApplyResult, applyChangeset, revertChangeset } from '../changesets/apply.js';
 import { type Changeset, draftOf, type FactOperation, newChangeset } from '../changesets/changeset.js';
 import { ChangesetLog, type PassResult } from '../changesets/changeset-log.js';
+import { changesetPass } from '../changesets/pass-telemetry.js';
 import { placeCandidates } from '../extraction/placement.js';
 import { isQuarantined } from '../trust/quarantine.js';
 
@@ -210,7 +211,15 @@ export function enrichmentPrompt(original: Pick<Fact, 'content' | 'category' | '
  * an entry updates), what was written is undone, the original stays, and the conflicts are reported in
  * `result` (nothing is kept in the log). With `apply: false` the changeset is only returned.
  */
-export async function enrichMemory(options: EnrichOptions): Promise<PassResult> {
+export function enrichMemory(options: EnrichOptions): Promise<PassResult> {
+  return changesetPass(
+    'enrichment',
+    () => ({ 'kioku.fact.id': options.original.id }),
+    () => enrich(options),
+  );
+}
+
+async function enrich(options: EnrichOptions): Promise<PassResult> {
   const stale = await staleOriginal(options);
   if (stale) return stale;
   const changeset = await enrichmentChangeset(options);

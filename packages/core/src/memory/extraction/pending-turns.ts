@@ -1,4 +1,5 @@
 import type { PassResult } from '../changesets/changeset-log.js';
+import { changesetPass } from '../changesets/pass-telemetry.js';
 import { type ExtractBatchOptions, extractBatch } from './batch.js';
 
 /** The options of one extraction pass over a session's pending turns (those of `extractBatch`). */
@@ -10,5 +11,9 @@ export type PendingTurnsOptions = ExtractBatchOptions;
  * `extractBatch`: one model call for the pass (two when the user's similar facts do not fit its budget).
  */
 export function extractPendingTurns(options: PendingTurnsOptions): Promise<PassResult> {
-  return extractBatch(options);
+  const attributes = () => ({
+    'kioku.session.id': options.sessionId,
+    'kioku.pass.turns': options.exchanges.length,
+  });
+  return changesetPass('extraction', attributes, () => extractBatch(options));
 }

@@ -5,6 +5,7 @@ import { withLease } from '../../runtime/lease.js';
 import type { WorkingMemoryStore } from '../../store/working/store.js';
 import { MEMORY_LEASE_DEFAULTS, MEMORY_WORK_LEASE } from '../background/memory-lease.js';
 import type { ExtractionOutbox, UserDrain } from './outbox.js';
+import { observeWorkerUser } from './worker-telemetry.js';
 
 export interface RunPendingOptions {
   /**
@@ -84,7 +85,9 @@ export async function runPending(
       report.complete = false;
       break;
     }
-    const user = await runUser(outbox, working, scope, { ...options, maxPasses: budget, all: named });
+    const user = await observeWorkerUser(scope, () =>
+      runUser(outbox, working, scope, { ...options, maxPasses: budget, all: named }),
+    );
     report.users.push(user);
     report.passes += user.passes + (user.status === 'failed' ? 1 : 0);
     if (user.status === 'partial') report.complete = false;

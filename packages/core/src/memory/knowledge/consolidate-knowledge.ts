@@ -13,6 +13,7 @@ import type { DocumentStore } from '../../store/documents/store.js';
 import { defaultTokenizer, type Tokenizer } from '../../tokens/tokenizer.js';
 import { type Changeset, type DocumentOperation, newChangeset } from '../changesets/changeset.js';
 import { ChangesetLog, type PassResult } from '../changesets/changeset-log.js';
+import { changesetPass } from '../changesets/pass-telemetry.js';
 import { detectInjection } from '../trust/detector.js';
 
 /** The pass name knowledge changesets carry. */
@@ -193,7 +194,15 @@ export interface ConsolidateKnowledgeOptions extends Omit<KnowledgeOptions, 'det
  * in the changeset log, so it can be reverted by id — reverting deletes the documents it created. With
  * `dryRun` and `keep` it is kept as `proposed`.
  */
-export async function consolidateKnowledge(options: ConsolidateKnowledgeOptions): Promise<PassResult> {
+export function consolidateKnowledge(options: ConsolidateKnowledgeOptions): Promise<PassResult> {
+  return changesetPass(
+    'knowledge',
+    () => ({}),
+    () => consolidate(options),
+  );
+}
+
+async function consolidate(options: ConsolidateKnowledgeOptions): Promise<PassResult> {
   const { stores, dryRun, keep, changesets, ...rest } = options;
   const changeset = await knowledgeChangeset({
     ...rest,

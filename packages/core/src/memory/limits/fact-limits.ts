@@ -6,6 +6,7 @@ import type { Fact } from '../../store/facts/record.js';
 import type { FactStore } from '../../store/facts/store.js';
 import { type Changeset, type FactOperation, newChangeset } from '../changesets/changeset.js';
 import type { ChangesetLog, PassResult } from '../changesets/changeset-log.js';
+import { changesetPass } from '../changesets/pass-telemetry.js';
 import type { RecallLog, RecallStats } from './recall-log.js';
 
 export const FactLimitsSchema = z
@@ -108,7 +109,15 @@ export interface EnforceFactLimitsOptions extends PlanEvictionOptions {
  * `planEviction`, then apply and keep the changeset when it has anything to delete. A fact changed since
  * the plan read it is a conflict and stays (it was just used).
  */
-export async function enforceFactLimits(options: EnforceFactLimitsOptions): Promise<PassResult> {
+export function enforceFactLimits(options: EnforceFactLimitsOptions): Promise<PassResult> {
+  return changesetPass(
+    'eviction',
+    () => ({}),
+    () => enforce(options),
+  );
+}
+
+async function enforce(options: EnforceFactLimitsOptions): Promise<PassResult> {
   const changeset = await planEviction(options);
   if (changeset.operations.length === 0) return { changeset };
   const now = isoAt(options.clock ?? systemClock);

@@ -3,6 +3,7 @@ import type { Scope } from '../../foundation/scope.js';
 import type { Fact, Provenance, ProvenanceSource, QuarantineMark } from '../../store/facts/record.js';
 import type { FactStore } from '../../store/facts/store.js';
 import { type DetectOptions, detectInjection } from './detector.js';
+import { noteQuarantined } from './quarantine-telemetry.js';
 
 /*
  * Quarantine: a fact whose text reads like instructions to a model and that did not come from the user is
@@ -41,6 +42,7 @@ export function markUntrusted(provenance: Provenance, text: string, options: Det
   const verdict = detectInjection(text, options);
   if (!verdict.flagged) return provenance;
   const mark: QuarantineMark = { score: verdict.score, hits: verdict.hits };
+  noteQuarantined(provenance.source, verdict.hits);
   return { ...provenance, quarantine: mark };
 }
 

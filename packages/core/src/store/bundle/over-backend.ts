@@ -10,6 +10,7 @@ import { PartitionedWorkingMemoryStore, type WorkingMemoryOptions } from '../wor
 import { type KiokuStores, once } from './bundle.js';
 import { PushedDownDetailStore, PushedDownDocumentStore, PushedDownFactStore } from './pushed-down.js';
 import type { StorageBackend } from './storage-backend.js';
+import { nameAdapter, shortName } from './with-telemetry.js';
 
 export interface StoresOverBackendOptions {
   clock?: Clock;
@@ -37,7 +38,7 @@ export function storesOverBackend(
   };
   const facts = new PartitionedFactStore(common);
   const detailOptions = { ...common, ...(options.tokenizer ? { tokenizer: options.tokenizer } : {}) };
-  return {
+  const stores: KiokuStores = {
     facts:
       backend.searchFacts || backend.countFacts ? new PushedDownFactStore(facts, backend, partitions) : facts,
     documents: backend.searchDocuments
@@ -52,4 +53,9 @@ export function storesOverBackend(
     setup: async () => backend.setup?.(),
     close: once(async () => backend.close?.()),
   };
+  // Telemetry names the adapter after the backend (`SqliteRecordBackend` → `sqlite`).
+  nameAdapter(stores, shortName(backend.constructor?.name ?? '', BACKEND_SUFFIX));
+  return stores;
 }
+
+const BACKEND_SUFFIX = /(File|Record|Partition)?Backend$/;

@@ -1,0 +1,75 @@
+import { createInMemoryStores, KiokuBuilder } from '@kioku/core';
+import { context } from '@opentelemetry/api';
+import { AsyncLocalStorageContextManager } from '@opentelemetry/context-async-hooks';
+import {
+  BasicTracerProvider,
+  InMemorySpanExporter,
+  type ReadableSpan,
+  SimpleSpanProcessor,
+} from '@opentelemetry/sdk-trace-base';
+import { generateText, stepCountIs, wrapLanguageModel } from 'ai';
+import { describe, expect, it } from 'vitest';
+import { kiokuMemory } from '../src/index.js';
+import { callTools, reply, scriptedModel } from './support/scripted.js';
+
+context.setGlobalContextManager(new AsyncLocalStorageContextManager().enable());
+
+/** The span tree under `root` as indented names, children in start order. */
+function tree(spans: readonly ReadableSpan[], root: ReadableSpan, depth = 0): string[] {
+  const children = spans
+    .filter(
+      (s) => s.parentSpanContext?.spanId === root.spanContext().spanId && !s.attributes['kioku.store.kind'],
+    )
+    .sort((a, b) => a.startTime[0] - b.startTime[0] || a.startTime[1] - b.startTime[1]);
+  return [`${'  '.repeat(depth)}${root.name}`, ...children.flatMap((c) => tree(spans, c, depth + 1))];
+}
+
+describe('Kioku spans inside the AI SDK’s telemetry', () => {
+  it('nest under the app’s generateText: prepare in the first model call, the tool in its step, record in the last', async () => {
+    const exporter = new InMemorySpanExporter();
+    const tracerProvider = new BasicTracerProvider({ spanProcessors: [new SimpleSpanProcessor(exporter)] });
+    const stores = createInMemoryStores();
+    await stores.facts.create({ userId: 'alice' }, { content: 'Lives in Lisbon' });
+    const kioku = new KiokuBuilder({ stores, telemetry: { tracerProvider } }).withFacts().build();
+    const memory = kiokuMemory(await kioku.startConversation({ userId: 'alice' }));
+    const mock = scriptedModel([
+      callTools({
+        id: 't1',
+        name: 'create_memory',
+        input: { title: 'Pet', content: 'Has a cat named Miso' },
+      }),
+      reply('Noted: you live in Lisbon and have a cat.'),
+    ]);
+    const tracer = tracerProvider.getTracer('app');
+    await tracer.startActiveSpan('app.request', async (span) => {
+      await generateText({
+        model: wrapLanguageModel({ model: mock, middleware: memory.middleware }),
+        tools: memory.tools,
+        prompt: 'I have a cat named Miso.',
+        stopWhen: stepCountIs(3),
+        experimental_telemetry: { isEnabled: true, tracer },
+      });
+      span.end();
+    });
+
+    const spans = exporter.getFinishedSpans();
+    const root = spans.find((s) => s.name === 'app.request')!;
+    expect(tree(spans, root)).toEqual([
+      'app.request',
+      '  ai.generateText',
+      '    ai.generateText.doGenerate',
+      '      kioku.prepare',
+      '        kioku.stage budget',
+      '        kioku.stage facts',
+      '    ai.toolCall',
+      '      execute_tool create_memory',
+      '    ai.generateText.doGenerate',
+      '      kioku.record',
+    ]);
+    // The turn's spans are all in the app's trace (only startConversation's session write was before it).
+    const turn = spans.filter((s) => s.startTime >= root.startTime && s.name !== 'app.request');
+    expect(turn.length).toBeGreaterThan(10);
+    for (const span of turn) expect(span.spanContext().traceId).toBe(root.spanContext().traceId);
+    expect(spans.find((s) => s.name === 'kioku.stage facts')!.attributes['kioku.stage.included']).toBe(1);
+  });
+});

@@ -1,0 +1,189 @@
+import type { Attributes, Span } from '@opentelemetry/api';
+import type { ThreadScope } from '../foundation/scope.js';
+import type { ChatMessage, ToolCall } from '../model/messages.js';
+import { ATTR, errorType } from '../telemetry/attributes.js';
+import type { Instruments } from '../telemetry/instruments.js';
+import { secondsSince, type Telemetry, withTelemetry } from '../telemetry/telemetry.js';
+import type { LedgerEntry, TurnLedger } from './ledger.js';
+
+/** The phases of a turn that get a span of their own (`run` is the whole turn: `kioku.turn`). */
+export type TurnPhase = 'prepare' | 'record' | 'run';
+
+const SPAN_NAMES: Readonly<Record<TurnPhase, string>> = {
+  prepare: 'kioku.prepare',
+  record: 'kioku.record',
+  run: 'kioku.turn',
+};
+
+/**
+ * A conversation's spans and metrics: `kioku.turn` around `run`, `kioku.prepare` and `kioku.record`
+ * (children of the turn, or of the app's own span when it runs the model loop itself), one
+ * `kioku.stage <name>` per memory stage of prepare with its ledger entry (the features' work after the
+ * turn is in `kioku.record`). Holds no content unless the telemetry captures it.
+ */
+export class TurnTelemetry {
+  readonly telemetry: Telemetry;
+  readonly #scope: Attributes;
+
+  constructor(telemetry: Telemetry, scope: Readonly<ThreadScope>) {
+    this.telemetry = telemetry;
+    this.#scope = telemetry.scope(scope);
+  }
+
+  /** Run a phase of the turn in its span, with Kioku's telemetry active for the seams below. */
+  phase<T>(
+    phase: TurnPhase,
+    turnIndex: number | undefined,
+    fn: (span: Span | undefined) => Promise<T>,
+  ): Promise<T> {
+    const start = performance.now();
+    const attributes =
+      turnIndex === undefined ? this.#scope : { ...this.#scope, [ATTR.turnIndex]: turnIndex };
+    let failure: string | undefined;
+    return withTelemetry(this.telemetry, () =>
+      this.telemetry.span(SPAN_NAMES[phase], attributes, fn).catch((error: unknown) => {
+        failure = errorType(error);
+        throw error;
+      }),
+    ).finally(() => {
+      this.telemetry.metrics?.turnDuration.record(secondsSince(start), {
+        [ATTR.turnPhase]: phase,
+        ...(failure ? { [ATTR.errorType]: failure } : {}),
+      });
+    });
+  }
+
+  /**
+   * One memory stage: its span (store calls nest in it), then its ledger entry as attributes and metrics:
+   * `kioku.stage.duration`, `kioku.stage.tokens`, `kioku.stage.dropped` by reason.
+   */
+  async stage<T extends { entry: LedgerEntry; messages: readonly ChatMessage[] }>(
+    name: string,
+    fn: () => Promise<T>,
+  ): Promise<T> {
+    const start = performance.now();
+    const stage = stageAttributes(name);
+    const done = await this.telemetry.span(`kioku.stage ${name}`, stage, async (span) => {
+      const out = await fn();
+      span?.setAttributes(this.#entryAttributes(out.entry, out.messages));
+      return out;
+    });
+    const instruments = this.telemetry.metrics;
+    if (instruments) {
+      instruments.stageDuration.record(secondsSince(start), stage);
+      instruments.stageTokens.record(done.entry.tokens, stage);
+      countDropped(instruments, stage, done.entry);
+    }
+    return done;
+  }
+
+  /**
+   * A stage's store reads, started before any stage runs (`PromptMiddleware.prefetch`): a span of their
+   * own, `kioku.prefetch <name>`, so the store calls they make nest under it while they overlap the others.
+   */
+  prefetch<T>(name: string, fn: () => Promise<T>): Promise<T> {
+    return this.telemetry.span(`kioku.prefetch ${name}`, stageAttributes(name), fn);
+  }
+
+  /**
+   * The budget stage, `kioku.stage budget`, started now: counting what is paid before any memory block
+   * (system prompt, app messages, user message, tool definitions). Call what it returns with the counts.
+   */
+  budget(): (ledger: Pick<TurnLedger, 'maxTokens' | 'baseTokens' | 'tools'>) => void {
+    const stage = stageAttributes('budget');
+    const start = performance.now();
+    const span = this.telemetry.tracer?.startSpan('kioku.stage budget', { attributes: stage });
+    return (ledger) => {
+      span?.setAttributes({
+        'kioku.budget.max_tokens': ledger.maxTokens,
+        'kioku.budget.base_tokens': ledger.baseTokens,
+        'kioku.budget.tool_tokens': ledger.tools.tokens,
+        'kioku.budget.tool_definitions': ledger.tools.definitions,
+      });
+      span?.end();
+      this.telemetry.metrics?.stageDuration.record(secondsSince(start), stage);
+    };
+  }
+
+  /** A recall stage the turn's decision skipped: no span, its `not-needed` drop counted. */
+  skipped(entry: LedgerEntry): void {
+    const stage = stageAttributes(entry.middleware);
+    const instruments = this.telemetry.metrics;
+    if (!instruments) return;
+    instruments.stageTokens.record(0, stage);
+    countDropped(instruments, stage, entry);
+  }
+
+  /** The prompt's totals on the prepare span, once every stage ran. */
+  prepared(span: Span | undefined, ledger: TurnLedger, turnIndex: number, userMessage: string): void {
+    span?.setAttributes({
+      [ATTR.turnIndex]: turnIndex,
+      'kioku.prompt.tokens': ledger.totalTokens,
+      'kioku.prompt.max_tokens': ledger.maxTokens,
+      'kioku.recall': ledger.recall.recall,
+      'kioku.recall.by': ledger.recall.by,
+      ...(this.telemetry.captureContent ? { 'kioku.user_message': userMessage } : {}),
+    });
+  }
+
+  /** What the whole turn did, on `kioku.turn`. */
+  ran(span: Span | undefined, turn: { steps: number; answer: string; stepLimitReached: boolean }): void {
+    span?.setAttributes({
+      'kioku.turn.steps': turn.steps,
+      'kioku.turn.step_limit_reached': turn.stepLimitReached,
+      ...(this.telemetry.captureContent ? { 'kioku.answer': turn.answer } : {}),
+    });
+  }
+
+  /** One tool call the model made, as the gen_ai conventions name it: `execute_tool <name>`. */
+  tool<T extends { isError: boolean }>(call: ToolCall, fn: () => Promise<T>): Promise<T> {
+    const attributes = {
+      ...this.#scope,
+      [ATTR.genAiOperation]: 'execute_tool',
+      [ATTR.genAiToolName]: call.name,
+      [ATTR.genAiToolCallId]: call.id,
+    };
+    return withTelemetry(this.telemetry, () =>
+      this.telemetry.span(`execute_tool ${call.name}`, attributes, async (span) => {
+        const result = await fn();
+        if (result.isError) span?.setAttribute(ATTR.errorType, 'tool_error');
+        return result;
+      }),
+    );
+  }
+
+  #entryAttributes(entry: LedgerEntry, messages: readonly ChatMessage[]): Attributes {
+    const dropped = entry.dropped.reduce((sum, item) => sum + (item.count ?? 1), 0);
+    return {
+      'kioku.stage.allotted_tokens': entry.allottedTokens,
+      'kioku.stage.tokens': entry.tokens,
+      'kioku.stage.included': entry.included,
+      'kioku.stage.dropped': dropped,
+      ...(this.telemetry.captureContent
+        ? { 'kioku.stage.content': messages.map((m) => m.content).join('\n') }
+        : {}),
+    };
+  }
+}
+
+/** `kioku.stage.dropped`: one add per reason (a block may drop hundreds of items one by one). */
+function countDropped(instruments: Instruments, stage: Attributes, entry: LedgerEntry): void {
+  if (entry.dropped.length === 0) return;
+  const byReason = new Map<string, number>();
+  for (const item of entry.dropped)
+    byReason.set(item.reason, (byReason.get(item.reason) ?? 0) + (item.count ?? 1));
+  for (const [reason, count] of byReason)
+    instruments.stageDropped.add(count, { ...stage, [ATTR.dropReason]: reason });
+}
+
+const STAGES = new Map<string, Attributes>();
+
+/** One frozen attribute set per stage name, made once (a turn records several metrics per stage). */
+function stageAttributes(name: string): Attributes {
+  let attributes = STAGES.get(name);
+  if (attributes === undefined) {
+    attributes = Object.freeze({ [ATTR.stage]: name });
+    STAGES.set(name, attributes);
+  }
+  return attributes;
+}

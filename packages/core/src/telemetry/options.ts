@@ -1,0 +1,32 @@
+import type { MeterProvider, TracerProvider } from '@opentelemetry/api';
+
+/**
+ * How Kioku speaks OpenTelemetry (`KiokuOptions.telemetry`). By default it uses the providers the app's
+ * OpenTelemetry SDK registered globally, and does nothing at all when none is registered when Kioku is
+ * built. Attributes never hold memory text, messages or fact content unless `captureContent` is on.
+ */
+export interface TelemetryOptions {
+  /** `false`: no spans and no metrics even when an SDK is registered. Default true. */
+  enabled?: boolean;
+  /** Where spans go (default: the global tracer provider). */
+  tracerProvider?: TracerProvider;
+  /** Where metrics go (default: the global meter provider, as registered when Kioku is built). */
+  meterProvider?: MeterProvider;
+  /**
+   * Put content into span attributes: the user message and answer on the turn, block text on the stage
+   * spans, and error messages. Default false: counts, ids, names and durations only.
+   */
+  captureContent?: boolean;
+  /**
+   * How a user id appears on spans (metrics never carry one): `hash` (default: the first 16 hex digits of
+   * its SHA-256, the same in every process, so a user's spans can be found; a guessable id such as an email
+   * can be found by hashing guesses: pass a keyed function then), `omit`, or a function of your own (e.g. an
+   * HMAC with your key, or the id itself).
+   */
+  userId?: 'hash' | 'omit' | ((userId: string) => string);
+  /**
+   * Spans for the in-memory stores' calls too (default false: they never wait on I/O, so their time is
+   * only in the span of the stage, pass or tool that made them; failures are counted either way).
+   */
+  memoryStoreSpans?: boolean;
+}

@@ -1,0 +1,210 @@
+import { AsyncLocalStorage } from 'node:async_hooks';
+import { createHash } from 'node:crypto';
+import {
+  type Attributes,
+  context,
+  createNoopMeter,
+  type Meter,
+  type MeterProvider,
+  metrics,
+  ROOT_CONTEXT,
+  type Span,
+  type SpanKind,
+  SpanStatusCode,
+  type Tracer,
+  type TracerProvider,
+  trace,
+} from '@opentelemetry/api';
+import { ATTR, errorType } from './attributes.js';
+import { type Instruments, makeInstruments } from './instruments.js';
+import type { TelemetryOptions } from './options.js';
+
+/** The instrumentation scope Kioku's spans and metrics carry. */
+export const INSTRUMENTATION_SCOPE = '@kioku/core';
+
+/** Hashed user ids kept before the map starts again (a bound for a long-lived process). */
+const MAX_HASHED = 10_000;
+
+/**
+ * One Kioku's OpenTelemetry: its tracer and instruments, and what attributes may hold. `Telemetry.from`
+ * returns undefined when nothing would be recorded (no SDK registered, none given, or `enabled: false`):
+ * every instrumented seam then runs exactly its uninstrumented code.
+ */
+export class Telemetry {
+  /** Undefined when traces are off (metrics alone are on). */
+  readonly tracer: Tracer | undefined;
+  /** Undefined when metrics are off (traces alone are on). */
+  readonly metrics: Instruments | undefined;
+  readonly captureContent: boolean;
+  readonly memoryStoreSpans: boolean;
+  readonly #userId: NonNullable<TelemetryOptions['userId']>;
+  readonly #hashed = new Map<string, string>();
+
+  private constructor(tracer: Tracer | undefined, meter: Meter | undefined, options: TelemetryOptions) {
+    this.tracer = tracer;
+    this.metrics = meter ? makeInstruments(meter) : undefined;
+    this.captureContent = options.captureContent === true;
+    this.memoryStoreSpans = options.memoryStoreSpans === true;
+    this.#userId = options.userId ?? 'hash';
+  }
+
+  static from(options: TelemetryOptions = {}): Telemetry | undefined {
+    if (options.enabled === false) return undefined;
+    const tracer = resolveTracer(options.tracerProvider);
+    const meter = resolveMeter(options.meterProvider);
+    return tracer || meter ? new Telemetry(tracer, meter, options) : undefined;
+  }
+
+  /** The attributes naming a user (as configured: hashed by default), agent and session. */
+  scope(scope: { userId: string; agentId?: string | undefined; threadId?: string | undefined }): Attributes {
+    const attributes: Attributes = {};
+    const user = this.user(scope.userId);
+    if (user !== undefined) attributes[ATTR.userId] = user;
+    if (scope.agentId !== undefined) attributes[ATTR.agentId] = scope.agentId;
+    if (scope.threadId !== undefined) attributes[ATTR.sessionId] = scope.threadId;
+    return attributes;
+  }
+
+  /** A user id as spans show it: hashed (default), left out, or the app's own mapping. */
+  user(userId: string): string | undefined {
+    const mode = this.#userId;
+    if (mode === 'omit') return undefined;
+    if (typeof mode === 'function') return mode(userId);
+    let hashed = this.#hashed.get(userId);
+    if (hashed === undefined) {
+      if (this.#hashed.size >= MAX_HASHED) this.#hashed.clear();
+      hashed = createHash('sha256').update(userId).digest('hex').slice(0, 16);
+      this.#hashed.set(userId, hashed);
+    }
+    return hashed;
+  }
+
+  /**
+   * Run `fn` inside a span (the active one while it runs, so spans below nest in it); a failure marks the
+   * span with `error.type` (and, with `captureContent`, the exception) and is rethrown. Without traces,
+   * `fn` runs with no span.
+   */
+  span<T>(
+    name: string,
+    attributes: Attributes,
+    fn: (span: Span | undefined) => Promise<T>,
+    kind?: SpanKind,
+  ): Promise<T> {
+    if (!this.tracer) return fn(undefined);
+    return this.tracer.startActiveSpan(name, { attributes, ...(kind ? { kind } : {}) }, async (span) => {
+      try {
+        return await fn(span);
+      } catch (error) {
+        this.fail(span, error);
+        throw error;
+      } finally {
+        span.end();
+      }
+    });
+  }
+
+  /**
+   * A background memory pass: the span `kioku.pass <pass>` (model calls and store calls nest in it) and its
+   * duration in `kioku.pass.duration`.
+   */
+  async pass<T>(
+    pass: string,
+    attributes: Attributes,
+    fn: (span: Span | undefined) => Promise<T>,
+  ): Promise<T> {
+    const start = performance.now();
+    let failure: string | undefined;
+    try {
+      return await this.span(`kioku.pass ${pass}`, { [ATTR.pass]: pass, ...attributes }, fn);
+    } catch (error) {
+      failure = errorType(error);
+      throw error;
+    } finally {
+      this.metrics?.passDuration.record(secondsSince(start), {
+        [ATTR.pass]: pass,
+        ...(failure ? { [ATTR.errorType]: failure } : {}),
+      });
+    }
+  }
+
+  /** Run `fn` outside any span (its spans start a trace of their own), when traces are on. */
+  detached<T>(fn: () => T): T {
+    return this.tracer ? context.with(ROOT_CONTEXT, fn) : fn();
+  }
+
+  /** Mark a span failed: `error.type` always; the message and exception only with `captureContent`. */
+  fail(span: Span, error: unknown): void {
+    const type = errorType(error);
+    span.setAttribute(ATTR.errorType, type);
+    if (this.captureContent) {
+      span.recordException(error instanceof Error ? error : String(error));
+      span.setStatus({ code: SpanStatusCode.ERROR, message: (error as Error)?.message ?? String(error) });
+    } else span.setStatus({ code: SpanStatusCode.ERROR, message: type });
+  }
+}
+
+function resolveTracer(provider: TracerProvider | undefined): Tracer | undefined {
+  if (provider) return provider.getTracer(INSTRUMENTATION_SCOPE);
+  const global = trace.getTracerProvider() as TracerProvider & {
+    getDelegateTracer?: (name: string) => Tracer | undefined;
+  };
+  // The API's global is a proxy with no delegate until an SDK registers one: nothing would be recorded.
+  if (typeof global.getDelegateTracer === 'function' && !global.getDelegateTracer(INSTRUMENTATION_SCOPE)) {
+    return undefined;
+  }
+  return global.getTracer(INSTRUMENTATION_SCOPE);
+}
+
+function resolveMeter(provider: MeterProvider | undefined): Meter | undefined {
+  const meter = (provider ?? metrics.getMeterProvider()).getMeter(INSTRUMENTATION_SCOPE);
+  return meter === createNoopMeter() ? undefined : meter;
+}
+
+/** The Kioku whose work is running, and the innermost pass it is in. */
+interface Ambient {
+  telemetry: Telemetry;
+  pass?: string;
+}
+
+const ambient = new AsyncLocalStorage<Ambient>();
+
+/**
+ * Run `fn` with `telemetry` as the active Kioku's (what the seams deep in a pass read with
+ * `activeTelemetry()`: model calls, quarantine, pass spans). Without telemetry, `fn` just runs.
+ */
+export function withTelemetry<T>(telemetry: Telemetry | undefined, fn: () => T): T {
+  if (!telemetry) return fn();
+  const current = ambient.getStore();
+  return current?.telemetry === telemetry ? fn() : ambient.run({ telemetry }, fn);
+}
+
+/** The telemetry of the Kioku whose work is running, or undefined (off, or outside Kioku's entry points). */
+export function activeTelemetry(): Telemetry | undefined {
+  return ambient.getStore()?.telemetry;
+}
+
+/** The innermost pass running (`kioku.pass` of its model calls), when telemetry is on. */
+export function activePass(): string | undefined {
+  return ambient.getStore()?.pass;
+}
+
+/**
+ * `fn` as a pass of the active Kioku's telemetry (see `Telemetry.pass`; model calls inside carry its
+ * name), or just `fn` when telemetry is off. `attributes` is called only when it is on.
+ */
+export function inPass<T>(
+  pass: string,
+  attributes: () => Attributes,
+  fn: (span: Span | undefined) => Promise<T>,
+): Promise<T> {
+  const current = ambient.getStore();
+  if (!current) return fn(undefined);
+  return ambient.run({ telemetry: current.telemetry, pass }, () =>
+    current.telemetry.pass(pass, attributes(), fn),
+  );
+}
+
+/** Seconds since `start` (a `performance.now()` reading): the unit of every duration metric. */
+export function secondsSince(start: number): number {
+  return (performance.now() - start) / 1000;
+}
