@@ -66,9 +66,7 @@ describe.skipIf(!hasPostgresServer())('kioku worker when PostgreSQL goes away (a
       expect(await worker.exited, worker.stderr()).toBe(0);
       for (let u = 0; u < 2; u++) {
         const facts = await stores.facts.list({ userId: userOf(u) });
-        expect(facts.map((f) => f.content).sort()).toEqual(
-          [0, 1, 2, 3].map((t) => saying(u, t)).sort(),
-        );
+        expect(facts.map((f) => f.content).sort()).toEqual([0, 1, 2, 3].map((t) => saying(u, t)).sort());
         for (let t = 0; t < 4; t++) expect(asked.get(saying(u, t))).toBe(1);
       }
     } finally {

@@ -310,7 +310,12 @@ describe('Conversation', () => {
       .catch((e: unknown) => e);
     expect(error).toBeInstanceOf(TurnNotRecordedError);
     const failed = error as TurnNotRecordedError;
-    expect(failed).toMatchObject({ code: 'STORAGE', retryable: true, turnId: 't1', sessionId: convo.sessionId });
+    expect(failed).toMatchObject({
+      code: 'STORAGE',
+      retryable: true,
+      turnId: 't1',
+      sessionId: convo.sessionId,
+    });
     expect(failed.messages.map((m) => (m as ChatMessage).content)).toEqual(['hello?', 'hi']);
     await convo.record(failed.messages as ChatMessage[], { turnId: failed.turnId });
     const transcript = await sessions.transcriptReadLast({ userId: 'alice' }, convo.sessionId, 10);

@@ -2,12 +2,12 @@ import {
   type RankCandidate as Candidate,
   expandQuery as expand,
   feedbackTerms,
+  type LexicalIndex,
   type PartitionStats,
   type ScoredCandidate as Scored,
   scoreCandidates as score,
   termCounts,
   termsByRarity,
-  type LexicalIndex,
 } from '@kioku/core/adapter';
 import type { Sql } from 'postgres';
 import { queryTerms } from './analysis.js';

@@ -7,9 +7,9 @@ export {
   PostgresDatabase,
   type Tx,
 } from './database.js';
-export { isRetryablePostgresError } from './errors.js';
 export { PostgresDetailStore, type PostgresDetailStoreOptions } from './details.js';
 export { PostgresDocumentStore, type PostgresDocumentStoreOptions } from './documents.js';
+export { isRetryablePostgresError } from './errors.js';
 export { PostgresFactStore, type PostgresFactStoreOptions } from './facts.js';
 export { PostgresPlanStore } from './plans.js';
 export { PostgresSessionStore, type PostgresSessionStoreOptions } from './sessions.js';

@@ -281,9 +281,7 @@ export function kiokuTables(schema?: string) {
     (t) => [
       primaryKey({ name: 'sessions_pk', columns: [t.userId, t.agentId, t.id] }),
       index('sessions_seq_idx').on(t.userId, t.agentId, t.seq),
-      index('sessions_pending_idx')
-        .on(t.pendingSince)
-        .where(sql`${t.pendingSince} is not null`),
+      index('sessions_pending_idx').on(t.pendingSince).where(sql`${t.pendingSince} is not null`),
     ],
   );
 

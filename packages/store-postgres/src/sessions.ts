@@ -41,9 +41,9 @@ import { and, asc, desc, eq, type SQL, sql } from 'drizzle-orm';
 import type { Tx } from './database.js';
 import { type SessionStatements, sessionStatements } from './session-sql.js';
 import { groupByPartition, parseSnapshot, selectedUser } from './snapshot.js';
-import { isoFromPg } from './timestamp.js';
 import { agentField, agentKey, batches, withoutNulls } from './sql.js';
 import { PostgresStore, type PostgresStoreOptions } from './store.js';
+import { isoFromPg } from './timestamp.js';
 
 export type PostgresSessionStoreOptions = PostgresStoreOptions & Omit<SessionStoreOptions, 'clock'>;
 

@@ -401,7 +401,12 @@ export class RedisSessionStore extends RedisStoreBase implements SessionStore {
     const { scope, limit } = pendingQuery(query);
     const k = scope && this.#keysFor(scope);
     const listed = await this.connection.run('ZRANGE', () =>
-      this.connection.client.zrange(k ? k.pending : this.#globalPending, '0', String(limit - 1), 'WITHSCORES'),
+      this.connection.client.zrange(
+        k ? k.pending : this.#globalPending,
+        '0',
+        String(limit - 1),
+        'WITHSCORES',
+      ),
     );
     const found: Array<{ scope: Pick<Scope, 'userId' | 'agentId'>; id: string; since: number }> = [];
     for (let i = 0; i < listed.length; i += 2) {

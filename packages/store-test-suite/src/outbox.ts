@@ -88,7 +88,12 @@ export function transcriptOutboxTests(fx: Fixture<SessionStore>, h: StoreHarness
       await fx.store.transcriptAppend(scope, id, turn(1), { pending: true });
       const listed = await fx.store.listPending();
       expect(listed).toEqual([
-        { userId: scope.userId, sessionId: id.toLowerCase(), mark: listed[0]!.mark, since: expect.any(String) },
+        {
+          userId: scope.userId,
+          sessionId: id.toLowerCase(),
+          mark: listed[0]!.mark,
+          since: expect.any(String),
+        },
       ]);
       expect(await fx.store.listPending({ scope })).toEqual(listed);
     });

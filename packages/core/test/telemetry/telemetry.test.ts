@@ -92,7 +92,9 @@ describe('OpenTelemetry: one turn', () => {
     const prepare = findSpan(spans, 'kioku.prepare');
     const prefetches = spans.filter(prefetch);
     expect(prefetches.map((s) => s.name).sort()).toEqual(
-      ['conversation', 'fact-recall', 'facts', 'knowledge', 'plan', 'working-memory'].map((n) => `kioku.prefetch ${n}`),
+      ['conversation', 'fact-recall', 'facts', 'knowledge', 'plan', 'working-memory'].map(
+        (n) => `kioku.prefetch ${n}`,
+      ),
     );
     for (const s of prefetches) expect(s.parentSpanContext?.spanId).toBe(prepare.spanContext().spanId);
     // Each stage span carries its ledger entry.

@@ -112,7 +112,10 @@ export function transcriptAppendOptions(options: TranscriptAppendOptions = {}): 
   pending: boolean;
 } {
   const parsed = parseOrThrow(TranscriptAppendOptionsSchema, options, 'transcript append options');
-  return { ...(parsed.turnId === undefined ? {} : { turnId: parsed.turnId }), pending: parsed.pending === true };
+  return {
+    ...(parsed.turnId === undefined ? {} : { turnId: parsed.turnId }),
+    pending: parsed.pending === true,
+  };
 }
 
 /** `listPending`'s query, checked: the scope (if any) and the page size. */
