@@ -286,8 +286,10 @@ export function toStorageError(error: unknown, what: string, where: string): Err
   const message = error instanceof Error ? error.message : String(error);
   const name = error instanceof Error ? error.name : typeof error;
   if (UNREACHABLE.test(message)) {
+    // ioredis's retry counter tells the user nothing: say the connection is not open instead.
+    const reason = /max retries per request/i.test(message) ? 'no open connection' : message.slice(0, 200);
     return new StorageError(
-      `cannot reach ${where} (Redis ${what}: ${message.slice(0, 200)}): is redis-server running there, and is the URL right? The call may be retried; a write may or may not have been applied.`,
+      `cannot reach ${where} (Redis ${what}: ${reason}): is redis-server running there, and is the URL right? The call may be retried; a write may or may not have been applied.`,
       { cause: error, retryable: true, details: { redisError: name, server: where } },
     );
   }
