@@ -1,18 +1,15 @@
 import { StorageError, ValidationError } from '@kioku/core';
 import { sql } from 'drizzle-orm';
 import type { MigrationMeta } from 'drizzle-orm/migrator';
-import { PgDialect } from 'drizzle-orm/pg-core';
 import { drizzle, type PostgresJsDatabase } from 'drizzle-orm/postgres-js';
 import postgres, { type Sql } from 'postgres';
 import { toKiokuError } from './errors.js';
-import { bundledMigrations, MIGRATIONS_FOLDER, migrationsIn } from './migrations.js';
+import { applyMigrations, bundledMigrations, MIGRATIONS_TABLE, migrationsIn } from './migrations.js';
 import { analyseFacts } from './reindex.js';
 import { type KiokuTables, kiokuTables } from './schema.js';
 
 /** Where the stores keep their tables, unless told otherwise. */
 export const DEFAULT_SCHEMA = 'kioku';
-/** Kioku's migration history, inside its schema: never collides with the host app's `__drizzle_migrations`. */
-export const MIGRATIONS_TABLE = '__kioku_migrations';
 
 const SCHEMA_NAME = /^[A-Za-z_][A-Za-z0-9_$]{0,62}$/;
 
@@ -79,6 +76,10 @@ export class PostgresDatabase {
       options.client ??
       postgres(options.url!, {
         onnotice: () => {},
+        // Kioku reads no array of an enum or domain, and reads pgvector's type as text: nothing to fetch.
+        // Fetching would wait, the first time a query meets \`vector\`, for an answer read on another
+        // connection — which a single-session server (PGlite's socket) holds back while a transaction is open.
+        fetch_types: false,
         ...deadlineOptions(options.deadlineMs ?? DEFAULT_DEADLINE_MS),
         ...options.clientOptions,
       });
@@ -94,30 +95,14 @@ export class PostgresDatabase {
    */
   async setup(): Promise<void> {
     try {
-      const max = (this.client.options as { max?: number }).max ?? 10;
-      // The lock is held by a transaction on a reserved connection while the migrator uses another one from
-      // the pool: a transaction's lock, not a session's, so PgBouncer in transaction mode keeps that server
-      // connection for the lock's whole life and frees it with the lock.
-      const lockConnection = max > 1 ? await this.client.reserve() : undefined;
-      const lockKey = `kioku:setup:${this.schema}`;
-      try {
-        if (lockConnection) {
-          await lockConnection`begin`;
-          await lockConnection`select pg_advisory_xact_lock(hashtextextended(${lockKey}, 0))`;
-        }
-        const session = this.db._.session as unknown as Parameters<PgDialect['migrate']>[1];
-        await new PgDialect().migrate(this.#migrations(), session, {
-          migrationsFolder: MIGRATIONS_FOLDER,
-          migrationsTable: MIGRATIONS_TABLE,
-          migrationsSchema: this.schema,
-        });
-        await analyseFacts(this.client, this.schema);
-      } finally {
-        if (lockConnection) {
-          await lockConnection`commit`.catch(() => {});
-          lockConnection.release();
-        }
-      }
+      await this.client.begin(async (tx) => {
+        // A transaction's lock, not a session's: PgBouncer in transaction mode keeps the server connection
+        // for the lock's whole life, and one connection does it all (a single-session server such as
+        // PGlite's socket would otherwise wait on itself).
+        await tx`select pg_advisory_xact_lock(hashtextextended(${`kioku:setup:${this.schema}`}, 0))`;
+        await applyMigrations(tx, this.schema, this.#migrations());
+      });
+      await analyseFacts(this.client, this.schema);
       this.#ready = Promise.resolve();
     } catch (error) {
       throw toKiokuError(error, this.schema);

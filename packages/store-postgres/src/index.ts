@@ -2,7 +2,6 @@ export {
   type Db,
   DEFAULT_DEADLINE_MS,
   DEFAULT_SCHEMA,
-  MIGRATIONS_TABLE,
   type PostgresConnectionOptions,
   PostgresDatabase,
   type Tx,
@@ -11,6 +10,7 @@ export { PostgresDetailStore, type PostgresDetailStoreOptions } from './details.
 export { PostgresDocumentStore, type PostgresDocumentStoreOptions } from './documents.js';
 export { isRetryablePostgresError } from './errors.js';
 export { PostgresFactStore, type PostgresFactStoreOptions } from './facts.js';
+export { MIGRATIONS_TABLE } from './migrations.js';
 export { PostgresPlanStore } from './plans.js';
 export { PostgresSessionStore, type PostgresSessionStoreOptions } from './sessions.js';
 export { PostgresStore, type PostgresStoreOptions } from './store.js';

@@ -178,8 +178,8 @@ export class PostgresVectorIndex implements VectorIndex {
     const s = parseScope(scope);
     const q = parseVectorQuery(query, this.dimensions);
     const vector = vectorText(q.vector);
-    const where = this.#where(s, q.kind, q.filter);
     const { iterativeScan } = await this.#info();
+    // The filter is made by the connection that runs it: postgres.js 4 ties a fragment to its \`sql\`.
     const rows = await this.#run(() =>
       this.#sql.begin((tx) => [
         tx`select set_config('hnsw.ef_search', ${String(Math.max(this.#efSearch, q.limit))}, true)`,
@@ -188,14 +188,15 @@ export class PostgresVectorIndex implements VectorIndex {
         tx<HitRow[]>`
           with hits as materialized (
             select id, kind, model, payload, embedding <=> ${vector}::vector as distance
-            from ${this.#t} where ${where}
+            from ${this.#t} where ${this.#where(s, q.kind, q.filter, tx)}
             order by distance limit ${q.limit}
           )
           select id, kind, model, payload, 1 - distance as score from hits order by distance, id`,
       ]),
     );
     let hits = rows.at(-1) as HitRow[];
-    if (hits.length < q.limit) hits = await this.#exactSearch(where, vector, q.limit);
+    if (hits.length < q.limit)
+      hits = await this.#exactSearch(this.#where(s, q.kind, q.filter), vector, q.limit);
     const out: VectorHit[] = [];
     for (const row of hits) {
       const score = Number.isNaN(row.score) ? 0 : row.score; // a zero vector has no direction
@@ -336,8 +337,12 @@ export class PostgresVectorIndex implements VectorIndex {
   }
 
   /** The scope's rows (this user, this agent or none), of one kind, with every payload key/value given. */
-  #where(scope: Scope, kind?: string, filter?: Filter): PendingQuery<Row[]> {
-    const sql = this.#sql;
+  #where(
+    scope: Scope,
+    kind?: string,
+    filter?: Filter,
+    sql: Sql | TransactionSql = this.#sql,
+  ): PendingQuery<Row[]> {
     let where = sql`user_id = ${scope.userId} and agent_id = ${agentKey(scope.agentId)}`;
     if (kind !== undefined) where = sql`${where} and kind = ${kind}`;
     for (const [key, value] of Object.entries(filter ?? {}))
