@@ -1,0 +1,407 @@
+/**
+ * Kioku under load, as an operator runs it: P app processes × C concurrent users each, every user a closed
+ * loop of memory turns (`Conversation.prepare` + `record`, an instant model), on a PostgreSQL cluster or a
+ * redis-server of the bench's own (never the shared servers) or a SQLite file.
+ *
+ *   pnpm bench:load [--store postgres,redis,sqlite] [--shape 1x4,1x25,4x25] [--facts 1000] [--docs 3]
+ *                   [--seconds 15] [--warmup 3] [--pool 4] [--faults pg-restart@5] [--json]
+ *
+ * Per user: `--facts` facts and `--docs` documents; the app has fact recall, working memory, conversation
+ * replay, knowledge and background extraction (turns go to the outbox for `kioku worker`; none runs here).
+ * Prints turns/s, p50/p95/p99 of a memory turn, errors by type, CPU per turn in the app processes and in
+ * the server (its processes' CPU time over the run, from /proc), and statements per turn on PostgreSQL
+ * (pg_stat_statements). `--faults pg-restart@S` restarts PostgreSQL (`pg_ctl restart -m fast`) S seconds
+ * into the timed run: apps retry a failed record with its turn id, and the audit counts acknowledged turns
+ * missing from the transcripts and turns stored twice.
+ */
+import { fork } from 'node:child_process';
+import { readFileSync } from 'node:fs';
+import { mkdtemp, rm } from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+import { performance } from 'node:perf_hooks';
+import { type Fact, isKiokuError, KiokuBuilder, type KiokuStores, StorageError } from '@kioku/core';
+import { ScriptedModel } from '@kioku/core/testing';
+import { PrivatePostgres, PrivateRedis } from '@kioku/private-servers';
+import { createPostgresStores } from '@kioku/store-postgres';
+import { createRedisStores } from '@kioku/store-redis';
+import { createSqliteStores } from '@kioku/store-sqlite';
+import postgres from 'postgres';
+import { factSeeds, QUERIES, seedFact } from './facts.js';
+import { cliArgs, flagValue, percentile, table } from './util.js';
+
+const args = cliArgs();
+const flag = (name: string) => flagValue(args, `--${name}`);
+
+type StoreKind = 'postgres' | 'redis' | 'sqlite';
+
+interface ChildTask {
+  store: StoreKind;
+  url: string;
+  pool: number;
+  users: string[];
+  seconds: number;
+  warmup: number;
+}
+
+interface ChildReport {
+  latencies: number[];
+  errors: Record<string, number>;
+  /** Turn ids whose record() resolved, per user. */
+  acknowledged: Record<string, string[]>;
+  cpuMs: number;
+  retries: number;
+}
+
+const userId = (i: number) => `load-user-${i}`;
+
+function open(store: StoreKind, url: string, pool: number): KiokuStores & { setup(): Promise<unknown> } {
+  if (store === 'postgres') return createPostgresStores({ url, clientOptions: { max: pool } });
+  if (store === 'redis') return createRedisStores({ url });
+  return createSqliteStores({ file: url });
+}
+
+// ---- the app process --------------------------------------------------------------------------------
+
+async function runChild(task: ChildTask): Promise<ChildReport> {
+  const stores = open(task.store, task.url, task.pool);
+  const kioku = new KiokuBuilder({ stores, model: new ScriptedModel() })
+    .withMemory()
+    .withKnowledge()
+    .withExtraction({ trigger: { turns: 1_000_000, idleMs: false }, recover: false })
+    .build();
+  const report: ChildReport = { latencies: [], errors: {}, acknowledged: {}, cpuMs: 0, retries: 0 };
+  const warmupEnd = performance.now() + task.warmup * 1000;
+  const end = warmupEnd + task.seconds * 1000;
+  let cpuStart: NodeJS.CpuUsage | undefined;
+
+  const user = async (id: string, n: number) => {
+    const convo = await kioku.startConversation({ userId: id });
+    const acknowledged: string[] = [];
+    report.acknowledged[id] = acknowledged;
+    for (let t = 0; performance.now() < end; t++) {
+      const timed = performance.now() >= warmupEnd;
+      if (timed && !cpuStart) cpuStart = process.cpuUsage();
+      const question = QUERIES[(t + n) % QUERIES.length]!;
+      const turnId = `${id}-${t}`;
+      const start = performance.now();
+      try {
+        await convo.prepare(question);
+        const messages = [
+          { role: 'user' as const, content: question },
+          { role: 'assistant' as const, content: `Noted (${t}).` },
+        ];
+        // A record that failed may have been stored: retried with its turn id, it is stored once.
+        for (let attempt = 0; ; attempt++) {
+          try {
+            await convo.record(messages, { turnId });
+            break;
+          } catch (error) {
+            if (
+              !(
+                error instanceof StorageError &&
+                error.retryable &&
+                attempt < 20 &&
+                performance.now() < end + 30_000
+              )
+            )
+              throw error;
+            report.retries++;
+            await new Promise((r) => setTimeout(r, 250));
+          }
+        }
+        acknowledged.push(turnId);
+        if (timed) report.latencies.push(performance.now() - start);
+      } catch (error) {
+        const kind = isKiokuError(error) ? error.code : error instanceof Error ? error.name : 'unknown';
+        report.errors[kind] = (report.errors[kind] ?? 0) + 1;
+        await new Promise((r) => setTimeout(r, 100));
+      }
+    }
+  };
+  await Promise.all(task.users.map((id, n) => user(id, n)));
+  const cpu = process.cpuUsage(cpuStart);
+  report.cpuMs = (cpu.user + cpu.system) / 1000;
+  await stores.close();
+  return report;
+}
+
+if (process.argv.includes('--child')) {
+  process.once('message', (task: ChildTask) => {
+    runChild(task).then(
+      (report) => process.send!(report, () => process.exit(0)),
+      (error) => {
+        console.error(error);
+        process.exit(1);
+      },
+    );
+  });
+}
+
+// ---- the bench ---------------------------------------------------------------------------------------
+
+/** CPU time (ms) of a process and its children, living or exited, from /proc (Linux). */
+function treeCpuMs(rootPid: number): number {
+  const tick = 1000 / 100; // USER_HZ
+  const children = (pid: number): number[] => {
+    try {
+      return readFileSync(`/proc/${pid}/task/${pid}/children`, 'utf8')
+        .trim()
+        .split(/\s+/)
+        .filter(Boolean)
+        .map(Number);
+    } catch {
+      return [];
+    }
+  };
+  let total = 0;
+  const visit = (pid: number) => {
+    try {
+      const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ');
+      // utime, stime, and cutime, cstime: the backends that have exited count in their parent's.
+      total += (Number(fields[11]) + Number(fields[12]) + Number(fields[13]) + Number(fields[14])) * tick;
+    } catch {}
+    for (const c of children(pid)) visit(c);
+  };
+  visit(rootPid);
+  return total;
+}
+
+interface Server {
+  url: string;
+  cpuMs(): number;
+  restart?(): Promise<void>;
+  statements?(): Promise<number>;
+  destroy(): Promise<void>;
+}
+
+async function startServer(store: StoreKind): Promise<Server> {
+  if (store === 'postgres') {
+    const pg = await PrivatePostgres.start({
+      preload: ['pg_stat_statements'],
+      settings: { max_connections: 200 },
+    });
+    const url = pg.url();
+    const client = postgres(url, { max: 1, onnotice: () => {} });
+    await client`create extension if not exists pg_stat_statements`;
+    return {
+      url,
+      cpuMs: () => treeCpuMs(pg.pid() ?? 0),
+      restart: () => pg.restart(),
+      statements: async () => {
+        const [row] = await client<
+          { n: string }[]
+        >`select coalesce(sum(calls), 0)::text as n from pg_stat_statements where query not ilike '%pg_stat_statements%'`;
+        return Number(row!.n);
+      },
+      destroy: async () => {
+        await client.end();
+        await pg.destroy();
+      },
+    };
+  }
+  if (store === 'redis') {
+    const redis = await PrivateRedis.start({ appendfsync: 'everysec' });
+    return {
+      url: redis.url,
+      cpuMs: () => treeCpuMs(redis.pid ?? 0),
+      restart: () => redis.restart(),
+      destroy: () => redis.destroy(),
+    };
+  }
+  const dir = await mkdtemp(path.join(os.tmpdir(), 'kioku-load-'));
+  return {
+    url: path.join(dir, 'kioku.db'),
+    cpuMs: () => 0,
+    destroy: () => rm(dir, { recursive: true, force: true }),
+  };
+}
+
+async function seed(
+  store: StoreKind,
+  url: string,
+  users: number,
+  facts: number,
+  docs: number,
+): Promise<void> {
+  const stores = open(store, url, 4);
+  await stores.setup();
+  const seeds = factSeeds(facts + docs * 10);
+  const now = new Date().toISOString();
+  for (let u = 0; u < users; u++) {
+    const id = userId(u);
+    const records: Fact[] = seeds.slice(0, facts).map((s, i) => seedFact(s, i, id, now));
+    await stores.facts.restore({
+      format: 'kioku.snapshot',
+      schemaVersion: 1,
+      kind: 'facts',
+      createdAt: now,
+      selector: { userId: id },
+      records,
+    });
+    for (let d = 0; d < docs; d++) {
+      const body = seeds.slice(facts + d * 10, facts + d * 10 + 10).map((s) => s.content);
+      await stores.documents.create({ userId: id }, { title: `Handbook ${d + 1}`, text: body.join(' ') });
+    }
+    if (u % 25 === 24) process.stderr.write(`  seeded ${u + 1}/${users} users\n`);
+  }
+  await stores.close();
+}
+
+async function audit(store: StoreKind, url: string, acknowledged: Record<string, string[]>) {
+  const stores = open(store, url, 2);
+  let missing = 0;
+  let duplicates = 0;
+  for (const [id, turns] of Object.entries(acknowledged)) {
+    const counts = new Map<string, number>();
+    for (const session of await stores.sessions.list({ userId: id })) {
+      for (const entry of await stores.sessions.transcriptReadLast({ userId: id }, session.id, 500)) {
+        if (entry.turnId) counts.set(entry.turnId, (counts.get(entry.turnId) ?? 0) + 1);
+      }
+    }
+    for (const turn of turns) if (!counts.has(turn)) missing++;
+    for (const n of counts.values()) if (n > 1) duplicates++;
+  }
+  await stores.close();
+  return { missing, duplicates };
+}
+
+async function runShape(store: StoreKind, processes: number, usersEach: number, options: Options) {
+  process.stderr.write(`${store} ${processes}×${usersEach}: starting the server, seeding…\n`);
+  const server = await startServer(store);
+  try {
+    const users = processes * usersEach;
+    await seed(store, server.url, users, options.facts, options.docs);
+    const children = Array.from({ length: processes }, (_, p) => {
+      const child = fork(new URL(import.meta.url).pathname, ['--child'], {
+        execArgv: process.execArgv,
+        stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
+      });
+      const task: ChildTask = {
+        store,
+        url: server.url,
+        pool: options.pool,
+        users: Array.from({ length: usersEach }, (_, u) => userId(p * usersEach + u)),
+        seconds: options.seconds,
+        warmup: options.warmup,
+      };
+      child.send(task);
+      return new Promise<ChildReport>((resolve, reject) => {
+        child.once('message', (r) => resolve(r as ChildReport));
+        child.once(
+          'exit',
+          (code) => code !== 0 && reject(new Error(`app process ${p} exited with code ${code}`)),
+        );
+      });
+    });
+    await new Promise((r) => setTimeout(r, options.warmup * 1000));
+    const serverCpu0 = server.cpuMs();
+    const statements0 = (await server.statements?.()) ?? 0;
+    let fault: Promise<void> | undefined;
+    if (options.faultAt !== undefined && server.restart) {
+      fault = new Promise((r) => setTimeout(r, options.faultAt! * 1000)).then(() => {
+        process.stderr.write(`  fault: restarting ${store}\n`);
+        return server.restart!();
+      });
+    }
+    const reports = await Promise.all(children);
+    await fault;
+    const serverCpu = server.cpuMs() - serverCpu0;
+    const statements = server.statements ? (await server.statements()) - statements0 : undefined;
+    const latencies = reports.flatMap((r) => r.latencies).sort((a, b) => a - b);
+    const turns = latencies.length;
+    const errors: Record<string, number> = {};
+    for (const r of reports) for (const [k, n] of Object.entries(r.errors)) errors[k] = (errors[k] ?? 0) + n;
+    const acknowledged = Object.assign({}, ...reports.map((r) => r.acknowledged));
+    const checked = await audit(store, server.url, acknowledged);
+    return {
+      store,
+      shape: `${processes}×${usersEach}`,
+      turnsPerSecond: turns / options.seconds,
+      p50: percentile(latencies, 50),
+      p95: percentile(latencies, 95),
+      p99: percentile(latencies, 99),
+      nodeCpuPerTurnMs: reports.reduce((s, r) => s + r.cpuMs, 0) / Math.max(1, turns),
+      serverCpuPerTurnMs: store === 'sqlite' ? undefined : serverCpu / Math.max(1, turns),
+      statementsPerTurn: statements === undefined ? undefined : statements / Math.max(1, turns),
+      errors,
+      retries: reports.reduce((s, r) => s + r.retries, 0),
+      acknowledgedMissing: checked.missing,
+      transcriptDuplicates: checked.duplicates,
+    };
+  } finally {
+    await server.destroy();
+  }
+}
+
+interface Options {
+  facts: number;
+  docs: number;
+  seconds: number;
+  warmup: number;
+  pool: number;
+  faultAt?: number;
+}
+
+async function main() {
+  const stores = (flag('store') ?? 'postgres,redis,sqlite').split(',') as StoreKind[];
+  const shapes = (flag('shape') ?? '1x4,1x25,4x25')
+    .split(',')
+    .map((s) => s.split('x').map(Number) as [number, number]);
+  const faults = flag('faults');
+  const options: Options = {
+    facts: Number(flag('facts') ?? 1000),
+    docs: Number(flag('docs') ?? 3),
+    seconds: Number(flag('seconds') ?? 15),
+    warmup: Number(flag('warmup') ?? 3),
+    pool: Number(flag('pool') ?? 4),
+    ...(faults ? { faultAt: Number(faults.match(/@(\d+)/)?.[1] ?? 5) } : {}),
+  };
+  const rows = [];
+  for (const store of stores) for (const [p, c] of shapes) rows.push(await runShape(store, p, c, options));
+  const f = (n: number | undefined, d = 1) => (n === undefined || Number.isNaN(n) ? '—' : n.toFixed(d));
+  console.log(
+    table(
+      [
+        'store',
+        'processes×users',
+        'turns/s',
+        'p50 / p95 / p99 ms',
+        'CPU/turn ms (Node · server)',
+        'statements/turn',
+        'errors',
+        'retries',
+        'acked missing',
+        'duplicates',
+      ],
+      rows.map((r) => [
+        r.store,
+        r.shape,
+        f(r.turnsPerSecond, 0),
+        `${f(r.p50)} / ${f(r.p95)} / ${f(r.p99)}`,
+        `${f(r.nodeCpuPerTurnMs, 2)} · ${f(r.serverCpuPerTurnMs, 2)}`,
+        f(r.statementsPerTurn, 1),
+        Object.entries(r.errors)
+          .map(([k, n]) => `${k} ${n}`)
+          .join(', ') || '0',
+        String(r.retries),
+        String(r.acknowledgedMissing),
+        String(r.transcriptDuplicates),
+      ]),
+    ),
+  );
+  console.log(
+    `\nfacts/user ${options.facts}, documents/user ${options.docs}, ${options.seconds} s timed after ${options.warmup} s warm-up, pool ${options.pool}/process${faults ? `, fault ${faults}` : ''}; machine: ${os.cpus().length} cores, load ${os.loadavg()[0]!.toFixed(1)}`,
+  );
+  if (args.includes('--json')) console.log(JSON.stringify({ bench: 'load', options, rows }));
+}
+
+if (!process.argv.includes('--child')) {
+  main().then(
+    () => process.exit(0),
+    (error) => {
+      console.error(error);
+      process.exit(1);
+    },
+  );
+}
