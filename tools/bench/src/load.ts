@@ -4,7 +4,7 @@
  * redis-server of the bench's own (never the shared servers) or a SQLite file.
  *
  *   pnpm bench:load [--store postgres,redis,sqlite] [--shape 1x4,1x25,4x25] [--facts 1000] [--docs 3]
- *                   [--seconds 15] [--warmup 3] [--pool 4] [--faults pg-restart@5] [--json]
+ *                   [--seconds 15] [--warmup 3] [--pool 4] [--faults pg-restart@5] [--via pgbouncer] [--json]
  *
  * Per user: `--facts` facts and `--docs` documents; the app has fact recall, working memory, conversation
  * replay, knowledge and background extraction (turns go to the outbox for `kioku worker`; none runs here).
@@ -22,7 +22,7 @@ import path from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { type Fact, isKiokuError, KiokuBuilder, type KiokuStores, StorageError } from '@kioku/core';
 import { ScriptedModel } from '@kioku/core/testing';
-import { PrivatePostgres, PrivateRedis } from '@kioku/private-servers';
+import { PrivatePgBouncer, PrivatePostgres, PrivateRedis } from '@kioku/private-servers';
 import { createPostgresStores } from '@kioku/store-postgres';
 import { createRedisStores } from '@kioku/store-redis';
 import { createSqliteStores } from '@kioku/store-sqlite';
@@ -39,6 +39,8 @@ interface ChildTask {
   store: StoreKind;
   url: string;
   pool: number;
+  /** Through PgBouncer 1.18 in transaction mode: no named prepared statements. */
+  prepare: boolean;
   users: string[];
   seconds: number;
   warmup: number;
@@ -55,8 +57,13 @@ interface ChildReport {
 
 const userId = (i: number) => `load-user-${i}`;
 
-function open(store: StoreKind, url: string, pool: number): KiokuStores & { setup(): Promise<unknown> } {
-  if (store === 'postgres') return createPostgresStores({ url, clientOptions: { max: pool } });
+function open(
+  store: StoreKind,
+  url: string,
+  pool: number,
+  prepare = true,
+): KiokuStores & { setup(): Promise<unknown> } {
+  if (store === 'postgres') return createPostgresStores({ url, clientOptions: { max: pool, prepare } });
   if (store === 'redis') return createRedisStores({ url });
   return createSqliteStores({ file: url });
 }
@@ -64,7 +71,7 @@ function open(store: StoreKind, url: string, pool: number): KiokuStores & { setu
 // ---- the app process --------------------------------------------------------------------------------
 
 async function runChild(task: ChildTask): Promise<ChildReport> {
-  const stores = open(task.store, task.url, task.pool);
+  const stores = open(task.store, task.url, task.pool, task.prepare);
   const kioku = new KiokuBuilder({ stores, model: new ScriptedModel() })
     .withMemory()
     .withKnowledge()
@@ -169,13 +176,15 @@ function treeCpuMs(rootPid: number): number {
 
 interface Server {
   url: string;
+  /** Where the apps connect: the server, or PgBouncer in front of it. */
+  appUrl: string;
   cpuMs(): number;
   restart?(): Promise<void>;
   statements?(): Promise<number>;
   destroy(): Promise<void>;
 }
 
-async function startServer(store: StoreKind): Promise<Server> {
+async function startServer(store: StoreKind, viaPgBouncer: boolean): Promise<Server> {
   if (store === 'postgres') {
     const pg = await PrivatePostgres.start({
       preload: ['pg_stat_statements'],
@@ -183,10 +192,12 @@ async function startServer(store: StoreKind): Promise<Server> {
     });
     const url = pg.url();
     const client = postgres(url, { max: 1, onnotice: () => {} });
+    const bouncer = viaPgBouncer ? await PrivatePgBouncer.start({ serverPort: pg.port }) : undefined;
     await client`create extension if not exists pg_stat_statements`;
     return {
       url,
-      cpuMs: () => treeCpuMs(pg.pid() ?? 0),
+      appUrl: bouncer ? bouncer.url('postgres') : url,
+      cpuMs: () => treeCpuMs(pg.pid() ?? 0) + (bouncer?.pid ? treeCpuMs(bouncer.pid) : 0),
       restart: () => pg.restart(),
       statements: async () => {
         const [row] = await client<
@@ -196,6 +207,7 @@ async function startServer(store: StoreKind): Promise<Server> {
       },
       destroy: async () => {
         await client.end();
+        await bouncer?.destroy();
         await pg.destroy();
       },
     };
@@ -204,14 +216,17 @@ async function startServer(store: StoreKind): Promise<Server> {
     const redis = await PrivateRedis.start({ appendfsync: 'everysec' });
     return {
       url: redis.url,
+      appUrl: redis.url,
       cpuMs: () => treeCpuMs(redis.pid ?? 0),
       restart: () => redis.restart(),
       destroy: () => redis.destroy(),
     };
   }
   const dir = await mkdtemp(path.join(os.tmpdir(), 'kioku-load-'));
+  const file = path.join(dir, 'kioku.db');
   return {
-    url: path.join(dir, 'kioku.db'),
+    url: file,
+    appUrl: file,
     cpuMs: () => 0,
     destroy: () => rm(dir, { recursive: true, force: true }),
   };
@@ -268,7 +283,7 @@ async function audit(store: StoreKind, url: string, acknowledged: Record<string,
 
 async function runShape(store: StoreKind, processes: number, usersEach: number, options: Options) {
   process.stderr.write(`${store} ${processes}×${usersEach}: starting the server, seeding…\n`);
-  const server = await startServer(store);
+  const server = await startServer(store, options.viaPgBouncer);
   try {
     const users = processes * usersEach;
     await seed(store, server.url, users, options.facts, options.docs);
@@ -279,8 +294,9 @@ async function runShape(store: StoreKind, processes: number, usersEach: number, 
       });
       const task: ChildTask = {
         store,
-        url: server.url,
+        url: server.appUrl,
         pool: options.pool,
+        prepare: !options.viaPgBouncer,
         users: Array.from({ length: usersEach }, (_, u) => userId(p * usersEach + u)),
         seconds: options.seconds,
         warmup: options.warmup,
@@ -340,6 +356,7 @@ interface Options {
   seconds: number;
   warmup: number;
   pool: number;
+  viaPgBouncer: boolean;
   faultAt?: number;
 }
 
@@ -355,6 +372,7 @@ async function main() {
     seconds: Number(flag('seconds') ?? 15),
     warmup: Number(flag('warmup') ?? 3),
     pool: Number(flag('pool') ?? 4),
+    viaPgBouncer: flag('via') === 'pgbouncer',
     ...(faults ? { faultAt: Number(faults.match(/@(\d+)/)?.[1] ?? 5) } : {}),
   };
   const rows = [];
@@ -391,7 +409,7 @@ async function main() {
     ),
   );
   console.log(
-    `\nfacts/user ${options.facts}, documents/user ${options.docs}, ${options.seconds} s timed after ${options.warmup} s warm-up, pool ${options.pool}/process${faults ? `, fault ${faults}` : ''}; machine: ${os.cpus().length} cores, load ${os.loadavg()[0]!.toFixed(1)}`,
+    `\nfacts/user ${options.facts}, documents/user ${options.docs}, ${options.seconds} s timed after ${options.warmup} s warm-up, pool ${options.pool}/process${options.viaPgBouncer ? ' through PgBouncer (transaction mode)' : ''}${faults ? `, fault ${faults}` : ''}; machine: ${os.cpus().length} cores, load ${os.loadavg()[0]!.toFixed(1)}`,
   );
   if (args.includes('--json')) console.log(JSON.stringify({ bench: 'load', options, rows }));
 }
