@@ -176,14 +176,15 @@ export class RelevantMemory {
       category: this.interactionCategory,
       tags: ['interaction'],
       metadata: options.metadata ?? {},
-      // The answer may repeat a tool's output; what the user typed is theirs.
+      // Both halves are stored, so both are checked: the answer may repeat a tool's output, and the user's
+      // message may carry a paste; the user's own sentences answer for what they ordered themselves.
       provenance: markUntrusted(
         {
           source: 'assistant',
           ...(scope.threadId ? { sessionId: scope.threadId } : {}),
           note: 'user/assistant exchange stored by fact memory (relevant mode)',
         },
-        m.assistant,
+        `${m.user}\n${m.assistant}`,
         { userText: m.user },
       ),
     });
