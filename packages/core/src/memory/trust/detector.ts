@@ -263,10 +263,11 @@ const WORD_RUN = /[\p{L}\p{M}]+/gu;
  * The text as a model reads it: compatibility forms folded (NFKC: fullwidth letters, ligatures), invisible
  * characters removed (zero-width, soft hyphen, Unicode tags), and in a word that mixes Latin with Cyrillic
  * or Greek, the look-alike letters read as the Latin ones ("Ignоrе" with Cyrillic о and е is "Ignore").
- * A word wholly in Cyrillic or Greek is left as it is.
+ * A word wholly in Cyrillic or Greek is left as it is. Blockquote markers (`> `) at the start of a line are
+ * dropped: a model reads a quoted line as the line.
  */
 export function normaliseForDetection(text: string): string {
-  const folded = text.normalize('NFKC').replace(INVISIBLE, '');
+  const folded = unquoteLines(text).normalize('NFKC').replace(INVISIBLE, '');
   // Words are examined only when the text has a Cyrillic or Greek letter at all (most text has none).
   if (!CYRILLIC_OR_GREEK.test(folded)) return folded;
   return folded.replace(WORD_RUN, (word) =>
@@ -277,6 +278,12 @@ export function normaliseForDetection(text: string): string {
 }
 
 const LATIN = /\p{Script=Latin}/u;
+const QUOTE_MARKERS = /^[ \t]*(?:>[ \t]?)+/gm;
+
+/** The text without the `>` markers that open quoted lines. */
+function unquoteLines(text: string): string {
+  return text.includes('>') ? text.replace(QUOTE_MARKERS, '') : text;
+}
 const CYRILLIC_OR_GREEK = /[\p{Script=Cyrillic}\p{Script=Greek}]/u;
 
 const COMMENT_OPENING = /<!--|\]\(|\]:/;
@@ -394,7 +401,7 @@ export function detectInjection(text: string, options: DetectOptions = {}): Inje
     return user;
   };
   const normalised = normaliseForDetection(text);
-  const read = { text: normalised, raw: text, comments: commentBodies(normalised) };
+  const read = { text: normalised, raw: unquoteLines(text), comments: commentBodies(normalised) };
   const hits: RuleHit[] = [];
   let pasted = false;
   for (const rule of INJECTION_RULES) {

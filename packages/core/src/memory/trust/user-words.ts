@@ -5,6 +5,8 @@
  * forgives a few rules for the user's own words only (`detector.ts`); carried text is judged like a
  * tool's output, and a memory taken from it is held for the user's confirmation.
  *
+ * Carried text is given as a model reads it: without the `>` markers, fence lines or quote marks.
+ *
  * The split is deterministic and errs towards "carried": text wrongly called carried only loses an
  * exemption (the memory waits for a confirmation); text wrongly called the user's own lets a paste steer.
  */
@@ -37,8 +39,11 @@ const FRAMING =
 /** A question about what came before ("is this legit?", "what do you think?"): the text before it is carried. */
 const ABOUT_THE_ABOVE =
   /^(?:is (?:this|that|it)\b|are (?:these|those|they)\b|what (?:do you think|does (?:this|that|it) mean|is this)|should i\b|can you (?:check|explain|summari[sz]e|tell)|thoughts\??$|legit\??$|(?:any )?(?:ideas|opinions?)\??$)/i;
-/** Straight or curly double quotes (and guillemets, 「」) around a passage of at least 40 characters. */
-const QUOTED_PASSAGE = /"([^"\n]{40,})"|“([^”]{40,})”|«([^»]{40,})»|„([^“”]{40,})[“”]|「([^」]{40,})」/g;
+/**
+ * Straight or curly double quotes (and guillemets, 「」) around a passage of at least 12 characters: a
+ * phrase, a sentence, a paragraph (a quote may span lines).
+ */
+const QUOTED_PASSAGE = /"([^"\n]{12,})"|“([^”]{12,})”|«([^»]{12,})»|„([^“”]{12,})[“”]|「([^」]{12,})」/g;
 /** A paragraph this long in a message with other paragraphs was pasted, not typed. */
 const LONG_RUN_CHARS = 600;
 
@@ -46,7 +51,12 @@ const LONG_RUN_CHARS = 600;
 export function splitUserWords(message: string): UserWords {
   const own: string[] = [];
   const carried: string[] = [];
-  const lines = message.split(/\r?\n/);
+  // Quoted passages first (they may span lines); the words around them stay where they are.
+  const unquoted = message.replace(QUOTED_PASSAGE, (...m: string[]) => {
+    carried.push(m.slice(1, 6).find((g) => g !== undefined) ?? '');
+    return ' ';
+  });
+  const lines = unquoted.split(/\r?\n/);
   let inFence = false;
   let rest = false; // everything from here on is carried (a forwarded e-mail, its signature)
   let afterFraming = false; // carried until a blank line followed by the user's own question
@@ -58,11 +68,14 @@ export function splitUserWords(message: string): UserWords {
     }
     if (FENCE.test(line)) {
       inFence = !inFence;
+      continue;
+    }
+    if (inFence) {
       carried.push(line);
       continue;
     }
-    if (inFence || QUOTED_LINE.test(line)) {
-      carried.push(line);
+    if (QUOTED_LINE.test(line)) {
+      carried.push(line.replace(/^\s*(?:>\s?)+/, ''));
       continue;
     }
     if (FORWARD_OPENING.test(line) || SIGNATURE.test(line) || mailHeaderBlock(lines, i)) {
@@ -80,12 +93,12 @@ export function splitUserWords(message: string): UserWords {
     const framing = FRAMING.exec(line);
     if (framing) {
       const cut = framing.index + framing[0].length;
-      pushQuoted(line.slice(0, cut), own, carried);
+      own.push(line.slice(0, cut));
       carried.push(line.slice(cut));
       afterFraming = true;
       continue;
     }
-    pushQuoted(line, own, carried);
+    own.push(line);
   }
   moveLongRuns(own, carried);
   moveAboveQuestion(message, own, carried);
@@ -103,18 +116,6 @@ function mailHeaderBlock(lines: readonly string[], i: number): boolean {
 
 function blankBefore(lines: readonly string[], i: number): boolean {
   return i > 0 && lines[i - 1]!.trim() === '';
-}
-
-/** Quoted passages of `line` are carried; the words around them are the user's. */
-function pushQuoted(line: string, own: string[], carried: string[]): void {
-  let last = 0;
-  let kept = '';
-  for (const m of line.matchAll(QUOTED_PASSAGE)) {
-    kept += `${line.slice(last, m.index)} `;
-    carried.push(m[0]);
-    last = m.index + m[0].length;
-  }
-  own.push(kept + line.slice(last));
 }
 
 /** A paragraph of `LONG_RUN_CHARS` or more among the user's own lines, when there are other paragraphs. */
