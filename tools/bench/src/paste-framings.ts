@@ -192,6 +192,8 @@ export async function runPaste(
     stored: written.length > 0,
     storedTrusted: written.some((f) => f.provenance.quarantine === undefined),
     shownTrusted,
-    reasons: written.flatMap((f) => (f.provenance.quarantine?.reason ? [f.provenance.quarantine.reason] : [])),
+    reasons: written.flatMap((f) =>
+      f.provenance.quarantine?.reason ? [f.provenance.quarantine.reason] : [],
+    ),
   };
 }

@@ -338,6 +338,8 @@ interface UserSide {
   carried: string;
   /** The URLs and addresses the user's own words order something sent to. */
   orderedTargets: Set<string>;
+  /** The rules that fire on what the user carried, read on its own. */
+  carriedRules: Set<string>;
 }
 
 function readUserSide(userText: string): UserSide {
@@ -350,7 +352,15 @@ function readUserSide(userText: string): UserSide {
       for (const target of targetsOf(m[0])) orderedTargets.add(target);
     }
   }
-  return { own, carried, orderedTargets };
+  return { own, carried, orderedTargets, carriedRules: rulesFiringOn(words.carried) };
+}
+
+/** The ids of the rules whose pattern matches `text` (no weights, no exemptions). */
+function rulesFiringOn(text: string): Set<string> {
+  if (text.trim() === '') return new Set();
+  const normalised = normaliseForDetection(text);
+  const read = { text: normalised, raw: unquoteLines(text), comments: commentBodies(normalised) };
+  return new Set(INJECTION_RULES.filter((r) => r.pattern.test(read[r.reads ?? 'text'])).map((r) => r.id));
 }
 
 /** The URLs and e-mail addresses a text names, lower case, without trailing punctuation. */
@@ -371,9 +381,10 @@ function forgiven(rule: string, matched: string, user: UserSide): boolean {
   return targets.length > 0 && targets.every((t) => user.orderedTargets.has(t));
 }
 
-/** Whether the match, or an address it names, is in what the user pasted or quoted. */
-function carriedIn(matched: string, user: UserSide): boolean {
+/** Whether the rule fires on what the user pasted or quoted, or the match or an address it names is in it. */
+function carriedIn(rule: string, matched: string, user: UserSide): boolean {
   if (user.carried === '') return false;
+  if (user.carriedRules.has(rule)) return true;
   const lower = matched.toLowerCase().trim();
   if (lower !== '' && user.carried.includes(lower)) return true;
   const targets = targetsOf(lower);
@@ -411,7 +422,7 @@ export function detectInjection(text: string, options: DetectOptions = {}): Inje
       if (match[0] === '') continue;
       if (options.userText !== undefined && forgiven(rule.id, match[0], userSide())) continue;
       hits.push({ rule: rule.id, weight: rule.weight, evidence: evidenceOf(match[0]) });
-      if (options.userText !== undefined && carriedIn(match[0], userSide())) pasted = true;
+      if (options.userText !== undefined && carriedIn(rule.id, match[0], userSide())) pasted = true;
       break;
     }
   }

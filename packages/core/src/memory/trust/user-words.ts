@@ -52,8 +52,15 @@ export function splitUserWords(message: string): UserWords {
   const own: string[] = [];
   const carried: string[] = [];
   // Quoted passages first (they may span lines); the words around them stay where they are.
-  const unquoted = message.replace(QUOTED_PASSAGE, (...m: string[]) => {
-    carried.push(m.slice(1, 6).find((g) => g !== undefined) ?? '');
+  const unquoted = message.replace(QUOTED_PASSAGE, (whole: string, ...rest: unknown[]) => {
+    const at = rest[5] as number;
+    // A JSON string ("name": "x") is not a quotation: it stays with its line.
+    if (
+      (whole.startsWith('"') && /[:{[]\s*$/.test(message.slice(Math.max(0, at - 3), at))) ||
+      (whole.startsWith('"') && /^\s*:/.test(message.slice(at + whole.length)))
+    )
+      return whole;
+    carried.push((rest.slice(0, 5) as Array<string | undefined>).find((g) => g !== undefined) ?? '');
     return ' ';
   });
   const lines = unquoted.split(/\r?\n/);
