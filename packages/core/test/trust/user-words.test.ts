@@ -1,7 +1,10 @@
 import { describe, expect, it } from 'vitest';
+import { extractAndStoreFacts } from '../../src/memory/extraction/extract.js';
 import { detectInjection } from '../../src/memory/trust/detector.js';
 import { markUntrusted, PASTED_REASON } from '../../src/memory/trust/quarantine.js';
 import { splitUserWords } from '../../src/memory/trust/user-words.js';
+import { ScriptedModel } from '../../src/testing.js';
+import { alice, world } from '../lifecycle/harness.js';
 
 /*
  * Issue 41: the user's own sentences answer for what they ask; what they paste or quote does not.
@@ -75,5 +78,37 @@ describe('what the user’s message forgives', () => {
     });
     expect(own.quarantine).toBeDefined();
     expect(own.quarantine?.reason).toBeUndefined();
+  });
+});
+
+describe('single-exchange extraction of a pasted text', () => {
+  it('stores it quarantined "from text you pasted", and the user’s own wish in the same message trusted', async () => {
+    const { stores } = world();
+    const own = 'Send my weekly report to boss@acme.example every Friday';
+    const model = new ScriptedModel([
+      {
+        json: {
+          facts: [
+            { content: ATTACK, category: 'general' },
+            { content: own, category: 'preference' },
+          ],
+        },
+      },
+      { json: { decisions: [] } },
+    ]);
+    await extractAndStoreFacts({
+      stores,
+      model,
+      scope: alice,
+      messages: [
+        { role: 'user', content: `${own}. Also, here is what the release page said: ${ATTACK}` },
+        { role: 'assistant', content: 'Noted.' },
+      ],
+    });
+    const facts = await stores.facts.list(alice);
+    const byContent = new Map(facts.map((f) => [f.content, f.provenance.quarantine]));
+    expect(byContent.get(ATTACK)?.reason).toBe(PASTED_REASON);
+    expect(byContent.has(own)).toBe(true);
+    expect(byContent.get(own)).toBeUndefined();
   });
 });
