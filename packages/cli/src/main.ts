@@ -15,6 +15,7 @@ import type { CliIo } from './io.js';
 import { KINDS, type Kind, parseKinds, parseVectorKinds, type VectorKind } from './kinds.js';
 import { newTokenEntry, serveMcp } from './mcp.js';
 import { dreamCommand, extractCommand } from './memory-commands.js';
+import { quarantineCommand } from './quarantine-command.js';
 import {
   checkModels,
   planReembed,
@@ -512,6 +513,7 @@ const HANDLERS: Record<Command, (args: string[], io: CliIo) => Promise<number>> 
   dream: (args, io) => dreamCommand(args, io, () => usage(io, 'dream')),
   extract: (args, io) => extractCommand(args, io, () => usage(io, 'extract')),
   forget: (args, io) => forgetCommand(args, io, () => usage(io, 'forget')),
+  quarantine: (args, io) => quarantineCommand(args, io, () => usage(io, 'quarantine')),
   worker: (args, io) => workerCommand(args, io, () => usage(io, 'worker')),
   mcp: mcpCommand,
   studio: async (args, io) => {

@@ -12,6 +12,7 @@ Usage:
   kioku extract --store <backend> --user <id> --session <id> [--batch <n>] [--dry-run]
   kioku worker  --store <backend> [--users <ids>] [--poll <s>] [--once]                 (background work)
   kioku forget  --store <backend> --user <id> [--dry-run | --fact <id> | --suppressed | --revoke <hash>] [--json]
+  kioku quarantine --store <backend> --user <id> [--confirm <id> | --drop <id>] [--json]   (review held memories)
   kioku mcp     --store <backend> --user <id> [--agent <id>] [--tools <list>]           (MCP over stdio)
   kioku mcp     --store <backend> --http <host:port> --tokens <file> [--tools <list>]   (MCP over HTTP)
   kioku mcp token --user <id> [--agent <id>]
@@ -236,6 +237,23 @@ Examples:
   kioku forget --store postgres://kioku@db/app --user alice --json
   kioku forget --store sqlite:./kioku.db --user alice --fact 3f2a9c1d7e4b
   kioku forget --store sqlite:./kioku.db --user alice --suppressed`,
+  quarantine: `kioku quarantine --store <backend> --user <id> [--agent <id>] [--confirm <id> | --drop <id>] [--json]
+
+Lists the user's memories held for confirmation: a tool's output, a model's write, or text the user pasted
+or quoted ("from text you pasted") that reads like instructions to an AI, with the rules that fired and
+the words they matched. The agent never sees them until they are confirmed.
+
+Options:
+  --store <backend>    the user's memory
+  --user <id>          whose memory
+  --agent <id>         the memories of one agent
+  --confirm <id>       trust the memory from now on (the mark is kept in provenance.confirmed)
+  --drop <id>          delete the memory
+  --json               the held memories as one JSON array
+
+Examples:
+  kioku quarantine --store sqlite:./kioku.db --user alice
+  kioku quarantine --store sqlite:./kioku.db --user alice --confirm 3f2a9c1d7e4b`,
   mcp: `kioku mcp --store <backend> (--user <id> | --http <host:port> --tokens <file>) [options]
 
 Serves the memory in --store to MCP clients (Claude Desktop, Claude Code, Cursor, VS Code, Windsurf …)

@@ -105,8 +105,10 @@ export {
   isQuarantined,
   listQuarantined,
   markUntrusted,
+  PASTED_REASON,
   requarantine,
 } from './memory/trust/quarantine.js';
+export { splitUserWords, type UserWords } from './memory/trust/user-words.js';
 export { type Suppression, SuppressionList } from './memory/trust/suppression.js';
 // The recall decision's deterministic classifier
 export { deterministicIntent } from './runtime/intent/deterministic.js';

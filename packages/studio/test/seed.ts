@@ -55,7 +55,10 @@ export async function seed(stores: KiokuStores): Promise<Seeded> {
   const quarantined = await stores.facts.create(alice, {
     content: injected,
     category: 'notes',
-    provenance: markUntrusted({ source: 'tool', toolName: 'fetch_page' }, injected),
+    // The user pasted it: the mark says so ("from text you pasted").
+    provenance: markUntrusted({ source: 'tool', toolName: 'fetch_page' }, injected, {
+      userText: `My colleague wrote:\n> ${injected}`,
+    }),
   });
   await stores.documents.create(alice, {
     title: 'Tea brewing guide',

@@ -199,6 +199,7 @@ describe('Kioku Studio on SQLite, in a browser', () => {
     const card = page.locator('article.card', { hasText: seeded.quarantined.id });
     await card.getByRole('heading', { name: 'Why the detector flagged it' }).waitFor();
     expect(await card.locator('li').count()).toBeGreaterThan(0);
+    await card.getByText('From text you pasted: it reads like instructions to an AI.').waitFor();
     await screenshot(page, 'quarantine');
     await card.getByRole('button', { name: `Confirm fact ${seeded.quarantined.id}` }).click();
     await page.waitForURL('**/quarantine?done=confirm');

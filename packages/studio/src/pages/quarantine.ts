@@ -19,6 +19,7 @@ ${queue.map((fact) => {
 <h2 id="q-${fact.id}"><a href="${userPath(scope, `/facts/${encodeURIComponent(fact.id)}`)}">${fact.id}</a> <span class="badge danger">score ${mark.score}</span></h2>
 <pre class="content">${fact.content}</pre>
 <p class="muted">From ${fact.provenance.source}${fact.provenance.toolName ? ` (${fact.provenance.toolName})` : ''}, ${when(fact.createdAt)}</p>
+${mark.reason ? html`<p><strong>${mark.reason[0]!.toUpperCase()}${mark.reason.slice(1)}.</strong></p>` : ''}
 <h3>Why the detector flagged it</h3>
 <ul>${mark.hits.map((h) => html`<li><strong>${h.rule}</strong> (weight ${h.weight}): “${h.evidence}”</li>`)}</ul>
 ${postForm(page, path('confirm'), 'Confirm', { label: `Confirm fact ${fact.id}` })}

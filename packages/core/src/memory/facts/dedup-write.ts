@@ -20,7 +20,7 @@ export interface DedupWrite {
 export function quarantineNotice(fact: Fact): string {
   const mark = fact.provenance.quarantine;
   return mark
-    ? ` — quarantined: it reads like instructions to an AI (${mark.hits.map((h) => h.rule).join(', ')}), so it is not recalled until the user confirms it.`
+    ? ` — quarantined: ${mark.reason ?? 'it reads like instructions to an AI'} (${mark.hits.map((h) => h.rule).join(', ')}), so it is not recalled until the user confirms it.`
     : '';
 }
 

@@ -5,6 +5,8 @@
  * matched, so a quarantined memory always says why.
  */
 
+import { splitUserWords } from './user-words.js';
+
 export interface InjectionRule {
   /** Stable id, shown in quarantine marks (`ignore-instructions`, `role-marker`, …). */
   readonly id: string;
@@ -30,12 +32,15 @@ export interface InjectionVerdict {
   flagged: boolean;
   score: number;
   hits: RuleHit[];
+  /** Set when a hit is in text the user pasted or quoted in the same message (`DetectOptions.userText`). */
+  pasted?: true;
 }
 
 export interface DetectOptions {
   /**
-   * What the user typed in the same exchange. A hit whose evidence the user wrote themselves (their own
-   * URL, address or wording) does not count: "remember to send reports to me@x.org" is the user's wish.
+   * What the user typed in the same exchange. Its own sentences (`splitUserWords`: not what it pasted or
+   * quoted) answer for a few rules: "remember to send reports to me@x.org" is the user's wish. Rules that
+   * steer the model count whoever wrote them.
    */
   userText?: string;
 }
@@ -258,10 +263,11 @@ const WORD_RUN = /[\p{L}\p{M}]+/gu;
  * The text as a model reads it: compatibility forms folded (NFKC: fullwidth letters, ligatures), invisible
  * characters removed (zero-width, soft hyphen, Unicode tags), and in a word that mixes Latin with Cyrillic
  * or Greek, the look-alike letters read as the Latin ones ("Ignоrе" with Cyrillic о and е is "Ignore").
- * A word wholly in Cyrillic or Greek is left as it is.
+ * A word wholly in Cyrillic or Greek is left as it is. Blockquote markers (`> `) at the start of a line are
+ * dropped: a model reads a quoted line as the line.
  */
 export function normaliseForDetection(text: string): string {
-  const folded = text.normalize('NFKC').replace(INVISIBLE, '');
+  const folded = unquoteLines(text).normalize('NFKC').replace(INVISIBLE, '');
   // Words are examined only when the text has a Cyrillic or Greek letter at all (most text has none).
   if (!CYRILLIC_OR_GREEK.test(folded)) return folded;
   return folded.replace(WORD_RUN, (word) =>
@@ -272,6 +278,12 @@ export function normaliseForDetection(text: string): string {
 }
 
 const LATIN = /\p{Script=Latin}/u;
+const QUOTE_MARKERS = /^[ \t]*(?:>[ \t]?)+/gm;
+
+/** The text without the `>` markers that open quoted lines. */
+function unquoteLines(text: string): string {
+  return text.includes('>') ? text.replace(QUOTE_MARKERS, '') : text;
+}
 const CYRILLIC_OR_GREEK = /[\p{Script=Cyrillic}\p{Script=Greek}]/u;
 
 const COMMENT_OPENING = /<!--|\]\(|\]:/;
@@ -288,33 +300,134 @@ function commentBodies(text: string): string {
   return [...text.matchAll(COMMENTS)].map((m) => (m[1] ?? m[2] ?? m[3] ?? m[4] ?? '').trim()).join('\n');
 }
 
-/** Runs every rule over `text` and adds up the weights of those that fired. */
-export function detectInjection(text: string, options: DetectOptions = {}): InjectionVerdict {
-  // What the user typed is read only when a rule fires (most texts fire none).
-  let userText: string | undefined;
-  const typed = (matched: string) => {
-    if (options.userText === undefined) return false;
-    userText ??= normaliseForDetection(options.userText).toLowerCase();
-    return typedByUser(matched, userText);
-  };
-  const normalised = normaliseForDetection(text);
-  const read = { text: normalised, raw: text, comments: commentBodies(normalised) };
-  const hits: RuleHit[] = [];
-  for (const rule of INJECTION_RULES) {
-    const match = rule.pattern.exec(read[rule.reads ?? 'text']);
-    if (!match) continue;
-    if (typed(match[0])) continue;
-    hits.push({ rule: rule.id, weight: rule.weight, evidence: match[0].trim().slice(0, 80) });
-  }
-  const score = hits.reduce((sum, hit) => sum + hit.weight, 0);
-  return { flagged: score >= INJECTION_THRESHOLD, score, hits };
+/**
+ * Rules the user's own words answer for: a standing order, "remember this", "from now on you …", said in
+ * the user's own sentences, is their wish. Every other rule steers the model (ignore instructions, role
+ * markers, tool-call JSON, prompt leaks, hidden text, credentials, jailbreaks) and counts whoever wrote it.
+ */
+const OWN_WORDS_RULES: ReadonlySet<string> = new Set([
+  'always-rule',
+  'persist-memory',
+  'new-instructions',
+  'addressed-to-model',
+]);
+/**
+ * Rules about sending something to an address: forgiven only when the user's own words give a send order
+ * to every address the match names — never because the address alone appears (a URL the user asked to
+ * read is not an address they asked to send to).
+ */
+const ORDER_RULES: ReadonlySet<string> = new Set([
+  'exfiltration-order',
+  'exfiltration',
+  'exfiltration-order-intl',
+]);
+
+const GLOBAL_PATTERNS = new Map(
+  INJECTION_RULES.map((rule) => [
+    rule.id,
+    new RegExp(
+      rule.pattern.source,
+      rule.pattern.flags.includes('g') ? rule.pattern.flags : `${rule.pattern.flags}g`,
+    ),
+  ]),
+);
+
+/** The user's message, read once a rule fires: their own words, what they carried, their send orders. */
+interface UserSide {
+  own: string;
+  carried: string;
+  /** The URLs and addresses the user's own words order something sent to. */
+  orderedTargets: Set<string>;
+  /** The rules that fire on what the user carried, read on its own. */
+  carriedRules: Set<string>;
 }
 
-/** The user wrote it: the match's URL or address, or the whole match, appears in what they typed. */
-function typedByUser(matched: string, userText: string): boolean {
-  const lower = matched.toLowerCase();
-  if (userText.includes(lower.trim())) return true;
-  const targets = lower.match(new RegExp(URL_OR_EMAIL, 'gi'));
-  if (targets === null) return false;
-  return targets.every((target) => userText.includes(target.replace(/[.,;:!?)]+$/, '')));
+function readUserSide(userText: string): UserSide {
+  const words = splitUserWords(userText);
+  const own = normaliseForDetection(words.own).toLowerCase();
+  const carried = normaliseForDetection(words.carried).toLowerCase();
+  const orderedTargets = new Set<string>();
+  for (const id of ORDER_RULES) {
+    for (const m of own.matchAll(GLOBAL_PATTERNS.get(id)!)) {
+      for (const target of targetsOf(m[0])) orderedTargets.add(target);
+    }
+  }
+  return { own, carried, orderedTargets, carriedRules: rulesFiringOn(words.carried) };
+}
+
+/** The ids of the rules whose pattern matches `text` (no weights, no exemptions). */
+function rulesFiringOn(text: string): Set<string> {
+  if (text.trim() === '') return new Set();
+  const normalised = normaliseForDetection(text);
+  const read = { text: normalised, raw: unquoteLines(text), comments: commentBodies(normalised) };
+  return new Set(INJECTION_RULES.filter((r) => r.pattern.test(read[r.reads ?? 'text'])).map((r) => r.id));
+}
+
+/** The URLs and e-mail addresses a text names, lower case, without trailing punctuation. */
+function targetsOf(text: string): string[] {
+  return (text.toLowerCase().match(new RegExp(URL_OR_EMAIL, 'gi')) ?? []).map((t) =>
+    t.replace(/[.,;:!?)>\]"']+$/, ''),
+  );
+}
+
+/** Whether the user's own words answer for this match of `rule` (see `OWN_WORDS_RULES`, `ORDER_RULES`). */
+function forgiven(rule: string, matched: string, user: UserSide): boolean {
+  const lower = matched.toLowerCase().trim();
+  // Empty evidence (a run of invisible characters trimmed away) is "in" every text: never forgiven.
+  if (lower === '') return false;
+  if (OWN_WORDS_RULES.has(rule)) return user.own.includes(lower);
+  if (!ORDER_RULES.has(rule)) return false;
+  const targets = targetsOf(lower);
+  return targets.length > 0 && targets.every((t) => user.orderedTargets.has(t));
+}
+
+/** Whether the rule fires on what the user pasted or quoted, or the match or an address it names is in it. */
+function carriedIn(rule: string, matched: string, user: UserSide): boolean {
+  if (user.carried === '') return false;
+  if (user.carriedRules.has(rule)) return true;
+  const lower = matched.toLowerCase().trim();
+  if (lower !== '' && user.carried.includes(lower)) return true;
+  const targets = targetsOf(lower);
+  return targets.length > 0 && targets.some((t) => user.carried.includes(t));
+}
+
+/** The matched text as evidence: trimmed, invisible characters named, cut to 80 characters. */
+function evidenceOf(matched: string): string {
+  const shown = matched
+    .replace(INVISIBLE, (ch) => `<U+${ch.codePointAt(0)!.toString(16).toUpperCase().padStart(4, '0')}>`)
+    .trim();
+  return shown.slice(0, 80);
+}
+
+/**
+ * Runs every rule over `text` and adds up the weights of those that fired. With `userText`, a match the
+ * user's own words answer for does not count (`forgiven`); every match of a rule is tried, so an innocent
+ * phrase the user typed never hides a second, hostile one.
+ */
+export function detectInjection(text: string, options: DetectOptions = {}): InjectionVerdict {
+  // What the user typed is read only when a rule fires (most texts fire none).
+  let user: UserSide | undefined;
+  const userSide = () => {
+    user ??= readUserSide(options.userText ?? '');
+    return user;
+  };
+  const normalised = normaliseForDetection(text);
+  const read = { text: normalised, raw: unquoteLines(text), comments: commentBodies(normalised) };
+  const hits: RuleHit[] = [];
+  let pasted = false;
+  for (const rule of INJECTION_RULES) {
+    const source = read[rule.reads ?? 'text'];
+    if (!rule.pattern.test(source)) continue;
+    for (const match of source.matchAll(GLOBAL_PATTERNS.get(rule.id)!)) {
+      if (match[0] === '') continue;
+      if (options.userText !== undefined && forgiven(rule.id, match[0], userSide())) continue;
+      hits.push({ rule: rule.id, weight: rule.weight, evidence: evidenceOf(match[0]) });
+      if (options.userText !== undefined && carriedIn(rule.id, match[0], userSide())) pasted = true;
+      break;
+    }
+  }
+  const score = hits.reduce((sum, hit) => sum + hit.weight, 0);
+  const verdict: InjectionVerdict = { flagged: score >= INJECTION_THRESHOLD, score, hits };
+  if (pasted) verdict.pasted = true;
+  return verdict;
 }

@@ -23,6 +23,12 @@ const CHECKED_SOURCES: ReadonlySet<ProvenanceSource> = new Set([
   'consolidation',
 ]);
 
+/**
+ * The reason a mark gives when the flagged text is in what the user pasted or quoted: the user's own words
+ * are trusted, what they carry in is held until they confirm it.
+ */
+export const PASTED_REASON = 'from text you pasted: it reads like instructions to an AI';
+
 /** True while the fact is quarantined. */
 export function isQuarantined(fact: Pick<Fact, 'provenance'>): boolean {
   return fact.provenance.quarantine !== undefined;
@@ -41,7 +47,11 @@ export function markUntrusted(provenance: Provenance, text: string, options: Det
   if (provenance.quarantine || !CHECKED_SOURCES.has(provenance.source)) return provenance;
   const verdict = detectInjection(text, options);
   if (!verdict.flagged) return provenance;
-  const mark: QuarantineMark = { score: verdict.score, hits: verdict.hits };
+  const mark: QuarantineMark = {
+    score: verdict.score,
+    hits: verdict.hits,
+    ...(verdict.pasted ? { reason: PASTED_REASON } : {}),
+  };
   noteQuarantined(provenance.source, verdict.hits);
   return { ...provenance, quarantine: mark };
 }
@@ -54,7 +64,7 @@ export function factText(fact: { title?: string | undefined; content: string }):
 /** Why a fact is quarantined, in one line: `score 6: ignore-instructions ("Ignore all previous…"), …`. */
 export function explainMark(mark: QuarantineMark): string {
   const rules = mark.hits.map((hit) => `${hit.rule} (${JSON.stringify(hit.evidence)})`).join(', ');
-  return `score ${mark.score}: ${rules}`;
+  return `${mark.reason === undefined ? '' : `${mark.reason}; `}score ${mark.score}: ${rules}`;
 }
 
 /** Quarantined facts of the scope, oldest first. */

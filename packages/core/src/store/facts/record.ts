@@ -44,6 +44,8 @@ export const RuleHitSchema = z.object({
 export const QuarantineMarkSchema = z.object({
   score: z.number().int().min(0).max(1000),
   hits: z.array(RuleHitSchema).max(50),
+  /** Where the flagged text came from, for the person who reviews it: "from text you pasted". */
+  reason: z.string().max(200).optional(),
 });
 
 export type QuarantineMark = z.infer<typeof QuarantineMarkSchema>;

@@ -10,6 +10,7 @@ import type { FactStore } from '../../../store/facts/store.js';
 import { formatMemoryRef } from '../../offload/ref.js';
 import { detailSource, sourceLabel } from '../../trust/fence.js';
 import { isQuarantined, markUntrusted } from '../../trust/quarantine.js';
+import { splitUserWords } from '../../trust/user-words.js';
 import { factMemoryType, isFactMemoryType, type MemorySearchResult, type RankedMemories } from './types.js';
 
 export const RELEVANT_MEMORY_DEFAULTS = Object.freeze({
@@ -176,14 +177,16 @@ export class RelevantMemory {
       category: this.interactionCategory,
       tags: ['interaction'],
       metadata: options.metadata ?? {},
-      // The answer may repeat a tool's output; what the user typed is theirs.
+      // Both halves are stored, so both are checked: the answer may repeat a tool's output, and the user's
+      // message may carry a paste; the user's own sentences answer for what they ordered themselves.
       provenance: markUntrusted(
         {
           source: 'assistant',
           ...(scope.threadId ? { sessionId: scope.threadId } : {}),
           note: 'user/assistant exchange stored by fact memory (relevant mode)',
         },
-        m.assistant,
+        // What the user carried is read once more on its own lines, as a model reads a quote's text.
+        `${m.user}\n${splitUserWords(m.user).carried}\n${m.assistant}`,
         { userText: m.user },
       ),
     });
