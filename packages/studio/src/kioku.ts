@@ -12,6 +12,7 @@ export {
   type KiokuError,
   type KiokuStores,
   NotFoundError,
+  redactUrl,
   type Plan,
   type Scope,
   type SessionInfo,
