@@ -109,7 +109,7 @@ describe("Studio's guard", () => {
       const port = (other.address() as AddressInfo).port;
       await browser.page.goto(`http://127.0.0.1:${port}/`);
       await browser.page.goto(`http://127.0.0.1:${port}/users/alice`);
-      expect(received).toHaveLength(2);
+      expect(received.length).toBeGreaterThanOrEqual(2); // the two pages, and the favicon Chromium asks for
       for (const line of received) {
         expect(line).not.toContain(studio.token);
         expect(line).not.toContain(session!.value);
