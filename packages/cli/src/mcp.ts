@@ -196,7 +196,9 @@ export async function serveMcp(values: McpValues, io: McpIo): Promise<number> {
   // Store calls become spans and metrics when OTEL_EXPORTER_OTLP_ENDPOINT is set.
   const telemetry = await startTelemetry('kioku-mcp');
   if (telemetry)
-    io.stderr.write(`kioku mcp: exporting OpenTelemetry traces and metrics to ${redactUrl(telemetry.endpoint)}\n`);
+    io.stderr.write(
+      `kioku mcp: exporting OpenTelemetry traces and metrics to ${redactUrl(telemetry.endpoint)}\n`,
+    );
   const serving = { mcp, store, toolsets, limits, identity, enrichment, telemetry };
   try {
     return await (values.http === undefined ? overStdio(serving, values, io) : overHttp(serving, values, io));

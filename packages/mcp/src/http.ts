@@ -73,7 +73,12 @@ function send(
  * is sent, so the rest of the body (an unauthenticated upload of any size) is never read. Node would
  * otherwise read it to the end to keep the connection alive.
  */
-function refuse(res: ServerResponse, status: number, message: string, headers: Record<string, string> = {}): void {
+function refuse(
+  res: ServerResponse,
+  status: number,
+  message: string,
+  headers: Record<string, string> = {},
+): void {
   send(res, status, message, { ...headers, connection: 'close' });
 }
 

@@ -33,7 +33,10 @@ function uploadUntilClosed(url: string, method: string, pathname: string, header
         if (!socket.destroyed) socket.write(chunk);
       }, 5);
     });
-    setTimeout(() => reject(new Error(`the server kept reading: ${answer.split('\r\n')[0]}`)), 15_000).unref();
+    setTimeout(
+      () => reject(new Error(`the server kept reading: ${answer.split('\r\n')[0]}`)),
+      15_000,
+    ).unref();
   });
 }
 
@@ -55,5 +58,11 @@ describe('refusals close the connection instead of reading the upload', () => {
 });
 
 function statusText(status: string): string {
-  return { '401': 'Unauthorized', '403': 'Forbidden', '404': 'Not Found', '405': 'Method Not Allowed', '413': 'Payload Too Large' }[status]!;
+  return {
+    '401': 'Unauthorized',
+    '403': 'Forbidden',
+    '404': 'Not Found',
+    '405': 'Method Not Allowed',
+    '413': 'Payload Too Large',
+  }[status]!;
 }

@@ -61,7 +61,10 @@ describe('SQLite records', () => {
     try {
       await backend.setup();
       const ref = { kind: 'working' as const, userId: 'alice@example.org' };
-      const put = (key: string) => ({ put: [{ key, json: JSON.stringify({ key }) }], delete: [] });
+      const put = (key: string) => ({
+        put: [{ key, json: JSON.stringify({ key }), append: false }],
+        delete: [],
+      });
       let version = 0;
       for (let i = 0; i < 5; i++) version = (await backend.apply(ref, version, put(`k${i}`)))!;
       const before = version;

@@ -1,5 +1,6 @@
 import { Hono } from 'hono';
 import { SCRIPT, STYLE } from './assets.js';
+import { mountedAt, routePathUnder } from './base-path.js';
 import type { Studio } from './context.js';
 import { html, layout } from './html.js';
 import { isKiokuError } from './kioku.js';
@@ -11,7 +12,6 @@ import { registerReview } from './pages/review.js';
 import { registerSearch } from './pages/search.js';
 import { registerSessions } from './pages/sessions.js';
 import { registerUsers } from './pages/users.js';
-import { mountedAt, routePathUnder } from './base-path.js';
 import { checkAccess, checkHost, checkPost, type Guard, limitBody, securityHeaders } from './security.js';
 
 /**

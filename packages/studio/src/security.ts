@@ -76,7 +76,12 @@ function refuse(c: Context, status: 400 | 401 | 403 | 413, title: string, text: 
 export const limitBody: MiddlewareHandler = bodyLimit({
   maxSize: MAX_BODY_BYTES,
   onError: (c) =>
-    refuse(c, 413, 'Too large', `Studio's forms are small: a request body over ${MAX_BODY_BYTES} bytes is refused.`),
+    refuse(
+      c,
+      413,
+      'Too large',
+      `Studio's forms are small: a request body over ${MAX_BODY_BYTES} bytes is refused.`,
+    ),
 });
 
 /** Every response: no caching, no framing, no script or style but the package's own. */

@@ -1,14 +1,13 @@
 import type { AddressInfo } from 'node:net';
 import { serve } from '@hono/node-server';
 import { studioApp } from './app.js';
+import { newBasePath } from './base-path.js';
 import type { Studio } from './context.js';
 import { openDirectory, type UserDirectory } from './directory/index.js';
-import { KiokuBuilder, type KiokuStores, ValidationError } from './kioku.js';
+import { KiokuBuilder, type KiokuStores, redactUrl, ValidationError } from './kioku.js';
 import { TurnLedgerLog } from './ledgers.js';
 import { Receipts } from './receipts.js';
-import { newBasePath } from './base-path.js';
 import { allowedHosts, formToken, type Guard, isLoopback, newAccessToken } from './security.js';
-import { redactUrl } from './kioku.js';
 
 export interface StudioOptions {
   /** The memory to show (`openStores(spec)` of @kioku/cli, or any adapter's bundle). */

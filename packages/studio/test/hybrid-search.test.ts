@@ -19,7 +19,9 @@ describe('search over hybrid stores', () => {
       const expected = (await stores.facts.search(alice, { query: 'green tea', limit: 20 })).map(
         (h) => h.fact.id,
       );
-      const shown = [...page.matchAll(/<a href="\/k-[\w-]+\/users\/alice\/facts\/([^"]+)">/g)].map((m) => m[1]);
+      const shown = [...page.matchAll(/<a href="\/k-[\w-]+\/users\/alice\/facts\/([^"]+)">/g)].map(
+        (m) => m[1],
+      );
       expect(shown).toEqual(expected);
       expect(page).toContain('Vector rank');
       const row = page.slice(page.indexOf(tea.id), page.indexOf('</tr>', page.indexOf(tea.id)));

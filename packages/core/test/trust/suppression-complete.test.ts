@@ -23,7 +23,7 @@ describe('the suppression list keeps every forgotten fact', () => {
 
     expect(await list.revoke('alice@example.org', listed[0]!.hash)).toBe(true);
     expect(await list.revoke('alice@example.org', listed[0]!.hash)).toBe(false);
-    expect((await list.matches('alice@example.org', texts.slice(0, 2)))).toEqual([false, true]);
+    expect(await list.matches('alice@example.org', texts.slice(0, 2))).toEqual([false, true]);
 
     await forgetUser(stores, 'alice@example.org');
     expect(await list.list('alice@example.org')).toEqual([]);
