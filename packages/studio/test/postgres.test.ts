@@ -106,7 +106,7 @@ describe('Kioku Studio on PostgreSQL, in a browser', () => {
           form.action = to;
           form.innerHTML = '<input name="confirm" value="carol"><button id="post-it">Post</button>';
           document.body.append(form);
-        }, action);
+        }, `${new URL(studio.address).pathname}${action}`);
         const [response] = await Promise.all([
           page.waitForResponse((r) => r.request().method() === 'POST'),
           page.locator('#post-it').click(),
