@@ -28,4 +28,31 @@ describe('the suppression list keeps every forgotten fact', () => {
     await forgetUser(stores, 'alice@example.org');
     expect(await list.list('alice@example.org')).toEqual([]);
   });
+
+  it('reads lists kept one key per hash (before buckets) and moves them into buckets on the next add', async () => {
+    const stores = createInMemoryStores();
+    const list = new SuppressionList(stores.sessions);
+    const scope = { userId: 'carol' };
+    await list.add('carol', ['Old secret kept the old way'], '2026-01-01T00:00:00.000Z');
+    const [old] = await list.list('carol');
+    // Rewrite it as the earlier layout stored it: one `suppressed/<hash>` key, no bucket.
+    const own = (await stores.sessions.list(scope)).find((s) => s.metadata.kioku === 'suppressions')!;
+    for (const entry of await stores.sessions.kvList(scope, own.id)) {
+      if (entry.key.startsWith('suppressions/')) await stores.sessions.kvDelete(scope, own.id, entry.key);
+    }
+    await stores.sessions.kvSet(scope, own.id, `suppressed/${old!.hash}`, JSON.stringify(old));
+    expect(await list.matches('carol', ['Old secret kept the old way'])).toEqual([true]);
+
+    await list.add('carol', ['A newer secret'], '2026-01-02T00:00:00.000Z');
+    const keys = (await stores.sessions.kvList(scope, own.id)).map((e) => e.key);
+    expect(keys.filter((k) => k.startsWith('suppressed/'))).toEqual([]);
+    expect(await list.matches('carol', ['Old secret kept the old way', 'A newer secret'])).toEqual([
+      true,
+      true,
+    ]);
+    expect((await list.list('carol')).map((e) => e.at)).toEqual([
+      '2026-01-01T00:00:00.000Z',
+      '2026-01-02T00:00:00.000Z',
+    ]);
+  });
 });
