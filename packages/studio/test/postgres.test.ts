@@ -100,13 +100,16 @@ describe('Kioku Studio on PostgreSQL, in a browser', () => {
         '/users/carol/forget',
         `/users/alice/facts/${seeded.tea.id}/forget`,
       ]) {
-        await page.evaluate((to) => {
-          const form = document.createElement('form');
-          form.method = 'post';
-          form.action = to;
-          form.innerHTML = '<input name="confirm" value="carol"><button id="post-it">Post</button>';
-          document.body.append(form);
-        }, `${new URL(studio.address).pathname}${action}`);
+        await page.evaluate(
+          (to) => {
+            const form = document.createElement('form');
+            form.method = 'post';
+            form.action = to;
+            form.innerHTML = '<input name="confirm" value="carol"><button id="post-it">Post</button>';
+            document.body.append(form);
+          },
+          `${new URL(studio.address).pathname}${action}`,
+        );
         const [response] = await Promise.all([
           page.waitForResponse((r) => r.request().method() === 'POST'),
           page.locator('#post-it').click(),
