@@ -1,6 +1,6 @@
 import { readFile, writeFile } from 'node:fs/promises';
 import { createRequire } from 'node:module';
-import { type Clock, type Embedder, ValidationError } from '@kioku/core';
+import { type Clock, type Embedder, redactUrl, ValidationError } from '@kioku/core';
 import type { SnapshotSelector } from '@kioku/core/store';
 import { checkAdapter } from './adapters.js';
 import { parseCommandOptions, plural, required, userId, write } from './args.js';
@@ -556,7 +556,8 @@ export async function run(argv: readonly string[], io: CliIo = processIo()): Pro
     const { text, exitCode } = formatError(error);
     let out = `${text}${step ? `\n  ${step}` : ''}\n`;
     if (process.env.KIOKU_DEBUG && error instanceof Error && error.stack) out += `${error.stack}\n`;
-    await write(io.stderr, out).catch(() => {});
+    // A driver's message may name the URL it was given, password and all: never printed as is.
+    await write(io.stderr, redactUrl(out)).catch(() => {});
     return exitCode;
   }
 }

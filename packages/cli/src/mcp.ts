@@ -1,6 +1,6 @@
 import { readFile, stat } from 'node:fs/promises';
 import type { Readable, Writable } from 'node:stream';
-import { type ChatModel, type Clock, type KiokuStores, withEmbeddings } from '@kioku/core';
+import { type ChatModel, type Clock, type KiokuStores, redactUrl, withEmbeddings } from '@kioku/core';
 import type { BackgroundQueue } from '@kioku/core/passes';
 import { IdSchema, traceStores } from '@kioku/core/store';
 import type { HttpAuth, McpIdentity, McpLimits } from '@kioku/mcp';
@@ -121,8 +121,10 @@ export async function openMemory(
   values: Pick<McpValues, 'index' | 'embedder' | 'dimensions'>,
   io: McpIo,
   role: 'source' | 'target' = 'target',
+  /** false: no backend's `setup()` runs (nothing is created, migrated or switched to WAL: read-only use). */
+  setup = true,
 ): Promise<KiokuStores> {
-  const stores = await openStores(store, { role, ...(io.clock ? { clock: io.clock } : {}) });
+  const stores = await openStores(store, { role, setup, ...(io.clock ? { clock: io.clock } : {}) });
   if (values.index === undefined || values.embedder === undefined) return stores;
   try {
     const embedder = await loadEmbedder(parseEmbedder(values.embedder, values.dimensions));
@@ -194,7 +196,9 @@ export async function serveMcp(values: McpValues, io: McpIo): Promise<number> {
   // Store calls become spans and metrics when OTEL_EXPORTER_OTLP_ENDPOINT is set.
   const telemetry = await startTelemetry('kioku-mcp');
   if (telemetry)
-    io.stderr.write(`kioku mcp: exporting OpenTelemetry traces and metrics to ${telemetry.endpoint}\n`);
+    io.stderr.write(
+      `kioku mcp: exporting OpenTelemetry traces and metrics to ${redactUrl(telemetry.endpoint)}\n`,
+    );
   const serving = { mcp, store, toolsets, limits, identity, enrichment, telemetry };
   try {
     return await (values.http === undefined ? overStdio(serving, values, io) : overHttp(serving, values, io));
@@ -226,7 +230,7 @@ async function overStdio(
       limits,
       stdin: io.stdin as Readable,
       stdout: io.stdout as Writable,
-      onError: (error) => io.stderr.write(`kioku mcp: ${error.message}\n`),
+      onError: (error) => io.stderr.write(`kioku mcp: ${redactUrl(error.message)}\n`),
     });
     const agent = identity.agentId ? ` (agent "${identity.agentId}")` : '';
     io.stderr.write(
@@ -279,7 +283,8 @@ async function overHttp(
       limits,
       ...(values['allow-origin'] ? { allowedOrigins: values['allow-origin'] } : {}),
       ...(values['allow-host'] ? { allowedHosts: values['allow-host'] } : {}),
-      onError: (error) => io.stderr.write(`kioku mcp: ${(error as Error)?.message ?? String(error)}\n`),
+      onError: (error) =>
+        io.stderr.write(`kioku mcp: ${redactUrl((error as Error)?.message ?? String(error))}\n`),
     });
     const who =
       'tokens' in auth

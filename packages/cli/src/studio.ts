@@ -42,8 +42,10 @@ export async function serveStudioCommand(values: StudioValues, io: McpIo): Promi
       `Refusing to listen on ${values.host}: anyone who reaches it with the token could read and erase memory. Add --allow-remote to mean it (and put it behind TLS).`,
     );
   }
-  // Read-only studio only reads: a mistyped store is refused rather than created empty.
-  const stores = await openMemory(store, values, io, values['read-only'] ? 'source' : 'target');
+  // Read-only studio only reads: a mistyped store is refused rather than created empty, and no backend's
+  // setup runs (it would migrate, switch SQLite to WAL, create tables: writes, however small).
+  const readOnly = values['read-only'] === true;
+  const stores = await openMemory(store, values, io, readOnly ? 'source' : 'target', !readOnly);
   const stop = signalled();
   try {
     // A registered adapter has no native directory reader: the studio lists users from its snapshots.

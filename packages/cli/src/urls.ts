@@ -1,17 +1,15 @@
+import { redactUrl } from '@kioku/core';
 import { UsageError } from './errors.js';
 
 export function parseUrl(input: string): URL {
   try {
     return new URL(input);
   } catch {
-    throw new UsageError(`"${input}" is not a valid URL.`);
+    throw new UsageError(`"${redactUrl(input)}" is not a valid URL.`);
   }
 }
 
-/** `user:password@` → `user:***@`, so URLs can be printed. */
+/** The URL without its secrets (`user:***@`, `?password=***`: core's `redactUrl`), so it can be printed. */
 export function redact(url: URL): string {
-  if (!url.password) return url.toString();
-  const copy = new URL(url);
-  copy.password = '***';
-  return copy.toString();
+  return redactUrl(url.toString());
 }

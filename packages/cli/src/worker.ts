@@ -1,5 +1,5 @@
 import { hostname } from 'node:os';
-import { isKiokuError, KiokuBuilder, type KiokuStores, type StorageError } from '@kioku/core';
+import { isKiokuError, KiokuBuilder, type KiokuStores, redactUrl, type StorageError } from '@kioku/core';
 import type { PendingUserReport, RunPendingReport } from '@kioku/core/passes';
 import { type OptionTable, parseCommandOptions, plural, required, userId, write } from './args.js';
 import { UsageError } from './errors.js';
@@ -51,7 +51,9 @@ export async function workerCommand(
   const users = values.users?.split(',').map((u) => userId(u.trim()));
   const holder = values.holder ?? `worker-${hostname()}-${process.pid}`;
   const model = await loadChatModel(values.model, 'kioku worker');
-  const say = (line: string) => write(io.stdout, `${new Date().toISOString()} ${line}\n`).catch(() => {});
+  // Every line goes through redactUrl: a store's error message may name its URL, password and all.
+  const say = (line: string) =>
+    write(io.stdout, `${new Date().toISOString()} ${redactUrl(line)}\n`).catch(() => {});
 
   const stop = new AbortController();
   const hard = new AbortController();
@@ -91,7 +93,7 @@ export async function workerCommand(
     await closeStores(stores);
     throw error;
   });
-  await say(`worker ${holder} on ${redact(spec)}${users ? ` for ${users.join(', ')}` : ''}`);
+  await say(`worker ${holder} on ${redactUrl(spec)}${users ? ` for ${users.join(', ')}` : ''}`);
   if (telemetry) await say(`exporting OpenTelemetry traces and metrics to ${telemetry.endpoint}`);
   let failed = false;
   try {
@@ -204,11 +206,6 @@ function count(value: string, option: string): number {
   if (!Number.isInteger(n) || n < 1)
     throw new UsageError(`${option} takes a positive whole number (got "${value}").`);
   return n;
-}
-
-/** The spec without a password, for output. */
-function redact(spec: string): string {
-  return spec.replace(/\/\/([^:@/]+):[^@/]*@/, '//$1:***@');
 }
 
 function pause(ms: number, signal: AbortSignal): Promise<void> {

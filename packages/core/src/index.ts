@@ -28,6 +28,7 @@ export {
   UnsupportedError,
   ValidationError,
 } from './foundation/errors.js';
+export { redactUrl } from './foundation/redact-url.js';
 export type { Scope } from './foundation/scope.js';
 // Wiring: one builder, one facade
 export { type FactsBuilderOptions, KiokuBuilder } from './kioku/builder.js';

@@ -68,6 +68,20 @@ function send(
   res.writeHead(status, { 'content-type': 'application/json', ...headers }).end(body);
 }
 
+/**
+ * A refusal before the body is read (404, 403, 401, 405, 413): the connection is closed once the answer
+ * is sent, so the rest of the body (an unauthenticated upload of any size) is never read. Node would
+ * otherwise read it to the end to keep the connection alive.
+ */
+function refuse(
+  res: ServerResponse,
+  status: number,
+  message: string,
+  headers: Record<string, string> = {},
+): void {
+  send(res, status, message, { ...headers, connection: 'close' });
+}
+
 /** The host name of a `Host` header or an origin's URL, lower case, IPv6 in brackets; null if unparsable. */
 function hostnameOf(authority: string): string | null {
   try {
@@ -78,25 +92,26 @@ function hostnameOf(authority: string): string | null {
 }
 
 /**
- * Read a request body of at most `maxBytes`; null when it is larger. What is left of a larger body is read
- * and dropped (never kept), so the client still receives the 413 the caller sends.
+ * Read a request body of at most `maxBytes`; null when it is larger: by its Content-Length before any of
+ * it is read, or as soon as a streamed one goes over (reading stops; the caller's 413 closes the
+ * connection).
  */
 function readBody(req: IncomingMessage, maxBytes: number): Promise<Buffer | null> {
   const declared = Number(req.headers['content-length']);
-  if (Number.isFinite(declared) && declared > maxBytes) {
-    req.resume();
-    return Promise.resolve(null);
-  }
+  if (Number.isFinite(declared) && declared > maxBytes) return Promise.resolve(null);
   return new Promise((resolve, reject) => {
     const chunks: Buffer[] = [];
     let total = 0;
-    req.on('data', (chunk: Buffer) => {
+    const onData = (chunk: Buffer) => {
       total += chunk.length;
       if (total > maxBytes) {
         chunks.length = 0;
+        req.off('data', onData);
+        req.pause();
         resolve(null);
       } else chunks.push(chunk);
-    });
+    };
+    req.on('data', onData);
     req.on('end', () => resolve(total > maxBytes ? null : Buffer.concat(chunks)));
     req.on('error', reject);
   });
@@ -106,7 +121,8 @@ function readBody(req: IncomingMessage, maxBytes: number): Promise<Buffer | null
  * Kioku's memory over MCP Streamable HTTP, stateless: every POST is authenticated on its own and answered
  * by a fresh server in the caller's scope (JSON responses, no sessions, no server-to-client stream, so
  * GET and DELETE are 405). Before anything is parsed a request passes, in order: the path, the `Host`
- * and `Origin` checks (403), the bearer token (401 with `WWW-Authenticate`) and the body size (413).
+ * and `Origin` checks (403), the bearer token (401 with `WWW-Authenticate`) and the body size (413);
+ * each of those refusals closes the connection rather than read the rest of the body.
  * A loopback-only identity on another address is refused at start.
  */
 export async function serveHttp(options: HttpServerOptions): Promise<RunningHttpServer> {
@@ -152,7 +168,7 @@ export async function serveHttp(options: HttpServerOptions): Promise<RunningHttp
       check.reason === 'missing'
         ? `Bearer realm="${REALM}"`
         : `Bearer realm="${REALM}", error="invalid_token", error_description="The token is not valid"`;
-    send(
+    refuse(
       res,
       401,
       check.reason === 'missing'
@@ -165,25 +181,23 @@ export async function serveHttp(options: HttpServerOptions): Promise<RunningHttp
 
   async function handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
     const url = new URL(req.url ?? '/', 'http://localhost');
-    if (url.pathname !== path) return send(res, 404, `Not found: the MCP endpoint is ${path}.`);
+    if (url.pathname !== path) return refuse(res, 404, `Not found: the MCP endpoint is ${path}.`);
     const host = hostnameOf(req.headers.host ?? '');
     if (checkHost && (host === null || !allowedHosts.has(host))) {
-      return send(res, 403, `Host "${req.headers.host ?? ''}" is not allowed.`);
+      return refuse(res, 403, `Host "${req.headers.host ?? ''}" is not allowed.`);
     }
     const origin = req.headers.origin;
     if (origin !== undefined && !originAllowed(origin)) {
-      return send(res, 403, `Origin "${origin}" is not allowed.`);
+      return refuse(res, 403, `Origin "${origin}" is not allowed.`);
     }
     const identity = authenticate(req, res);
     if (!identity) return;
     if (req.method !== 'POST') {
-      return send(res, 405, 'This server is stateless: send MCP messages with POST.', { allow: 'POST' });
+      return refuse(res, 405, 'This server is stateless: send MCP messages with POST.', { allow: 'POST' });
     }
     const body = await readBody(req, limits.maxBodyBytes);
     if (body === null) {
-      return send(res, 413, `The request body is over ${limits.maxBodyBytes} bytes.`, {
-        connection: 'close',
-      });
+      return refuse(res, 413, `The request body is over ${limits.maxBodyBytes} bytes.`);
     }
     let message: unknown;
     try {

@@ -111,6 +111,30 @@ describe('what is stored (read back through the raw client)', () => {
     await qdrant.drop(index);
   });
 
+  it('eraseUser: a raw scroll of the whole collection finds neither her id nor her payloads', async () => {
+    const index = await qdrant.index();
+    const alice = 'alice.erase@example.org';
+    for (const scope of [{ userId: alice }, { userId: alice, agentId: 'coder' }]) {
+      await index.upsert(scope, [
+        { id: 'fact.1', kind: 'facts', vector: vec(1, 2), payload: { note: 'Leukemiaxqz' } },
+        { id: 'detail.1', kind: 'details', vector: vec(2, 1), payload: { note: 'Leukemiaxqz' } },
+      ]);
+    }
+    await index.upsert({ userId: 'bob' }, [{ id: 'fact.1', kind: 'facts', vector: vec(3, 1) }]);
+    const everything = async () =>
+      JSON.stringify(
+        (await index.client.scroll(index.collection, { limit: 100, with_payload: true, with_vector: true }))
+          .points,
+      );
+    expect(await everything()).toContain(alice);
+    await index.eraseUser(alice);
+    const left = await everything();
+    expect(left).not.toContain(alice);
+    expect(left).not.toContain('Leukemiaxqz');
+    expect(await index.count({ userId: 'bob' })).toBe(1);
+    await qdrant.drop(index);
+  });
+
   it('a point Kioku did not write is CORRUPT_DATA in a snapshot, never guessed at', async () => {
     const index = await qdrant.index();
     await index.client.upsert(index.collection, {

@@ -1,5 +1,5 @@
 import { createHash, randomBytes } from 'node:crypto';
-import { isKiokuError, StorageError, ValidationError } from '@kioku/core';
+import { isKiokuError, redactUrl, StorageError, ValidationError } from '@kioku/core';
 import { Redis, type RedisOptions } from 'ioredis';
 import { KeySpace } from './keys.js';
 
@@ -265,13 +265,8 @@ export function randomToken(): string {
 
 /** `url` without its password (`redis://user:***@host:port/db`), for messages. */
 export function redactedUrl(url: string): string {
-  try {
-    const parsed = new URL(url);
-    if (parsed.password) parsed.password = '***';
-    return parsed.toString().replace(/\/$/, '');
-  } catch {
-    return 'the Redis URL given (not a valid URL)';
-  }
+  if (!URL.canParse(url)) return 'the Redis URL given (not a valid URL)';
+  return redactUrl(url).replace(/\/$/, '');
 }
 
 /**

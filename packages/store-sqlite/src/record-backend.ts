@@ -49,8 +49,10 @@ export interface SetupReport {
  * The storage seam of `@kioku/core/adapter` on SQLite: every kind's records in one table
  * (`kioku_records`: partition, key, JSON, in insertion order by rowid; the search columns of a fact, a
  * detail or a document chunk on its own row, see `record-facts.ts` and `record-search.ts`) and one version
- * row per partition (`kioku_record_partitions`, moved on by every write and kept when the partition
- * empties, so a version never comes back). `apply` is one immediate transaction that checks the version
+ * row per partition (`kioku_record_partitions`, moved on by every write). A partition emptied by
+ * `replace` (erasure) loses its row too, so no row keeps the user's id; a version still never comes back:
+ * the highest version ever removed is kept, without any id, as `version_floor` in `kioku_record_meta`,
+ * and a partition's first version is one above it. `apply` is one immediate transaction that checks the version
  * first; `insert` is one INSERT (a trigger moves the version). `setup()` creates the tables (idempotent).
  *
  * `createSqliteStores` is core's stores over this backend.
@@ -255,7 +257,7 @@ export class SqliteRecordBackend implements StorageBackend {
     const sql = this.#sql;
     if (sql.bump.run(label, expected).changes === 1) return true;
     if (expected !== 0 || sql.version.get(label) !== undefined) return false;
-    sql.upsertVersion.run(label, ref.kind, ref.userId, ref.agentId ?? '', ref.name ?? '', 1);
+    sql.insertFirst.run(label, ref.kind, ref.userId, ref.agentId ?? '', ref.name ?? '');
     return true;
   }
 
@@ -282,6 +284,12 @@ export class SqliteRecordBackend implements StorageBackend {
       .transaction(() => {
         const headOf = this.#headLookup(ref, label, records);
         const { changes } = sql.removeAll.run(label);
+        if (records.length === 0) {
+          // Emptied: the partition row (which names the user) goes; its version becomes the floor.
+          const dropped = sql.dropPartition.pluck().get(label) as number | undefined;
+          if (dropped !== undefined) sql.raiseFloor.run(dropped, dropped);
+          return changes + (dropped === undefined ? 0 : 1);
+        }
         for (const { key, json } of records) {
           sql.insert.run(label, key, json, ...recordSearchColumns(ref.kind, key, json, undefined, headOf));
         }
@@ -334,6 +342,9 @@ function labelOf(ref: PartitionRef): string {
   return JSON.stringify([ref.kind, ref.userId, ref.agentId ?? '', ref.name ?? '']);
 }
 
+/** A new partition's first version: one above every version an emptied partition ever had. */
+const FIRST_VERSION = `(SELECT COALESCE(MAX(CAST(value AS INTEGER)), 0) + 1 FROM kioku_record_meta WHERE key = 'version_floor')`;
+
 const SCHEMA = `
 CREATE TABLE IF NOT EXISTS kioku_record_partitions (
   label TEXT PRIMARY KEY,
@@ -353,11 +364,12 @@ CREATE TABLE IF NOT EXISTS kioku_records (
 );
 CREATE UNIQUE INDEX IF NOT EXISTS kioku_records_key ON kioku_records (label, key);
 CREATE TABLE IF NOT EXISTS kioku_record_meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
-CREATE TRIGGER IF NOT EXISTS kioku_records_version AFTER INSERT ON kioku_records BEGIN
+DROP TRIGGER IF EXISTS kioku_records_version;
+CREATE TRIGGER kioku_records_version AFTER INSERT ON kioku_records BEGIN
   UPDATE kioku_record_partitions SET version = version + 1 WHERE label = new.label;
   INSERT INTO kioku_record_partitions (label, kind, user_id, agent_id, name, version)
     SELECT new.label, json_extract(new.label, '$[0]'), json_extract(new.label, '$[1]'),
-      json_extract(new.label, '$[2]'), json_extract(new.label, '$[3]'), 1
+      json_extract(new.label, '$[2]'), json_extract(new.label, '$[3]'), ${FIRST_VERSION}
     WHERE NOT EXISTS (SELECT 1 FROM kioku_record_partitions WHERE label = new.label);
 END;
 `;
@@ -384,13 +396,19 @@ function prepare(db: Database.Database) {
       `UPDATE kioku_records SET json = ?, category = ?, tags = ?, updated_at = ?, search_terms = ?, search_length = ?
        WHERE label = ? AND key = ?`,
     ),
-    upsertVersion: db.prepare(
-      `INSERT INTO kioku_record_partitions (label, kind, user_id, agent_id, name, version) VALUES (?, ?, ?, ?, ?, ?)
-       ON CONFLICT (label) DO UPDATE SET version = excluded.version`,
+    insertFirst: db.prepare(
+      `INSERT INTO kioku_record_partitions (label, kind, user_id, agent_id, name, version)
+       VALUES (?, ?, ?, ?, ?, ${FIRST_VERSION})`,
     ),
     upsertNext: db.prepare(
-      `INSERT INTO kioku_record_partitions (label, kind, user_id, agent_id, name, version) VALUES (?, ?, ?, ?, ?, 1)
+      `INSERT INTO kioku_record_partitions (label, kind, user_id, agent_id, name, version)
+       VALUES (?, ?, ?, ?, ?, ${FIRST_VERSION})
        ON CONFLICT (label) DO UPDATE SET version = version + 1`,
+    ),
+    dropPartition: db.prepare('DELETE FROM kioku_record_partitions WHERE label = ? RETURNING version'),
+    raiseFloor: db.prepare(
+      `INSERT INTO kioku_record_meta (key, value) VALUES ('version_floor', ?)
+       ON CONFLICT (key) DO UPDATE SET value = MAX(CAST(value AS INTEGER), CAST(? AS INTEGER))`,
     ),
     partitions: db.prepare(
       `SELECT user_id AS userId, agent_id AS agentId, name FROM kioku_record_partitions p

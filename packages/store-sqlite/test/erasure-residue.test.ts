@@ -7,11 +7,13 @@ import { createSqliteStores } from '../src/index.js';
 
 /*
  * After forgetUser, her words are in no byte of the database: not in the main file (free pages, FTS5
- * segments) and not in the write-ahead log, read as raw bytes while the stores are still open.
+ * segments) and not in the write-ahead log, read as raw bytes while the stores are still open; and
+ * neither is her user id (no partition row, version or index entry keeps it).
  */
 
 const WORD = 'Leukemiaxqz';
-const ALICE = { userId: 'alice' };
+/** A user id is often an e-mail address: it must go with her words. */
+const ALICE = { userId: 'alice.qzv@example.org' };
 
 let dir: string | undefined;
 afterEach(() => {
@@ -27,7 +29,7 @@ function filesHolding(file: string, word: string): string[] {
 }
 
 describe('SQLite: erasure leaves no bytes behind', () => {
-  it('forgetUser: neither the database file nor its -wal holds her words', async () => {
+  it('forgetUser: neither the database file nor its -wal holds her words or her user id', async () => {
     dir = mkdtempSync(path.join(tmpdir(), 'kioku-sqlite-erase-'));
     const file = path.join(dir, 'kioku.db');
     const stores = createSqliteStores({ file });
@@ -45,10 +47,12 @@ describe('SQLite: erasure leaves no bytes behind', () => {
       await stores.details.create(ALICE, { description: 'note', content: `${WORD} details` });
       await stores.facts.create({ userId: 'bob' }, { content: 'Bob likes tea' });
       expect(filesHolding(file, WORD)).not.toEqual([]);
+      expect(filesHolding(file, ALICE.userId)).not.toEqual([]);
 
       await forgetUser(stores, ALICE.userId);
       expect(await verifyErased(stores, ALICE.userId)).toEqual({ erased: true });
       expect(filesHolding(file, WORD)).toEqual([]);
+      expect(filesHolding(file, ALICE.userId)).toEqual([]);
       expect((await stores.facts.search({ userId: 'bob' }, { query: 'tea' })).length).toBe(1);
     } finally {
       await stores.close();

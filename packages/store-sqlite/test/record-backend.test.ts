@@ -19,7 +19,7 @@ import {
 } from '@kioku/store-test-suite';
 import Database from 'better-sqlite3';
 import { describe, expect, it } from 'vitest';
-import { createSqliteStores } from '../src/index.js';
+import { createSqliteStores, SqliteRecordBackend } from '../src/index.js';
 import { sqliteFileHarness } from './file-harness.js';
 
 /** The storage seam on SQLite: every kind through `createSqliteStores`. */
@@ -54,6 +54,42 @@ forgetTests(bundle);
 memoryPassesSuite(bundle);
 
 describe('SQLite records', () => {
+  it('an emptied partition loses its row (no user id kept), and its versions still never come back', async () => {
+    const dir = mkdtempSync(path.join(tmpdir(), 'kioku-sqlite-records-'));
+    const file = path.join(dir, 'kioku.db');
+    const backend = new SqliteRecordBackend({ file });
+    try {
+      await backend.setup();
+      const ref = { kind: 'working' as const, userId: 'alice@example.org' };
+      const put = (key: string) => ({
+        put: [{ key, json: JSON.stringify({ key }), append: false }],
+        delete: [],
+      });
+      let version = 0;
+      for (let i = 0; i < 5; i++) version = (await backend.apply(ref, version, put(`k${i}`)))!;
+      const before = version;
+      await backend.replace(ref, []);
+      const db = new Database(file, { readonly: true });
+      const rows = () =>
+        db.prepare('SELECT count(*) FROM kioku_record_partitions WHERE user_id = ?').pluck().get(ref.userId);
+      expect(rows()).toBe(0);
+      expect(await backend.version(ref)).toBe(0);
+      // A writer that read the partition before it was emptied loses, now and after it is written again.
+      expect(await backend.apply(ref, before, put('stale'))).toBeNull();
+      const next = (await backend.apply(ref, 0, put('new')))!;
+      expect(next).toBeGreaterThan(before);
+      expect(await backend.apply(ref, before, put('stale'))).toBeNull();
+      // The same through an insert (the trigger's first version) in another emptied partition.
+      const other = { kind: 'working' as const, userId: 'bob@example.org' };
+      expect(await backend.insert!(other, { key: 'd1', json: '{}' })).toBe(true);
+      expect(await backend.version(other)).toBeGreaterThan(before);
+      db.close();
+    } finally {
+      await backend.close();
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
   it('a transcript append inserts one row (checked in the table directly)', async () => {
     const dir = mkdtempSync(path.join(tmpdir(), 'kioku-sqlite-records-'));
     const file = path.join(dir, 'kioku.db');

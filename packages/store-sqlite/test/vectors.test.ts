@@ -251,7 +251,7 @@ describe('hybrid recall over SQLite + sqlite-vec', () => {
     const bundle = withEmbeddings(stores, { embedder: new HashingEmbedder({ dimensions: 64 }) });
     await bundle.setup();
     try {
-      const alice = { userId: 'alice-residue' };
+      const alice = { userId: 'alice.residue@example.org' };
       for (let i = 0; i < 80; i++) {
         await bundle.facts.create(alice, {
           content: `Her daughter Mia was diagnosed with Leukemiaxqz in Porto (${i})`,
@@ -266,6 +266,7 @@ describe('hybrid recall over SQLite + sqlite-vec', () => {
         ...vectors.map((r) => Buffer.from(Float32Array.from(r.vector.slice(0, 8)).buffer)),
         ...vectors.slice(0, 5).map((r) => Buffer.from(r.id)),
         Buffer.from('Leukemiaxqz'),
+        Buffer.from(alice.userId),
       ];
       const holding = () =>
         [file, `${file}-wal`].filter((f) => {

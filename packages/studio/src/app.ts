@@ -1,5 +1,6 @@
 import { Hono } from 'hono';
 import { SCRIPT, STYLE } from './assets.js';
+import { mountedAt, routePathUnder } from './base-path.js';
 import type { Studio } from './context.js';
 import { html, layout } from './html.js';
 import { isKiokuError } from './kioku.js';
@@ -11,12 +12,15 @@ import { registerReview } from './pages/review.js';
 import { registerSearch } from './pages/search.js';
 import { registerSessions } from './pages/sessions.js';
 import { registerUsers } from './pages/users.js';
-import { checkAccess, checkHost, checkPost, type Guard, securityHeaders } from './security.js';
+import { checkAccess, checkHost, checkPost, type Guard, limitBody, securityHeaders } from './security.js';
 
-/** Studio's routes behind its guard: Host first, then the package's assets, then the token, then POST rules. */
+/**
+ * Studio's routes under its base path, behind its guard: the base path, Host, the body limit, then the
+ * package's assets, then the session, then POST rules.
+ */
 export function studioApp(studio: Studio, guard: Guard): Hono {
-  const app = new Hono();
-  app.use(securityHeaders, checkHost(guard));
+  const app = new Hono({ getPath: routePathUnder(guard.base) });
+  app.use(mountedAt(guard.base), securityHeaders, checkHost(guard), limitBody);
   app.get('/assets/studio.css', (c) => c.body(STYLE, 200, { 'Content-Type': 'text/css; charset=utf-8' }));
   app.get('/assets/studio.js', (c) =>
     c.body(SCRIPT, 200, { 'Content-Type': 'text/javascript; charset=utf-8' }),

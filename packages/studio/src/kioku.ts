@@ -13,6 +13,7 @@ export {
   type KiokuStores,
   NotFoundError,
   type Plan,
+  redactUrl,
   type Scope,
   type SessionInfo,
   STORE_KINDS,

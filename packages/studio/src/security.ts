@@ -1,11 +1,18 @@
 import { createHash, createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
 import type { Context, MiddlewareHandler } from 'hono';
+import { bodyLimit } from 'hono/body-limit';
 import { getCookie, setCookie } from 'hono/cookie';
+import { localPath } from './base-path.js';
 
 /*
  * Studio shows and erases a user's memory, so it is locked like a local admin page:
- * - the access token (random, printed at start) comes once in the URL and then lives in an HttpOnly,
- *   SameSite=Strict cookie; the URL is redirected to one without it;
+ * - Studio lives under a random path (base-path.ts), printed at start with the access token;
+ * - the access token (random, printed at start) comes once in the URL and is exchanged for a session
+ *   value (random, per start, never the token) in an HttpOnly, SameSite=Strict cookie whose Path is the
+ *   random path: no other local server the browser visits receives it. The URL is redirected to one
+ *   without the token;
+ * - a request body over 64 KiB is refused (413) before it is read, and a refusal closes the connection
+ *   (the rest of a large body is not read either);
  * - every request's Host must name this server (DNS rebinding), every POST's Origin must be this server;
  * - every POST carries a form token derived from the access token (cross-site request forgery);
  * - in read-only mode every POST is refused, whatever it carries.
@@ -28,8 +35,15 @@ export function formToken(accessToken: string): string {
   return createHmac('sha256', accessToken).update('kioku-studio-form').digest('base64url');
 }
 
+/** The largest request body Studio reads: its forms carry ids and a few short fields. */
+export const MAX_BODY_BYTES = 64 * 1024;
+
 export interface Guard {
   readonly token: string;
+  /** What the cookie carries: random, per start, never the access token. */
+  readonly session: string;
+  /** The random path Studio lives under (the cookie's Path). */
+  readonly base: string;
   /** `host:port` values a request's Host may have (set once the server listens). */
   hosts: ReadonlySet<string>;
   /** Cookie name, per port: two studios on one machine must not overwrite each other's cookie. */
@@ -49,12 +63,26 @@ export function allowedHosts(bound: string, port: number, extra: readonly string
   return new Set([...names].map((name) => `${name.toLowerCase()}:${port}`));
 }
 
-function refuse(c: Context, status: 400 | 401 | 403, title: string, text: string) {
+/** A refusal page; the connection is closed after it, so whatever body the request still has is not read. */
+function refuse(c: Context, status: 400 | 401 | 403 | 413, title: string, text: string) {
   return c.html(
     `<!doctype html><html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1"><title>${title} · Kioku Studio</title><link rel="stylesheet" href="/assets/studio.css"></head><body><main id="main"><h1>${title}</h1><p>${text}</p></main></body></html>`,
     status,
+    { connection: 'close' },
   );
 }
+
+/** A body over MAX_BODY_BYTES is refused: by its Content-Length before any of it is read, else once over. */
+export const limitBody: MiddlewareHandler = bodyLimit({
+  maxSize: MAX_BODY_BYTES,
+  onError: (c) =>
+    refuse(
+      c,
+      413,
+      'Too large',
+      `Studio's forms are small: a request body over ${MAX_BODY_BYTES} bytes is refused.`,
+    ),
+});
 
 /** Every response: no caching, no framing, no script or style but the package's own. */
 export const securityHeaders: MiddlewareHandler = async (c, next) => {
@@ -82,8 +110,9 @@ export function checkHost(guard: Guard): MiddlewareHandler {
 }
 
 /**
- * The access token: from `?token=` (then set as the cookie and redirected away from the URL), or from
- * the cookie. Without it, 401 and nothing of the store.
+ * The access token from `?token=` is exchanged for the session cookie (Path: the base path) and the URL
+ * redirected to one without it; every other request needs the session cookie. Without either, 401 and
+ * nothing of the store.
  */
 export function checkAccess(guard: Guard): MiddlewareHandler {
   return async (c, next) => {
@@ -93,12 +122,13 @@ export function checkAccess(guard: Guard): MiddlewareHandler {
       if (!sameSecret(given, guard.token)) {
         return refuse(c, 401, 'Wrong access token', 'Open the address Kioku Studio printed when it started.');
       }
-      setCookie(c, guard.cookie, guard.token, { httpOnly: true, sameSite: 'Strict', path: '/' });
+      setCookie(c, guard.cookie, guard.session, { httpOnly: true, sameSite: 'Strict', path: guard.base });
       url.searchParams.delete('token');
-      return c.redirect(`${url.pathname}${url.search}`, 303);
+      // The path as routed (without the base: mountedAt puts it back), with one leading slash.
+      return c.redirect(`${localPath(c.req.path)}${url.search}`, 303);
     }
     const cookie = getCookie(c, guard.cookie);
-    if (cookie === undefined || !sameSecret(cookie, guard.token)) {
+    if (cookie === undefined || !sameSecret(cookie, guard.session)) {
       return refuse(
         c,
         401,

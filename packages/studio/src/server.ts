@@ -1,9 +1,10 @@
 import type { AddressInfo } from 'node:net';
 import { serve } from '@hono/node-server';
 import { studioApp } from './app.js';
+import { newBasePath } from './base-path.js';
 import type { Studio } from './context.js';
 import { openDirectory, type UserDirectory } from './directory/index.js';
-import { KiokuBuilder, type KiokuStores, ValidationError } from './kioku.js';
+import { KiokuBuilder, type KiokuStores, redactUrl, ValidationError } from './kioku.js';
 import { TurnLedgerLog } from './ledgers.js';
 import { Receipts } from './receipts.js';
 import { allowedHosts, formToken, type Guard, isLoopback, newAccessToken } from './security.js';
@@ -32,10 +33,12 @@ export interface StudioOptions {
 }
 
 export interface RunningStudio {
-  /** The address to open, with the access token. */
+  /** The address to open: Studio's random path, with the access token. */
   url: string;
-  /** The address without the token. */
+  /** `http://host:port`, no path. */
   origin: string;
+  /** Studio's pages without the token: the origin and the random path (`${address}/users/…`). */
+  address: string;
   token: string;
   close(): Promise<void>;
 }
@@ -55,7 +58,8 @@ export async function serveStudio(options: StudioOptions): Promise<RunningStudio
   if (token.length < 16) throw new ValidationError('The access token must have at least 16 characters.');
   const directory = options.directory ?? (await openDirectory({ type: 'stores', stores: options.stores }));
   const readOnly = options.readOnly === true;
-  const storeLabel = options.storeLabel ?? 'stores';
+  // Whatever the caller passed, a password or secret query parameter never reaches the page header.
+  const storeLabel = redactUrl(options.storeLabel ?? 'stores');
   const csrf = formToken(token);
   const studio: Studio = {
     stores: options.stores,
@@ -67,7 +71,14 @@ export async function serveStudio(options: StudioOptions): Promise<RunningStudio
     page: () => ({ csrf, readOnly, storeLabel }),
   };
   // The guard needs the port, known only once listening: the app reads it through this object.
-  const guard: Guard = { token, hosts: new Set(), cookie: 'kioku-studio', readOnly };
+  const guard: Guard = {
+    token,
+    session: newAccessToken(),
+    base: newBasePath(),
+    hosts: new Set(),
+    cookie: 'kioku-studio',
+    readOnly,
+  };
   const server = await new Promise<ReturnType<typeof serve>>((resolve, reject) => {
     const s = serve({ fetch: studioApp(studio, guard).fetch, hostname: host, port: options.port ?? 0 }, () =>
       resolve(s),
@@ -79,9 +90,11 @@ export async function serveStudio(options: StudioOptions): Promise<RunningStudio
   guard.cookie = `kioku-studio-${port}`;
   const shown = host.includes(':') ? `[${host}]` : host;
   const origin = `http://${shown === '0.0.0.0' || shown === '[::]' ? '127.0.0.1' : shown}:${port}`;
+  const address = `${origin}${guard.base}`;
   return {
-    url: `${origin}/?token=${token}`,
+    url: `${address}/?token=${token}`,
     origin,
+    address,
     token,
     async close() {
       await new Promise<void>((resolve) => server.close(() => resolve()));

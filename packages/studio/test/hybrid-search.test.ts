@@ -1,6 +1,7 @@
 import { createInMemoryStores, HashingEmbedder, withEmbeddings } from '@kioku/core';
 import { describe, expect, it } from 'vitest';
 import { serveStudio } from '../src/index.js';
+import { sessionCookie } from './session.js';
 
 /** With vectors, search shows each fact's lexical and vector rank beside the fused ranking the agent gets. */
 describe('search over hybrid stores', () => {
@@ -11,14 +12,16 @@ describe('search over hybrid stores', () => {
     await stores.facts.create(alice, { content: 'Lives in Lisbon' });
     const studio = await serveStudio({ stores });
     try {
-      const cookie = `kioku-studio-${new URL(studio.origin).port}=${studio.token}`;
+      const cookie = await sessionCookie(studio);
       const page = await (
-        await fetch(`${studio.origin}/users/alice/search?q=green+tea`, { headers: { cookie } })
+        await fetch(`${studio.address}/users/alice/search?q=green+tea`, { headers: { cookie } })
       ).text();
       const expected = (await stores.facts.search(alice, { query: 'green tea', limit: 20 })).map(
         (h) => h.fact.id,
       );
-      const shown = [...page.matchAll(/<a href="\/users\/alice\/facts\/([^"]+)">/g)].map((m) => m[1]);
+      const shown = [...page.matchAll(/<a href="\/k-[\w-]+\/users\/alice\/facts\/([^"]+)">/g)].map(
+        (m) => m[1],
+      );
       expect(shown).toEqual(expected);
       expect(page).toContain('Vector rank');
       const row = page.slice(page.indexOf(tea.id), page.indexOf('</tr>', page.indexOf(tea.id)));

@@ -61,15 +61,15 @@ describe('Kioku Studio on PostgreSQL, in a browser', () => {
       await page.waitForURL('**/users/alice/facts');
       await expectAccessible(page);
       expect(await text(page.locator('h2#facts-heading'))).toBe('5 facts');
-      await page.goto(`${studio.origin}/users/alice/sessions/${seeded.sessionId}`);
+      await page.goto(`${studio.address}/users/alice/sessions/${seeded.sessionId}`);
       await page.getByText('What tea do I like?').waitFor();
-      await page.goto(`${studio.origin}/users/alice/search?q=tea`);
+      await page.goto(`${studio.address}/users/alice/search?q=tea`);
       await expectAccessible(page);
       expect(
         await page.getByRole('region', { name: 'Fact results' }).locator('tbody tr').count(),
       ).toBeGreaterThan(1);
       expect(await page.textContent('body')).not.toContain(BOB_SECRET);
-      expect((await page.goto(`${studio.origin}/users/alice/facts/${seeded.bobFact.id}`))?.status()).toBe(
+      expect((await page.goto(`${studio.address}/users/alice/facts/${seeded.bobFact.id}`))?.status()).toBe(
         404,
       );
     } finally {
@@ -84,12 +84,12 @@ describe('Kioku Studio on PostgreSQL, in a browser', () => {
       const { page } = browser;
       await page.goto(studio.url);
       await page.getByText('read-only').first().waitFor();
-      await page.goto(`${studio.origin}/users/alice/review`);
+      await page.goto(`${studio.address}/users/alice/review`);
       await expectAccessible(page);
       expect(await page.getByRole('button', { name: /Apply|Revert/ }).count()).toBe(0);
-      await page.goto(`${studio.origin}/users/alice/quarantine`);
+      await page.goto(`${studio.address}/users/alice/quarantine`);
       expect(await page.getByRole('button', { name: /Confirm|Drop/ }).count()).toBe(0);
-      await page.goto(`${studio.origin}/users/carol/forget`);
+      await page.goto(`${studio.address}/users/carol/forget`);
       await expectAccessible(page);
       expect(await page.getByRole('button', { name: 'Forget carol' }).count()).toBe(0);
       // A form posted from the page itself (same origin, with the cookie) is still refused.
@@ -100,13 +100,16 @@ describe('Kioku Studio on PostgreSQL, in a browser', () => {
         '/users/carol/forget',
         `/users/alice/facts/${seeded.tea.id}/forget`,
       ]) {
-        await page.evaluate((to) => {
-          const form = document.createElement('form');
-          form.method = 'post';
-          form.action = to;
-          form.innerHTML = '<input name="confirm" value="carol"><button id="post-it">Post</button>';
-          document.body.append(form);
-        }, action);
+        await page.evaluate(
+          (to) => {
+            const form = document.createElement('form');
+            form.method = 'post';
+            form.action = to;
+            form.innerHTML = '<input name="confirm" value="carol"><button id="post-it">Post</button>';
+            document.body.append(form);
+          },
+          `${new URL(studio.address).pathname}${action}`,
+        );
         const [response] = await Promise.all([
           page.waitForResponse((r) => r.request().method() === 'POST'),
           page.locator('#post-it').click(),

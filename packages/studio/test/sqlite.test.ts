@@ -8,6 +8,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { openDirectory, type RunningStudio, serveStudio } from '../src/index.js';
 import { type Browser, expectAccessible, openBrowser, requestWithHost, screenshot, text } from './browser.js';
 import { BOB_SECRET, factsOf, type Seeded, seed } from './seed.js';
+import { sessionCookie } from './session.js';
 
 /*
  * Kioku Studio over a SQLite store, in Chromium: the token, browsing a user, search, review, quarantine,
@@ -45,7 +46,7 @@ describe('Kioku Studio on SQLite, in a browser', () => {
   /** Open a path, check it is accessible and never shows Bob's memory (unless it is Bob's page). */
   async function visit(pathname: string, options: { bob?: boolean } = {}) {
     const { page } = browser;
-    const response = await page.goto(`${studio.origin}${pathname}`);
+    const response = await page.goto(`${studio.address}${pathname}`);
     expect(response?.status(), pathname).toBe(200);
     await expectAccessible(page);
     if (!options.bob) expect(await page.textContent('body')).not.toContain(BOB_SECRET);
@@ -54,11 +55,11 @@ describe('Kioku Studio on SQLite, in a browser', () => {
 
   it('refuses every page without the access token, and opens with it', async () => {
     const { page } = browser;
-    const bare = await page.goto(`${studio.origin}/users/alice/facts`);
+    const bare = await page.goto(`${studio.address}/users/alice/facts`);
     expect(bare?.status()).toBe(401);
     await expect(page.textContent('h1')).resolves.toBe('Access token needed');
     expect(await page.textContent('body')).not.toContain('Likes tea');
-    const wrong = await page.goto(`${studio.origin}/?token=not-the-token`);
+    const wrong = await page.goto(`${studio.address}/?token=not-the-token`);
     expect(wrong?.status()).toBe(401);
 
     await page.goto(studio.url);
@@ -71,10 +72,10 @@ describe('Kioku Studio on SQLite, in a browser', () => {
   });
 
   it('refuses a foreign Host, a cross-site POST and a POST without the form token', async () => {
-    const cookie = `kioku-studio-${new URL(studio.origin).port}=${studio.token}`;
-    expect(await requestWithHost(`${studio.origin}/`, 'evil.example', cookie)).toBe(403);
-    expect(await requestWithHost(`${studio.origin}/`, new URL(studio.origin).host, cookie)).toBe(200);
-    const action = `${studio.origin}/users/alice/quarantine/${seeded.quarantined.id}/confirm`;
+    const cookie = await sessionCookie(studio);
+    expect(await requestWithHost(`${studio.address}/`, 'evil.example', cookie)).toBe(403);
+    expect(await requestWithHost(`${studio.address}/`, new URL(studio.origin).host, cookie)).toBe(200);
+    const action = `${studio.address}/users/alice/quarantine/${seeded.quarantined.id}/confirm`;
     const crossSite = await fetch(action, {
       method: 'POST',
       headers: { cookie, origin: 'http://evil.example', 'content-type': 'application/x-www-form-urlencoded' },
@@ -146,11 +147,11 @@ describe('Kioku Studio on SQLite, in a browser', () => {
 
   it("never shows another user's records under a user's pages", async () => {
     const { page } = browser;
-    const foreign = await page.goto(`${studio.origin}/users/alice/facts/${seeded.bobFact.id}`);
+    const foreign = await page.goto(`${studio.address}/users/alice/facts/${seeded.bobFact.id}`);
     expect(foreign?.status()).toBe(404);
     expect(await page.textContent('body')).not.toContain(BOB_SECRET);
     const bobSession = (await stores.sessions.list(seeded.bob))[0]!;
-    const session = await page.goto(`${studio.origin}/users/alice/sessions/${bobSession.id}`);
+    const session = await page.goto(`${studio.address}/users/alice/sessions/${bobSession.id}`);
     expect(session?.status()).toBe(404);
     await visit('/users/alice/search?q=porto+tea');
     await visit(`/users/bob/facts/${seeded.bobFact.id}`, { bob: true });

@@ -5,6 +5,7 @@ import { parseOrThrow } from '../../foundation/validation.js';
 import { englishAnalyzer } from '../../search/analyzer.js';
 import { OwnSession } from '../../store/sessions/own-session.js';
 import type { SessionStore } from '../../store/sessions/store.js';
+import { updateKvValue } from '../../store/sessions/update-value.js';
 
 /** One forgotten fact as the list keeps it: a keyed hash of its normalised content, never the text. */
 export interface Suppression {
@@ -15,7 +16,29 @@ export interface Suppression {
 }
 
 const KEY_KEY = 'key';
+/** One entry per hash: how lists were kept before buckets (read, and moved into buckets on the next add). */
 const PREFIX = 'suppressed/';
+/**
+ * The hashes, in 16 buckets by their first hex digit (`suppressions/0` … `suppressions/f`), each a JSON
+ * object `{ hash: at }`. A session keeps only so many keys (`kvCap`, 200 by default, oldest evicted): one
+ * key per forgotten fact let the 201st forget evict the first (and the user's key with it). 17 keys hold
+ * any number, up to the value size limit (2 MiB a bucket: about 300,000 forgotten facts a user).
+ */
+const BUCKET_PREFIX = 'suppressions/';
+
+function bucketOf(hash: string): string {
+  return `${BUCKET_PREFIX}${hash[0]}`;
+}
+
+function parseBucket(value: string | undefined): Record<string, string> {
+  const parsed = value === undefined ? undefined : parseJsonOrUndefined(value);
+  if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed)) return {};
+  return Object.fromEntries(
+    Object.entries(parsed as Record<string, unknown>).filter(
+      (e): e is [string, string] => typeof e[1] === 'string',
+    ),
+  );
+}
 
 /**
  * The normalised form a suppression is matched on: the analyzer's distinct terms, sorted (case, stop
@@ -52,8 +75,22 @@ export class SuppressionList {
     return this.#own.write({ userId }, async (sessionId, s) => {
       const key = await this.#key(s, sessionId, true);
       const hashes = [...new Set(forms.map((f) => hmac(key!, f)))];
-      for (const hash of hashes) {
-        await this.#sessions.kvSet(s, sessionId, `${PREFIX}${hash}`, JSON.stringify({ hash, at }));
+      const added = new Map<string, Record<string, string>>();
+      for (const hash of hashes) added.set(bucketOf(hash), { ...added.get(bucketOf(hash)), [hash]: at });
+      // Entries of the one-key-per-hash layout go into their buckets first, then are deleted (before any
+      // bucket is written, so no write evicts the key).
+      const legacy = (await this.#sessions.kvList(s, sessionId)).filter((e) => e.key.startsWith(PREFIX));
+      for (const entry of legacy) {
+        const old = parseJsonOrUndefined(entry.value) as Suppression | undefined;
+        if (typeof old?.hash !== 'string' || typeof old.at !== 'string') continue;
+        const bucket = bucketOf(old.hash);
+        added.set(bucket, { [old.hash]: old.at, ...added.get(bucket) });
+      }
+      for (const entry of legacy) await this.#sessions.kvDelete(s, sessionId, entry.key);
+      for (const [bucket, entries] of added) {
+        await updateKvValue(this.#sessions, s, sessionId, bucket, (current) =>
+          JSON.stringify({ ...parseBucket(current?.value), ...entries }),
+        );
       }
       return hashes;
     });
@@ -68,12 +105,22 @@ export class SuppressionList {
       async (sessionId, s) => {
         const key = await this.#key(s, sessionId, false);
         if (key === undefined) return none;
+        const buckets = new Map<string, Record<string, string>>();
         const out: boolean[] = [];
         for (const text of texts) {
           const form = normalisedContent(text);
+          if (form === null) {
+            out.push(false);
+            continue;
+          }
+          const hash = hmac(key, form);
+          const bucket = bucketOf(hash);
+          if (!buckets.has(bucket)) {
+            buckets.set(bucket, parseBucket((await this.#sessions.kvGet(s, sessionId, bucket))?.value));
+          }
           out.push(
-            form !== null &&
-              (await this.#sessions.kvGet(s, sessionId, `${PREFIX}${hmac(key, form)}`)) !== null,
+            buckets.get(bucket)![hash] !== undefined ||
+              (await this.#sessions.kvGet(s, sessionId, `${PREFIX}${hash}`)) !== null,
           );
         }
         return out;
@@ -86,17 +133,36 @@ export class SuppressionList {
   async list(userId: string): Promise<Suppression[]> {
     parseOrThrow(IdSchema, userId, 'user id');
     const entries = await this.#own.read({ userId }, (id, s) => this.#sessions.kvList(s, id), []);
-    return entries
+    const bucketed = entries
+      .filter((e) => e.key.startsWith(BUCKET_PREFIX))
+      .flatMap((e) => Object.entries(parseBucket(e.value)).map(([hash, at]) => ({ hash, at })));
+    const legacy = entries
       .filter((e) => e.key.startsWith(PREFIX))
       .map((e) => parseJsonOrUndefined(e.value) as Suppression | undefined)
-      .filter((x): x is Suppression => typeof x?.hash === 'string' && typeof x.at === 'string')
-      .sort((a, b) => (a.at < b.at ? -1 : a.at > b.at ? 1 : 0));
+      .filter((x): x is Suppression => typeof x?.hash === 'string' && typeof x.at === 'string');
+    return [...bucketed, ...legacy].sort((a, b) => (a.at < b.at ? -1 : a.at > b.at ? 1 : 0));
   }
 
   /** Lift one suppression (the user changed her mind): true when there was one. */
   async revoke(userId: string, hash: string): Promise<boolean> {
     parseOrThrow(IdSchema, userId, 'user id');
-    return this.#own.read({ userId }, (id, s) => this.#sessions.kvDelete(s, id, `${PREFIX}${hash}`), false);
+    return this.#own.read(
+      { userId },
+      async (id, s) => {
+        let found = false;
+        if (!/^[0-9a-f]{64}$/.test(hash)) return this.#sessions.kvDelete(s, id, `${PREFIX}${hash}`);
+        await updateKvValue(this.#sessions, s, id, bucketOf(hash), (current) => {
+          const entries = parseBucket(current?.value);
+          found = entries[hash] !== undefined;
+          if (!found) return null;
+          delete entries[hash];
+          return JSON.stringify(entries);
+        });
+        const legacy = await this.#sessions.kvDelete(s, id, `${PREFIX}${hash}`);
+        return found || legacy;
+      },
+      false,
+    );
   }
 
   /**
@@ -110,7 +176,9 @@ export class SuppressionList {
       { userId },
       async (sessionId, s) => ({
         key: await this.#key(s, sessionId, false),
-        entries: (await this.#sessions.kvList(s, sessionId)).filter((e) => e.key.startsWith(PREFIX)),
+        entries: (await this.#sessions.kvList(s, sessionId)).filter(
+          (e) => e.key.startsWith(PREFIX) || e.key.startsWith(BUCKET_PREFIX),
+        ),
       }),
       { key: undefined, entries: [] },
     );
