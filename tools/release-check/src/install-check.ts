@@ -26,22 +26,6 @@ function run(command: string, args: string[], cwd: string): string {
   }
 }
 
-/** Every import specifier a package publishes (`@kioku/core`, `@kioku/core/store`, …), package.json aside. */
-export function entryPoints({ json }: PublishablePackage): string[] {
-  const exports = (json.publishConfig?.exports ?? json.exports ?? { '.': null }) as Record<string, unknown>;
-  return Object.keys(exports)
-    .filter((key) => key !== './package.json')
-    .map((key) => (key === '.' ? json.name : `${json.name}/${key.slice(2)}`));
-}
-
-/** Imports every entry point, so `tsc` reads every published declaration file (and what they import). */
-export function everyEntryPointSource(packages: readonly PublishablePackage[]): string {
-  const specifiers = packages.flatMap(entryPoints);
-  return `${specifiers.map((s, i) => `import type * as entry${i} from '${s}';`).join('\n')}
-export type Everything = [${specifiers.map((_, i) => `typeof entry${i}`).join(', ')}];
-`;
-}
-
 /** The example the app runs (the same text as an ES module and as CommonJS, where TS emits `require`): a SQLite store with vectors on, a JSON store, and the OpenAI adapter loaded. */
 const EXAMPLE = `import { HashingEmbedder, KiokuBuilder } from '@kioku/core';
 import { OpenAIChatModel } from '@kioku/openai';
@@ -85,14 +69,17 @@ function writeApp(app: string, tarballs: string[], packages: readonly Publishabl
         private: true,
         type: 'module',
         dependencies: { ...dependencies, 'better-sqlite3': '^12.0.0', 'drizzle-orm': '^0.45.0' },
-        devDependencies: { typescript: '~5.9.3', '@types/node': '^20.19.0', '@types/better-sqlite3': '^7.6.13' },
+        devDependencies: {
+          typescript: '~5.9.3',
+          '@types/node': '^20.19.0',
+          '@types/better-sqlite3': '^7.6.13',
+        },
       },
       null,
       2,
     ),
   );
   mkdirSync(join(app, 'src'));
-  writeFileSync(join(app, 'src/every-entry-point.ts'), everyEntryPointSource(packages));
   // The same program as ESM (.mts: import) and CJS (.cts: require; Node ≥ 20.19 requires ES modules).
   const call = (format: string) =>
     `main(process.argv[2] ?? '.', '${format}').catch((error: unknown) => {\n  console.error(error);\n  process.exit(1);\n});\n`;
@@ -126,7 +113,8 @@ export function installCheck(root: string): void {
       const before = new Set(readdirSync(packed));
       run('pnpm', ['pack', '--pack-destination', packed], join(root, directory));
       const made = readdirSync(packed).filter((f) => !before.has(f));
-      if (made.length !== 1) throw new Error(`install-check: pnpm pack in ${directory} made ${made.length} files`);
+      if (made.length !== 1)
+        throw new Error(`install-check: pnpm pack in ${directory} made ${made.length} files`);
       return join(packed, made[0] as string);
     });
     const app = join(work, 'app');
