@@ -3,6 +3,7 @@ import { mkdirSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { type PublishablePackage, publishablePackages } from './packages.js';
+import { undeclaredTypeImports } from './type-leaks.js';
 
 /**
  * What a team outside the workspace gets: every public package packed (`pnpm pack` rewrites `workspace:`
@@ -107,6 +108,13 @@ export function installCheck(root: string): void {
   const work = mkdtempSync(join(tmpdir(), 'kioku-install-check-'));
   try {
     const packages = publishablePackages(root);
+    const leaks = packages.flatMap((pkg) =>
+      undeclaredTypeImports(root, pkg).map(
+        (name) =>
+          `${pkg.json.name}: its published types import ${name}, which it does not declare (a dependency, or a peer for a driver)`,
+      ),
+    );
+    if (leaks.length > 0) throw new Error(`install-check:\n${leaks.join('\n')}`);
     const packed = join(work, 'tarballs');
     mkdirSync(packed);
     // One pnpm for every package (a pnpm per package costs seconds each on a busy machine).
