@@ -27,8 +27,19 @@ export function parseCommandOptions<O extends OptionTable>(
   options: O,
   args: string[],
 ): OptionValues<O> {
+  return parseCommandArgs(command, options, args, false).values;
+}
+
+/** Like parseCommandOptions, for a command that also takes words (`kioku search … "query"`). */
+export function parseCommandArgs<O extends OptionTable>(
+  command: string,
+  options: O,
+  args: string[],
+  allowPositionals = true,
+): { values: OptionValues<O>; positionals: string[] } {
   try {
-    return parseArgs({ args, options, strict: true, allowPositionals: false }).values;
+    const { values, positionals } = parseArgs({ args, options, strict: true, allowPositionals });
+    return { values: values as OptionValues<O>, positionals };
   } catch (error) {
     const { code, message } = error as { code?: string; message: string };
     const accepted = Object.keys(options)

@@ -11,6 +11,7 @@ import { loadEmbedder, parseEmbedder } from './embedders.js';
 import { EXIT_MISMATCH, formatError, UsageError } from './errors.js';
 import { forgetCommand } from './forget-command.js';
 import { type IndexSpec, openIndex, parseIndex } from './indexes.js';
+import { searchCommand, statsCommand, usersCommand } from './inspect-commands.js';
 import type { CliIo } from './io.js';
 import { KINDS, type Kind, parseKinds, parseVectorKinds, type VectorKind } from './kinds.js';
 import { newTokenEntry, serveMcp } from './mcp.js';
@@ -514,6 +515,9 @@ const HANDLERS: Record<Command, (args: string[], io: CliIo) => Promise<number>> 
   extract: (args, io) => extractCommand(args, io, () => usage(io, 'extract')),
   forget: (args, io) => forgetCommand(args, io, () => usage(io, 'forget')),
   quarantine: (args, io) => quarantineCommand(args, io, () => usage(io, 'quarantine')),
+  users: (args, io) => usersCommand(args, io, () => usage(io, 'users')),
+  stats: (args, io) => statsCommand(args, io, () => usage(io, 'stats')),
+  search: (args, io) => searchCommand(args, io, () => usage(io, 'search')),
   worker: (args, io) => workerCommand(args, io, () => usage(io, 'worker')),
   mcp: mcpCommand,
   studio: async (args, io) => {

@@ -68,13 +68,26 @@ function asUsage<T>(fn: () => T, option: string): T {
   }
 }
 
+/** How often a server checks that the process that started it is still there. */
+const PARENT_CHECK_MS = 1000;
+
+/**
+ * Resolves on SIGINT, SIGTERM, or when the process that started this one is gone (its parent pid
+ * changes: the process was handed to init or a subreaper). \`pnpm kioku studio\` and \`npx kioku …\` do not
+ * forward SIGTERM to the server they started, so without this a stopped parent leaves the server running.
+ */
 export function signalled(): { promise: Promise<string>; dispose(): void } {
   let dispose = () => {};
   const promise = new Promise<string>((resolve) => {
     const on = (signal: string) => resolve(signal);
+    const parent = process.ppid;
+    const watch = setInterval(() => {
+      if (process.ppid !== parent) resolve('parent exited');
+    }, PARENT_CHECK_MS).unref();
     process.once('SIGINT', on);
     process.once('SIGTERM', on);
     dispose = () => {
+      clearInterval(watch);
       process.off('SIGINT', on);
       process.off('SIGTERM', on);
     };

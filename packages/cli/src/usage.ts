@@ -13,6 +13,9 @@ Usage:
   kioku worker  --store <backend> [--users <ids>] [--poll <s>] [--once]                 (background work)
   kioku forget  --store <backend> --user <id> [--dry-run | --fact <id> | --suppressed | --revoke <hash>] [--json]
   kioku quarantine --store <backend> --user <id> [--confirm <id> | --drop <id>] [--json]   (review held memories)
+  kioku users   --store <backend> [--json]                                             (who is in it)
+  kioku stats   --store <backend> [--json]                         (records, sizes, pending work)
+  kioku search  --store <backend> --user <id> [--agent <id>] [--limit <n>] [--json] <query>
   kioku mcp     --store <backend> --user <id> [--agent <id>] [--tools <list>]           (MCP over stdio)
   kioku mcp     --store <backend> --http <host:port> --tokens <file> [--tools <list>]   (MCP over HTTP)
   kioku mcp token --user <id> [--agent <id>]
@@ -254,6 +257,48 @@ Options:
 Examples:
   kioku quarantine --store sqlite:./kioku.db --user alice
   kioku quarantine --store sqlite:./kioku.db --user alice --confirm 3f2a9c1d7e4b`,
+  users: `kioku users --store <backend> [--json]
+
+Lists every user in the store with their records per kind (facts, documents, plans, working, sessions,
+details). Reads only; a store that does not exist is refused (NOT_FOUND), never created.
+
+Options:
+  --store <backend>    the memory to look into
+  --json               one JSON object: { users: [{ userId, records: { facts, … } }] }
+
+Examples:
+  kioku users --store sqlite:./kioku.db
+  kioku users --store postgres://kioku@db/app --json`,
+  stats: `kioku stats --store <backend> [--json]
+
+What the store holds: the number of users; records and their size (bytes of their JSON) per kind; the
+quarantined facts recall skips until someone confirms them; the sessions whose turns extraction has not
+read yet (what kioku worker has to do), and since when the oldest waits. Reads only.
+
+Options:
+  --store <backend>    the memory to look into
+  --json               one JSON object: { users, kinds: { facts: { records, bytes }, … },
+                       quarantinedFacts, pendingSessions, oldestPending }
+
+Examples:
+  kioku stats --store sqlite:./kioku.db
+  kioku stats --store redis://cache:6379/0 --json`,
+  search: `kioku search --store <backend> --user <id> [--agent <id>] [--limit <n>] [--json] <query>
+
+The facts the store's search returns for a query — what recall reads before it drops quarantined facts —
+best first, each with its score (comparable within one list), id, category, trust (trusted, confirmed or
+quarantined with the detector's rules, and where it came from) and text. Reads only.
+
+Options:
+  --store <backend>    the memory to look into
+  --user <id>          whose facts
+  --agent <id>         the agent's facts as recall sees them (the user's shared facts and the agent's)
+  --limit <n>          at most this many facts (default 8, recall's default)
+  --json               one JSON object: { query, userId, hits: [{ id, score, trust, source, category, content }] }
+
+Examples:
+  kioku search --store sqlite:./kioku.db --user alice "which units does she like?"
+  kioku search --store postgres://kioku@db/app --user alice --limit 20 --json deploy`,
   mcp: `kioku mcp --store <backend> (--user <id> | --http <host:port> --tokens <file>) [options]
 
 Serves the memory in --store to MCP clients (Claude Desktop, Claude Code, Cursor, VS Code, Windsurf …)

@@ -28,7 +28,8 @@ import {
   recordSearchColumns,
   SEARCHED_KINDS,
 } from './record-search.js';
-import type { LexicalSearch, SearchSettings } from './search.js';
+import type { LexicalSearch } from './search.js';
+import type { SearchSettings } from './search-settings.js';
 
 export interface SqliteRecordBackendOptions extends SqliteConnectionOptions {
   /** Search ranking and candidate depth (see `Ranking`). */

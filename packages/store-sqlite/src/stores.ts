@@ -3,7 +3,7 @@ import { type SessionStoreOptions, storesOverBackend, type WorkingMemoryOptions 
 import type Database from 'better-sqlite3';
 import { SqliteConnection } from './connection.js';
 import { notSetUp, type SetupReport, SqliteRecordBackend } from './record-backend.js';
-import type { SearchSettings } from './search.js';
+import type { SearchSettings } from './search-settings.js';
 import { SqliteVectorIndex, type SqliteVectorIndexOptions } from './vectors.js';
 
 export interface SqliteStoresOptions {

@@ -2,7 +2,7 @@ import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 
 /** The peer range every published package gives `@kioku/*`: admits each 0.x minor (see the root README). */
-export const KIOKU_PEER_RANGE = 'workspace:>=0.1.0 <1.0.0';
+export const KIOKU_PEER_RANGE = 'workspace:>=0.0.0 <1.0.0';
 /** The export condition that points tests at TypeScript source; it must not reach a published package.json. */
 const SOURCE_CONDITION = '@kioku/source';
 

@@ -7,6 +7,7 @@ import { describe, expect, it } from 'vitest';
 import { bumpsPastChangesets, type PlanLike } from '../src/bumps.js';
 import { changelogProblems, firstReleaseProblems } from '../src/first-release.js';
 import { emittedMaps, packageProblems, publishablePackages } from '../src/packages.js';
+import { undeclaredTypeImports } from '../src/type-leaks.js';
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '../../..');
 
@@ -164,5 +165,33 @@ describe('every publishable package', () => {
     expect(problems.join('\n')).toMatch(/publishConfig\.exports must equal/);
     expect(problems.join('\n')).toMatch(/\.\/src\/index\.ts is not in "files"/);
     expect(problems.join('\n')).toMatch(/peer @kioku\/core is "workspace:\^"/);
+  });
+});
+
+describe('the published types', () => {
+  it('name a package they import that the package does not declare', () => {
+    const dir = mkdtempSync(join(tmpdir(), 'release-check-'));
+    try {
+      mkdirSync(join(dir, 'packages/x/dist'), { recursive: true });
+      writeFileSync(
+        join(dir, 'packages/x/dist/index.d.ts'),
+        "export type { A } from './a.js';\nimport type { Db } from 'drizzle-orm/pg-core';\n",
+      );
+      writeFileSync(
+        join(dir, 'packages/x/dist/a.d.ts'),
+        "import type { Readable } from 'node:stream';\nexport type A = import('zod').JSONType | Readable;\n",
+      );
+      const pkg = {
+        directory: 'packages/x',
+        json: {
+          name: '@kioku/x',
+          publishConfig: { exports: { '.': { types: './dist/index.d.ts', default: './dist/index.js' } } },
+          peerDependencies: { 'drizzle-orm': '^0.45.0' },
+        },
+      };
+      expect(undeclaredTypeImports(dir, pkg)).toEqual(['zod']);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 });
