@@ -3,7 +3,10 @@
  * exactly or with the operators `$eq`, `$ne`, `$gt`, `$gte`, `$lt`, `$lte`, `$in`, `$nin` (the semantics of
  * LangGraph's own stores).
  */
-export function matchesFilter(value: Record<string, unknown>, filter: Record<string, unknown> | undefined): boolean {
+export function matchesFilter(
+  value: Record<string, unknown>,
+  filter: Record<string, unknown> | undefined,
+): boolean {
   if (!filter) return true;
   return Object.entries(filter).every(([field, wanted]) => compare(value[field], wanted));
 }

@@ -1,2 +1,2 @@
-export { KiokuStore, type ItemForgetReceipt, type KiokuStoreOptions, type PutSource } from './store.js';
+export { type ItemForgetReceipt, KiokuStore, type KiokuStoreOptions, type PutSource } from './store.js';
 export { runConfigurable, type UserOption } from './user.js';

@@ -3,7 +3,11 @@
  * fields of the value, one per line. `fields` are LangGraph's index paths (`"$"` the whole value,
  * `"a.b"`, `"tags[*]"`); `false` indexes nothing, and the key is all there is to find it by.
  */
-export function itemText(key: string, value: Record<string, unknown>, fields: readonly string[] | false): string {
+export function itemText(
+  key: string,
+  value: Record<string, unknown>,
+  fields: readonly string[] | false,
+): string {
   if (fields === false) return key;
   const texts = fields.flatMap((path) => leavesAt(value, path === '$' ? [] : path.split('.')));
   const text = texts.join('\n').trim();

@@ -64,6 +64,8 @@ export function categoryNamespace(category: string): string[] | undefined {
 
 /** The fact id of an item: the same namespace and key always name the same fact. */
 export function itemFactId(namespace: readonly string[], key: string): string {
-  const digest = createHash('sha256').update(JSON.stringify([namespace, key])).digest('hex');
+  const digest = createHash('sha256')
+    .update(JSON.stringify([namespace, key]))
+    .digest('hex');
   return `lg-${digest.slice(0, 40)}`;
 }

@@ -1,4 +1,5 @@
 import { ConflictError, type Fact, type KiokuStores, type Scope } from '@kioku/core';
+import { englishAnalyzer } from '@kioku/core/adapter';
 import {
   type CascadeResult,
   type ErasureReceipt,
@@ -48,6 +49,14 @@ export interface KiokuStoreOptions {
   source?: PutSource;
   /** The value fields Kioku finds an item by (LangGraph's index paths; default `["$"]`, every field). */
   index?: { fields?: string[] };
+  /**
+   * Which ranked hits a query returns. `matching` (default): only items whose text holds at least one word
+   * of the query (after stemming) — Kioku's lexical ranking also scores, lower, items that share words with
+   * the best hits (query expansion), and every item shares its namespace's words. `ranked`: every hit
+   * recall returns, as it ranks them; use it with hybrid stores (\`withEmbeddings\`), whose vector half finds
+   * items by meaning rather than by word.
+   */
+  hits?: 'matching' | 'ranked';
 }
 
 /** What `forget` removed: the item's fact and whatever Kioku derived from it. */
@@ -88,6 +97,7 @@ export class KiokuStore extends BaseStore {
   readonly #agentId: string | undefined;
   readonly #source: PutSource;
   readonly #fields: readonly string[];
+  readonly #hits: 'matching' | 'ranked';
 
   constructor(options: KiokuStoreOptions) {
     super();
@@ -96,6 +106,7 @@ export class KiokuStore extends BaseStore {
     this.#agentId = options.agentId;
     this.#source = options.source ?? 'tool';
     this.#fields = options.index?.fields ?? ['$'];
+    this.#hits = options.hits ?? 'matching';
   }
 
   /** The same store bound to one user (for code that runs outside a graph: scripts, tests, a back office). */
@@ -105,6 +116,7 @@ export class KiokuStore extends BaseStore {
       userId,
       source: this.#source,
       index: { fields: [...this.#fields] },
+      hits: this.#hits,
       ...(this.#agentId === undefined ? {} : { agentId: this.#agentId }),
     });
   }
@@ -123,7 +135,7 @@ export class KiokuStore extends BaseStore {
     for (const op of operations) {
       if ('value' in op) {
         puts.set(itemFactId(op.namespace, op.key), op);
-        results.push(undefined);
+        results.push(null); // what LangGraph's own stores answer for a put
       } else if ('namespacePrefix' in op) results.push(await this.#search(scope, op));
       else if ('matchConditions' in op || 'maxDepth' in op || !('key' in op))
         results.push(await this.#listNamespaces(scope, op as ListNamespacesOperation));
@@ -192,10 +204,15 @@ export class KiokuStore extends BaseStore {
     const limit = op.limit ?? 10;
     const keep = (fact: Fact) => !isQuarantined(fact) && matchesFilter(itemOf(fact).value, op.filter);
     if (op.query?.trim()) {
-      const wanted = op.filter ? FILTERED_SEARCH_WINDOW : Math.min(FILTERED_SEARCH_WINDOW, offset + limit + 8);
+      const wanted = op.filter
+        ? FILTERED_SEARCH_WINDOW
+        : Math.min(FILTERED_SEARCH_WINDOW, offset + limit + 8);
       const hits = await this.stores.facts.search(scope, { query: op.query, category, limit: wanted });
+      const terms = new Set(englishAnalyzer.terms(op.query));
+      const holdsTerm = (fact: Fact) =>
+        this.#hits === 'ranked' || englishAnalyzer.terms(fact.content).some((term) => terms.has(term));
       return hits
-        .filter((hit) => keep(hit.fact))
+        .filter((hit) => keep(hit.fact) && holdsTerm(hit.fact))
         .slice(offset, offset + limit)
         .map((hit) => ({ ...toItem(hit.fact), score: hit.score }));
     }
@@ -204,7 +221,10 @@ export class KiokuStore extends BaseStore {
       if (!page.some(isQuarantined)) return page.slice(offset).map(toItem);
     }
     const all = await this.stores.facts.list(scope, { category, order: 'oldest' });
-    return all.filter(keep).slice(offset, offset + limit).map(toItem);
+    return all
+      .filter(keep)
+      .slice(offset, offset + limit)
+      .map(toItem);
   }
 
   async #listNamespaces(scope: Scope, op: ListNamespacesOperation): Promise<string[][]> {

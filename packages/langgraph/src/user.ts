@@ -20,7 +20,7 @@ export function userScope(user: UserOption, agentId: string | undefined): Scope 
   const userId = typeof user === 'string' ? user : user(runConfigurable());
   if (typeof userId !== 'string' || userId === '') {
     throw new ScopeError(
-      'KiokuStore has no user for this call: the userId function returned nothing for the run\'s config.configurable. Pass the user in the run\'s config (e.g. { configurable: { user_id } }) or call store.forUser(userId) outside a run.',
+      "KiokuStore has no user for this call: the userId function returned nothing for the run's config.configurable. Pass the user in the run's config (e.g. { configurable: { user_id } }) or call store.forUser(userId) outside a run.",
     );
   }
   return agentId === undefined ? { userId } : { userId, agentId };
