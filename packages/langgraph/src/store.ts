@@ -25,7 +25,7 @@ import {
 import { matchesFilter } from './filter.js';
 import { itemText } from './item-text.js';
 import { categoryNamespace, itemFactId, namespaceCategory } from './namespace.js';
-import { type UserOption, userScope } from './user.js';
+import { type UserOption, userIdFromConfig, userScope } from './user.js';
 
 /** Who writes what `put` stores: decides whether Kioku's injection detector reads it. */
 export type PutSource = 'user' | 'assistant' | 'tool';
@@ -35,9 +35,11 @@ export interface KiokuStoreOptions {
   stores: KiokuStores;
   /**
    * Whose memory the store reads and writes: a user id, or a function of the run's `config.configurable`
-   * (`(c) => c.user_id`). Taken from the app's config on every call, never from what a model wrote.
+   * (default: `configurable.user_id`), never what a model wrote. A graph calls its store from LangGraph's
+   * batching loop, where the run's config cannot be read: give each run a store bound to its user,
+   * `graph.invoke(input, { configurable, store: store.forUser(userId) })`.
    */
-  userId: UserOption;
+  userId?: UserOption;
   /** Partition the user's memory per agent (Kioku's `agentId`). */
   agentId?: string;
   /**
@@ -102,7 +104,7 @@ export class KiokuStore extends BaseStore {
   constructor(options: KiokuStoreOptions) {
     super();
     this.stores = options.stores;
-    this.#user = options.userId;
+    this.#user = options.userId ?? userIdFromConfig;
     this.#agentId = options.agentId;
     this.#source = options.source ?? 'tool';
     this.#fields = options.index?.fields ?? ['$'];
