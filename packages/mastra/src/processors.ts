@@ -1,0 +1,72 @@
+import type {
+  ProcessInputArgs,
+  ProcessInputResultWithSystemMessages,
+  ProcessOutputResultArgs,
+  Processor,
+} from '@mastra/core/processors';
+import type { RequestContext } from '@mastra/core/request-context';
+import type { KiokuMastraMemory } from './memory.js';
+import { dbMessage, messageText } from './messages.js';
+
+/** The thread and resource of the run, as Mastra's agent puts them in the request context for its memory. */
+function runThread(requestContext: RequestContext | undefined): { threadId: string; resourceId: string } | undefined {
+  const memory = requestContext?.get('MastraMemory') as
+    | { thread?: { id?: string }; resourceId?: string }
+    | undefined;
+  const threadId = memory?.thread?.id;
+  const resourceId = memory?.resourceId;
+  return threadId && resourceId ? { threadId, resourceId } : undefined;
+}
+
+/**
+ * Before the model: Kioku's context for the user's message — the system prompt and memory blocks after
+ * the agent's own system messages, the thread's replayed turns (Kioku's conversation replay) before the
+ * new message. Without a thread and resource (a run without `memory: { thread, resource }`) it does nothing.
+ */
+export class KiokuContextProcessor implements Processor<'kioku-context'> {
+  readonly id = 'kioku-context';
+  readonly name = 'Kioku context';
+  readonly #memory: KiokuMastraMemory;
+
+  constructor(memory: KiokuMastraMemory) {
+    this.#memory = memory;
+  }
+
+  async processInput(args: ProcessInputArgs): Promise<ProcessInputResultWithSystemMessages> {
+    const { messages, systemMessages, requestContext } = args;
+    const run = runThread(requestContext);
+    const last = messages.findLast((m) => m.role === 'user');
+    if (!run || !last) return { messages, systemMessages };
+    const conversation = await this.#memory.conversation(run.resourceId, run.threadId);
+    const prepared = await conversation.prepare(messageText(last));
+    const history = prepared.history.map((m) => dbMessage(m, run));
+    return {
+      messages: [...history, ...messages],
+      systemMessages: [...systemMessages, ...prepared.system.map((m) => ({ role: 'system' as const, content: m.content }))],
+    };
+  }
+}
+
+/** After the model: the exchange (user message, answer) recorded in the thread's Kioku transcript. */
+export class KiokuRecordProcessor implements Processor<'kioku-record'> {
+  readonly id = 'kioku-record';
+  readonly name = 'Kioku record';
+  readonly #memory: KiokuMastraMemory;
+
+  constructor(memory: KiokuMastraMemory) {
+    this.#memory = memory;
+  }
+
+  async processOutputResult(args: ProcessOutputResultArgs) {
+    const { messages, requestContext, result } = args;
+    const run = runThread(requestContext);
+    const userMessage = messages.findLast((m) => m.role === 'user');
+    if (!run || !userMessage || !result.text) return messages;
+    const conversation = await this.#memory.conversation(run.resourceId, run.threadId);
+    await conversation.record([
+      { role: 'user', content: messageText(userMessage) },
+      { role: 'assistant', content: result.text },
+    ]);
+    return messages;
+  }
+}
