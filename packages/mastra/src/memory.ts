@@ -14,7 +14,7 @@ import type {
   StorageListThreadsInput,
   StorageListThreadsOutput,
 } from '@mastra/core/storage';
-import { dbMessage, type DbMessage, toChatMessages } from './messages.js';
+import { type DbMessage, dbMessage, toChatMessages } from './messages.js';
 import { KiokuContextProcessor, KiokuRecordProcessor } from './processors.js';
 
 /** The session metadata key naming the Mastra thread a Kioku session holds. */
@@ -91,7 +91,8 @@ export class KiokuMastraMemory extends MastraMemory {
    * return Kioku's verified erasure receipt.
    */
   async forgetResource(resourceId: string): Promise<ErasureReceipt> {
-    for (const [thread, resource] of this.#resources) if (resource === resourceId) this.#resources.delete(thread);
+    for (const [thread, resource] of this.#resources)
+      if (resource === resourceId) this.#resources.delete(thread);
     for (const key of this.#conversations.keys())
       if (JSON.parse(key)[0] === resourceId) this.#conversations.delete(key);
     return this.kioku.privacy.forgetUser(resourceId);
@@ -153,7 +154,8 @@ export class KiokuMastraMemory extends MastraMemory {
     metadata?: Record<string, unknown>;
   }): Promise<StorageThreadType> {
     const existing = await this.getThreadById({ threadId: args.id });
-    if (!existing) throw new UnsupportedError(`Thread "${args.id}" is not known to this memory: save it first.`);
+    if (!existing)
+      throw new UnsupportedError(`Thread "${args.id}" is not known to this memory: save it first.`);
     return this.saveThread({
       thread: {
         ...existing,
@@ -207,7 +209,11 @@ export class KiokuMastraMemory extends MastraMemory {
     const session = await this.#session(resourceId, threadId, false);
     if (!session) return empty;
     const n = typeof args.perPage === 'number' ? args.perPage : 10_000;
-    const entries = await this.kioku.stores.sessions.transcriptReadLast(this.#scope(resourceId), session.id, n);
+    const entries = await this.kioku.stores.sessions.transcriptReadLast(
+      this.#scope(resourceId),
+      session.id,
+      n,
+    );
     const messages = entries
       .filter((e) => e.role === 'user' || e.role === 'assistant')
       .map((e) => dbMessage(e as ChatMessage, { threadId, resourceId, createdAt: new Date(e.ts) }));
@@ -259,7 +265,9 @@ export class KiokuMastraMemory extends MastraMemory {
   }
 
   #scope(resourceId: string): { userId: string; agentId?: string } {
-    return this.#agentId === undefined ? { userId: resourceId } : { userId: resourceId, agentId: this.#agentId };
+    return this.#agentId === undefined
+      ? { userId: resourceId }
+      : { userId: resourceId, agentId: this.#agentId };
   }
 
   async #session(resourceId: string, threadId: string, create: boolean): Promise<SessionInfo | undefined> {
@@ -267,7 +275,9 @@ export class KiokuMastraMemory extends MastraMemory {
     const sessions = await this.kioku.stores.sessions.list(scope);
     let session = sessions.find((s) => s.metadata[THREAD_METADATA_KEY] === threadId);
     if (!session && create) {
-      session = await this.kioku.stores.sessions.create(scope, { metadata: { [THREAD_METADATA_KEY]: threadId } });
+      session = await this.kioku.stores.sessions.create(scope, {
+        metadata: { [THREAD_METADATA_KEY]: threadId },
+      });
     }
     if (session) this.#resources.set(threadId, resourceId);
     return session;
@@ -286,4 +296,3 @@ export class KiokuMastraMemory extends MastraMemory {
     };
   }
 }
-

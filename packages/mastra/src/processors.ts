@@ -9,7 +9,9 @@ import type { KiokuMastraMemory } from './memory.js';
 import { dbMessage, messageText } from './messages.js';
 
 /** The thread and resource of the run, as Mastra's agent puts them in the request context for its memory. */
-function runThread(requestContext: RequestContext | undefined): { threadId: string; resourceId: string } | undefined {
+function runThread(
+  requestContext: RequestContext | undefined,
+): { threadId: string; resourceId: string } | undefined {
   const memory = requestContext?.get('MastraMemory') as
     | { thread?: { id?: string }; resourceId?: string }
     | undefined;
@@ -17,6 +19,9 @@ function runThread(requestContext: RequestContext | undefined): { threadId: stri
   const resourceId = memory?.resourceId;
   return threadId && resourceId ? { threadId, resourceId } : undefined;
 }
+
+/** The user message each run's turn was prepared for, by the run's message list (one per run). */
+const preparedFor = new WeakMap<object, string>();
 
 /**
  * Before the model: Kioku's context for the user's message — the system prompt and memory blocks after
@@ -33,16 +38,20 @@ export class KiokuContextProcessor implements Processor<'kioku-context'> {
   }
 
   async processInput(args: ProcessInputArgs): Promise<ProcessInputResultWithSystemMessages> {
-    const { messages, systemMessages, requestContext } = args;
+    const { messages, systemMessages, requestContext, messageList } = args;
     const run = runThread(requestContext);
     const last = messages.findLast((m) => m.role === 'user');
     if (!run || !last) return { messages, systemMessages };
     const conversation = await this.#memory.conversation(run.resourceId, run.threadId);
     const prepared = await conversation.prepare(messageText(last));
+    preparedFor.set(messageList, messageText(last));
     const history = prepared.history.map((m) => dbMessage(m, run));
     return {
       messages: [...history, ...messages],
-      systemMessages: [...systemMessages, ...prepared.system.map((m) => ({ role: 'system' as const, content: m.content }))],
+      systemMessages: [
+        ...systemMessages,
+        ...prepared.system.map((m) => ({ role: 'system' as const, content: m.content })),
+      ],
     };
   }
 }
@@ -60,11 +69,13 @@ export class KiokuRecordProcessor implements Processor<'kioku-record'> {
   async processOutputResult(args: ProcessOutputResultArgs) {
     const { messages, requestContext, result } = args;
     const run = runThread(requestContext);
-    const userMessage = messages.findLast((m) => m.role === 'user');
-    if (!run || !userMessage || !result.text) return messages;
+    // The run's output messages hold only the answer: the user's message is the one the context
+    // processor prepared the turn for.
+    const userMessage = preparedFor.get(args.messageList);
+    if (!run || userMessage === undefined || !result.text) return messages;
     const conversation = await this.#memory.conversation(run.resourceId, run.threadId);
     await conversation.record([
-      { role: 'user', content: messageText(userMessage) },
+      { role: 'user', content: userMessage },
       { role: 'assistant', content: result.text },
     ]);
     return messages;
