@@ -1,3 +1,4 @@
+import type { Conversation } from '@kioku/core';
 import type {
   ProcessInputArgs,
   ProcessInputResultWithSystemMessages,
@@ -5,7 +6,6 @@ import type {
   Processor,
 } from '@mastra/core/processors';
 import type { RequestContext } from '@mastra/core/request-context';
-import type { KiokuMastraMemory } from './memory.js';
 import { dbMessage, messageText } from './messages.js';
 
 /** The thread and resource of the run, as Mastra's agent puts them in the request context for its memory. */
@@ -20,6 +20,11 @@ function runThread(
   return threadId && resourceId ? { threadId, resourceId } : undefined;
 }
 
+/** Where the processors find a thread's Kioku conversation (`KiokuMastraMemory`). */
+export interface ThreadConversations {
+  conversation(resourceId: string, threadId: string): Promise<Conversation>;
+}
+
 /** The user message each run's turn was prepared for, by the run's message list (one per run). */
 const preparedFor = new WeakMap<object, string>();
 
@@ -31,9 +36,9 @@ const preparedFor = new WeakMap<object, string>();
 export class KiokuContextProcessor implements Processor<'kioku-context'> {
   readonly id = 'kioku-context';
   readonly name = 'Kioku context';
-  readonly #memory: KiokuMastraMemory;
+  readonly #memory: ThreadConversations;
 
-  constructor(memory: KiokuMastraMemory) {
+  constructor(memory: ThreadConversations) {
     this.#memory = memory;
   }
 
@@ -60,9 +65,9 @@ export class KiokuContextProcessor implements Processor<'kioku-context'> {
 export class KiokuRecordProcessor implements Processor<'kioku-record'> {
   readonly id = 'kioku-record';
   readonly name = 'Kioku record';
-  readonly #memory: KiokuMastraMemory;
+  readonly #memory: ThreadConversations;
 
-  constructor(memory: KiokuMastraMemory) {
+  constructor(memory: ThreadConversations) {
     this.#memory = memory;
   }
 
