@@ -79,6 +79,8 @@ interface ItemMetadata {
 const METADATA_KEY = 'langgraph';
 /** How many hits a search with a filter reads before filtering (Kioku's search returns at most 1000). */
 const FILTERED_SEARCH_WINDOW = 1000;
+/** How many items a search without a query reads at a time. */
+const LIST_PAGE = 100;
 
 /**
  * LangGraph's `BaseStore` over Kioku's stores: `graph.compile({ store })`, `createReactAgent({ store })`
@@ -218,15 +220,16 @@ export class KiokuStore extends BaseStore {
         .slice(offset, offset + limit)
         .map((hit) => ({ ...toItem(hit.fact), score: hit.score }));
     }
-    if (!op.filter) {
-      const page = await this.stores.facts.list(scope, { category, order: 'oldest', limit: offset + limit });
-      if (!page.some(isQuarantined)) return page.slice(offset).map(toItem);
+    // Pages of the namespace's items, oldest first, until offset + limit of them are kept: without a
+    // filter (or with one that matches often) one page; a filter that matches rarely reads further.
+    const kept: Fact[] = [];
+    const page = Math.max(LIST_PAGE, offset + limit);
+    for (let at = 0; kept.length < offset + limit; at += page) {
+      const facts = await this.stores.facts.list(scope, { category, order: 'oldest', limit: page, offset: at });
+      kept.push(...facts.filter(keep));
+      if (facts.length < page) break;
     }
-    const all = await this.stores.facts.list(scope, { category, order: 'oldest' });
-    return all
-      .filter(keep)
-      .slice(offset, offset + limit)
-      .map(toItem);
+    return kept.slice(offset, offset + limit).map(toItem);
   }
 
   async #listNamespaces(scope: Scope, op: ListNamespacesOperation): Promise<string[][]> {

@@ -2,7 +2,7 @@
  * `pnpm bench:frameworks [--items N] [--queries Q] [--json]`: LangGraph's `BaseStore` operations side by
  * side on PostgreSQL — LangGraph's own `PostgresStore` (`@langchain/langgraph-checkpoint-postgres`) and
  * `@kioku/langgraph`'s `KiokuStore` over `@kioku/store-postgres` — in one invocation, each in a schema
- * of its own, the same workload in turns: N puts of one user's memories, then Q gets, Q searches with a
+ * of its own, the same workload, each operation run on one then the other: N puts of one user's memories, then Q gets, Q searches with a
  * query, Q searches with a filter and Q/10 namespace listings. The table shows per-operation mean and p95
  * (ms), the hits a query returned on average, and Kioku ÷ LangGraph (< 1: Kioku faster). Each store
  * searches as it does by default: PostgresStore without an embedding index matches with PostgreSQL full
@@ -73,30 +73,42 @@ async function timed<T>(list: number[], run: () => Promise<T>): Promise<T> {
   return result;
 }
 
-async function runWorkload(store: BaseStore, w: ReturnType<typeof workload>) {
-  const times: Timings = {
-    put: [],
-    get: [],
-    'search (query)': [],
-    'search (filter)': [],
-    listNamespaces: [],
+function emptyTimings(): Timings {
+  return { put: [], get: [], 'search (query)': [], 'search (filter)': [], listNamespaces: [] };
+}
+
+/**
+ * The workload on both stores, one operation at a time in turns (LangGraph's, then Kioku's, the same
+ * operation), so load from elsewhere on the machine falls on both alike.
+ */
+async function runWorkload(
+  stores: { langgraph: BaseStore; kioku: BaseStore },
+  w: ReturnType<typeof workload>,
+) {
+  const times = { langgraph: emptyTimings(), kioku: emptyTimings() };
+  const hits = { langgraph: 0, kioku: 0 };
+  const sides = ['langgraph', 'kioku'] as const;
+  const both = async (op: Op, run: (store: BaseStore) => Promise<unknown>) => {
+    for (const side of sides) {
+      const result = await timed(times[side][op], () => run(stores[side]));
+      if (op === 'search (query)') hits[side] += (result as unknown[]).length;
+    }
   };
-  let hits = 0;
-  for (const m of w.memories) await timed(times.put, () => store.put(m.namespace, m.key, m.value));
-  for (const m of w.keys) await timed(times.get, () => store.get(m.namespace, m.key));
-  for (const q of w.questions) {
-    const found = await timed(times['search (query)'], () =>
-      store.search(['memories'], { query: q, limit: 10 }),
-    );
-    hits += found.length;
-  }
+  for (const m of w.memories) await both('put', (s) => s.put(m.namespace, m.key, m.value));
+  for (const m of w.keys) await both('get', (s) => s.get(m.namespace, m.key));
+  for (const q of w.questions)
+    await both('search (query)', (s) => s.search(['memories'], { query: q, limit: 10 }));
   for (const kind of w.kinds) {
-    await timed(times['search (filter)'], () => store.search(['memories'], { filter: { kind }, limit: 10 }));
+    await both('search (filter)', (s) => s.search(['memories'], { filter: { kind }, limit: 10 }));
   }
   for (let i = 0; i < Math.max(1, w.questions.length / 10); i++) {
-    await timed(times.listNamespaces, () => store.listNamespaces({ prefix: ['memories'] }));
+    await both('listNamespaces', (s) => s.listNamespaces({ prefix: ['memories'] }));
   }
-  return { times, hitsPerQuery: hits / w.questions.length };
+  const per = w.questions.length;
+  return {
+    langgraph: { times: times.langgraph, hitsPerQuery: hits.langgraph / per },
+    kioku: { times: times.kioku, hitsPerQuery: hits.kioku / per },
+  };
 }
 
 function summary(times: number[]) {
@@ -123,8 +135,7 @@ async function main() {
   const kioku = new KiokuStore({ stores, source: 'user' }).forUser('bench-user');
 
   try {
-    const lg = await runWorkload(langgraph, w);
-    const ki = await runWorkload(kioku, w);
+    const { langgraph: lg, kioku: ki } = await runWorkload({ langgraph, kioku }, w);
     const rows = OPS.map((op) => {
       const a = summary(lg.times[op]);
       const b = summary(ki.times[op]);
