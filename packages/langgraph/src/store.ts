@@ -190,15 +190,12 @@ export class KiokuStore extends BaseStore {
       this.#source === 'user' ? { source: 'user' } : { source: this.#source, toolName: 'langgraph.store' };
     const provenance = markUntrusted(base, content);
     const patch = { content, category, metadata, provenance };
-    if (await this.stores.facts.get(scope, id)) {
-      await this.stores.facts.update(scope, id, patch);
-      return;
-    }
+    // Create first: most puts write a new key (one store call); an existing one is updated instead.
     try {
       await this.stores.facts.create(scope, { id, ...patch });
     } catch (error) {
       if (!(error instanceof ConflictError)) throw error;
-      await this.stores.facts.update(scope, id, patch); // created by another writer in between
+      await this.stores.facts.update(scope, id, patch);
     }
   }
 
