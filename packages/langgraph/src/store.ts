@@ -222,7 +222,12 @@ export class KiokuStore extends BaseStore {
     const kept: Fact[] = [];
     const page = Math.max(LIST_PAGE, offset + limit);
     for (let at = 0; kept.length < offset + limit; at += page) {
-      const facts = await this.stores.facts.list(scope, { category, order: 'oldest', limit: page, offset: at });
+      const facts = await this.stores.facts.list(scope, {
+        category,
+        order: 'oldest',
+        limit: page,
+        offset: at,
+      });
       kept.push(...facts.filter(keep));
       if (facts.length < page) break;
     }
