@@ -17,7 +17,7 @@ export function isHuman(message: BaseMessage): boolean {
 
 /** Whether the message is the model's final answer of a turn (an AI message that calls no tool). */
 export function isFinalAnswer(message: BaseMessage | undefined): boolean {
-  if (!message || message.getType() !== 'ai') return false;
+  if (message?.getType() !== 'ai') return false;
   const calls = (message as { tool_calls?: unknown[] }).tool_calls;
   return !calls || calls.length === 0;
 }
