@@ -16,7 +16,7 @@ const CORE_LAYERS = [
   'kioku',
 ];
 const ADAPTERS =
-  'store-json|store-sqlite|store-postgres|store-redis|store-qdrant|store-test-suite|openai|embed-local|extract|mcp|ai-sdk|openai-agents|studio';
+  'store-json|store-sqlite|store-postgres|store-redis|store-qdrant|store-test-suite|openai|embed-local|extract|mcp|ai-sdk|openai-agents|langgraph|mastra|studio';
 
 module.exports = {
   forbidden: [
