@@ -25,12 +25,7 @@ export function recordFeedbackTool(log: FeedbackLog): Tool {
     description: 'Record the user’s feedback or correction on your work.',
     parameters: z.object({
       kind: z.enum(FEEDBACK_KINDS),
-      text: z
-        .string()
-        .trim()
-        .min(1)
-        .max(FEEDBACK_LIMITS.textChars)
-
+      text: z.string().trim().min(1).max(FEEDBACK_LIMITS.textChars),
     }),
     async execute({ kind, text }, { scope }) {
       const signal = await log.record(scope, {
