@@ -10,6 +10,7 @@ export { isoAt, systemClock } from './foundation/clock.js';
 export { ID_PATTERN } from './foundation/ids.js';
 export {
   checkOptions,
+  checkUrlScheme,
   nearest,
   OptionError,
   type OptionRule,

@@ -107,3 +107,20 @@ function editDistance(a: string, b: string): number {
   }
   return rows[a.length]![b.length]!;
 }
+
+/**
+ * A connection URL's scheme checked before anything connects: `postgress://…` is refused with the nearest
+ * accepted scheme, instead of reaching a driver that ignores the scheme and fails on DNS or a timeout.
+ */
+export function checkUrlScheme(where: string, option: string, url: string, schemes: readonly string[]): void {
+  const scheme = /^([A-Za-z][A-Za-z0-9+.-]*):/.exec(url)?.[1]?.toLowerCase();
+  if (scheme !== undefined && schemes.includes(scheme)) return;
+  const accepted = schemes.map((s) => `${s}://`).join(', ');
+  const given = scheme === undefined ? 'has no scheme' : `has the scheme "${scheme}:"`;
+  throw new OptionError(
+    where,
+    option,
+    `${given}; use ${accepted}`,
+    scheme === undefined ? undefined : nearest(scheme, schemes),
+  );
+}
