@@ -9,7 +9,9 @@ import { ValidationError } from './errors.js';
  * `with…` call, a store's factory), before anything runs or connects.
  */
 export class OptionError extends ValidationError {
+  /** The option's path, e.g. `budget.maxTokens` or `mode`. */
   readonly option: string;
+  /** The nearest valid key or value, when one is close to what was given. */
   readonly suggestion: string | undefined;
 
   constructor(where: string, option: string, problem: string, suggestion?: string) {
@@ -32,6 +34,7 @@ export type OptionRule =
   | z.ZodType
   | { readonly options: OptionSpec };
 
+/** The options a call accepts, each with its rule. */
 export type OptionSpec = Readonly<Record<string, OptionRule>>;
 
 /** A spec that names every option of `T`, no more (the compiler checks it against the type). */
