@@ -1,15 +1,17 @@
 import type { OptionSpec, OptionSpecOf } from '../foundation/options.js';
 import type { BackgroundQueueOptions } from '../memory/background/queue.js';
+import type { ExtractionFeatureOptions } from '../memory/extraction/feature.js';
 import type { AllFactsOptions } from '../memory/facts/all/feature.js';
+import type { FactRecallOptions } from '../memory/facts/recall/feature.js';
 import type { RelevantMemoryOptions } from '../memory/facts/relevant/manager.js';
 import type { ConversationHistoryOptions } from '../memory/history/feature.js';
 import type { KnowledgeDocumentsOptions } from '../memory/knowledge/feature.js';
 import type { RefExpansionOptions } from '../memory/offload/expansion.js';
 import type { ToolOutputOffloadOptions } from '../memory/offload/feature.js';
 import type { WorkingMemoryFeatureOptions } from '../memory/working/feature.js';
+import type { ChatModel } from '../model/chat-model.js';
 import { RECALL_MODES } from '../runtime/intent/recall.js';
 import { type TokenBudgetOptions, TokenBudgetSchema } from '../runtime/token-budget.js';
-import type { ExtractionBuilderOptions, FactRecallBuilderOptions } from './builder.js';
 import type { KiokuOptions } from './options.js';
 
 /**
@@ -18,6 +20,36 @@ import type { KiokuOptions } from './options.js';
  * added to a type and not here fails to compile. Values the features validate themselves (zod schemas
  * when they are made) are `true` here; the builder makes the features when each `with…` is called.
  */
+
+export type Without<T, K extends keyof T> = Omit<T, K>;
+
+/** `withFacts({ mode: 'recall' })`'s options: enrichment uses the builder's model and queue unless told otherwise. */
+export type FactRecallBuilderOptions = Without<FactRecallOptions, 'store' | 'sessions' | 'enrichment'> & {
+  /** Default: on when there is a model. `false` turns it off. */
+  enrichment?: false | { model?: ChatModel; directive?: string };
+};
+
+/** `withFacts`'s options: one mode's (see `FactMode`); the builder hands the stores. */
+export type FactsBuilderOptions =
+  | ({ mode?: 'all' } & Without<AllFactsOptions, 'store'>)
+  | ({ mode: 'recall' } & FactRecallBuilderOptions)
+  | ({ mode: 'relevant' } & Without<RelevantMemoryOptions, 'facts' | 'details'> & {
+        /** Search offloaded details too (default true). */
+        details?: boolean;
+      });
+
+/** `withExtraction`'s options: the builder's stores, queue and (unless given) model. */
+export type ExtractionBuilderOptions = Without<
+  ExtractionFeatureOptions,
+  'stores' | 'background' | 'model' | 'outbox' | 'tokenizer'
+> & {
+  model?: ChatModel;
+  /**
+   * Extract, when the app starts (the facade is built), what a process that died left pending (default
+   * true); users another instance is working on are skipped. `false` leaves it to `runPending` or a worker.
+   */
+  recover?: boolean;
+};
 
 const BUDGET = {
   maxTokens: TokenBudgetSchema.shape.maxTokens,

@@ -4,12 +4,9 @@ import { parseOrThrow } from '../foundation/validation.js';
 import { memoryWorkGuard } from '../memory/background/memory-lease.js';
 import { BackgroundQueue } from '../memory/background/queue.js';
 import { resolveDirectives } from '../memory/dream/directives.js';
-import { type ExtractionFeatureOptions, extraction } from '../memory/extraction/feature.js';
+import { extraction } from '../memory/extraction/feature.js';
 import { ExtractionOutbox } from '../memory/extraction/outbox.js';
-import type { AllFactsOptions } from '../memory/facts/all/feature.js';
 import { factMemory } from '../memory/facts/feature.js';
-import type { FactRecallOptions } from '../memory/facts/recall/feature.js';
-import type { RelevantMemoryOptions } from '../memory/facts/relevant/manager.js';
 import { type FeedbackFeatureOptions, feedback } from '../memory/feedback/feature.js';
 import { type ConversationHistoryOptions, conversationHistory } from '../memory/history/feature.js';
 import { type KnowledgeDocumentsOptions, knowledgeDocuments } from '../memory/knowledge/feature.js';
@@ -19,7 +16,6 @@ import { memoryRefExpansion, type RefExpansionOptions } from '../memory/offload/
 import { type ToolOutputOffloadOptions, toolOutputOffload } from '../memory/offload/feature.js';
 import { type PlanModeOptions, planMode } from '../memory/plans/feature.js';
 import { type WorkingMemoryFeatureOptions, workingMemory } from '../memory/working/feature.js';
-import type { ChatModel } from '../model/chat-model.js';
 import type { MemoryFeature } from '../runtime/feature.js';
 import type { KiokuStores } from '../store/bundle/bundle.js';
 import { withEmbeddings } from '../store/bundle/with-embeddings.js';
@@ -28,8 +24,11 @@ import { withStoreTelemetry } from '../store/bundle/with-telemetry.js';
 import { Telemetry, withTelemetry } from '../telemetry/telemetry.js';
 import {
   EXTRACTION_OPTIONS,
+  type ExtractionBuilderOptions,
   FACT_MODES,
   FACTS_OPTIONS,
+  type FactRecallBuilderOptions,
+  type FactsBuilderOptions,
   FEEDBACK_OPTIONS,
   HISTORY_OPTIONS,
   KIOKU_OPTIONS,
@@ -38,40 +37,13 @@ import {
   OFFLOAD_OPTIONS,
   PLAN_MODE_OPTIONS,
   REF_EXPANSION_OPTIONS,
+  type Without,
   WORKING_MEMORY_OPTIONS,
 } from './builder-options.js';
 import { Kioku } from './kioku.js';
 import type { FactLimitsWiring, FeatureFactory, KiokuOptions } from './options.js';
 
-type Without<T, K extends keyof T> = Omit<T, K>;
-
-/** `withFacts({ mode: 'recall' })`'s options: enrichment uses the builder's model and queue unless told otherwise. */
-export type FactRecallBuilderOptions = Without<FactRecallOptions, 'store' | 'sessions' | 'enrichment'> & {
-  /** Default: on when there is a model. `false` turns it off. */
-  enrichment?: false | { model?: ChatModel; directive?: string };
-};
-
-/** `withFacts`'s options: one mode's (see `FactMode`); the builder hands the stores. */
-export type FactsBuilderOptions =
-  | ({ mode?: 'all' } & Without<AllFactsOptions, 'store'>)
-  | ({ mode: 'recall' } & FactRecallBuilderOptions)
-  | ({ mode: 'relevant' } & Without<RelevantMemoryOptions, 'facts' | 'details'> & {
-        /** Search offloaded details too (default true). */
-        details?: boolean;
-      });
-
-/** `withExtraction`'s options: the builder's stores, queue and (unless given) model. */
-export type ExtractionBuilderOptions = Without<
-  ExtractionFeatureOptions,
-  'stores' | 'background' | 'model' | 'outbox' | 'tokenizer'
-> & {
-  model?: ChatModel;
-  /**
-   * Extract, when the app starts (the facade is built), what a process that died left pending (default
-   * true); users another instance is working on are skipped. `false` leaves it to `runPending` or a worker.
-   */
-  recover?: boolean;
-};
+export type { ExtractionBuilderOptions, FactRecallBuilderOptions, FactsBuilderOptions };
 
 /**
  * The one wiring point: the stores bundle (and embeddings, budget, model) go in once; each `with*` adds
