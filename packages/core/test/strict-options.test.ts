@@ -88,6 +88,13 @@ const CASES: Case[] = [
     message: /withMemory: history\.maxTurn is not an option/,
   },
   {
+    name: 'a fact-limit policy that does not exist',
+    build: (b) => b().withFactLimits(loose({ maxFacts: 10, policy: 'least-recaled' })),
+    option: 'policy',
+    suggestion: 'least-recalled',
+    message: /withFactLimits: policy is "least-recaled"/,
+  },
+  {
     name: 'plan mode, which takes no options',
     build: (b) => b().withPlanMode(loose({ maxTokens: 100 })),
     option: 'maxTokens',

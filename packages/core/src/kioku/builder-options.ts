@@ -6,13 +6,14 @@ import type { FactRecallOptions } from '../memory/facts/recall/feature.js';
 import type { RelevantMemoryOptions } from '../memory/facts/relevant/manager.js';
 import type { ConversationHistoryOptions } from '../memory/history/feature.js';
 import type { KnowledgeDocumentsOptions } from '../memory/knowledge/feature.js';
+import { FactLimitsSchema } from '../memory/limits/fact-limits.js';
 import type { RefExpansionOptions } from '../memory/offload/expansion.js';
 import type { ToolOutputOffloadOptions } from '../memory/offload/feature.js';
 import type { WorkingMemoryFeatureOptions } from '../memory/working/feature.js';
 import type { ChatModel } from '../model/chat-model.js';
 import { RECALL_MODES } from '../runtime/intent/recall.js';
 import { type TokenBudgetOptions, TokenBudgetSchema } from '../runtime/token-budget.js';
-import type { KiokuOptions } from './options.js';
+import type { FactLimitsWiring, KiokuOptions } from './options.js';
 
 /**
  * What each KiokuBuilder call accepts, key by key, for `checkOptions`: a key not listed is refused with
@@ -174,3 +175,10 @@ export const MEMORY_OPTIONS: OptionSpec = {
   working: { options: WORKING_MEMORY_OPTIONS },
   history: { options: HISTORY_OPTIONS },
 };
+
+export const FACT_LIMITS_OPTIONS = {
+  maxFacts: FactLimitsSchema.shape.maxFacts,
+  policy: ['least-recently-used', 'least-recalled'],
+  forgetUnusedAfterDays: FactLimitsSchema.shape.forgetUnusedAfterDays,
+  keep: true,
+} satisfies OptionSpecOf<FactLimitsWiring>;

@@ -25,6 +25,7 @@ import { Telemetry, withTelemetry } from '../telemetry/telemetry.js';
 import {
   EXTRACTION_OPTIONS,
   type ExtractionBuilderOptions,
+  FACT_LIMITS_OPTIONS,
   FACT_MODES,
   FACTS_OPTIONS,
   type FactRecallBuilderOptions,
@@ -285,6 +286,7 @@ export class KiokuBuilder {
    * revertible changeset; the dream applies the limits too. Pinned facts (metadata `pinned: true`) stay.
    */
   withFactLimits(limits: FactLimitsWiring): this {
+    checkOptions('withFactLimits', limits, FACT_LIMITS_OPTIONS);
     const { keep, ...rest } = limits;
     parseOrThrow(FactLimitsSchema, rest, 'fact limits');
     this.#factLimits = limits;
