@@ -56,7 +56,7 @@ describe('the middleware with generateText', () => {
   });
 
   it('makes the app’s own messages and tools pay from the same budget', async () => {
-    const { stores, memoryFor } = memoryStack({ maxTokens: 2_400 });
+    const { stores, memoryFor } = memoryStack({ maxTokens: 1_900 });
     for (let i = 0; i < 40; i++) {
       await stores.facts.create(alice, { content: `Fact ${i}: the user owns a collection of maps` });
     }

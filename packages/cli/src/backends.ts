@@ -2,6 +2,7 @@ import { stat } from 'node:fs/promises';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { type Clock, type KiokuStores, NotFoundError, StorageError } from '@kioku/core';
+import { nearest } from '@kioku/core/adapter';
 import { importAdapter, LOADERS } from './adapters.js';
 import { UsageError } from './errors.js';
 import { mayOpenScheme, resolveStoreAdapter } from './store-adapters.js';
@@ -73,6 +74,8 @@ function localPath(scheme: string, rest: string, input: string): string {
 }
 
 /** Parse a backend argument (`--from`, `--to`, `--store`). Throws a UsageError naming the accepted forms. */
+const BUILT_IN_SCHEMES = ['json', 'file', 'sqlite', 'postgres', 'postgresql', 'redis', 'rediss'];
+
 export function parseBackend(input: string): BackendSpec {
   const match = /^([A-Za-z][A-Za-z0-9+.-]+):(.*)$/s.exec(input.trim());
   if (!match) throw new UsageError(`"${input}" is not a backend. Use one of: ${EXAMPLES}.`);
@@ -132,8 +135,9 @@ export function parseBackend(input: string): BackendSpec {
         const spec = `${scheme}:${rest}`;
         return { type: 'adapter', scheme, location: rest, input, label: spec, identity: spec };
       }
+      const near = nearest(scheme, BUILT_IN_SCHEMES);
       throw new UsageError(
-        `Unknown backend "${scheme}:" in "${input}". Use one of: ${EXAMPLES}, or a scheme of an adapter module named in KIOKU_ADAPTERS.`,
+        `Unknown backend "${scheme}:" in "${input}".${near ? ` Did you mean "${near}:"?` : ''} Use one of: ${EXAMPLES}, or a scheme of an adapter module named in KIOKU_ADAPTERS.`,
       );
     }
   }

@@ -1,4 +1,5 @@
 import { type Clock, combineStores, type KiokuStores, STORE_KINDS, type StoreKind } from '@kioku/core';
+import { checkOptions, type OptionSpec } from '@kioku/core/adapter';
 import { type Backend, type OpenOptions, openBackend, parseBackend } from './backends.js';
 import { UsageError } from './errors.js';
 
@@ -22,11 +23,18 @@ export interface OpenStoresOptions {
   role?: OpenOptions['role'];
 }
 
+/** What openStores accepts, key by key: a spec for `default` or a kind, and its own options. */
+const SPEC_KEYS: OptionSpec = Object.fromEntries(['default', ...STORE_KINDS].map((key) => [key, true]));
+const OPEN_OPTIONS: OptionSpec = { clock: true, setup: [true, false], role: ['target', 'source'] };
+
 /**
  * One stores bundle from backend specs: each distinct backend is opened once (its adapter imported only
  * when used), set up, and each kind taken from its own. `close()` closes every backend.
  */
 export async function openStores(spec: StoresSpec, options: OpenStoresOptions = {}): Promise<KiokuStores> {
+  // Checked before anything opens: `{ memories: … }` or `{ fact: … }` is refused with the nearest key.
+  if (typeof spec !== 'string') checkOptions('openStores', spec, SPEC_KEYS);
+  checkOptions('openStores options', options, OPEN_OPTIONS);
   const perKind = typeof spec === 'string' ? { default: spec } : spec;
   const opened = new Map<string, Backend>();
   const sources = {} as Record<StoreKind, KiokuStores>;

@@ -8,6 +8,15 @@
 // Validation, scope, ids and time
 export { isoAt, systemClock } from './foundation/clock.js';
 export { ID_PATTERN } from './foundation/ids.js';
+export {
+  checkOptions,
+  checkUrlScheme,
+  nearest,
+  OptionError,
+  type OptionRule,
+  type OptionSpec,
+  type OptionSpecOf,
+} from './foundation/options.js';
 export { categoryMatches, hasAllTags } from './foundation/record-fields.js';
 export { parseScope, parseThreadScope } from './foundation/scope.js';
 export { parseOrThrow } from './foundation/validation.js';

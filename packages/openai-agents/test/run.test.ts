@@ -226,7 +226,7 @@ describe('Kioku in an Agents SDK run', () => {
   });
 
   it('makes the instructions, the replayed items and the agent’s own tools pay from the same budget', async () => {
-    const { stores, memoryFor } = stack(2_400);
+    const { stores, memoryFor } = stack(1_900);
     for (let i = 0; i < 40; i++) {
       await stores.facts.create(alice, { content: `Fact ${i}: the user owns a collection of maps` });
     }

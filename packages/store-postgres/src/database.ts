@@ -1,4 +1,5 @@
 import { StorageError, ValidationError } from '@kioku/core';
+import { checkUrlScheme } from '@kioku/core/adapter';
 import { sql } from 'drizzle-orm';
 import type { MigrationMeta } from 'drizzle-orm/migrator';
 import { drizzle, type PostgresJsDatabase } from 'drizzle-orm/postgres-js';
@@ -68,6 +69,9 @@ export class PostgresDatabase {
       throw new ValidationError(
         'Give exactly one of `url` (a postgres:// URL) or `client` (a postgres.js client).',
       );
+    }
+    if (options.url !== undefined) {
+      checkUrlScheme('PostgreSQL stores', 'url', options.url, ['postgres', 'postgresql']);
     }
     this.schema = schema;
     this.#ownsClient = options.client === undefined;

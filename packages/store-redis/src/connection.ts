@@ -1,5 +1,6 @@
 import { createHash, randomBytes } from 'node:crypto';
 import { isKiokuError, redactUrl, StorageError, ValidationError } from '@kioku/core';
+import { checkUrlScheme } from '@kioku/core/adapter';
 import { Redis, type RedisOptions } from 'ioredis';
 import { KeySpace } from './keys.js';
 
@@ -76,6 +77,7 @@ export class RedisConnection {
     if ((options.url === undefined) === (options.client === undefined)) {
       throw new ValidationError('Give exactly one of `url` and `client`.');
     }
+    if (options.url !== undefined) checkUrlScheme('Redis stores', 'url', options.url, ['redis', 'rediss']);
     const prefix = options.prefix ?? DEFAULT_PREFIX;
     if (typeof prefix !== 'string' || prefix.length > 200 || /[\p{Cc}]/u.test(prefix)) {
       throw new ValidationError(

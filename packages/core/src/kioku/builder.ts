@@ -1,14 +1,12 @@
 import { ValidationError } from '../foundation/errors.js';
+import { checkOptions, OptionError } from '../foundation/options.js';
 import { parseOrThrow } from '../foundation/validation.js';
 import { memoryWorkGuard } from '../memory/background/memory-lease.js';
 import { BackgroundQueue } from '../memory/background/queue.js';
 import { resolveDirectives } from '../memory/dream/directives.js';
-import { type ExtractionFeatureOptions, extraction } from '../memory/extraction/feature.js';
+import { extraction } from '../memory/extraction/feature.js';
 import { ExtractionOutbox } from '../memory/extraction/outbox.js';
-import type { AllFactsOptions } from '../memory/facts/all/feature.js';
 import { factMemory } from '../memory/facts/feature.js';
-import type { FactRecallOptions } from '../memory/facts/recall/feature.js';
-import type { RelevantMemoryOptions } from '../memory/facts/relevant/manager.js';
 import { type FeedbackFeatureOptions, feedback } from '../memory/feedback/feature.js';
 import { type ConversationHistoryOptions, conversationHistory } from '../memory/history/feature.js';
 import { type KnowledgeDocumentsOptions, knowledgeDocuments } from '../memory/knowledge/feature.js';
@@ -18,45 +16,35 @@ import { memoryRefExpansion, type RefExpansionOptions } from '../memory/offload/
 import { type ToolOutputOffloadOptions, toolOutputOffload } from '../memory/offload/feature.js';
 import { type PlanModeOptions, planMode } from '../memory/plans/feature.js';
 import { type WorkingMemoryFeatureOptions, workingMemory } from '../memory/working/feature.js';
-import type { ChatModel } from '../model/chat-model.js';
 import type { MemoryFeature } from '../runtime/feature.js';
 import type { KiokuStores } from '../store/bundle/bundle.js';
 import { withEmbeddings } from '../store/bundle/with-embeddings.js';
 import { withBundleRecallSignals } from '../store/bundle/with-recall-signals.js';
 import { withStoreTelemetry } from '../store/bundle/with-telemetry.js';
 import { Telemetry, withTelemetry } from '../telemetry/telemetry.js';
+import {
+  EXTRACTION_OPTIONS,
+  type ExtractionBuilderOptions,
+  FACT_LIMITS_OPTIONS,
+  FACT_MODES,
+  FACTS_OPTIONS,
+  type FactRecallBuilderOptions,
+  type FactsBuilderOptions,
+  FEEDBACK_OPTIONS,
+  HISTORY_OPTIONS,
+  KIOKU_OPTIONS,
+  KNOWLEDGE_OPTIONS,
+  MEMORY_OPTIONS,
+  OFFLOAD_OPTIONS,
+  PLAN_MODE_OPTIONS,
+  REF_EXPANSION_OPTIONS,
+  type Without,
+  WORKING_MEMORY_OPTIONS,
+} from './builder-options.js';
 import { Kioku } from './kioku.js';
 import type { FactLimitsWiring, FeatureFactory, KiokuOptions } from './options.js';
 
-type Without<T, K extends keyof T> = Omit<T, K>;
-
-/** `withFacts({ mode: 'recall' })`'s options: enrichment uses the builder's model and queue unless told otherwise. */
-export type FactRecallBuilderOptions = Without<FactRecallOptions, 'store' | 'sessions' | 'enrichment'> & {
-  /** Default: on when there is a model. `false` turns it off. */
-  enrichment?: false | { model?: ChatModel; directive?: string };
-};
-
-/** `withFacts`'s options: one mode's (see `FactMode`); the builder hands the stores. */
-export type FactsBuilderOptions =
-  | ({ mode?: 'all' } & Without<AllFactsOptions, 'store'>)
-  | ({ mode: 'recall' } & FactRecallBuilderOptions)
-  | ({ mode: 'relevant' } & Without<RelevantMemoryOptions, 'facts' | 'details'> & {
-        /** Search offloaded details too (default true). */
-        details?: boolean;
-      });
-
-/** `withExtraction`'s options: the builder's stores, queue and (unless given) model. */
-export type ExtractionBuilderOptions = Without<
-  ExtractionFeatureOptions,
-  'stores' | 'background' | 'model' | 'outbox' | 'tokenizer'
-> & {
-  model?: ChatModel;
-  /**
-   * Extract, when the app starts (the facade is built), what a process that died left pending (default
-   * true); users another instance is working on are skipped. `false` leaves it to `runPending` or a worker.
-   */
-  recover?: boolean;
-};
+export type { ExtractionBuilderOptions, FactRecallBuilderOptions, FactsBuilderOptions };
 
 /**
  * The one wiring point: the stores bundle (and embeddings, budget, model) go in once; each `with*` adds
@@ -70,8 +58,11 @@ export class KiokuBuilder {
   #recover = false;
   #factLimits: FactLimitsWiring | undefined;
   readonly #telemetry: Telemetry | undefined;
+  readonly #factModes = new Set<string>();
 
+  /** Options are checked here (unknown keys, modes, the budget), before anything is wired: see OptionError. */
   constructor(options: KiokuOptions) {
+    checkOptions('KiokuBuilder', options, KIOKU_OPTIONS);
     const { embeddings, recallSignals } = options;
     const telemetry = Telemetry.from(options.telemetry);
     this.#telemetry = telemetry;
@@ -134,6 +125,17 @@ export class KiokuBuilder {
    * exchange stored after the turn; `details: false` leaves the details out). Call it once per mode.
    */
   withFacts(options: FactsBuilderOptions = {}): this {
+    const mode = options.mode ?? 'all';
+    checkOptions('withFacts', { mode }, { mode: FACT_MODES });
+    checkOptions(`withFacts (mode '${mode}')`, options, FACTS_OPTIONS[mode]);
+    if (this.#factModes.has(mode)) {
+      throw new OptionError(
+        'withFacts',
+        'mode',
+        `'${mode}' is already installed (modes combine, e.g. 'all' and 'recall', but each one once)`,
+      );
+    }
+    this.#factModes.add(mode);
     if (options.mode === 'recall') return this.#withFactRecall(options);
     if (options.mode === 'relevant') {
       const { details, ...rest } = options;
@@ -150,11 +152,13 @@ export class KiokuBuilder {
 
   /** Knowledge documents in the prompt: their full text, or the chunks the message finds. */
   withKnowledge(options: Without<KnowledgeDocumentsOptions, 'store'> = {}): this {
+    checkOptions('withKnowledge', options, KNOWLEDGE_OPTIONS);
     return this.use(({ stores }) => knowledgeDocuments({ ...options, store: stores.documents }));
   }
 
   /** The thread's plan: the `[CURRENT_PLAN]` block and the five plan tools. */
   withPlanMode(options: Without<PlanModeOptions, 'store'> = {}): this {
+    checkOptions('withPlanMode', options, PLAN_MODE_OPTIONS);
     return this.use(({ stores }) => planMode({ ...options, store: stores.plans }));
   }
 
@@ -194,6 +198,7 @@ export class KiokuBuilder {
    * unless one is given.
    */
   withExtraction(options: ExtractionBuilderOptions = {}): this {
+    checkOptions('withExtraction', options, EXTRACTION_OPTIONS);
     return this.use(({ stores, model, background, clock, tokenizer }) => {
       const chosen = options.model ?? model;
       if (!chosen) {
@@ -220,11 +225,13 @@ export class KiokuBuilder {
 
   /** Working memory: the own namespace's inventory, patrol findings and the four tools. */
   withWorkingMemory(options: Without<WorkingMemoryFeatureOptions, 'store'> = {}): this {
+    checkOptions('withWorkingMemory', options, WORKING_MEMORY_OPTIONS);
     return this.use(({ stores }) => workingMemory({ ...options, store: stores.working }));
   }
 
   /** The last N turns of the session replayed (default 20), never splitting a tool call from its result. */
   withConversationHistory(options: Without<ConversationHistoryOptions, 'sessions'> = {}): this {
+    checkOptions('withConversationHistory', options, HISTORY_OPTIONS);
     return this.use(({ stores }) => conversationHistory({ ...options, sessions: stores.sessions }));
   }
 
@@ -233,6 +240,7 @@ export class KiokuBuilder {
    * what they liked or disliked) for the dream. Apps record feedback with `kioku.recordFeedback`.
    */
   withFeedback(options: Without<FeedbackFeatureOptions, 'sessions' | 'clock'> = {}): this {
+    checkOptions('withFeedback', options, FEEDBACK_OPTIONS);
     return this.use(({ stores, clock }) =>
       feedback({ ...options, sessions: stores.sessions, ...(clock ? { clock } : {}) }),
     );
@@ -240,6 +248,7 @@ export class KiokuBuilder {
 
   /** Two-layer memory: large tool outputs go to the detail store behind `[MemoryRef: …]`. */
   withToolOutputOffload(options: Without<ToolOutputOffloadOptions, 'details'> = {}): this {
+    checkOptions('withToolOutputOffload', options, OFFLOAD_OPTIONS);
     return this.use(({ stores, tokenizer }) =>
       toolOutputOffload({ ...(tokenizer ? { tokenizer } : {}), ...options, details: stores.details }),
     );
@@ -251,6 +260,7 @@ export class KiokuBuilder {
    * Register it after the features whose messages hold the placeholders.
    */
   withMemoryRefExpansion(options: Without<RefExpansionOptions, 'details'> = {}): this {
+    checkOptions('withMemoryRefExpansion', options, REF_EXPANSION_OPTIONS);
     return this.use(({ stores }) => memoryRefExpansion({ ...options, details: stores.details }));
   }
 
@@ -264,6 +274,7 @@ export class KiokuBuilder {
       history?: Without<ConversationHistoryOptions, 'sessions'>;
     } = {},
   ): this {
+    checkOptions('withMemory', options, MEMORY_OPTIONS);
     return this.withFacts({ ...options.recall, mode: 'recall' })
       .withWorkingMemory(options.working)
       .withConversationHistory(options.history);
@@ -275,6 +286,7 @@ export class KiokuBuilder {
    * revertible changeset; the dream applies the limits too. Pinned facts (metadata `pinned: true`) stay.
    */
   withFactLimits(limits: FactLimitsWiring): this {
+    checkOptions('withFactLimits', limits, FACT_LIMITS_OPTIONS);
     const { keep, ...rest } = limits;
     parseOrThrow(FactLimitsSchema, rest, 'fact limits');
     this.#factLimits = limits;

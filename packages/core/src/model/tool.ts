@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import type { Scope } from '../foundation/scope.js';
+import { compactSchema } from './compact-schema.js';
 import type { SeenVersions } from './seen-versions.js';
 
 export const TOOL_NAME_PATTERN = /^[a-zA-Z0-9_-]{1,64}$/;
@@ -49,7 +50,10 @@ export function defineTool<P extends z.ZodObject>(tool: Tool<P>): Tool {
   return tool as unknown as Tool;
 }
 
-/** The OpenAI Chat Completions `tools` entry for a tool (JSON Schema generated from zod). */
+/**
+ * The OpenAI Chat Completions `tools` entry for a tool: JSON Schema generated from zod, without the
+ * keywords that only validate (`compactSchema`; the zod schema checks every call's arguments anyway).
+ */
 export interface OpenAIToolDefinition {
   type: 'function';
   function: { name: string; description: string; parameters: Record<string, unknown> };
@@ -57,6 +61,6 @@ export interface OpenAIToolDefinition {
 
 export function toOpenAITool(tool: Tool): OpenAIToolDefinition {
   const schema = z.toJSONSchema(tool.parameters, { target: 'draft-7', io: 'input', unrepresentable: 'any' });
-  const { $schema: _ignored, ...parameters } = schema as Record<string, unknown>;
+  const { $schema: _ignored, ...parameters } = compactSchema(schema) as Record<string, unknown>;
   return { type: 'function', function: { name: tool.name, description: tool.description, parameters } };
 }

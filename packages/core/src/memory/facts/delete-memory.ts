@@ -16,10 +16,8 @@ export function deleteMemoryTool(store: FactStore): Tool {
   if (!tool) {
     tool = defineTool({
       name: 'delete_memory',
-      description:
-        'Delete a memory by its id (the [id] shown in the memory block or returned by search_memory). ' +
-        'Use it when the user asks to forget something or an entry is wrong or outdated.',
-      parameters: z.object({ id: z.string().min(1).describe('The memory id, e.g. "a1b2c3d4e5f6".') }),
+      description: 'Delete a wrong, outdated or unwanted memory by [id].',
+      parameters: z.object({ id: z.string().min(1) }),
       async execute({ id }, context) {
         await deleteSeenFact(store, context, id, 'delete_memory');
         return `Deleted memory ${id}.`;

@@ -22,20 +22,10 @@ export interface FeedbackFeatureOptions {
 export function recordFeedbackTool(log: FeedbackLog): Tool {
   return defineTool({
     name: 'record_feedback',
-    description:
-      'Record feedback the user gave about your work, so you learn from it later. Use kind "correction" ' +
-      'when the user corrects you (say what you did wrong and what they want instead), "positive" when ' +
-      'they say what they liked, "negative" when they say what they disliked. One or two sentences.',
+    description: 'Record the user’s feedback or correction on your work.',
     parameters: z.object({
       kind: z.enum(FEEDBACK_KINDS),
-      text: z
-        .string()
-        .trim()
-        .min(1)
-        .max(FEEDBACK_LIMITS.textChars)
-        .describe(
-          'What the user said about your work, e.g. "Used search_files for content search; wants grep."',
-        ),
+      text: z.string().trim().min(1).max(FEEDBACK_LIMITS.textChars),
     }),
     async execute({ kind, text }, { scope }) {
       const signal = await log.record(scope, {

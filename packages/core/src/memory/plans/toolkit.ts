@@ -30,12 +30,10 @@ const StepIdSchema = z
 export function planToolkit(store: PlanStore): Toolkit {
   const createPlan = defineTool({
     name: 'create_plan',
-    description:
-      'Create a plan for a multi-step task in this conversation: a goal and the steps to reach it. It is ' +
-      'shown as [CURRENT_PLAN] on every turn; keep it updated as you work. Replaces any existing plan.',
+    description: 'Plan a multi-step task, shown as [CURRENT_PLAN]; replaces any plan.',
     parameters: z.object({
-      goal: z.string().trim().min(1).describe('What the plan achieves.'),
-      steps: z.array(z.string().trim().min(1)).describe('Step descriptions, in order.'),
+      goal: z.string().trim().min(1),
+      steps: z.array(z.string().trim().min(1)),
     }),
     async execute({ goal, steps }, { scope, seen }) {
       const thread = threadScope(scope);
@@ -49,13 +47,11 @@ export function planToolkit(store: PlanStore): Toolkit {
 
   const updateStep = defineTool({
     name: 'update_plan_step',
-    description:
-      'Set a plan step’s status (pending, in_progress, completed, blocked, skipped), optionally with ' +
-      'notes such as a result or a blocker. Mark a step in_progress when you start it.',
+    description: 'Set a plan step’s status and notes.',
     parameters: z.object({
-      step_id: StepIdSchema.describe('The step number shown in [CURRENT_PLAN], e.g. "2".'),
+      step_id: StepIdSchema,
       status: PlanStepStatusSchema,
-      notes: z.string().optional().describe('Optional notes; replaces the step’s notes.'),
+      notes: z.string().optional(),
     }),
     async execute({ step_id, status, notes }, context) {
       const thread = threadScope(context.scope);
@@ -69,10 +65,10 @@ export function planToolkit(store: PlanStore): Toolkit {
 
   const addStep = defineTool({
     name: 'add_plan_step',
-    description: 'Add a step to the plan, at the end or after a given step.',
+    description: 'Add a plan step, at the end or after a step.',
     parameters: z.object({
       description: z.string().trim().min(1),
-      after_step_id: StepIdSchema.optional().describe('Insert after this step; at the end when omitted.'),
+      after_step_id: StepIdSchema.optional(),
     }),
     async execute({ description, after_step_id }, context) {
       const thread = threadScope(context.scope);
@@ -88,9 +84,7 @@ export function planToolkit(store: PlanStore): Toolkit {
 
   const addNote = defineTool({
     name: 'add_context_note',
-    description:
-      'Record a discovery or decision that matters for the rest of the plan (e.g. "User wants a mobile-' +
-      'first design"). Notes are timestamped and shown under Context Notes.',
+    description: 'Note a discovery or decision that matters for the plan.',
     parameters: z.object({ note: z.string().trim().min(1) }),
     async execute({ note }, context) {
       const thread = threadScope(context.scope);
@@ -103,7 +97,7 @@ export function planToolkit(store: PlanStore): Toolkit {
 
   const completePlan = defineTool({
     name: 'complete_plan',
-    description: 'Mark the plan as completed once its goal is reached.',
+    description: 'Mark the plan completed.',
     parameters: z.object({}),
     async execute(_args, context) {
       const thread = threadScope(context.scope);

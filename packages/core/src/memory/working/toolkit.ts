@@ -23,9 +23,7 @@ export interface WorkingMemoryToolkitOptions {
 const MAX_TTL_MINUTES = MAX_TTL_MS / 60_000;
 
 const KeySchema = z.string().trim().min(1).max(512);
-const NamespaceParam = WorkingPrefixSchema.describe(
-  'A key prefix to look under instead of your own namespace, e.g. "patrol", "patrol/heartbeat" or "subagent/t1".',
-);
+const NamespaceParam = WorkingPrefixSchema.describe('Another prefix, e.g. "patrol"');
 
 /**
  * The working-memory tools. Every call runs in the turn's scope (user + agent) and its own
@@ -40,22 +38,13 @@ export function workingMemoryToolkit(options: WorkingMemoryToolkitOptions): Tool
 
   const save = defineTool({
     name: 'save_to_working_memory',
-    description:
-      'Save data to your working memory (scratch space with expiry) for later turns or other tools: large ' +
-      'results, partial work, hand-offs. A plain key such as "inbox_summary" is stored in your own ' +
-      'namespace; you cannot write to other namespaces. Saving an existing key replaces it (if you read it ' +
-      'and it changed since, the save is refused and you are shown what it holds now).',
+    description: 'Save scratch data under a key (replaces it).',
     parameters: z.object({
-      key: KeySchema.describe('A short name such as "emails_inbox" (letters, digits, _ . @ + -; "/" nests).'),
-      data: z.string().min(1).describe('The content to store.'),
-      ttl_minutes: z
-        .number()
-        .positive()
-        .max(MAX_TTL_MINUTES)
-        .optional()
-        .describe('Minutes until it expires (default 5).'),
-      category: CategorySchema.optional().describe('Optional category such as "email" or "research/web".'),
-      tags: z.array(TagSchema).max(32).optional().describe('Optional tags.'),
+      key: KeySchema,
+      data: z.string().min(1),
+      ttl_minutes: z.number().positive().max(MAX_TTL_MINUTES).optional().describe('Default 5'),
+      category: CategorySchema.optional(),
+      tags: z.array(TagSchema).max(32).optional(),
     }),
     async execute(args, context) {
       const key = resolveWriteKey(args.key, own(context.scope));
@@ -77,10 +66,8 @@ export function workingMemoryToolkit(options: WorkingMemoryToolkitOptions): Tool
   const get = defineTool({
     name: 'get_from_working_memory',
     recall: true,
-    description:
-      'Read an entry from working memory: a plain key from your own namespace, or a full key such as ' +
-      '"patrol/heartbeat/latest-briefing" or "subagent/t1/research_results" from another. Returns the data.',
-    parameters: z.object({ key: KeySchema.describe('Plain key (own namespace) or full path.') }),
+    description: 'Read a working-memory key or full path.',
+    parameters: z.object({ key: KeySchema }),
     async execute(args, context) {
       const key = resolveKey(args.key, own(context.scope));
       const entry = await store.get(context.scope, key);
@@ -96,9 +83,7 @@ export function workingMemoryToolkit(options: WorkingMemoryToolkitOptions): Tool
 
   const list = defineTool({
     name: 'list_working_memory',
-    description:
-      'List the keys in your own working-memory namespace (with time left, category and tags, not the data), ' +
-      'or under another prefix such as "patrol" or "subagent/t1".',
+    description: 'List working-memory keys with time left.',
     parameters: z.object({ namespace: NamespaceParam.optional() }),
     async execute(args, { scope }) {
       const prefix = checkReadablePrefix(args.namespace ?? own(scope));
@@ -112,13 +97,11 @@ export function workingMemoryToolkit(options: WorkingMemoryToolkitOptions): Tool
   const search = defineTool({
     name: 'search_working_memory',
     recall: true,
-    description:
-      'Search working memory by words (BM25), category and/or tags, in your own namespace or under another ' +
-      'prefix. Returns the best matches with a short preview of their data.',
+    description: 'Search working memory; returns previews.',
     parameters: z.object({
-      query: z.string().max(4000).optional().describe('Words to look for.'),
-      category: CategorySchema.optional().describe('Only this category (and its sub-categories).'),
-      tags: z.array(TagSchema).max(32).optional().describe('Only entries with all of these tags.'),
+      query: z.string().max(4000).optional(),
+      category: CategorySchema.optional(),
+      tags: z.array(TagSchema).max(32).optional(),
       namespace: NamespaceParam.optional(),
     }),
     async execute(args, context) {

@@ -18,16 +18,12 @@ export function factEditTools(store: FactStore, options: { dedup?: DedupSettings
   const dedup = options.dedup === undefined ? resolveDedup(undefined) : options.dedup;
   const createMemory = defineTool({
     name: 'create_memory',
-    description:
-      'Remember a durable fact about the user (a preference, a detail of their work, a decision) so it is ' +
-      'shown in [DYNAMIC_MEMORY] in every later conversation. Keep it short and self-contained.',
+    description: 'Remember a durable fact about the user.',
     parameters: z.object({
-      title: z.string().trim().min(1).describe('A short label, e.g. "Preferred language".'),
-      content: z.string().trim().min(1).describe('The fact itself, e.g. "Writes TypeScript, not Python".'),
-      category: CategorySchema.optional().describe(
-        'Optional slash-separated category, e.g. "user-preferences".',
-      ),
-      tags: z.array(z.string()).optional().describe('Optional labels to find it by.'),
+      title: z.string().trim().min(1),
+      content: z.string().trim().min(1).describe('Short, self-contained.'),
+      category: CategorySchema.optional(),
+      tags: z.array(z.string()).optional(),
     }),
     async execute({ title, content, category, tags }, context) {
       const { decision, fact } = await createWithDedup(
@@ -54,12 +50,10 @@ export function factEditTools(store: FactStore, options: { dedup?: DedupSettings
 
   const updateMemory = defineTool({
     name: 'update_memory',
-    description:
-      'Correct or refine a remembered fact by its id (the [id] in [DYNAMIC_MEMORY]). Give a new title, new ' +
-      'content or both; what you leave out stays as it is.',
+    description: 'Correct a memory by its [id]; omitted fields stay.',
     parameters: z
       .object({
-        id: z.string().min(1).describe('The memory id.'),
+        id: z.string().min(1),
         title: z.string().trim().min(1).optional(),
         content: z.string().trim().min(1).optional(),
       })
