@@ -1,4 +1,5 @@
-import { type Conversation, parseMemoryRef } from '@kioku/core';
+import type { Conversation } from '@kioku/core';
+import { parseMemoryRef } from '@kioku/core/adapter';
 import { type JSONSchema7, jsonSchema, type Tool, type ToolExecutionOptions, type ToolSet, tool } from 'ai';
 
 /**

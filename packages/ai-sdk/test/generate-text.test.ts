@@ -1,4 +1,4 @@
-import { parseMemoryRef } from '@kioku/core';
+import { parseMemoryRef } from '@kioku/core/adapter';
 import { MEMORY_NOTICE } from '@kioku/core/model';
 import { APICallError, generateText, stepCountIs, tool, wrapLanguageModel } from 'ai';
 import { describe, expect, it } from 'vitest';

@@ -60,6 +60,7 @@ describe('Kioku spans inside the AI SDK’s telemetry', () => {
       '    ai.generateText.doGenerate',
       '      kioku.prepare',
       '        kioku.stage budget',
+      '        kioku.prefetch facts',
       '        kioku.stage facts',
       '    ai.toolCall',
       '      execute_tool create_memory',
@@ -68,7 +69,7 @@ describe('Kioku spans inside the AI SDK’s telemetry', () => {
     ]);
     // The turn's spans are all in the app's trace (only startConversation's session write was before it).
     const turn = spans.filter((s) => s.startTime >= root.startTime && s.name !== 'app.request');
-    expect(turn.length).toBeGreaterThan(10);
+    expect(turn.length).toBeGreaterThanOrEqual(tree(spans, root).length - 1);
     for (const span of turn) expect(span.spanContext().traceId).toBe(root.spanContext().traceId);
     expect(spans.find((s) => s.name === 'kioku.stage facts')!.attributes['kioku.stage.included']).toBe(1);
   });

@@ -1,6 +1,7 @@
 import { readFile, writeFile } from 'node:fs/promises';
 import { createRequire } from 'node:module';
-import { type Clock, type Embedder, redactUrl, ValidationError } from '@kioku/core';
+import { type Clock, type Embedder, ValidationError } from '@kioku/core';
+import { redactUrl } from '@kioku/core/adapter';
 import type { SnapshotSelector } from '@kioku/core/store';
 import { checkAdapter } from './adapters.js';
 import { parseCommandOptions, plural, required, userId, write } from './args.js';

@@ -1,6 +1,7 @@
 import { readFile, stat } from 'node:fs/promises';
 import type { Readable, Writable } from 'node:stream';
-import { type ChatModel, type Clock, type KiokuStores, redactUrl, withEmbeddings } from '@kioku/core';
+import { type ChatModel, type Clock, type KiokuStores, withEmbeddings } from '@kioku/core';
+import { redactUrl } from '@kioku/core/adapter';
 import type { BackgroundQueue } from '@kioku/core/passes';
 import { IdSchema, traceStores } from '@kioku/core/store';
 import type { HttpAuth, McpIdentity, McpLimits } from '@kioku/mcp';

@@ -1,4 +1,4 @@
-import { redactUrl } from '@kioku/core';
+import { redactUrl } from '@kioku/core/adapter';
 import { UsageError } from './errors.js';
 
 export function parseUrl(input: string): URL {

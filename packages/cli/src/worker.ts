@@ -1,5 +1,6 @@
 import { hostname } from 'node:os';
-import { isKiokuError, KiokuBuilder, type KiokuStores, redactUrl, type StorageError } from '@kioku/core';
+import { isKiokuError, KiokuBuilder, type KiokuStores, type StorageError } from '@kioku/core';
+import { redactUrl } from '@kioku/core/adapter';
 import type { PendingUserReport, RunPendingReport } from '@kioku/core/passes';
 import { type OptionTable, parseCommandOptions, plural, required, userId, write } from './args.js';
 import { UsageError } from './errors.js';

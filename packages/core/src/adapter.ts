@@ -18,9 +18,11 @@ export {
   type OptionSpecOf,
 } from './foundation/options.js';
 export { categoryMatches, hasAllTags } from './foundation/record-fields.js';
+export { redactUrl } from './foundation/redact-url.js';
 export { parseScope, parseThreadScope } from './foundation/scope.js';
 export { parseOrThrow } from './foundation/validation.js';
 export { parseWriteOptions } from './foundation/version.js';
+export { formatMemoryRef, parseMemoryRef } from './memory/offload/ref.js';
 // Search: the lexical index, the ranking every backend scores with, and recall's signals
 export { type Analyzer, englishAnalyzer } from './search/analyzer.js';
 export {

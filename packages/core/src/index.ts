@@ -28,7 +28,6 @@ export {
   UnsupportedError,
   ValidationError,
 } from './foundation/errors.js';
-export { redactUrl } from './foundation/redact-url.js';
 export type { Scope } from './foundation/scope.js';
 // Wiring: one builder, one facade
 export { type FactsBuilderOptions, KiokuBuilder } from './kioku/builder.js';
@@ -44,7 +43,6 @@ export { knowledgeDocuments } from './memory/knowledge/feature.js';
 export { factLimits } from './memory/limits/feature.js';
 export { memoryRefExpansion } from './memory/offload/expansion.js';
 export { toolOutputOffload } from './memory/offload/feature.js';
-export { formatMemoryRef, parseMemoryRef } from './memory/offload/ref.js';
 export { planMode } from './memory/plans/feature.js';
 export { workingMemory } from './memory/working/feature.js';
 // Models

@@ -108,8 +108,8 @@ export {
   PASTED_REASON,
   requarantine,
 } from './memory/trust/quarantine.js';
-export { splitUserWords, type UserWords } from './memory/trust/user-words.js';
 export { type Suppression, SuppressionList } from './memory/trust/suppression.js';
+export { splitUserWords, type UserWords } from './memory/trust/user-words.js';
 // The recall decision's deterministic classifier
 export { deterministicIntent } from './runtime/intent/deterministic.js';
 export {

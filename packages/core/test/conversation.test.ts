@@ -10,10 +10,10 @@ import {
   KiokuBuilder,
   type MemoryFeature,
   type PromptMiddleware,
-  parseMemoryRef,
   StorageError,
   TurnNotRecordedError,
 } from '../src/index.js';
+import { parseMemoryRef } from '../src/memory/offload/ref.js';
 import { MEMORY_NOTICE } from '../src/memory/trust/fence.js';
 import { countMessagesTokens } from '../src/model/messages.js';
 import { InMemoryFactStore } from '../src/store/facts/memory.js';

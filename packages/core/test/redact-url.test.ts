@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { redactUrl } from '../src/index.js';
+import { redactUrl } from '../src/adapter.js';
 
 describe('redactUrl', () => {
   it.each([

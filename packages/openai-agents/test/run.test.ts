@@ -1,4 +1,5 @@
-import { createInMemoryStores, KiokuBuilder, parseMemoryRef } from '@kioku/core';
+import { createInMemoryStores, KiokuBuilder } from '@kioku/core';
+import { parseMemoryRef } from '@kioku/core/adapter';
 import { Agent, type AgentInputItem, type ModelRequest, run, setTracingDisabled, tool } from '@openai/agents';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { z } from 'zod';

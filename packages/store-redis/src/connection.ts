@@ -1,6 +1,6 @@
 import { createHash, randomBytes } from 'node:crypto';
-import { isKiokuError, redactUrl, StorageError, ValidationError } from '@kioku/core';
-import { checkUrlScheme } from '@kioku/core/adapter';
+import { isKiokuError, StorageError, ValidationError } from '@kioku/core';
+import { checkUrlScheme, redactUrl } from '@kioku/core/adapter';
 import { Redis, type RedisOptions } from 'ioredis';
 import { KeySpace } from './keys.js';
 

@@ -13,7 +13,6 @@ export {
   type KiokuStores,
   NotFoundError,
   type Plan,
-  redactUrl,
   type Scope,
   type SessionInfo,
   STORE_KINDS,
@@ -21,7 +20,7 @@ export {
   type TurnLedger,
   ValidationError,
 } from '@kioku/core';
-export { englishAnalyzer, factSearchText } from '@kioku/core/adapter';
+export { englishAnalyzer, factSearchText, redactUrl } from '@kioku/core/adapter';
 export {
   type CascadeResult,
   type ChangeOperation,

@@ -8,10 +8,10 @@ import {
   defineTool,
   KiokuBuilder,
   type MemoryFeature,
-  parseMemoryRef,
   toolOutputOffload,
 } from '../../src/index.js';
 import type { Summarize } from '../../src/memory/offload/processor.js';
+import { parseMemoryRef } from '../../src/memory/offload/ref.js';
 import { extractiveSummary } from '../../src/memory/offload/summary.js';
 import { countMessagesTokens } from '../../src/model/messages.js';
 import { InMemoryDetailStore } from '../../src/store/details/memory.js';

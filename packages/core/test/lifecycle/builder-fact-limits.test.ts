@@ -60,7 +60,9 @@ describe('withFactLimits: the cap after a turn, recalls as uses, decay in the dr
 
   it('refuses limits that make no sense when wired, and enforcing without limits', async () => {
     const { stores } = world();
-    expect(() => new KiokuBuilder({ stores }).withFactLimits({ maxFacts: -1 })).toThrow(/withFactLimits: maxFacts is invalid/);
+    expect(() => new KiokuBuilder({ stores }).withFactLimits({ maxFacts: -1 })).toThrow(
+      /withFactLimits: maxFacts is invalid/,
+    );
     await expect(new KiokuBuilder({ stores }).build().passes.enforceFactLimits(alice)).rejects.toMatchObject({
       code: 'VALIDATION',
     });
