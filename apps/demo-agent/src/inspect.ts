@@ -1,14 +1,7 @@
 import { readFile, writeFile } from 'node:fs/promises';
 import { formatReceipt } from '@kioku/cli';
-import {
-  type ChatMessage,
-  type DroppedItem,
-  formatMemoryRef,
-  type Kioku,
-  type RecallDecision,
-  type Scope,
-  type TurnLedger,
-} from '@kioku/core';
+import type { ChatMessage, DroppedItem, Kioku, RecallDecision, Scope, TurnLedger } from '@kioku/core';
+import { formatMemoryRef } from '@kioku/core/adapter';
 import { type DemoStores, KINDS } from './stack.js';
 
 const STATUS_MARK: Record<string, string> = {

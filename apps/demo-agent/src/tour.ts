@@ -1,6 +1,7 @@
 import { rm } from 'node:fs/promises';
 import path from 'node:path';
-import { type Conversation, HashingEmbedder, parseMemoryRef, type Scope } from '@kioku/core';
+import { type Conversation, HashingEmbedder, type Scope } from '@kioku/core';
+import { parseMemoryRef } from '@kioku/core/adapter';
 import { ManualClock } from '@kioku/core/testing';
 import { describeToolTraffic, ledgerLine, showFacts, showPlan, showRefs, showWorking } from './inspect.js';
 import { learnDocument, showDocuments } from './knowledge.js';

@@ -1,4 +1,5 @@
-import { defineTool, formatMemoryRef, type Tool } from '@kioku/core';
+import { defineTool, type Tool } from '@kioku/core';
+import { formatMemoryRef } from '@kioku/core/adapter';
 import { DetailInputSchema, type DetailStore } from '@kioku/core/store';
 import { z } from 'zod';
 
