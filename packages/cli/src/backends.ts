@@ -143,9 +143,12 @@ export function parseBackend(input: string): BackendSpec {
   }
 }
 
-/** What a store that does not exist means for a command that reads or erases: nothing to do, say so. */
+/**
+ * What a store that does not exist means for a command that reads, erases or serves: nothing to do, say so,
+ * and how to start a new store there on purpose.
+ */
 const NOTHING_CREATED =
-  'nothing was read, erased or created. Commands that write a new store are "kioku migrate --to" and "kioku import --to".';
+  'nothing was read, erased or created. To start a new store there, run "kioku init --store <backend>" (or pass --create to "kioku studio" / "kioku mcp"); "kioku migrate --to" and "kioku import --to" write one from a copy.';
 
 /** The one rule for a `source` store: it must exist, or NotFoundError names it and nothing is created. */
 async function mustExist(what: string, file: string, kind: 'directory' | 'file'): Promise<void> {
