@@ -1,4 +1,4 @@
-import { stat } from 'node:fs/promises';
+import { mkdir, stat } from 'node:fs/promises';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { type Clock, type KiokuStores, NotFoundError, StorageError } from '@kioku/core';
@@ -206,6 +206,9 @@ export async function openBackend(spec: BackendSpec, options: OpenOptions): Prom
     spec,
     stores,
     setup: async () => {
+      // A JSON store writes its directory lazily: made here, so a store just set up (`kioku init`,
+      // `--create`) exists for the next command even before anything is written to it.
+      if (spec.type === 'json') await mkdir(spec.directory, { recursive: true });
       await stores.setup();
     },
     close: () => stores.close(),

@@ -148,6 +148,16 @@ describe('a store that does not exist', () => {
     expect(again.stdout).toMatch(/already holds a Kioku store/);
   });
 
+  it('kioku init creates a JSON data directory that the next command opens', async () => {
+    const dir = await emptyDir();
+    const data = path.join(dir, 'data');
+    const init = await kiokuInProcess(['init', '--store', `json:${data}`]);
+    expect(init.code, init.stderr).toBe(0);
+    expect(init.stdout).toBe(`Created an empty Kioku store at json:${data}.\n`);
+    const users = await kiokuInProcess(['users', '--store', `json:${data}`, '--json']);
+    expect(users.code, users.stderr).toBe(0);
+  });
+
   it.skipIf(!pgUrl)(
     'mcp on a PostgreSQL schema without Kioku tables is refused and creates no schema',
     async () => {
