@@ -226,6 +226,8 @@ async function openAdapterStores(spec: BackendSpec, options: OpenOptions): Promi
     case 'sqlite': {
       // better-sqlite3 creates a missing file: a mistyped source would otherwise read as an empty memory.
       if (role === 'source') await mustExist('SQLite database', spec.file, 'file');
+      // A store made on purpose (init, --create, a migrate or import target) gets its directory too.
+      else await mkdir(path.dirname(spec.file), { recursive: true });
       const { createSqliteStores } = await importAdapter('sqlite', LOADERS.sqlite);
       return createSqliteStores({ file: spec.file, clock });
     }
