@@ -1,4 +1,4 @@
-import { stat } from 'node:fs/promises';
+import { mkdir, stat } from 'node:fs/promises';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { type Clock, type KiokuStores, NotFoundError, StorageError } from '@kioku/core';
@@ -143,9 +143,12 @@ export function parseBackend(input: string): BackendSpec {
   }
 }
 
-/** What a store that does not exist means for a command that reads or erases: nothing to do, say so. */
+/**
+ * What a store that does not exist means for a command that reads, erases or serves: nothing to do, say so,
+ * and how to start a new store there on purpose.
+ */
 const NOTHING_CREATED =
-  'nothing was read, erased or created. Commands that write a new store are "kioku migrate --to" and "kioku import --to".';
+  'nothing was read, erased or created. To start a new store there, run "kioku init --store <backend>" (or pass --create to "kioku studio" / "kioku mcp"); "kioku migrate --to" and "kioku import --to" write one from a copy.';
 
 /** The one rule for a `source` store: it must exist, or NotFoundError names it and nothing is created. */
 async function mustExist(what: string, file: string, kind: 'directory' | 'file'): Promise<void> {
@@ -203,6 +206,9 @@ export async function openBackend(spec: BackendSpec, options: OpenOptions): Prom
     spec,
     stores,
     setup: async () => {
+      // A JSON store writes its directory lazily: made here, so a store just set up (`kioku init`,
+      // `--create`) exists for the next command even before anything is written to it.
+      if (spec.type === 'json') await mkdir(spec.directory, { recursive: true });
       await stores.setup();
     },
     close: () => stores.close(),
@@ -220,6 +226,8 @@ async function openAdapterStores(spec: BackendSpec, options: OpenOptions): Promi
     case 'sqlite': {
       // better-sqlite3 creates a missing file: a mistyped source would otherwise read as an empty memory.
       if (role === 'source') await mustExist('SQLite database', spec.file, 'file');
+      // A store made on purpose (init, --create, a migrate or import target) gets its directory too.
+      else await mkdir(path.dirname(spec.file), { recursive: true });
       const { createSqliteStores } = await importAdapter('sqlite', LOADERS.sqlite);
       return createSqliteStores({ file: spec.file, clock });
     }

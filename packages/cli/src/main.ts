@@ -12,6 +12,7 @@ import { loadEmbedder, parseEmbedder } from './embedders.js';
 import { EXIT_MISMATCH, formatError, UsageError } from './errors.js';
 import { forgetCommand } from './forget-command.js';
 import { type IndexSpec, openIndex, parseIndex } from './indexes.js';
+import { initCommand } from './init-command.js';
 import { searchCommand, statsCommand, usersCommand } from './inspect-commands.js';
 import type { CliIo } from './io.js';
 import { KINDS, type Kind, parseKinds, parseVectorKinds, type VectorKind } from './kinds.js';
@@ -90,6 +91,7 @@ const OPTIONS = {
     embedder: string,
     dimensions: string,
     enrich: string,
+    create: flag,
     help,
   },
   studio: {
@@ -97,6 +99,7 @@ const OPTIONS = {
     host: string,
     port: string,
     'read-only': flag,
+    create: flag,
     'allow-remote': flag,
     'allow-host': { type: 'string', multiple: true },
     index: string,
@@ -515,6 +518,7 @@ const HANDLERS: Record<Command, (args: string[], io: CliIo) => Promise<number>> 
   dream: (args, io) => dreamCommand(args, io, () => usage(io, 'dream')),
   extract: (args, io) => extractCommand(args, io, () => usage(io, 'extract')),
   forget: (args, io) => forgetCommand(args, io, () => usage(io, 'forget')),
+  init: (args, io) => initCommand(args, io, () => usage(io, 'init')),
   quarantine: (args, io) => quarantineCommand(args, io, () => usage(io, 'quarantine')),
   users: (args, io) => usersCommand(args, io, () => usage(io, 'users')),
   stats: (args, io) => statsCommand(args, io, () => usage(io, 'stats')),

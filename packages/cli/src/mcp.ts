@@ -31,6 +31,8 @@ export interface McpValues {
   embedder?: string;
   dimensions?: string;
   enrich?: string;
+  /** Start a new, empty store when --store names none (without it, a store that does not exist is refused). */
+  create?: boolean;
 }
 
 export interface McpIo {
@@ -130,11 +132,17 @@ function storeSpec(values: McpValues): string {
   return store;
 }
 
+/** A store that does not exist is refused (a typo'd client config must not serve an empty memory). */
+function roleOf(values: McpValues): 'source' | 'target' {
+  return values.create ? 'target' : 'source';
+}
+
 export async function openMemory(
   store: string,
   values: Pick<McpValues, 'index' | 'embedder' | 'dimensions'>,
   io: McpIo,
-  role: 'source' | 'target' = 'target',
+  /** `source`: the store must exist (NOT_FOUND otherwise); `target`: a missing one is created (--create). */
+  role: 'source' | 'target',
   /** false: no backend's `setup()` runs (nothing is created, migrated or switched to WAL: read-only use). */
   setup = true,
 ): Promise<KiokuStores> {
@@ -234,7 +242,7 @@ async function overStdio(
   if (!identity) {
     throw new UsageError('Say whose memory to serve: --user <id> (over stdio the user is fixed at start).');
   }
-  const stores = traceStores(await openMemory(store, values, io));
+  const stores = traceStores(await openMemory(store, values, io, roleOf(values)));
   const stop = signalled();
   try {
     const server = await mcp.serveStdio({
@@ -285,7 +293,7 @@ async function overHttp(
     );
   }
   const auth: HttpAuth = identity ? { identity } : { tokens: await readTokens(mcp, values.tokens!, io) };
-  const stores = traceStores(await openMemory(store, values, io));
+  const stores = traceStores(await openMemory(store, values, io, roleOf(values)));
   const stop = signalled();
   try {
     const server = await mcp.serveHttp({

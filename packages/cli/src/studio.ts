@@ -9,6 +9,8 @@ export interface StudioValues {
   host?: string;
   port?: string;
   'read-only'?: boolean;
+  /** Start a new, empty store when --store names none (without it, a store that does not exist is refused). */
+  create?: boolean;
   'allow-remote'?: boolean;
   'allow-host'?: string[];
   index?: string;
@@ -42,10 +44,15 @@ export async function serveStudioCommand(values: StudioValues, io: McpIo): Promi
       `Refusing to listen on ${values.host}: anyone who reaches it with the token could read and erase memory. Add --allow-remote to mean it (and put it behind TLS).`,
     );
   }
-  // Read-only studio only reads: a mistyped store is refused rather than created empty, and no backend's
-  // setup runs (it would migrate, switch SQLite to WAL, create tables: writes, however small).
   const readOnly = values['read-only'] === true;
-  const stores = await openMemory(store, values, io, readOnly ? 'source' : 'target', !readOnly);
+  if (readOnly && values.create) {
+    throw new UsageError(
+      '--read-only writes nothing and --create writes a new store: give one or the other.',
+    );
+  }
+  // A mistyped store is refused rather than served empty, unless --create asks for a new one. Read-only
+  // studio runs no backend's setup (it would migrate, switch SQLite to WAL, create tables: writes).
+  const stores = await openMemory(store, values, io, values.create ? 'target' : 'source', !readOnly);
   const stop = signalled();
   try {
     // A registered adapter has no native directory reader: the studio lists users from its snapshots.

@@ -3,6 +3,7 @@ export const MAIN_USAGE = `kioku — move Kioku memory between backends, rebuild
 serve it over MCP, look at it in a browser
 
 Usage:
+  kioku init    --store <backend>                                    (start a new, empty store)
   kioku migrate --from <backend> --to <backend> (--user <id> | --all-users) [--kinds <list>] [--dry-run]
   kioku export  --from <backend> (--user <id> | --all-users) [--kinds <list>] [--output <file>]
   kioku import  --to <backend> [--user <id>] [--kinds <list>] [--input <file>]
@@ -16,10 +17,10 @@ Usage:
   kioku users   --store <backend> [--json]                                             (who is in it)
   kioku stats   --store <backend> [--json]                         (records, sizes, pending work)
   kioku search  --store <backend> --user <id> [--agent <id>] [--limit <n>] [--json] <query>
-  kioku mcp     --store <backend> --user <id> [--agent <id>] [--tools <list>]           (MCP over stdio)
-  kioku mcp     --store <backend> --http <host:port> --tokens <file> [--tools <list>]   (MCP over HTTP)
+  kioku mcp     --store <backend> --user <id> [--agent <id>] [--tools <list>] [--create] (MCP over stdio)
+  kioku mcp     --store <backend> --http <host:port> --tokens <file> [--tools <list>] [--create] (HTTP)
   kioku mcp token --user <id> [--agent <id>]
-  kioku studio  --store <backend> [--port <n>] [--read-only]                           (a local web page)
+  kioku studio  --store <backend> [--port <n>] [--read-only | --create]                (a local web page)
   kioku help [command]    kioku --version
 
 Backends:
@@ -41,7 +42,12 @@ Embedders (reembed):
                                whose vector size it does not know
   hashing[:<dimensions>]       @kioku/core's offline HashingEmbedder (default 256 dimensions)
 
+A store that does not exist (a JSON directory, a SQLite file, a PostgreSQL schema without Kioku's tables)
+is refused with NOT_FOUND and nothing is created, so a typo never reads or serves an empty memory. New
+stores come from kioku init, from --create on mcp and studio, or as the target of migrate and import.
+
 Examples:
+  kioku init --store sqlite:./kioku.db
   kioku migrate --from json:./data --to sqlite:./kioku.db --all-users
   kioku migrate --from sqlite:./kioku.db --to postgres://kioku@db.internal/app --all-users
   kioku migrate --from json:./data --to postgres://localhost/app?schema=memory --user alice --kinds facts,sessions
@@ -61,6 +67,19 @@ Exit codes: 0 done, 1 the operation failed (Kioku error code and message on stde
 Set KIOKU_DEBUG=1 to print stack traces.`;
 
 export const COMMAND_USAGE = {
+  init: `kioku init --store <backend>
+
+Starts a new, empty store: creates the JSON directory, the SQLite file or the PostgreSQL tables (in
+?schema=, default kioku), or checks that Redis answers. On a store that already exists it only upgrades
+the schema if it has to. Every other command that reads, erases or serves refuses a store that does not
+exist (NOT_FOUND), so a typo never reads or serves an empty memory; mcp and studio take --create instead.
+
+Options:
+  --store <backend>    json:, sqlite:, postgres:// or redis://
+
+Examples:
+  kioku init --store sqlite:./kioku.db
+  kioku init --store postgres://localhost/app?schema=memory`,
   migrate: `kioku migrate --from <backend> --to <backend> (--user <id> | --all-users) [options]
 
 Copies memory from one backend to another through snapshots: reads every kind from --from first, then
@@ -308,7 +327,10 @@ with @kioku/mcp. Whose memory a call reads and writes is never a tool argument:
 Runs until stdin closes (stdio) or SIGINT / SIGTERM. Messages go to stderr; over stdio, stdout is only MCP.
 
 Options:
-  --store <backend>        json:, sqlite:, postgres:// or redis:// (created or upgraded, like a target)
+  --store <backend>        json:, sqlite:, postgres:// or redis:// (its schema upgraded if it has to be).
+                           One that does not exist is refused (NOT_FOUND): a typo never serves an empty
+                           memory. Redis is not checked (a server is a store).
+  --create                 start a new, empty store when --store names none (or run kioku init once)
   --user <id>              the user (stdio; or HTTP on a loopback address without tokens)
   --agent <id>             partitions the user's facts and working memory per agent
   --thread <id>            the plan's thread and the working-memory namespace session/<id> (default mcp)
@@ -337,6 +359,7 @@ kioku mcp token --user <id> [--agent <id>] [--thread <id>] prints a new token an
 
 Examples:
   kioku mcp --store sqlite:./kioku.db --user alice
+  kioku mcp --store sqlite:./new.db --user alice --create
   kioku mcp token --user alice --agent cursor
   kioku mcp --store postgres://localhost/app --http 127.0.0.1:8765 --tokens ./tokens.json --tools details,facts`,
   studio: `kioku studio --store <backend> [--port <n>] [--read-only] [options]
@@ -348,7 +371,9 @@ a fact, a session or a user with a dry run and a receipt; the token ledger of re
 Prints the address with a random access token on stdout; runs until SIGINT / SIGTERM.
 
 Options:
-  --store <backend>        json:, sqlite:, postgres:// or redis:// (created or upgraded, like a target)
+  --store <backend>        json:, sqlite:, postgres:// or redis:// (its schema upgraded if it has to be,
+                           except with --read-only). One that does not exist is refused (NOT_FOUND).
+  --create                 start a new, empty store when --store names none (or run kioku init once)
   --port <n>               port on 127.0.0.1 (default 4983; 0 picks a free one)
   --read-only              show everything, change nothing (every POST is refused)
   --host <address>         listen elsewhere than 127.0.0.1; a non-loopback address needs --allow-remote
@@ -358,6 +383,7 @@ Options:
 
 Examples:
   kioku studio --store sqlite:./kioku.db
+  kioku studio --store sqlite:./new.db --create
   kioku studio --store postgres://localhost/app --read-only --port 8080`,
 } as const;
 

@@ -92,8 +92,8 @@ describe('argument errors', () => {
     const to = `sqlite:${path.join(dir, 'x.db')}`;
     const cases: [string[], RegExp][] = [
       [[], /Usage:/],
-      [['migrat'], /Unknown command "migrat"; commands are migrate, export, import, reembed/],
-      [['--from', from], /Start with a command: kioku migrate \| export \| import \| reembed/],
+      [['migrat'], /Unknown command "migrat"; commands are init, migrate, export, import, reembed/],
+      [['--from', from], /Start with a command: kioku init \| migrate \| export \| import \| reembed/],
       [['help', 'nope'], /No help for "nope"/],
       [['migrate', '--to', to, '--all-users'], /--from is required, e\.g\. --from json:\.\/data/],
       [['migrate', '--from', from, '--all-users'], /--to is required/],

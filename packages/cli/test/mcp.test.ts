@@ -123,7 +123,7 @@ async function roundTrip(client: Client, word: string): Promise<string> {
 describe('kioku mcp over stdio', () => {
   it('round-trips, and the memory is there after a restart (JSON)', async () => {
     const store = `json:${path.join(dir, 'data')}`;
-    const first = await stdio(['--store', store, '--user', 'alice']);
+    const first = await stdio(['--store', store, '--user', 'alice', '--create']);
     expect((await first.listTools()).tools.map((t) => t.name)).toEqual([
       'store_memory',
       'retrieve_memory',
@@ -142,7 +142,7 @@ describe('kioku mcp over stdio', () => {
 
   it('round-trips on SQLite and survives a restart', async () => {
     const store = `sqlite:${path.join(dir, 'kioku.db')}`;
-    const client = await stdio(['--store', store, '--user', 'alice', '--tools', 'details,facts']);
+    const client = await stdio(['--store', store, '--user', 'alice', '--create', '--tools', 'details,facts']);
     const id = await roundTrip(client, 'bravo');
     // Query syntax and SQL in a search are words to look for, nothing more.
     const hostile = `bravo" OR * NEAR(x) ^report); DROP TABLE details; --`;
@@ -157,16 +157,16 @@ describe('kioku mcp over stdio', () => {
   });
 
   it.skipIf(pgUrl === '')('round-trips on PostgreSQL', async () => {
-    await roundTrip(await stdio(['--store', pgBackend(), '--user', 'alice']), 'charlie');
+    await roundTrip(await stdio(['--store', pgBackend(), '--user', 'alice', '--create']), 'charlie');
   });
 
   it.skipIf(redisUrl === '')('round-trips on Redis', async () => {
-    await roundTrip(await stdio(['--store', redisBackend(), '--user', 'alice']), 'delta');
+    await roundTrip(await stdio(['--store', redisBackend(), '--user', 'alice', '--create']), 'delta');
   });
 
   it('closes the connection on a message over --max-body, and keeps nothing of it', async () => {
     const store = `json:${path.join(dir, 'data')}`;
-    const client = await stdio(['--store', store, '--user', 'alice', '--max-body', '4k']);
+    const client = await stdio(['--store', store, '--user', 'alice', '--create', '--max-body', '4k']);
     await expect(
       client.callTool({
         name: 'store_memory',
@@ -179,7 +179,7 @@ describe('kioku mcp over stdio', () => {
 
   it('refuses an edit of a fact that changed since this client read it (CONFLICT), like a conversation', async () => {
     const store = `sqlite:${path.join(dir, 'kioku.db')}`;
-    const args = ['--store', store, '--user', 'alice', '--tools', 'details,facts'];
+    const args = ['--store', store, '--user', 'alice', '--create', '--tools', 'details,facts'];
     const a = await stdio(args);
     const b = await stdio(args);
     const saved = await call(a, 'save_memory', { content: 'Works from Lisbon on Mondays' });
@@ -221,7 +221,7 @@ describe('kioku mcp --enrich', () => {
     open.push(() => model.close());
     const store = `sqlite:${path.join(dir, 'kioku.db')}`;
     const client = await stdio(
-      ['--store', store, '--user', 'alice', '--tools', 'facts', '--enrich', 'scripted'],
+      ['--store', store, '--user', 'alice', '--create', '--tools', 'facts', '--enrich', 'scripted'],
       {
         OPENAI_BASE_URL: model.baseURL,
         OPENAI_API_KEY: 'sk-test',
@@ -266,6 +266,7 @@ describe('kioku mcp with a vector index', () => {
       `sqlite:${path.join(dir, 'kioku.db')}`,
       '--user',
       'alice',
+      '--create',
       '--index',
       `qdrant:${qdrant.url}?collection=${collection}`,
       '--embedder',
@@ -294,7 +295,7 @@ describe('kioku mcp over HTTP', () => {
     );
     await chmod(tokens, 0o600);
     const store = `sqlite:${path.join(dir, 'kioku.db')}`;
-    const server = await http(['--store', store, '--tokens', tokens]);
+    const server = await http(['--store', store, '--tokens', tokens, '--create']);
     expect(server.url).toMatch(/^http:\/\/127\.0\.0\.1:\d+\/mcp$/);
     expect(server.stderr()).toContain('(2 tokens; tools: details)');
     expect(server.stderr()).not.toContain('warning');
@@ -316,7 +317,7 @@ describe('kioku mcp over HTTP', () => {
     const tokens = path.join(dir, 'tokens.json');
     await writeFile(tokens, JSON.stringify({ tokens: [{ user: 'alice', token: newToken().token }] }));
     await chmod(tokens, 0o644);
-    const server = await http(['--store', `json:${path.join(dir, 'data')}`, '--tokens', tokens]);
+    const server = await http(['--store', `json:${path.join(dir, 'data')}`, '--tokens', tokens, '--create']);
     expect(server.stderr()).toMatch(/warning: .*tokens\.json holds tokens and other users may read it/);
   });
 });

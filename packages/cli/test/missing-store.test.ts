@@ -34,6 +34,14 @@ const READERS: [string, string[]][] = [
   ['extract', ['extract', '--user', 'x', '--session', '01900000-0000-7000-8000-000000000000']],
   ['export', ['export', '--user', 'x']],
   ['studio --read-only', ['studio', '--read-only', '--port', '0']],
+  ['worker --once', ['worker', '--once']],
+];
+
+/** Commands that serve (and write), refused the same way unless --create asks for a new store. */
+const SERVERS: [string, string[]][] = [
+  ['studio', ['studio', '--port', '0']],
+  ['mcp (stdio)', ['mcp', '--user', 'alice']],
+  ['mcp --http', ['mcp', '--http', '127.0.0.1:0', '--user', 'alice']],
 ];
 
 function withStore(args: string[], store: string): string[] {
@@ -60,7 +68,7 @@ async function run(args: string[]): Promise<CliResult> {
 }
 
 describe('a store that does not exist', () => {
-  for (const [name, args] of READERS) {
+  for (const [name, args] of [...READERS, ...SERVERS]) {
     it(`${name}: sqlite:./typo.db is refused (NOT_FOUND naming the file) and no file is created`, async () => {
       const dir = await emptyDir();
       const file = path.join(dir, 'typo.db');
@@ -86,6 +94,75 @@ describe('a store that does not exist', () => {
     async () => {
       const schema = `s_typo_${Date.now().toString(36)}`;
       const result = await run(['forget', '--store', pgBackend(schema), '--user', 'x']);
+      expect(result.code, result.stdout).toBe(1);
+      expect(result.stderr).toContain(`NOT_FOUND: No Kioku tables in PostgreSQL schema "${schema}"`);
+      const sql = postgres(pgUrl, { max: 1, onnotice: () => {} });
+      try {
+        const rows = await sql`select 1 from information_schema.schemata where schema_name = ${schema}`;
+        expect(rows.length).toBe(0);
+      } finally {
+        await sql.end();
+      }
+    },
+  );
+
+  for (const [name, args] of SERVERS) {
+    it(`${name}: the refusal says how to start a new store (--create or kioku init)`, async () => {
+      const dir = await emptyDir();
+      const file = path.join(dir, 'kioku.dbb');
+      const result = await run(withStore(args, `sqlite:${file}`));
+      expect(result.code, result.stdout).toBe(1);
+      expect(result.stderr).toContain(`No SQLite database at ${file}`);
+      expect(result.stderr).toMatch(/pass --create to "kioku studio" \/ "kioku mcp"/);
+      expect(result.stderr).toContain('kioku init --store <backend>');
+      expect(await readdir(dir)).toEqual([]);
+    });
+  }
+
+  it('studio refuses --read-only with --create, before opening anything', async () => {
+    const dir = await emptyDir();
+    const result = await run([
+      'studio',
+      '--store',
+      `sqlite:${path.join(dir, 'k.db')}`,
+      '--read-only',
+      '--create',
+    ]);
+    expect(result.code).toBe(2);
+    expect(result.stderr).toMatch(/--read-only writes nothing and --create writes a new store/);
+    expect(await readdir(dir)).toEqual([]);
+  });
+
+  it('kioku init creates an empty SQLite store, then says it is already there', async () => {
+    const dir = await emptyDir();
+    const file = path.join(dir, 'kioku.db');
+    const first = await kiokuInProcess(['init', '--store', `sqlite:${file}`]);
+    expect(first.code, first.stderr).toBe(0);
+    expect(first.stdout).toBe(`Created an empty Kioku store at sqlite:${file}.\n`);
+    expect(await readdir(dir)).toContain('kioku.db');
+    const stats = await kiokuInProcess(['stats', '--store', `sqlite:${file}`, '--json']);
+    expect(stats.code, stats.stderr).toBe(0);
+    expect(JSON.parse(stats.stdout).users).toBe(0);
+    const again = await kiokuInProcess(['init', '--store', `sqlite:${file}`]);
+    expect(again.code, again.stderr).toBe(0);
+    expect(again.stdout).toMatch(/already holds a Kioku store/);
+  });
+
+  it('kioku init creates a JSON data directory that the next command opens', async () => {
+    const dir = await emptyDir();
+    const data = path.join(dir, 'data');
+    const init = await kiokuInProcess(['init', '--store', `json:${data}`]);
+    expect(init.code, init.stderr).toBe(0);
+    expect(init.stdout).toBe(`Created an empty Kioku store at json:${data}.\n`);
+    const users = await kiokuInProcess(['users', '--store', `json:${data}`, '--json']);
+    expect(users.code, users.stderr).toBe(0);
+  });
+
+  it.skipIf(!pgUrl)(
+    'mcp on a PostgreSQL schema without Kioku tables is refused and creates no schema',
+    async () => {
+      const schema = `s_typo_${Date.now().toString(36)}`;
+      const result = await run(['mcp', '--store', pgBackend(schema), '--user', 'alice']);
       expect(result.code, result.stdout).toBe(1);
       expect(result.stderr).toContain(`NOT_FOUND: No Kioku tables in PostgreSQL schema "${schema}"`);
       const sql = postgres(pgUrl, { max: 1, onnotice: () => {} });

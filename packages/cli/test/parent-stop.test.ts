@@ -60,7 +60,16 @@ describe('pnpm kioku studio', () => {
       cleanups.push(cleanup);
       const pnpm = spawn(
         'pnpm',
-        ['--silent', 'kioku', 'studio', '--store', `sqlite:${path.join(dir, 'kioku.db')}`, '--port', '0'],
+        [
+          '--silent',
+          'kioku',
+          'studio',
+          '--store',
+          `sqlite:${path.join(dir, 'kioku.db')}`,
+          '--port',
+          '0',
+          '--create',
+        ],
         { cwd: root, stdio: ['ignore', 'pipe', 'pipe'] },
       );
       const started = new Promise<void>((resolve, reject) => {

@@ -42,7 +42,7 @@ describe('kioku studio', () => {
   it('serves the store on 127.0.0.1 behind the access token it prints, until SIGTERM', async () => {
     const { dir, cleanup } = await tempDir();
     stops.push(cleanup);
-    const run = studio(['--store', `sqlite:${path.join(dir, 'kioku.db')}`]);
+    const run = studio(['--store', `sqlite:${path.join(dir, 'kioku.db')}`, '--create']);
     stops.unshift(run.stop);
     const url = new URL(await run.url);
     expect(url.hostname).toBe('127.0.0.1');
