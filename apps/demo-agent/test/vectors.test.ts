@@ -117,7 +117,10 @@ describe('hybrid recall in the chat', () => {
   it('--vectors postgres: vectors in pgvector (PGlite here) persist across runs', async () => {
     const server = await startEndpoint([...saveTwoFacts(), streamText('Metric.'), streamText('Yes.')]);
     temp.closeAfter(server.close);
-    const env = { OPENAI_BASE_URL: server.baseURL, KIOKU_DATA_DIR: temp.dataDir, DATABASE_URL: pgvector.url };
+    // The stand-in serves every connection from one PostgreSQL session, so the second run's process would
+    // meet the named statements the first one prepared ("already exists"): no named statements here.
+    const databaseUrl = `${pgvector.url}?prepare=false`;
+    const env = { OPENAI_BASE_URL: server.baseURL, KIOKU_DATA_DIR: temp.dataDir, DATABASE_URL: databaseUrl };
     const flags = [...EMBEDDING_FLAGS, '--vectors', 'postgres'];
 
     const first = await runCli(flags, { env, input: 'I like metric units and use Kubernetes.\n' });
