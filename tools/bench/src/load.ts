@@ -21,6 +21,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { type Fact, isKiokuError, KiokuBuilder, type KiokuStores, StorageError } from '@kioku/core';
+import { SESSION_DEFAULTS } from '@kioku/core/adapter';
 import { ScriptedModel } from '@kioku/core/testing';
 import { PrivatePgBouncer, PrivatePostgres, PrivateRedis } from '@kioku/private-servers';
 import { createPostgresStores } from '@kioku/store-postgres';
@@ -263,6 +264,8 @@ async function seed(
   await stores.close();
 }
 
+const TRANSCRIPT_CAP = SESSION_DEFAULTS.transcriptCap;
+
 async function audit(store: StoreKind, url: string, acknowledged: Record<string, string[]>) {
   const stores = open(store, url, 2);
   let missing = 0;
@@ -270,11 +273,16 @@ async function audit(store: StoreKind, url: string, acknowledged: Record<string,
   for (const [id, turns] of Object.entries(acknowledged)) {
     const counts = new Map<string, number>();
     for (const session of await stores.sessions.list({ userId: id })) {
-      for (const entry of await stores.sessions.transcriptReadLast({ userId: id }, session.id, 500)) {
+      for (const entry of await stores.sessions.transcriptReadLast(
+        { userId: id },
+        session.id,
+        TRANSCRIPT_CAP,
+      )) {
         if (entry.turnId) counts.set(entry.turnId, (counts.get(entry.turnId) ?? 0) + 1);
       }
     }
-    for (const turn of turns) if (!counts.has(turn)) missing++;
+    // A session keeps its last transcriptCap entries (older ones are evicted): two per turn.
+    for (const turn of turns.slice(-TRANSCRIPT_CAP / 2)) if (!counts.has(turn)) missing++;
     for (const n of counts.values()) if (n > 1) duplicates++;
   }
   await stores.close();
