@@ -64,7 +64,13 @@ function open(
   pool: number,
   prepare = true,
 ): KiokuStores & { setup(): Promise<unknown> } {
-  if (store === 'postgres') return createPostgresStores({ url, clientOptions: { max: pool, prepare } });
+  // Through PgBouncer 1.18 in transaction mode: no named statements, and one query at a time per
+  // connection (postgres.js 4's pipelined queries hung there).
+  if (store === 'postgres')
+    return createPostgresStores({
+      url,
+      clientOptions: prepare ? { max: pool } : { max: pool, prepare: false, max_pipeline: 1 },
+    });
   if (store === 'redis') return createRedisStores({ url });
   return createSqliteStores({ file: url });
 }
