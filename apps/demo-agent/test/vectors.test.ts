@@ -117,9 +117,10 @@ describe('hybrid recall in the chat', () => {
   it('--vectors postgres: vectors in pgvector (PGlite here) persist across runs', async () => {
     const server = await startEndpoint([...saveTwoFacts(), streamText('Metric.'), streamText('Yes.')]);
     temp.closeAfter(server.close);
-    // The stand-in serves every connection from one PostgreSQL session, so the second run's process would
-    // meet the named statements the first one prepared ("already exists"): no named statements here.
-    const databaseUrl = `${pgvector.url}?prepare=false`;
+    // The stand-in serves every connection from one PostgreSQL session: the second run's process would meet
+    // the named statements the first one prepared ("already exists"), and two connections of one pool would
+    // overwrite each other's unnamed statement. So no named statements, and one connection per process.
+    const databaseUrl = `${pgvector.url}?prepare=false&max=1`;
     const env = { OPENAI_BASE_URL: server.baseURL, KIOKU_DATA_DIR: temp.dataDir, DATABASE_URL: databaseUrl };
     const flags = [...EMBEDDING_FLAGS, '--vectors', 'postgres'];
 
