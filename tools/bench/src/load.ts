@@ -17,7 +17,7 @@
  * calls per turn and mean time; `--cpu-prof <dir>` writes a V8 CPU profile of each app's timed run. The
  * seeded tables are analysed before the run (as autovacuum soon does); `--no-analyse` leaves them bare.
  */
-import { fork } from 'node:child_process';
+import { type ChildProcess, fork } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { mkdtemp, rm } from 'node:fs/promises';
 import os from 'node:os';
@@ -48,8 +48,6 @@ interface ChildTask {
   prepare: boolean;
   users: string[];
   seconds: number;
-  /** When the timed run starts (epoch ms): every process's turns before it are warm-up. */
-  timedAt: number;
   /** Write a V8 CPU profile of the timed run here (`--cpu-prof <dir>`). */
   cpuProfileDir?: string;
   index: number;
@@ -85,6 +83,14 @@ function open(
 
 // ---- the app process --------------------------------------------------------------------------------
 
+/** Once the app is built: when the timed run starts (epoch ms); every process's turns before it are warm-up. */
+function ready(): Promise<number> {
+  return new Promise((resolve) => {
+    process.once('message', (m: { timedAt: number }) => resolve(m.timedAt));
+    process.send!({ ready: true });
+  });
+}
+
 async function runChild(task: ChildTask): Promise<ChildReport> {
   const stores = open(task.store, task.url, task.pool, task.prepare);
   const kioku = new KiokuBuilder({ stores, model: new ScriptedModel() })
@@ -93,7 +99,8 @@ async function runChild(task: ChildTask): Promise<ChildReport> {
     .withExtraction({ trigger: { turns: 1_000_000, idleMs: false }, recover: false })
     .build();
   const report: ChildReport = { latencies: [], errors: {}, acknowledged: {}, cpuMs: 0, retries: 0 };
-  const warmupEnd = performance.now() + (task.timedAt - Date.now());
+  const timedAt = await ready();
+  const warmupEnd = performance.now() + (timedAt - Date.now());
   const end = warmupEnd + task.seconds * 1000;
   let cpuStart: NodeJS.CpuUsage | undefined;
   let profile: Promise<CpuProfileRecorder> | undefined;
@@ -301,8 +308,6 @@ async function seed(
   await stores.close();
 }
 
-const SPAWN_SLACK_MS = 4000;
-
 const TRANSCRIPT_CAP = SESSION_DEFAULTS.transcriptCap;
 
 async function audit(store: StoreKind, url: string, acknowledged: Record<string, string[]>) {
@@ -337,13 +342,14 @@ async function runShape(store: StoreKind, processes: number, usersEach: number, 
     // Without statistics (a restore below VACUUM_AFTER_ROWS leaves none) the planner guesses one row per
     // partition and reads facts by id through the wrong index: no deployment runs like that for long.
     if (options.analyse) await server.analyse?.();
-    // The server's counters start with the apps' timed run: a few seconds to start the processes, then warm-up.
-    const timedAt = Date.now() + SPAWN_SLACK_MS + options.warmup * 1000;
+    const started: Promise<void>[] = [];
+    const forked: ChildProcess[] = [];
     const children = Array.from({ length: processes }, (_, p) => {
       const child = fork(new URL(import.meta.url).pathname, ['--child'], {
         execArgv: process.execArgv,
         stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
       });
+      forked.push(child);
       const task: ChildTask = {
         store,
         url: server.appUrl,
@@ -351,19 +357,24 @@ async function runShape(store: StoreKind, processes: number, usersEach: number, 
         prepare: !options.viaPgBouncer,
         users: Array.from({ length: usersEach }, (_, u) => userId(p * usersEach + u)),
         seconds: options.seconds,
-        timedAt,
         index: p,
         ...(options.cpuProfileDir ? { cpuProfileDir: options.cpuProfileDir } : {}),
       };
       child.send(task);
+      started.push(new Promise((resolve) => child.once('message', () => resolve())));
       return new Promise<ChildReport>((resolve, reject) => {
-        child.once('message', (r) => resolve(r as ChildReport));
+        child.on('message', (r: ChildReport | { ready: true }) => 'latencies' in r && resolve(r));
         child.once(
           'exit',
           (code) => code !== 0 && reject(new Error(`app process ${p} exited with code ${code}`)),
         );
       });
     });
+    // The timed run (and the server's counters) start once every app is up (loading one takes seconds,
+    // many more on a busy machine), after the warm-up.
+    await Promise.race([Promise.all(started), Promise.all(children)]);
+    const timedAt = Date.now() + options.warmup * 1000;
+    for (const child of forked) child.send({ timedAt });
     await new Promise((r) => setTimeout(r, timedAt - Date.now()));
     const serverCpu0 = server.cpuMs();
     await server.resetStatements?.();
