@@ -308,6 +308,53 @@ async function seed(
   await stores.close();
 }
 
+/**
+ * Round trips of one user's turn alone: statements sent in one burst (before the process waits for the
+ * network again: in the same macrotask, as `Promise.all` sends them) count as one, postgres.js pipelining
+ * them or sending them over several connections at once. Counted in the bench process (postgres.js's
+ * `debug` hook) over PROBE_TURNS turns after as many warm-up turns, after the run and its audit.
+ */
+async function roundTrips(url: string, viaPgBouncer: boolean) {
+  let statements = 0;
+  let trips = 0;
+  let burst = false;
+  const debug = () => {
+    statements++;
+    if (burst) return;
+    burst = true;
+    trips++;
+    setImmediate(() => {
+      burst = false;
+    });
+  };
+  const stores = createPostgresStores({
+    url,
+    clientOptions: viaPgBouncer ? { max: 4, prepare: false, max_pipeline: 1, debug } : { max: 4, debug },
+  });
+  const kioku = new KiokuBuilder({ stores, model: new ScriptedModel() })
+    .withMemory()
+    .withKnowledge()
+    .withExtraction({ trigger: { turns: 1_000_000, idleMs: false }, recover: false })
+    .build();
+  const convo = await kioku.startConversation({ userId: userId(0) });
+  const turn = async (t: number) => {
+    const question = QUERIES[t % QUERIES.length]!;
+    await convo.prepare(question);
+    await convo.record([
+      { role: 'user', content: question },
+      { role: 'assistant', content: `Noted (${t}).` },
+    ]);
+  };
+  for (let t = 0; t < PROBE_TURNS; t++) await turn(t);
+  statements = 0;
+  trips = 0;
+  for (let t = 0; t < PROBE_TURNS; t++) await turn(t);
+  await stores.close();
+  return { statements: statements / PROBE_TURNS, roundTrips: trips / PROBE_TURNS };
+}
+
+const PROBE_TURNS = 20;
+
 const TRANSCRIPT_CAP = SESSION_DEFAULTS.transcriptCap;
 
 async function audit(store: StoreKind, url: string, acknowledged: Record<string, string[]>) {
@@ -404,6 +451,7 @@ async function runShape(store: StoreKind, processes: number, usersEach: number, 
     for (const r of reports) for (const [k, n] of Object.entries(r.errors)) errors[k] = (errors[k] ?? 0) + n;
     const acknowledged = Object.assign({}, ...reports.map((r) => r.acknowledged));
     const checked = await audit(store, server.url, acknowledged);
+    const trips = store === 'postgres' ? await roundTrips(server.url, options.viaPgBouncer) : undefined;
     return {
       store,
       shape: `${processes}×${usersEach}`,
@@ -414,6 +462,8 @@ async function runShape(store: StoreKind, processes: number, usersEach: number, 
       nodeCpuPerTurnMs: reports.reduce((s, r) => s + r.cpuMs, 0) / Math.max(1, turns),
       serverCpuPerTurnMs: store === 'sqlite' ? undefined : serverCpu / Math.max(1, turns),
       statementsPerTurn: statements === undefined ? undefined : statements / Math.max(1, turns),
+      probeStatementsPerTurn: trips?.statements,
+      roundTripsPerTurn: trips?.roundTrips,
       errors,
       retries: reports.reduce((s, r) => s + r.retries, 0),
       acknowledgedMissing: checked.missing,
@@ -468,6 +518,7 @@ async function main() {
         'p50 / p95 / p99 ms',
         'CPU/turn ms (Node · server)',
         'statements/turn',
+        'one user: statements · round trips',
         'errors',
         'retries',
         'acked missing',
@@ -480,6 +531,7 @@ async function main() {
         `${f(r.p50)} / ${f(r.p95)} / ${f(r.p99)}`,
         `${f(r.nodeCpuPerTurnMs, 2)} · ${f(r.serverCpuPerTurnMs, 2)}`,
         f(r.statementsPerTurn, 1),
+        `${f(r.probeStatementsPerTurn, 1)} · ${f(r.roundTripsPerTurn, 1)}`,
         Object.entries(r.errors)
           .map(([k, n]) => `${k} ${n}`)
           .join(', ') || '0',
