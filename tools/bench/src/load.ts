@@ -106,7 +106,17 @@ async function runChild(task: ChildTask): Promise<ChildReport> {
   let profile: Promise<CpuProfileRecorder> | undefined;
 
   const user = async (id: string, n: number) => {
-    const convo = await kioku.startConversation({ userId: id });
+    // Under load (or a fault) creating the session can pass its deadline: retried, as an app would.
+    let convo: Awaited<ReturnType<typeof kioku.startConversation>> | undefined;
+    for (let attempt = 0; !convo; attempt++) {
+      try {
+        convo = await kioku.startConversation({ userId: id });
+      } catch (error) {
+        if (!(error instanceof StorageError && error.retryable && attempt < 20)) throw error;
+        report.retries++;
+        await new Promise((r) => setTimeout(r, 250));
+      }
+    }
     const acknowledged: string[] = [];
     report.acknowledged[id] = acknowledged;
     for (let t = 0; performance.now() < end; t++) {
