@@ -319,7 +319,7 @@ async function seed(
 }
 
 /**
- * Round trips of one user's turn alone: statements sent in one burst (before the process waits for the
+ * Round trips (and Node CPU) of one user's turn alone: statements sent in one burst (before the process waits for the
  * network again: in the same macrotask, as `Promise.all` sends them) count as one, postgres.js pipelining
  * them or sending them over several connections at once. Counted in the bench process (postgres.js's
  * `debug` hook) over PROBE_TURNS turns after as many warm-up turns, after the run and its audit.
@@ -358,12 +358,18 @@ async function roundTrips(url: string, viaPgBouncer: boolean) {
   for (let t = 0; t < PROBE_TURNS; t++) await turn(t);
   statements = 0;
   trips = 0;
+  const cpu0 = process.cpuUsage();
   for (let t = 0; t < PROBE_TURNS; t++) await turn(t);
+  const cpu = process.cpuUsage(cpu0);
   await stores.close();
-  return { statements: statements / PROBE_TURNS, roundTrips: trips / PROBE_TURNS };
+  return {
+    statements: statements / PROBE_TURNS,
+    roundTrips: trips / PROBE_TURNS,
+    nodeCpuMs: (cpu.user + cpu.system) / 1000 / PROBE_TURNS,
+  };
 }
 
-const PROBE_TURNS = 20;
+const PROBE_TURNS = 50;
 
 const TRANSCRIPT_CAP = SESSION_DEFAULTS.transcriptCap;
 
@@ -474,6 +480,7 @@ async function runShape(store: StoreKind, processes: number, usersEach: number, 
       statementsPerTurn: statements === undefined ? undefined : statements / Math.max(1, turns),
       probeStatementsPerTurn: trips?.statements,
       roundTripsPerTurn: trips?.roundTrips,
+      probeNodeCpuMs: trips?.nodeCpuMs,
       errors,
       retries: reports.reduce((s, r) => s + r.retries, 0),
       acknowledgedMissing: checked.missing,
@@ -528,7 +535,7 @@ async function main() {
         'p50 / p95 / p99 ms',
         'CPU/turn ms (Node · server)',
         'statements/turn',
-        'one user: statements · round trips',
+        'one user: statements · round trips · Node CPU ms',
         'errors',
         'retries',
         'acked missing',
@@ -541,7 +548,7 @@ async function main() {
         `${f(r.p50)} / ${f(r.p95)} / ${f(r.p99)}`,
         `${f(r.nodeCpuPerTurnMs, 2)} · ${f(r.serverCpuPerTurnMs, 2)}`,
         f(r.statementsPerTurn, 1),
-        `${f(r.probeStatementsPerTurn, 1)} · ${f(r.roundTripsPerTurn, 1)}`,
+        `${f(r.probeStatementsPerTurn, 1)} · ${f(r.roundTripsPerTurn, 1)} · ${f(r.probeNodeCpuMs, 2)}`,
         Object.entries(r.errors)
           .map(([k, n]) => `${k} ${n}`)
           .join(', ') || '0',
