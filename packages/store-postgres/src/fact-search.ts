@@ -28,6 +28,12 @@ export interface FactSearchHit {
   score: number;
 }
 
+export interface FactSearchResult {
+  hits: FactSearchHit[];
+  /** The partition's revision the hits were ranked at, when they come from this process's cached index. */
+  revision?: string;
+}
+
 /** Up to this many matching rows (summed document frequencies), every one is scored: core's exact ranking. */
 const EXACT_BUDGET = 1_000;
 /** Rows holding the query's rarest terms read and scored in full, at most (summed document frequencies). */
@@ -120,9 +126,9 @@ export class FactSearch {
    * not depend on the limit (the candidate depth is the same up to a limit of 25, and the feedback round reads
    * the best five), so it is what searching again would rank.
    */
-  async search(request: FactSearchRequest, query: string): Promise<FactSearchHit[]> {
+  async search(request: FactSearchRequest, query: string): Promise<FactSearchResult> {
     const weights = queryTerms(query);
-    if (weights.size === 0) return [];
+    if (weights.size === 0) return { hits: [] };
     const depth = Math.max(DEPTH, request.limit * 4);
     const key = JSON.stringify([
       request.userId,
@@ -134,16 +140,17 @@ export class FactSearch {
     ]);
     const unfiltered = request.category === undefined && !request.tags?.length;
     if (unfiltered && this.#cache.capacity > 0) {
-      const index = await this.#cachedIndex(request);
-      if (index) return index.search(query, { limit: request.limit });
+      const cached = await this.#cachedIndex(request);
+      if (cached)
+        return { hits: cached.index.search(query, { limit: request.limit }), revision: cached.revision };
     }
     const last = this.#last;
     if (last?.key === key && (await this.#revision(request)) === last.revision) {
-      return last.ranked.slice(0, request.limit);
+      return { hits: last.ranked.slice(0, request.limit) };
     }
     const dfs = new Map<string, number>();
     const stats = await this.#stats(request, [...weights.keys()], dfs);
-    if (stats.rows === 0) return [];
+    if (stats.rows === 0) return { hits: [] };
     const df = (term: string) => dfs.get(term) ?? 0;
     const original = new Set(weights.keys());
     const pool = new Map<number, Pooled>();
@@ -162,7 +169,7 @@ export class FactSearch {
     // Kept only when every statement after the first statistics saw that revision: a reuse checks it again.
     this.#last =
       again.revision === stats.revision ? { key, revision: stats.revision, ranked: hits } : undefined;
-    return hits.slice(0, request.limit);
+    return { hits: hits.slice(0, request.limit) };
   }
 
   async #revision(request: FactSearchRequest): Promise<string> {
@@ -221,9 +228,14 @@ export class FactSearch {
   /**
    * The partition's index from this process's cache, after one statement that reads its revision and, when
    * the cache does not hold that revision, every row's terms with it (from one snapshot); undefined for a
-   * partition of more than CACHED_PARTITION_ROWS facts (searched in SQL).
+   * partition of more than CACHED_PARTITION_ROWS facts (searched in SQL). The conditions on the revision
+   * and the size are scalar subqueries, which PostgreSQL checks once before it reads a row (a one-time
+   * filter). As a join (`from facts, v, c where v.revision <> $3`), the prepared statement's generic plan
+   * could read every row of the partition and test each (0.59 ms a call on 1,000 facts, 0.07 ms this way).
    */
-  async #cachedIndex(request: FactSearchRequest): Promise<LexicalIndex | undefined> {
+  async #cachedIndex(
+    request: FactSearchRequest,
+  ): Promise<{ index: LexicalIndex; revision: string } | undefined> {
     const key = `${request.userId}\u0000${request.agentId}`;
     const text = this.#text(
       'cached',
@@ -232,8 +244,9 @@ export class FactSearch {
         select v.revision, c.n, null::bigint as seq, null::text as id, null::text as terms, null::int as length
         from v, c
         union all
-        select null, null, f.seq, f.id, f.search_terms, f.search_length from ${this.#table} as f, v, c
-        where f.user_id = $1 and f.agent_id = $2 and v.revision <> $3 and c.n <= ${CACHED_PARTITION_ROWS}`,
+        select null, null, f.seq, f.id, f.search_terms, f.search_length from ${this.#table} as f
+        where f.user_id = $1 and f.agent_id = $2
+          and (select v.revision <> $3 from v) and (select c.n <= ${CACHED_PARTITION_ROWS} from c)`,
     );
     const rows = (await this.#client.unsafe(
       text,
@@ -241,11 +254,12 @@ export class FactSearch {
       { prepare: true },
     )) as unknown as Array<{ revision: string | null; n: string | null } & Row>;
     const head = rows.find((r) => r.revision !== null)!;
-    const cached = this.#cache.get(key, head.revision!);
-    if (cached) return cached;
+    const revision = head.revision!;
+    const cached = this.#cache.get(key, revision);
+    if (cached) return { index: cached, revision };
     if (Number(head.n) > CACHED_PARTITION_ROWS) return undefined;
     const facts = rows.filter((r) => r.revision === null).sort((a, b) => Number(a.seq) - Number(b.seq));
-    return this.#cache.put(key, head.revision!, facts);
+    return { index: this.#cache.put(key, revision, facts), revision };
   }
 
   /** The partition's size and the document frequencies of `terms` (into `dfs`), in one statement. */

@@ -35,6 +35,7 @@ import {
 import { and, asc, count, desc, eq, getTableColumns, lte, type SQL, sql } from 'drizzle-orm';
 import { analyzeFact } from './analysis.js';
 import type { Db } from './database.js';
+import { FactRowCache } from './fact-row-cache.js';
 import {
   FACT_INDEX_CACHE_DEFAULT,
   FactSearch,
@@ -58,7 +59,8 @@ import { PostgresStore, type PostgresStoreOptions } from './store.js';
 export interface PostgresFactStoreOptions extends PostgresStoreOptions {
   /**
    * Facts this process keeps as in-memory search indexes of small partitions (see `FactIndexCache`;
-   * default 200,000, ~30 MB); 0 turns the cache off (every search ranks in SQL).
+   * default 200,000, ~30 MB), and a quarter as many of the records those searches returned
+   * (`FactRowCache`, ~25 MB); 0 turns both off (every search ranks in SQL and reads its records).
    */
   searchCacheFacts?: number;
 }
@@ -75,10 +77,13 @@ export class PostgresFactStore extends PostgresStore implements FactStore {
   #prepared: ReturnType<PostgresFactStore['buildStatements']> | undefined;
   #search: FactSearch | undefined;
   readonly #searchCacheFacts: number;
+  readonly #rows: FactRowCache;
 
   constructor(options: PostgresFactStoreOptions) {
     super(options);
     this.#searchCacheFacts = options.searchCacheFacts ?? FACT_INDEX_CACHE_DEFAULT;
+    // Records weigh more than the index's terms: a quarter as many (~25 MB at the default).
+    this.#rows = new FactRowCache(Math.floor(this.#searchCacheFacts / 4));
   }
 
   private buildStatements() {
@@ -329,16 +334,41 @@ export class PostgresFactStore extends PostgresStore implements FactStore {
     };
     return this.database.run(async () => {
       this.#search ??= new FactSearch(this.database.client, this.database.schema, this.#searchCacheFacts);
-      const hits = await this.#search.search(request, q.query!);
+      const { hits, revision } = await this.#search.search(request, q.query!);
       if (hits.length === 0) return [];
-      const rows = await this.#statements.byIds.execute({ ...request, ids: hits.map((h) => h.id) });
-      const byId = new Map(rows.map((row) => [row.id, row]));
+      const byId = await this.#byIds(
+        request,
+        hits.map((h) => h.id),
+        revision,
+      );
       return hits.flatMap(({ id, score }) => {
-        const row = byId.get(id);
+        const fact = byId.get(id);
         // A fact deleted between ranking and reading is left out.
-        return row ? [{ fact: toFact(row), score }] : [];
+        return fact ? [{ fact, score }] : [];
       });
     });
+  }
+
+  /**
+   * The facts of `ids` in the partition; with the `revision` the ids were ranked at, those read before at
+   * that revision come from this process's FactRowCache and only the others are read.
+   */
+  async #byIds(
+    request: { userId: string; agentId: string },
+    ids: string[],
+    revision: string | undefined,
+  ): Promise<Map<string, Fact>> {
+    const read = async (wanted: string[]) =>
+      (await this.#statements.byIds.execute({ ...request, ids: wanted })).map(toFact);
+    if (revision === undefined) return new Map((await read(ids)).map((f) => [f.id, f]));
+    const key = `${request.userId}\u0000${request.agentId}`;
+    const { found, missing } = this.#rows.get(key, revision, ids);
+    if (missing.length > 0) {
+      const facts = await read(missing);
+      this.#rows.put(key, revision, facts);
+      for (const fact of facts) found.set(fact.id, fact);
+    }
+    return found;
   }
 
   async categories(scope: Scope): Promise<CategoryCount[]> {

@@ -14,7 +14,7 @@ export interface PostgresStoresOptions extends PostgresConnectionOptions {
   tokenizer?: Tokenizer;
   /** Maximum tokens per document chunk (default 300). */
   chunkTokens?: number;
-  /** Facts kept as in-memory search indexes of small partitions (default 200,000; 0: off). */
+  /** Facts kept as in-memory search indexes of small partitions, and a quarter as many records (default 200,000; 0: off). */
   searchCacheFacts?: number;
   working?: Omit<WorkingMemoryOptions, 'clock'>;
   sessions?: Omit<SessionStoreOptions, 'clock'>;

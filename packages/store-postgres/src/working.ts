@@ -39,6 +39,15 @@ import { PostgresStore, type PostgresStoreOptions } from './store.js';
 /** Advisory-lock gate of working memory: set() holds it shared (plus its namespace), restore() exclusively. */
 const WORKING_GATE = 'working';
 
+type ListRow = Awaited<
+  ReturnType<ReturnType<PostgresWorkingMemoryStore['buildListUnder']>['execute']>
+>[number];
+
+interface Listing {
+  prefixes: Set<string>;
+  rows?: Promise<ListRow[]>;
+}
+
 export type PostgresWorkingMemoryOptions = PostgresStoreOptions & Omit<WorkingMemoryOptions, 'clock'>;
 
 /**
@@ -50,10 +59,12 @@ export type PostgresWorkingMemoryOptions = PostgresStoreOptions & Omit<WorkingMe
 export class PostgresWorkingMemoryStore extends PostgresStore implements WorkingMemoryStore {
   readonly #limits: WorkingLimits;
   /**
-   * The inventory of a namespace, which working memory lists every turn (the session's and the patrol
+   * The inventories of namespaces, which working memory lists every turn (the session's and the patrol
    * findings'), built once and run as a prepared statement, as the fact store's hot reads.
    */
   #listUnder: ReturnType<PostgresWorkingMemoryStore['buildListUnder']> | undefined;
+  /** Prefixes listed in the same tick, per partition: one statement reads them all (see `list`). */
+  readonly #listing = new Map<string, Listing>();
 
   constructor(options: PostgresWorkingMemoryOptions) {
     super(options);
@@ -72,7 +83,8 @@ export class PostgresWorkingMemoryStore extends PostgresStore implements Working
           eq(t.userId, p('userId')),
           eq(t.agentId, p('agentId')),
           gt(t.expiresAt, p('now')),
-          underPrefix(t.key, p('prefix'), p('below')),
+          sql`(${t.key} = any(${p('prefixes')}::text[])
+            or exists (select 1 from unnest(${p('belows')}::text[]) as b where starts_with(${t.key}, b)))`,
         ),
       )
       .orderBy(asc(t.storedAt), asc(t.seq))
@@ -145,25 +157,50 @@ export class PostgresWorkingMemoryStore extends PostgresStore implements Working
     return rows[0] ? toEntry(rows[0]) : null;
   }
 
+  /**
+   * Lists under a prefix that start in the same tick for the same partition (working memory's two
+   * inventories, read together every turn) share one statement, which reads the entries under any of them;
+   * each list gets those under its own prefix, in the same order.
+   */
   async list(scope: Scope, prefix?: string): Promise<WorkingEntryInfo[]> {
     const s = parseScope(scope);
     if (prefix !== undefined) parseOrThrow(WorkingPrefixSchema, prefix, 'working-memory prefix');
+    if (prefix !== undefined) return this.#listUnderPrefix(s, prefix);
     const t = this.tables.workingEntries;
     const { value: _value, ...columns } = this.#columns;
-    const rows = await this.database.run((db) => {
-      if (prefix === undefined) {
-        return db.select(columns).from(t).where(this.#live(s)).orderBy(asc(t.storedAt), asc(t.seq));
-      }
-      this.#listUnder ??= this.buildListUnder();
-      return this.#listUnder.execute({
-        userId: s.userId,
-        agentId: agentKey(s.agentId),
-        now: this.#now(),
-        prefix,
-        below: `${prefix}/`,
+    const rows = await this.database.run((db) =>
+      db.select(columns).from(t).where(this.#live(s)).orderBy(asc(t.storedAt), asc(t.seq)),
+    );
+    return rows.map(toInfo);
+  }
+
+  #listUnderPrefix(s: Scope, prefix: string): Promise<WorkingEntryInfo[]> {
+    const partition = `${s.userId}\u0000${agentKey(s.agentId)}`;
+    let listing = this.#listing.get(partition);
+    if (!listing) {
+      const started: Listing = { prefixes: new Set() };
+      listing = started;
+      this.#listing.set(partition, started);
+      started.rows = Promise.resolve().then(() => {
+        this.#listing.delete(partition);
+        const prefixes = [...started.prefixes];
+        return this.database.run(() => {
+          this.#listUnder ??= this.buildListUnder();
+          return this.#listUnder.execute({
+            userId: s.userId,
+            agentId: agentKey(s.agentId),
+            now: this.#now(),
+            prefixes,
+            belows: prefixes.map((p) => `${p}/`),
+          });
+        });
       });
-    });
-    return rows.map(({ agentId, ...row }) => ({ ...withoutNulls(row), ...agentField(agentId) }));
+    }
+    listing.prefixes.add(prefix);
+    const below = `${prefix}/`;
+    return listing.rows!.then((rows) =>
+      rows.filter((row) => row.key === prefix || row.key.startsWith(below)).map(toInfo),
+    );
   }
 
   async search(scope: Scope, query: WorkingQuery): Promise<WorkingHit[]> {
@@ -325,6 +362,10 @@ function toRow(entry: WorkingEntry) {
     expiresAt: entry.expiresAt,
     version: entry.version,
   };
+}
+
+function toInfo({ agentId, ...row }: ListRow): WorkingEntryInfo {
+  return { ...withoutNulls(row), ...agentField(agentId) };
 }
 
 function toEntry(row: Omit<ReturnType<typeof toRow>, 'tagKeys'>): WorkingEntry {

@@ -565,6 +565,32 @@ describe.skipIf(noServer)('PostgreSQL specifics', () => {
     });
   });
 
+  it("working memory's lists under two prefixes started together share one statement, each with its own entries", async () => {
+    const sent: string[] = [];
+    const client = postgres(pgUrl, { max: 4, onnotice: () => {}, debug: (_c, query) => sent.push(query) });
+    cleanup.push(() => client.end({ timeout: 5 }));
+    const schema = freshSchema();
+    const s = createPostgresStores({ client, schema });
+    await s.setup();
+    cleanup.push(() => dropSchema(schema));
+    const scope = { userId: 'u1' };
+    await s.working.set(scope, 'session/s1/a', 'a');
+    await s.working.set(scope, 'session/s10/b', 'b');
+    await s.working.set(scope, 'patrol/x/c', 'c');
+    await s.working.set({ userId: 'u2' }, 'session/s1/d', 'd');
+    sent.length = 0;
+    const [own, patrol, other] = await Promise.all([
+      s.working.list(scope, 'session/s1'),
+      s.working.list(scope, 'patrol'),
+      s.working.list({ userId: 'u2' }, 'session/s1'),
+    ]);
+    expect(own.map((e) => e.key)).toEqual(['session/s1/a']);
+    expect(patrol.map((e) => e.key)).toEqual(['patrol/x/c']);
+    expect(other.map((e) => e.key)).toEqual(['session/s1/d']);
+    // One statement per partition.
+    expect(sent).toHaveLength(2);
+  });
+
   describe('errors', () => {
     it('a lost connection is a STORAGE error with the cause, never a driver error', async () => {
       const store = new PostgresWorkingMemoryStore({

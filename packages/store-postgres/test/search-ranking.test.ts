@@ -174,6 +174,35 @@ describe.skipIf(noServer)('search ranking and its statistics', () => {
     expect(ids(await store.search(scope, { query, limit: 8 }))).toEqual(await fresh(8));
   });
 
+  it("a search's records come from this process's copies while the partition's revision holds, fresh after any write", async () => {
+    const sent: string[] = [];
+    const client = postgres(pgUrl, { max: 4, onnotice: () => {}, debug: (_c, query) => sent.push(query) });
+    cleanup.push(() => client.end({ timeout: 5 }));
+    const { store, schema } = await factStore(client);
+    const scope = { userId: 'u1' };
+    await restoreFacts(store, 50, (i) => `Note ${i}: the user ${['drank tea', 'went rowing'][i % 2]}`);
+    const query = 'What did the user drink?';
+    const first = await store.search(scope, { query, limit: 5 });
+    sent.length = 0;
+    expect(await store.search(scope, { query, limit: 5 })).toEqual(first);
+    // The partition's revision only: the ranking and the records are this process's.
+    expect(sent).toHaveLength(1);
+
+    // Another store (another process) edits a returned fact: the revision moves on, the record is read again.
+    const top = first[0]!.fact;
+    const other = new PostgresFactStore({ client: sql(), schema });
+    await other.update(scope, top.id, { metadata: { checked: true } });
+    const after = await store.search(scope, { query, limit: 5 });
+    expect(after).toEqual(await other.search(scope, { query, limit: 5 }));
+    expect(after[0]!.fact).toMatchObject({
+      id: top.id,
+      metadata: { checked: true },
+      version: top.version + 1,
+    });
+    // Records handed out are frozen, as core's in-memory stores hand theirs out.
+    expect(Object.isFrozen(after[0]!.fact)).toBe(true);
+  });
+
   it('statistics stay exact under concurrent writes from two connections', async () => {
     const schema = freshSchema();
     const a = postgres(pgUrl, { max: 4, onnotice: () => {} });

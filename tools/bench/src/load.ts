@@ -5,6 +5,7 @@
  *
  *   pnpm bench:load [--store postgres,redis,sqlite] [--shape 1x4,1x25,4x25] [--facts 1000] [--docs 3]
  *                   [--seconds 15] [--warmup 3] [--pool 4] [--faults pg-restart@5] [--via pgbouncer] [--json]
+ *                   [--statements] [--cpu-prof <dir>] [--no-analyse]
  *
  * Per user: `--facts` facts and `--docs` documents; the app has fact recall, working memory, conversation
  * replay, knowledge and background extraction (turns go to the outbox for `kioku worker`; none runs here).
@@ -12,9 +13,11 @@
  * the server (its processes' CPU time over the run, from /proc), and statements per turn on PostgreSQL
  * (pg_stat_statements). `--faults pg-restart@S` restarts PostgreSQL (`pg_ctl restart -m fast`) S seconds
  * into the timed run: apps retry a failed record with its turn id, and the audit counts acknowledged turns
- * missing from the transcripts and turns stored twice.
+ * missing from the transcripts and turns stored twice. `--statements` lists the server's statements with
+ * calls per turn and mean time; `--cpu-prof <dir>` writes a V8 CPU profile of each app's timed run. The
+ * seeded tables are analysed before the run (as autovacuum soon does); `--no-analyse` leaves them bare.
  */
-import { fork } from 'node:child_process';
+import { type ChildProcess, fork } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { mkdtemp, rm } from 'node:fs/promises';
 import os from 'node:os';
@@ -28,6 +31,7 @@ import { createPostgresStores } from '@kioku/store-postgres';
 import { createRedisStores } from '@kioku/store-redis';
 import { createSqliteStores } from '@kioku/store-sqlite';
 import postgres from 'postgres';
+import { type CpuProfileRecorder, startCpuProfile } from './cpu-profile.js';
 import { factSeeds, QUERIES, seedFact } from './facts.js';
 import { cliArgs, flagValue, percentile, table } from './util.js';
 
@@ -44,7 +48,9 @@ interface ChildTask {
   prepare: boolean;
   users: string[];
   seconds: number;
-  warmup: number;
+  /** Write a V8 CPU profile of the timed run here (`--cpu-prof <dir>`). */
+  cpuProfileDir?: string;
+  index: number;
 }
 
 interface ChildReport {
@@ -77,6 +83,14 @@ function open(
 
 // ---- the app process --------------------------------------------------------------------------------
 
+/** Once the app is built: when the timed run starts (epoch ms); every process's turns before it are warm-up. */
+function ready(): Promise<number> {
+  return new Promise((resolve) => {
+    process.once('message', (m: { timedAt: number }) => resolve(m.timedAt));
+    process.send!({ ready: true });
+  });
+}
+
 async function runChild(task: ChildTask): Promise<ChildReport> {
   const stores = open(task.store, task.url, task.pool, task.prepare);
   const kioku = new KiokuBuilder({ stores, model: new ScriptedModel() })
@@ -85,17 +99,33 @@ async function runChild(task: ChildTask): Promise<ChildReport> {
     .withExtraction({ trigger: { turns: 1_000_000, idleMs: false }, recover: false })
     .build();
   const report: ChildReport = { latencies: [], errors: {}, acknowledged: {}, cpuMs: 0, retries: 0 };
-  const warmupEnd = performance.now() + task.warmup * 1000;
+  const timedAt = await ready();
+  const warmupEnd = performance.now() + (timedAt - Date.now());
   const end = warmupEnd + task.seconds * 1000;
   let cpuStart: NodeJS.CpuUsage | undefined;
+  let profile: Promise<CpuProfileRecorder> | undefined;
 
   const user = async (id: string, n: number) => {
-    const convo = await kioku.startConversation({ userId: id });
+    // Under load (or a fault) creating the session can pass its deadline: retried, as an app would.
+    let convo: Awaited<ReturnType<typeof kioku.startConversation>> | undefined;
+    for (let attempt = 0; !convo; attempt++) {
+      try {
+        convo = await kioku.startConversation({ userId: id });
+      } catch (error) {
+        if (!(error instanceof StorageError && error.retryable && attempt < 20)) throw error;
+        report.retries++;
+        await new Promise((r) => setTimeout(r, 250));
+      }
+    }
     const acknowledged: string[] = [];
     report.acknowledged[id] = acknowledged;
     for (let t = 0; performance.now() < end; t++) {
       const timed = performance.now() >= warmupEnd;
-      if (timed && !cpuStart) cpuStart = process.cpuUsage();
+      if (timed && !cpuStart) {
+        cpuStart = process.cpuUsage();
+        if (task.cpuProfileDir)
+          profile = startCpuProfile(task.cpuProfileDir, `load-${task.store}-${task.index}`);
+      }
       const question = QUERIES[(t + n) % QUERIES.length]!;
       const turnId = `${id}-${t}`;
       const start = performance.now();
@@ -136,6 +166,7 @@ async function runChild(task: ChildTask): Promise<ChildReport> {
   await Promise.all(task.users.map((id, n) => user(id, n)));
   const cpu = process.cpuUsage(cpuStart);
   report.cpuMs = (cpu.user + cpu.system) / 1000;
+  if (profile) process.stderr.write(`  CPU profile: ${await (await profile).stop()}\n`);
   await stores.close();
   return report;
 }
@@ -188,6 +219,11 @@ interface Server {
   cpuMs(): number;
   restart?(): Promise<void>;
   statements?(): Promise<number>;
+  resetStatements?(): Promise<void>;
+  /** After seeding: the statistics autovacuum would have gathered within its first minute. */
+  analyse?(): Promise<void>;
+  /** The statements run since the last reset, most calls first (pg_stat_statements). */
+  topStatements?(): Promise<{ calls: number; meanMs: number; query: string }[]>;
   destroy(): Promise<void>;
 }
 
@@ -211,6 +247,18 @@ async function startServer(store: StoreKind, viaPgBouncer: boolean): Promise<Ser
           { n: string }[]
         >`select coalesce(sum(calls), 0)::text as n from pg_stat_statements where query not ilike '%pg_stat_statements%'`;
         return Number(row!.n);
+      },
+      analyse: async () => {
+        await client.unsafe('vacuum (analyze)');
+      },
+      resetStatements: async () => {
+        await client`select pg_stat_statements_reset()`;
+      },
+      topStatements: async () => {
+        const rows = await client<{ calls: string; mean: number; query: string }[]>`
+          select calls::text, mean_exec_time as mean, query from pg_stat_statements
+          where query not ilike '%pg_stat_statements%' order by calls desc limit 25`;
+        return rows.map((r) => ({ calls: Number(r.calls), meanMs: r.mean, query: r.query }));
       },
       destroy: async () => {
         await client.end();
@@ -270,6 +318,59 @@ async function seed(
   await stores.close();
 }
 
+/**
+ * Round trips (and Node CPU) of one user's turn alone: statements sent in one burst (before the process waits for the
+ * network again: in the same macrotask, as `Promise.all` sends them) count as one, postgres.js pipelining
+ * them or sending them over several connections at once. Counted in the bench process (postgres.js's
+ * `debug` hook) over PROBE_TURNS turns after as many warm-up turns, after the run and its audit.
+ */
+async function roundTrips(url: string, viaPgBouncer: boolean) {
+  let statements = 0;
+  let trips = 0;
+  let burst = false;
+  const debug = () => {
+    statements++;
+    if (burst) return;
+    burst = true;
+    trips++;
+    setImmediate(() => {
+      burst = false;
+    });
+  };
+  const stores = createPostgresStores({
+    url,
+    clientOptions: viaPgBouncer ? { max: 4, prepare: false, max_pipeline: 1, debug } : { max: 4, debug },
+  });
+  const kioku = new KiokuBuilder({ stores, model: new ScriptedModel() })
+    .withMemory()
+    .withKnowledge()
+    .withExtraction({ trigger: { turns: 1_000_000, idleMs: false }, recover: false })
+    .build();
+  const convo = await kioku.startConversation({ userId: userId(0) });
+  const turn = async (t: number) => {
+    const question = QUERIES[t % QUERIES.length]!;
+    await convo.prepare(question);
+    await convo.record([
+      { role: 'user', content: question },
+      { role: 'assistant', content: `Noted (${t}).` },
+    ]);
+  };
+  for (let t = 0; t < PROBE_TURNS; t++) await turn(t);
+  statements = 0;
+  trips = 0;
+  const cpu0 = process.cpuUsage();
+  for (let t = 0; t < PROBE_TURNS; t++) await turn(t);
+  const cpu = process.cpuUsage(cpu0);
+  await stores.close();
+  return {
+    statements: statements / PROBE_TURNS,
+    roundTrips: trips / PROBE_TURNS,
+    nodeCpuMs: (cpu.user + cpu.system) / 1000 / PROBE_TURNS,
+  };
+}
+
+const PROBE_TURNS = 50;
+
 const TRANSCRIPT_CAP = SESSION_DEFAULTS.transcriptCap;
 
 async function audit(store: StoreKind, url: string, acknowledged: Record<string, string[]>) {
@@ -301,11 +402,17 @@ async function runShape(store: StoreKind, processes: number, usersEach: number, 
   try {
     const users = processes * usersEach;
     await seed(store, server.url, users, options.facts, options.docs);
+    // Without statistics (a restore below VACUUM_AFTER_ROWS leaves none) the planner guesses one row per
+    // partition and reads facts by id through the wrong index: no deployment runs like that for long.
+    if (options.analyse) await server.analyse?.();
+    const started: Promise<void>[] = [];
+    const forked: ChildProcess[] = [];
     const children = Array.from({ length: processes }, (_, p) => {
       const child = fork(new URL(import.meta.url).pathname, ['--child'], {
         execArgv: process.execArgv,
         stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
       });
+      forked.push(child);
       const task: ChildTask = {
         store,
         url: server.appUrl,
@@ -313,20 +420,27 @@ async function runShape(store: StoreKind, processes: number, usersEach: number, 
         prepare: !options.viaPgBouncer,
         users: Array.from({ length: usersEach }, (_, u) => userId(p * usersEach + u)),
         seconds: options.seconds,
-        warmup: options.warmup,
+        index: p,
+        ...(options.cpuProfileDir ? { cpuProfileDir: options.cpuProfileDir } : {}),
       };
       child.send(task);
+      started.push(new Promise((resolve) => child.once('message', () => resolve())));
       return new Promise<ChildReport>((resolve, reject) => {
-        child.once('message', (r) => resolve(r as ChildReport));
+        child.on('message', (r: ChildReport | { ready: true }) => 'latencies' in r && resolve(r));
         child.once(
           'exit',
           (code) => code !== 0 && reject(new Error(`app process ${p} exited with code ${code}`)),
         );
       });
     });
-    await new Promise((r) => setTimeout(r, options.warmup * 1000));
+    // The timed run (and the server's counters) start once every app is up (loading one takes seconds,
+    // many more on a busy machine), after the warm-up.
+    await Promise.race([Promise.all(started), Promise.all(children)]);
+    const timedAt = Date.now() + options.warmup * 1000;
+    for (const child of forked) child.send({ timedAt });
+    await new Promise((r) => setTimeout(r, timedAt - Date.now()));
     const serverCpu0 = server.cpuMs();
-    const statements0 = (await server.statements?.()) ?? 0;
+    await server.resetStatements?.();
     let fault: Promise<void> | undefined;
     if (options.faultAt !== undefined && server.restart) {
       fault = new Promise((r) => setTimeout(r, options.faultAt! * 1000)).then(() => {
@@ -337,13 +451,23 @@ async function runShape(store: StoreKind, processes: number, usersEach: number, 
     const reports = await Promise.all(children);
     await fault;
     const serverCpu = server.cpuMs() - serverCpu0;
-    const statements = server.statements ? (await server.statements()) - statements0 : undefined;
     const latencies = reports.flatMap((r) => r.latencies).sort((a, b) => a - b);
     const turns = latencies.length;
+    const statements = server.statements ? await server.statements() : undefined;
+    if (options.showStatements && server.topStatements) {
+      const top = await server.topStatements();
+      const perTurn = (n: number) => (n / Math.max(1, turns)).toFixed(2);
+      process.stderr.write('  calls/turn  mean ms  statement\n');
+      for (const t of top)
+        process.stderr.write(
+          `  ${perTurn(t.calls).padStart(10)}  ${t.meanMs.toFixed(3).padStart(7)}  ${t.query.replace(/\s+/g, ' ').slice(0, 220)}\n`,
+        );
+    }
     const errors: Record<string, number> = {};
     for (const r of reports) for (const [k, n] of Object.entries(r.errors)) errors[k] = (errors[k] ?? 0) + n;
     const acknowledged = Object.assign({}, ...reports.map((r) => r.acknowledged));
     const checked = await audit(store, server.url, acknowledged);
+    const trips = store === 'postgres' ? await roundTrips(server.url, options.viaPgBouncer) : undefined;
     return {
       store,
       shape: `${processes}×${usersEach}`,
@@ -354,6 +478,9 @@ async function runShape(store: StoreKind, processes: number, usersEach: number, 
       nodeCpuPerTurnMs: reports.reduce((s, r) => s + r.cpuMs, 0) / Math.max(1, turns),
       serverCpuPerTurnMs: store === 'sqlite' ? undefined : serverCpu / Math.max(1, turns),
       statementsPerTurn: statements === undefined ? undefined : statements / Math.max(1, turns),
+      probeStatementsPerTurn: trips?.statements,
+      roundTripsPerTurn: trips?.roundTrips,
+      probeNodeCpuMs: trips?.nodeCpuMs,
       errors,
       retries: reports.reduce((s, r) => s + r.retries, 0),
       acknowledgedMissing: checked.missing,
@@ -371,6 +498,10 @@ interface Options {
   warmup: number;
   pool: number;
   viaPgBouncer: boolean;
+  showStatements: boolean;
+  /** `--no-analyse`: run on the tables as the seeding left them, without statistics. */
+  analyse: boolean;
+  cpuProfileDir?: string;
   faultAt?: number;
 }
 
@@ -387,6 +518,9 @@ async function main() {
     warmup: Number(flag('warmup') ?? 3),
     pool: Number(flag('pool') ?? 4),
     viaPgBouncer: flag('via') === 'pgbouncer',
+    showStatements: args.includes('--statements'),
+    analyse: !args.includes('--no-analyse'),
+    ...(flag('cpu-prof') ? { cpuProfileDir: path.resolve(flag('cpu-prof')!) } : {}),
     ...(faults ? { faultAt: Number(faults.match(/@(\d+)/)?.[1] ?? 5) } : {}),
   };
   const rows = [];
@@ -401,6 +535,7 @@ async function main() {
         'p50 / p95 / p99 ms',
         'CPU/turn ms (Node · server)',
         'statements/turn',
+        'one user: statements · round trips · Node CPU ms',
         'errors',
         'retries',
         'acked missing',
@@ -413,6 +548,7 @@ async function main() {
         `${f(r.p50)} / ${f(r.p95)} / ${f(r.p99)}`,
         `${f(r.nodeCpuPerTurnMs, 2)} · ${f(r.serverCpuPerTurnMs, 2)}`,
         f(r.statementsPerTurn, 1),
+        `${f(r.probeStatementsPerTurn, 1)} · ${f(r.roundTripsPerTurn, 1)} · ${f(r.probeNodeCpuMs, 2)}`,
         Object.entries(r.errors)
           .map(([k, n]) => `${k} ${n}`)
           .join(', ') || '0',
