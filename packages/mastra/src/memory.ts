@@ -57,6 +57,8 @@ export class KiokuMastraMemory extends MastraMemory {
   /** Thread id → resource id, for `getThreadById` (which Mastra calls without the resource). */
   readonly #resources = new Map<string, string>();
   readonly #conversations = new Map<string, Promise<Conversation>>();
+  /** [resource, thread] → its session: a session's id never changes, and Mastra asks for the thread twice a run. */
+  readonly #sessions = new Map<string, SessionInfo>();
 
   constructor(options: KiokuMastraMemoryOptions) {
     super({ id: options.id ?? 'kioku', name: 'KiokuMastraMemory' });
@@ -95,6 +97,8 @@ export class KiokuMastraMemory extends MastraMemory {
       if (resource === resourceId) this.#resources.delete(thread);
     for (const key of this.#conversations.keys())
       if (JSON.parse(key)[0] === resourceId) this.#conversations.delete(key);
+    for (const key of this.#sessions.keys())
+      if (JSON.parse(key)[0] === resourceId) this.#sessions.delete(key);
     return this.kioku.privacy.forgetUser(resourceId);
   }
 
@@ -172,6 +176,7 @@ export class KiokuMastraMemory extends MastraMemory {
     if (session) await this.kioku.privacy.forgetSession(this.#scope(resourceId), session.id);
     this.#resources.delete(threadId);
     this.#conversations.delete(JSON.stringify([resourceId, threadId]));
+    this.#sessions.delete(JSON.stringify([resourceId, threadId]));
   }
 
   /** Appends the messages to their thread's transcript (the agent's turns are recorded by the processor). */
@@ -271,6 +276,9 @@ export class KiokuMastraMemory extends MastraMemory {
   }
 
   async #session(resourceId: string, threadId: string, create: boolean): Promise<SessionInfo | undefined> {
+    const key = JSON.stringify([resourceId, threadId]);
+    const known = this.#sessions.get(key);
+    if (known) return known;
     const scope = this.#scope(resourceId);
     const sessions = await this.kioku.stores.sessions.list(scope);
     let session = sessions.find((s) => s.metadata[THREAD_METADATA_KEY] === threadId);
@@ -279,7 +287,10 @@ export class KiokuMastraMemory extends MastraMemory {
         metadata: { [THREAD_METADATA_KEY]: threadId },
       });
     }
-    if (session) this.#resources.set(threadId, resourceId);
+    if (session) {
+      this.#resources.set(threadId, resourceId);
+      this.#sessions.set(key, session);
+    }
     return session;
   }
 
