@@ -3,6 +3,7 @@ import {
   type Conversation,
   type Kioku,
   type SessionInfo,
+  type TurnLedger,
   UnsupportedError,
 } from '@kioku/core';
 import type { ErasureReceipt } from '@kioku/core/passes';
@@ -15,7 +16,7 @@ import type {
   StorageListThreadsOutput,
 } from '@mastra/core/storage';
 import { type DbMessage, dbMessage, toChatMessages } from './messages.js';
-import { KiokuContextProcessor, KiokuRecordProcessor } from './processors.js';
+import { KiokuContextProcessor, KiokuRecordProcessor, lastLedger } from './processors.js';
 
 /** The session metadata key naming the Mastra thread a Kioku session holds. */
 export const THREAD_METADATA_KEY = 'mastraThreadId';
@@ -86,6 +87,11 @@ export class KiokuMastraMemory extends MastraMemory {
       this.#conversations.set(key, conversation);
     }
     return conversation;
+  }
+
+  /** The ledger (tokens per memory kind, what was included) of the thread's last turn, if it had one. */
+  async ledger(resourceId: string, threadId: string): Promise<TurnLedger | undefined> {
+    return lastLedger(await this.conversation(resourceId, threadId));
   }
 
   /**

@@ -1,4 +1,4 @@
-import type { Conversation } from '@kioku/core';
+import type { Conversation, TurnLedger } from '@kioku/core';
 import type {
   ProcessInputArgs,
   ProcessInputResult,
@@ -27,6 +27,13 @@ export interface ThreadConversations {
 
 /** The user message each run's turn was prepared for, by the run's message list (one per run). */
 const preparedFor = new WeakMap<object, string>();
+/** The ledger of the turn a conversation prepared last. */
+const ledgers = new WeakMap<Conversation, TurnLedger>();
+
+/** The ledger (tokens per memory kind) of the turn the conversation prepared last, if any. */
+export function lastLedger(conversation: Conversation): TurnLedger | undefined {
+  return ledgers.get(conversation);
+}
 
 /**
  * Before the model: Kioku's context for the user's message — the system prompt and memory blocks after
@@ -50,6 +57,7 @@ export class KiokuContextProcessor implements Processor<'kioku-context'> {
     const conversation = await this.#memory.conversation(run.resourceId, run.threadId);
     const prepared = await conversation.prepare(messageText(last));
     preparedFor.set(messageList, messageText(last));
+    ledgers.set(conversation, prepared.ledger);
     // The replayed turns go in as memory, as Mastra's own message history adds them: input messages
     // would count as the run's response (their text in the answer). The list orders by time, so they
     // are dated just before the user's message.

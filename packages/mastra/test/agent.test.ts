@@ -94,6 +94,8 @@ describe.each(['memory', 'postgres'])(
 
       await ask('Where do I live?', 'alice', 'alice-2');
       expect(requests(model)[2]).toContain('Lisbon'); // recalled from her first thread
+      const ledger = await memory.ledger('alice', 'alice-2');
+      expect(ledger?.entries.reduce((n, e) => n + e.included, 0)).toBeGreaterThan(0);
       expect(
         (await memory.listThreads({ filter: { resourceId: 'alice' } })).threads.map((t) => t.id).sort(),
       ).toEqual(['alice-1', 'alice-2']);
