@@ -12,7 +12,9 @@ export interface TurnRunner {
     conversation: Conversation,
     message: string,
     options: { signal: AbortSignal; onToken: (text: string) => void },
-  ): Promise<Pick<TurnResult, 'answer' | 'messages' | 'ledger' | 'stepLimitReached'>>;
+  ): Promise<
+    Pick<TurnResult, 'answer' | 'messages' | 'stepLimitReached'> & Partial<Pick<TurnResult, 'ledger'>>
+  >;
 }
 
 const MAX_STEPS = 8;

@@ -17,7 +17,10 @@ export interface DemoArgs {
   model: string | undefined;
   /** The model of background memory work (extraction, enrichment, the dream); default `model`. */
   memoryModel: string | undefined;
-  /** What runs each turn: core's `conversation.run`, or the Vercel AI SDK with `@kioku/ai-sdk`. */
+  /**
+   * What runs each turn: core's `conversation.run`, the Vercel AI SDK with `@kioku/ai-sdk`, a LangGraph
+   * `createReactAgent` with `@kioku/langgraph` or a Mastra `Agent` with `@kioku/mastra`.
+   */
   framework: Framework;
   /** Sources learnt at start (`--knowledge`, repeatable). */
   knowledge: string[];
@@ -30,7 +33,7 @@ export interface DemoArgs {
   qdrantCollection: string | undefined;
 }
 
-export const FRAMEWORKS = ['kioku', 'ai-sdk'] as const;
+export const FRAMEWORKS = ['kioku', 'ai-sdk', 'langgraph', 'mastra'] as const;
 export type Framework = (typeof FRAMEWORKS)[number];
 
 export const USAGE = `Usage: pnpm demo [options]
@@ -46,8 +49,10 @@ export const USAGE = `Usage: pnpm demo [options]
   --postgres-url <u>   (DATABASE_URL)      --redis-url <u>   (REDIS_URL)
   --model <name>       (OPENAI_MODEL)
   --memory-model <name>  a cheaper model for extraction and the dream (KIOKU_MEMORY_MODEL; default --model)
-  --framework kioku|ai-sdk       what runs each turn: core's loop, or the Vercel AI SDK's streamText with
-                                 @kioku/ai-sdk (KIOKU_FRAMEWORK, default kioku)
+  --framework kioku|ai-sdk|langgraph|mastra
+                       what runs each turn: core's loop, the Vercel AI SDK's streamText with @kioku/ai-sdk,
+                       a LangGraph createReactAgent with @kioku/langgraph, or a Mastra Agent with
+                       @kioku/mastra (KIOKU_FRAMEWORK, default kioku; the offline tour runs core's loop)
   --knowledge <src>    learn a document at start: a path in the sandbox or an http(s) URL (repeatable)
   --embeddings on|off  hybrid recall with the endpoint's embeddings (KIOKU_EMBEDDINGS, default on)
   --embedding-model <name>       (OPENAI_EMBEDDING_MODEL, default text-embedding-3-small)

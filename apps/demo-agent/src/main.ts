@@ -1,8 +1,8 @@
 import { mkdir } from 'node:fs/promises';
 import { startTelemetry } from '@kioku/cli';
-import type { BackgroundEvent } from '@kioku/core';
+import type { BackgroundEvent, Kioku } from '@kioku/core';
 import { OpenAIChatModel, OpenAIEmbedder } from '@kioku/openai';
-import { aiSdkTurns } from './ai-sdk-turns.js';
+import { aiSdkTurns, type TurnRunner } from './ai-sdk-turns.js';
 import { type DemoArgs, parseDemoArgs, USAGE } from './args.js';
 import { adviceFor, chat, describeError } from './chat.js';
 import { knowledgeTarget, learnDocument } from './knowledge.js';
@@ -82,7 +82,7 @@ async function demo(args: DemoArgs): Promise<void> {
       model,
       memoryModel,
       background,
-      ...(args.framework === 'ai-sdk' ? { turns: aiSdkTurns(model) } : {}),
+      ...(await turnsOf(args.framework, kioku, model, scope.agentId)),
       resume: args.resume,
       sandbox: args.sandbox,
       dataDir: args.dataDir,
@@ -92,6 +92,28 @@ async function demo(args: DemoArgs): Promise<void> {
     await vectors?.close?.();
     await opened.close();
   }
+}
+
+/**
+ * What runs the chat's turns when it is not core's `conversation.run` (`--framework`). LangGraph and
+ * Mastra are loaded only when chosen (each adds seconds to the start).
+ */
+async function turnsOf(
+  framework: DemoArgs['framework'],
+  kioku: Kioku,
+  model: OpenAIChatModel,
+  agentId: string,
+): Promise<{ turns?: TurnRunner }> {
+  if (framework === 'ai-sdk') return { turns: aiSdkTurns(model) };
+  if (framework === 'langgraph') {
+    const { langgraphTurns } = await import('./langgraph-turns.js');
+    return { turns: langgraphTurns(kioku, model, agentId) };
+  }
+  if (framework === 'mastra') {
+    const { mastraTurns } = await import('./mastra-turns.js');
+    return { turns: mastraTurns(kioku, model, agentId) };
+  }
+  return {};
 }
 
 function openEmbeddings(args: DemoArgs): Promise<Vectors> {

@@ -77,6 +77,8 @@ describe('demo CLI with --framework ai-sdk', () => {
   it('refuses an unknown framework', async () => {
     const result = await runCli(['--framework', 'langchain'], { env: {} });
     expect(result.code).toBe(1);
-    expect(result.stderr).toContain('--framework: unknown value "langchain" (use kioku, ai-sdk)');
+    expect(result.stderr).toContain(
+      '--framework: unknown value "langchain" (use kioku, ai-sdk, langgraph, mastra)',
+    );
   });
 });

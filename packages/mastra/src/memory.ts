@@ -3,6 +3,7 @@ import {
   type Conversation,
   type Kioku,
   type SessionInfo,
+  type TurnLedger,
   UnsupportedError,
 } from '@kioku/core';
 import type { ErasureReceipt } from '@kioku/core/passes';
@@ -15,7 +16,7 @@ import type {
   StorageListThreadsOutput,
 } from '@mastra/core/storage';
 import { type DbMessage, dbMessage, toChatMessages } from './messages.js';
-import { KiokuContextProcessor, KiokuRecordProcessor } from './processors.js';
+import { KiokuContextProcessor, KiokuRecordProcessor, lastLedger } from './processors.js';
 
 /** The session metadata key naming the Mastra thread a Kioku session holds. */
 export const THREAD_METADATA_KEY = 'mastraThreadId';
@@ -57,6 +58,8 @@ export class KiokuMastraMemory extends MastraMemory {
   /** Thread id → resource id, for `getThreadById` (which Mastra calls without the resource). */
   readonly #resources = new Map<string, string>();
   readonly #conversations = new Map<string, Promise<Conversation>>();
+  /** [resource, thread] → its session: a session's id never changes, and Mastra asks for the thread twice a run. */
+  readonly #sessions = new Map<string, SessionInfo>();
 
   constructor(options: KiokuMastraMemoryOptions) {
     super({ id: options.id ?? 'kioku', name: 'KiokuMastraMemory' });
@@ -86,6 +89,11 @@ export class KiokuMastraMemory extends MastraMemory {
     return conversation;
   }
 
+  /** The ledger (tokens per memory kind, what was included) of the thread's last turn, if it had one. */
+  async ledger(resourceId: string, threadId: string): Promise<TurnLedger | undefined> {
+    return lastLedger(await this.conversation(resourceId, threadId));
+  }
+
   /**
    * Erase everything Kioku keeps of a resource (its threads, transcripts, facts, working memory …) and
    * return Kioku's verified erasure receipt.
@@ -95,6 +103,8 @@ export class KiokuMastraMemory extends MastraMemory {
       if (resource === resourceId) this.#resources.delete(thread);
     for (const key of this.#conversations.keys())
       if (JSON.parse(key)[0] === resourceId) this.#conversations.delete(key);
+    for (const key of this.#sessions.keys())
+      if (JSON.parse(key)[0] === resourceId) this.#sessions.delete(key);
     return this.kioku.privacy.forgetUser(resourceId);
   }
 
@@ -172,6 +182,7 @@ export class KiokuMastraMemory extends MastraMemory {
     if (session) await this.kioku.privacy.forgetSession(this.#scope(resourceId), session.id);
     this.#resources.delete(threadId);
     this.#conversations.delete(JSON.stringify([resourceId, threadId]));
+    this.#sessions.delete(JSON.stringify([resourceId, threadId]));
   }
 
   /** Appends the messages to their thread's transcript (the agent's turns are recorded by the processor). */
@@ -271,6 +282,9 @@ export class KiokuMastraMemory extends MastraMemory {
   }
 
   async #session(resourceId: string, threadId: string, create: boolean): Promise<SessionInfo | undefined> {
+    const key = JSON.stringify([resourceId, threadId]);
+    const known = this.#sessions.get(key);
+    if (known) return known;
     const scope = this.#scope(resourceId);
     const sessions = await this.kioku.stores.sessions.list(scope);
     let session = sessions.find((s) => s.metadata[THREAD_METADATA_KEY] === threadId);
@@ -279,7 +293,10 @@ export class KiokuMastraMemory extends MastraMemory {
         metadata: { [THREAD_METADATA_KEY]: threadId },
       });
     }
-    if (session) this.#resources.set(threadId, resourceId);
+    if (session) {
+      this.#resources.set(threadId, resourceId);
+      this.#sessions.set(key, session);
+    }
     return session;
   }
 

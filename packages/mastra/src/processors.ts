@@ -1,7 +1,7 @@
-import type { Conversation } from '@kioku/core';
+import type { Conversation, TurnLedger } from '@kioku/core';
 import type {
   ProcessInputArgs,
-  ProcessInputResultWithSystemMessages,
+  ProcessInputResult,
   ProcessOutputResultArgs,
   Processor,
 } from '@mastra/core/processors';
@@ -27,6 +27,13 @@ export interface ThreadConversations {
 
 /** The user message each run's turn was prepared for, by the run's message list (one per run). */
 const preparedFor = new WeakMap<object, string>();
+/** The ledger of the turn a conversation prepared last. */
+const ledgers = new WeakMap<Conversation, TurnLedger>();
+
+/** The ledger (tokens per memory kind) of the turn the conversation prepared last, if any. */
+export function lastLedger(conversation: Conversation): TurnLedger | undefined {
+  return ledgers.get(conversation);
+}
 
 /**
  * Before the model: Kioku's context for the user's message — the system prompt and memory blocks after
@@ -42,22 +49,28 @@ export class KiokuContextProcessor implements Processor<'kioku-context'> {
     this.#memory = memory;
   }
 
-  async processInput(args: ProcessInputArgs): Promise<ProcessInputResultWithSystemMessages> {
-    const { messages, systemMessages, requestContext, messageList } = args;
+  async processInput(args: ProcessInputArgs): Promise<ProcessInputResult> {
+    const { messages, requestContext, messageList } = args;
     const run = runThread(requestContext);
     const last = messages.findLast((m) => m.role === 'user');
-    if (!run || !last) return { messages, systemMessages };
+    if (!run || !last) return messageList;
     const conversation = await this.#memory.conversation(run.resourceId, run.threadId);
     const prepared = await conversation.prepare(messageText(last));
     preparedFor.set(messageList, messageText(last));
-    const history = prepared.history.map((m) => dbMessage(m, run));
-    return {
-      messages: [...history, ...messages],
-      systemMessages: [
-        ...systemMessages,
-        ...prepared.system.map((m) => ({ role: 'system' as const, content: m.content })),
-      ],
-    };
+    ledgers.set(conversation, prepared.ledger);
+    // The replayed turns go in as memory, as Mastra's own message history adds them: input messages
+    // would count as the run's response (their text in the answer). The list orders by time, so they
+    // are dated just before the user's message.
+    const at = new Date(last.createdAt ?? Date.now()).getTime();
+    const n = prepared.history.length;
+    prepared.history.forEach((m, i) => {
+      messageList.add(dbMessage(m, { ...run, createdAt: new Date(at - (n - i)) }), 'memory');
+    });
+    messageList.addSystem(
+      prepared.system.map((m) => ({ role: 'system' as const, content: m.content })),
+      'kioku',
+    );
+    return messageList;
   }
 }
 

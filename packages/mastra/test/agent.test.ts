@@ -87,12 +87,15 @@ describe.each(['memory', 'postgres'])(
 
       const first = await ask('I live in Lisbon and I keep bees.', 'alice', 'alice-1');
       expect(first.text).toBe('Noted: you live in Lisbon and keep bees.');
-      await ask('Is it nice there?', 'alice', 'alice-1');
-      // the thread's history comes from Kioku's transcript
+      const second = await ask('Is it nice there?', 'alice', 'alice-1');
+      // the thread's history comes from Kioku's transcript, and is not part of the answer
       expect(requests(model)[1]).toContain('I live in Lisbon and I keep bees.');
+      expect(second.text).toBe('Lisbon is lovely in spring.');
 
       await ask('Where do I live?', 'alice', 'alice-2');
       expect(requests(model)[2]).toContain('Lisbon'); // recalled from her first thread
+      const ledger = await memory.ledger('alice', 'alice-2');
+      expect(ledger?.entries.reduce((n, e) => n + e.included, 0)).toBeGreaterThan(0);
       expect(
         (await memory.listThreads({ filter: { resourceId: 'alice' } })).threads.map((t) => t.id).sort(),
       ).toEqual(['alice-1', 'alice-2']);

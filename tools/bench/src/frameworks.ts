@@ -1,5 +1,17 @@
 /**
- * `pnpm bench:frameworks [--items N] [--queries Q] [--json]`: LangGraph's `BaseStore` operations side by
+ * `pnpm bench:frameworks [--items N] [--queries Q] [--users U] [--turns T] [--json]`, in a database of its
+ * own created on the server and dropped afterwards. Two parts.
+ *
+ * Per-turn memory cost (`memory-turn.ts`: U users × T turns, facts told in one thread, asked about in
+ * the next; a turn recalls context for the message then records the exchange), each turn run on every side
+ * in turn: a Mastra `Agent` with the AI SDK's mock model — without memory (the agent's own cost), with
+ * Mastra's Memory on `@mastra/pg` (thread history, resource working memory; semantic recall off: it needs
+ * an embedder and PgVector), with `@kioku/mastra` on store-postgres — and Kioku's prepare + record without a
+ * framework; LangGraph's long-term memory turn (search the user's namespace, put the exchange) on
+ * PostgresStore and on KiokuStore. Statements and syncs per turn are counted through a proxy
+ * (`pg-wire-count.ts`) on sides of their own.
+ *
+ * Then LangGraph's `BaseStore` operations side by
  * side on PostgreSQL — LangGraph's own `PostgresStore` (`@langchain/langgraph-checkpoint-postgres`) and
  * `@kioku/langgraph`'s `KiokuStore` over `@kioku/store-postgres` — in one invocation, each in a schema
  * of its own, the same workload, each operation run on one then the other: N puts of one user's memories, then Q gets, Q searches with a
@@ -16,9 +28,18 @@ import { createPostgresStores } from '@kioku/store-postgres';
 import type { BaseStore } from '@langchain/langgraph-checkpoint';
 import { PostgresStore } from '@langchain/langgraph-checkpoint-postgres/store';
 import postgres from 'postgres';
+import {
+  kiokuPrepareRecordSide,
+  langgraphStoreSide,
+  type MemoryTurnSide,
+  mastraAgentSide,
+  memoryTurnWorkload,
+} from './memory-turn.js';
+import { countTurns, type TurnWire, timeTurns } from './memory-turn-run.js';
+import { startWireCounter } from './pg-wire-count.js';
 import { cliArgs, flagValue, mean, percentile, round, seededRandom, table } from './util.js';
 
-const PG_URL = process.env.KIOKU_PG_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
+const SERVER_URL = process.env.KIOKU_PG_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
 const OPS = ['put', 'get', 'search (query)', 'search (filter)', 'listNamespaces'] as const;
 type Op = (typeof OPS)[number];
 
@@ -116,24 +137,138 @@ function summary(times: number[]) {
   return { mean: round(mean(times), 3), p95: round(percentile(sorted, 95), 3) };
 }
 
-async function main() {
-  const args = cliArgs();
-  const items = Number(flagValue(args, '--items') ?? 2000);
-  const queries = Number(flagValue(args, '--queries') ?? 200);
-  const json = args.includes('--json');
-  const w = workload(items, queries);
-  const suffix = randomBytes(4).toString('hex');
+interface SideSpec {
+  label: string;
+  /** A Mastra agent turn (its memory's cost is the turn less the agent's without memory). */
+  agent?: boolean;
+  make: (url: string) => Promise<MemoryTurnSide>;
+}
 
-  const langgraph = PostgresStore.fromConnString(PG_URL, { schema: `bench_lg_${suffix}` });
+const MASTRA_SIDES: SideSpec[] = [
+  { label: 'Mastra Agent, no memory', make: (url) => mastraAgentSide('none', url, 'none'), agent: true },
+  {
+    label: 'Mastra Agent + Mastra Memory (@mastra/pg)',
+    make: (url) => mastraAgentSide('mastra', url, 'mastra'),
+    agent: true,
+  },
+  {
+    label: 'Mastra Agent + KiokuMastraMemory',
+    make: (url) => mastraAgentSide('kioku', url, 'kioku_mastra'),
+    agent: true,
+  },
+  {
+    label: 'Kioku prepare + record (no framework)',
+    make: (url) => kiokuPrepareRecordSide(url, 'kioku_turn'),
+  },
+];
+const LANGGRAPH_SIDES: SideSpec[] = [
+  {
+    label: 'LangGraph PostgresStore search + put',
+    make: (url) => langgraphStoreSide('langgraph', url, 'lg_turn'),
+  },
+  { label: 'KiokuStore search + put', make: (url) => langgraphStoreSide('kioku', url, 'kioku_lg_turn') },
+];
+
+/** One group of sides: timed turns on sides of the database's URL, counted turns through the proxy. */
+async function turnGroup(specs: SideSpec[], url: string, users: number, turnsPerUser: number) {
+  const sides = [];
+  for (const spec of specs) sides.push(await spec.make(url));
+  const warm = memoryTurnWorkload({
+    users: Math.max(2, Math.round(users / 4)),
+    turns: turnsPerUser,
+    prefix: 'warm',
+  });
+  const turns = memoryTurnWorkload({ users, turns: turnsPerUser });
+  let times: Awaited<ReturnType<typeof timeTurns>>;
+  try {
+    times = await timeTurns(sides, [...warm, ...turns], warm.length);
+  } finally {
+    for (const side of sides) await side.close();
+  }
+  const counter = await startWireCounter(url);
+  const wire: TurnWire[] = [];
+  try {
+    const counted = memoryTurnWorkload({ users: 3, turns: turnsPerUser, prefix: 'counted' });
+    for (const spec of specs) {
+      const side = await spec.make(counter.url(url));
+      try {
+        wire.push(await countTurns(side, counted, counter, 3));
+      } finally {
+        await side.close();
+      }
+    }
+  } finally {
+    await counter.close();
+  }
+  return specs.map((spec, i) => ({
+    side: spec.label,
+    agent: spec.agent === true,
+    ...times[i]!,
+    ...wire[i]!,
+  }));
+}
+
+/**
+ * The group's rows with ratio = mean ÷ the `base` row's mean and, when a `none` row is given (the agent
+ * without memory), the memory's own cost: mean − that row's mean, and its ratio to the base's.
+ */
+function withRatios(rows: Awaited<ReturnType<typeof turnGroup>>, base: number, none?: number) {
+  const floor = none === undefined ? 0 : rows[none]!.mean;
+  const cost = (r: (typeof rows)[number]) => (r.agent ? r.mean - floor : r.mean);
+  return rows.map(({ agent: _, ...r }, i) => ({
+    ...r,
+    ratio: round(r.mean / rows[base]!.mean, 2),
+    ...(none === undefined || i === none
+      ? {}
+      : {
+          memoryCost: round(cost(rows[i]!), 3),
+          memoryCostRatio: round(cost(rows[i]!) / cost(rows[base]!), 2),
+        }),
+  }));
+}
+
+function printTurnGroup(title: string, rows: ReturnType<typeof withRatios>) {
+  const cost = rows.some((r) => r.memoryCost !== undefined);
+  console.log(`${title}\n`);
+  console.log(
+    table(
+      [
+        'side',
+        'mean',
+        'p95',
+        'ratio',
+        ...(cost ? ['memory cost', 'ratio'] : []),
+        'statements/turn',
+        'syncs/turn',
+      ],
+      rows.map((r) => [
+        r.side,
+        r.mean,
+        r.p95,
+        `${r.ratio}×`,
+        ...(cost
+          ? [r.memoryCost ?? '–', r.memoryCostRatio === undefined ? '–' : `${r.memoryCostRatio}×`]
+          : []),
+        r.statements,
+        r.syncs,
+      ]),
+    ),
+  );
+  console.log('');
+}
+
+/** The store operations part: LangGraph's PostgresStore and KiokuStore, each in a schema of the database. */
+async function storeOperations(url: string, items: number, queries: number) {
+  const w = workload(items, queries);
+  const langgraph = PostgresStore.fromConnString(url, { schema: 'bench_lg' });
   await langgraph.setup();
   const stores = createPostgresStores({
-    url: PG_URL,
-    schema: `bench_kioku_${suffix}`,
+    url,
+    schema: 'bench_kioku',
     clientOptions: { max: 4, onnotice: () => {} },
   });
   await stores.setup();
   const kioku = new KiokuStore({ stores, source: 'user' }).forUser('bench-user');
-
   try {
     const { langgraph: lg, kioku: ki } = await runWorkload({ langgraph, kioku }, w);
     const rows = OPS.map((op) => {
@@ -141,35 +276,79 @@ async function main() {
       const b = summary(ki.times[op]);
       return { op, langgraph: a, kioku: b, ratio: round(b.mean / a.mean, 2) };
     });
+    return { rows, hitsPerQuery: { langgraph: lg.hitsPerQuery, kioku: ki.hitsPerQuery } };
+  } finally {
+    await langgraph.stop();
+    await stores.close();
+  }
+}
+
+async function main() {
+  const args = cliArgs();
+  const items = Number(flagValue(args, '--items') ?? 2000);
+  const queries = Number(flagValue(args, '--queries') ?? 200);
+  const users = Number(flagValue(args, '--users') ?? 20);
+  const turnsPerUser = Number(flagValue(args, '--turns') ?? 8);
+  const json = args.includes('--json');
+
+  const database = `bench_frameworks_${randomBytes(4).toString('hex')}`;
+  const admin = postgres(SERVER_URL, { max: 1, onnotice: () => {} });
+  await admin.unsafe(`CREATE DATABASE "${database}"`);
+  const dbUrl = new URL(SERVER_URL);
+  dbUrl.pathname = `/${database}`;
+  const url = dbUrl.toString();
+  try {
+    const mastra = withRatios(await turnGroup(MASTRA_SIDES, url, users, turnsPerUser), 1, 0);
+    const langgraph = withRatios(await turnGroup(LANGGRAPH_SIDES, url, users, turnsPerUser), 0);
+    const ops = await storeOperations(url, items, queries);
+
+    const n = users * turnsPerUser;
+    printTurnGroup(
+      `Mastra agent turn on PostgreSQL: ${users} users × ${turnsPerUser} turns (${n} timed per side; ms per turn; ratio = mean ÷ Mastra Memory's; memory cost = an agent turn's mean − the agent's without memory, Kioku's own turn's mean)`,
+      mastra,
+    );
+    printTurnGroup(
+      `LangGraph memory turn on PostgreSQL (search the user's memories, put the exchange): ${n} turns per side; ratio = mean ÷ PostgresStore's`,
+      langgraph,
+    );
     console.log(
       `LangGraph BaseStore on PostgreSQL: ${items} items, ${queries} queries (ms per operation; ratio = Kioku ÷ LangGraph mean)\n`,
     );
     console.log(
       table(
         ['operation', 'PostgresStore mean', 'p95', 'KiokuStore mean', 'p95', 'ratio'],
-        rows.map((r) => [r.op, r.langgraph.mean, r.langgraph.p95, r.kioku.mean, r.kioku.p95, `${r.ratio}×`]),
+        ops.rows.map((r) => [
+          r.op,
+          r.langgraph.mean,
+          r.langgraph.p95,
+          r.kioku.mean,
+          r.kioku.p95,
+          `${r.ratio}×`,
+        ]),
       ),
     );
     console.log(
-      `\nhits per query (limit 10): PostgresStore ${round(lg.hitsPerQuery, 2)}, KiokuStore ${round(ki.hitsPerQuery, 2)}`,
+      `\nhits per query (limit 10): PostgresStore ${round(ops.hitsPerQuery.langgraph, 2)}, KiokuStore ${round(ops.hitsPerQuery.kioku, 2)}`,
+    );
+    console.log(
+      'statements = Execute + simple Query messages sent; syncs = Sync + simple Query (one server round trip each unless the driver pipelines: postgres.js may).',
     );
     if (json) {
       console.log(
         JSON.stringify({
+          users,
+          turnsPerUser,
+          turns: { mastra, langgraph },
           items,
           queries,
-          operations: rows,
-          hitsPerQuery: { langgraph: lg.hitsPerQuery, kioku: ki.hitsPerQuery },
+          operations: ops.rows,
+          hitsPerQuery: ops.hitsPerQuery,
         }),
       );
     }
   } finally {
-    await langgraph.stop();
-    await stores.close();
-    const sql = postgres(PG_URL, { max: 1, onnotice: () => {} });
-    await sql.unsafe(`DROP SCHEMA IF EXISTS "bench_lg_${suffix}" CASCADE`);
-    await sql.unsafe(`DROP SCHEMA IF EXISTS "bench_kioku_${suffix}" CASCADE`);
-    await sql.end();
+    await admin.unsafe(`DROP DATABASE IF EXISTS "${database}" WITH (FORCE)`);
+    await admin.end();
   }
 }
 

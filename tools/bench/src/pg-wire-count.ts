@@ -1,0 +1,107 @@
+/**
+ * A TCP proxy in front of PostgreSQL that counts what clients send, whatever their driver (postgres.js,
+ * node-postgres): `statements` — Execute messages of the extended protocol and simple Query messages;
+ * `syncs` — Sync and simple Query messages, each answered by one ReadyForQuery (a round trip unless the
+ * driver pipelines several: postgres.js may send a batch's statements before reading any answer). Bytes
+ * are forwarded untouched; the server never sees the proxy. Without SSL only (both drivers' default on
+ * 127.0.0.1).
+ */
+import net from 'node:net';
+
+export interface WireCounts {
+  statements: number;
+  syncs: number;
+}
+
+export interface WireCounter {
+  /** The proxy's port on 127.0.0.1: swap it into the connection URL. */
+  port: number;
+  counts: WireCounts;
+  /** The counts since the last `take()` (and zero them). */
+  take(): WireCounts;
+  /** `url` with the proxy's host and port. */
+  url(url: string): string;
+  close(): Promise<void>;
+}
+
+const SSL_REQUEST = 80877103;
+const GSSENC_REQUEST = 80877104;
+
+/** Counts the frontend messages of one connection's byte stream. */
+function frontendParser(counts: WireCounts) {
+  let buffered: Buffer = Buffer.alloc(0);
+  let started = false;
+  return (chunk: Buffer) => {
+    buffered = buffered.length === 0 ? chunk : Buffer.concat([buffered, chunk]);
+    for (;;) {
+      if (!started) {
+        // Untyped startup packets: SSL/GSS requests (answered with one byte), then the StartupMessage.
+        if (buffered.length < 8) return;
+        const length = buffered.readInt32BE(0);
+        if (buffered.length < length) return;
+        const code = buffered.readInt32BE(4);
+        if (code !== SSL_REQUEST && code !== GSSENC_REQUEST) started = true;
+        buffered = buffered.subarray(length);
+        continue;
+      }
+      if (buffered.length < 5) return;
+      const length = buffered.readInt32BE(1) + 1;
+      if (buffered.length < length) return;
+      const type = String.fromCharCode(buffered[0]!);
+      if (type === 'Q') {
+        counts.statements++;
+        counts.syncs++;
+      } else if (type === 'E') counts.statements++;
+      else if (type === 'S') counts.syncs++;
+      buffered = buffered.subarray(length);
+    }
+  };
+}
+
+/** Starts the proxy to PostgreSQL at `target` (host and port of a URL). */
+export async function startWireCounter(target: string): Promise<WireCounter> {
+  const { hostname, port } = new URL(target);
+  const counts: WireCounts = { statements: 0, syncs: 0 };
+  const sockets = new Set<net.Socket>();
+  const server = net.createServer((client) => {
+    const upstream = net.connect(Number(port || 5432), hostname);
+    sockets.add(client).add(upstream);
+    const count = frontendParser(counts);
+    client.on('data', (chunk: Buffer) => {
+      count(chunk);
+      upstream.write(chunk);
+    });
+    upstream.pipe(client);
+    const end = () => {
+      client.destroy();
+      upstream.destroy();
+      sockets.delete(client);
+      sockets.delete(upstream);
+    };
+    client.on('close', end).on('error', end);
+    upstream.on('close', end).on('error', end);
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const proxyPort = (server.address() as net.AddressInfo).port;
+  return {
+    port: proxyPort,
+    counts,
+    take() {
+      const taken = { ...counts };
+      counts.statements = 0;
+      counts.syncs = 0;
+      return taken;
+    },
+    url(url: string) {
+      const u = new URL(url);
+      u.hostname = '127.0.0.1';
+      u.port = String(proxyPort);
+      return u.toString();
+    },
+    close: () =>
+      new Promise<void>((resolve) => {
+        for (const socket of sockets) socket.destroy();
+        server.close(() => resolve());
+      }),
+  };
+}
