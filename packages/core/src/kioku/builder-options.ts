@@ -11,6 +11,7 @@ import type { RefExpansionOptions } from '../memory/offload/expansion.js';
 import type { ToolOutputOffloadOptions } from '../memory/offload/feature.js';
 import type { WorkingMemoryFeatureOptions } from '../memory/working/feature.js';
 import type { ChatModel } from '../model/chat-model.js';
+import { TELEMETRY_OPTIONS } from '../telemetry/options.js';
 import { RECALL_MODES } from '../runtime/intent/recall.js';
 import { type TokenBudgetOptions, TokenBudgetSchema } from '../runtime/token-budget.js';
 import type { FactLimitsWiring, KiokuOptions } from './options.js';
@@ -76,7 +77,7 @@ export const KIOKU_OPTIONS = {
   intent: true,
   tokenizer: true,
   clock: true,
-  telemetry: true,
+  telemetry: { options: TELEMETRY_OPTIONS },
 } satisfies OptionSpecOf<KiokuOptions>;
 
 export const FACT_MODES = ['all', 'recall', 'relevant'] as const;

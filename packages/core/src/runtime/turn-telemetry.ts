@@ -17,9 +17,10 @@ const SPAN_NAMES: Readonly<Record<TurnPhase, string>> = {
 
 /**
  * A conversation's spans and metrics: `kioku.turn` around `run`, `kioku.prepare` and `kioku.record`
- * (children of the turn, or of the app's own span when it runs the model loop itself), one
- * `kioku.stage <name>` per memory stage of prepare with its ledger entry (the features' work after the
- * turn is in `kioku.record`). Holds no content unless the telemetry captures it.
+ * (children of the turn, or of the app's own span when it runs the model loop itself), each memory stage
+ * of prepare with its ledger entry (an event on prepare, or a span `kioku.stage <name>` with stage
+ * detail; the features' work after the turn is in `kioku.record`). Holds no content unless the telemetry
+ * captures it.
  */
 export class TurnTelemetry {
   readonly telemetry: Telemetry;
@@ -54,21 +55,36 @@ export class TurnTelemetry {
   }
 
   /**
-   * One memory stage: its span (store calls nest in it), then its ledger entry as attributes and metrics:
-   * `kioku.stage.duration`, `kioku.stage.tokens`, `kioku.stage.dropped` by reason.
+   * One memory stage, its ledger entry recorded as metrics (`kioku.stage.duration`, `kioku.stage.tokens`,
+   * `kioku.stage.dropped` by reason) and on the trace: by default an event `kioku.stage` on the prepare
+   * span (no span of its own: a turn has many stages); with `detail` `stages` or `store`, a span
+   * `kioku.stage <name>` the store calls nest in.
    */
   async stage<T extends { entry: LedgerEntry; messages: readonly ChatMessage[] }>(
     name: string,
+    prepare: Span | undefined,
     fn: () => Promise<T>,
   ): Promise<T> {
     const start = performance.now();
     const stage = stageAttributes(name);
-    const done = await this.telemetry.span(`kioku.stage ${name}`, stage, async (span) => {
-      const out = await fn();
-      span?.setAttributes(this.#entryAttributes(out.entry, out.messages));
-      return out;
-    });
-    const instruments = this.telemetry.metrics;
+    const telemetry = this.telemetry;
+    let done: T;
+    if (telemetry.stageSpans) {
+      done = await telemetry.span(`kioku.stage ${name}`, stage, async (span) => {
+        const out = await fn();
+        if (span?.isRecording()) span.setAttributes(this.#entryAttributes(out.entry, out.messages));
+        return out;
+      });
+    } else {
+      done = await fn();
+      if (prepare?.isRecording()) {
+        const attributes = this.#entryAttributes(done.entry, done.messages);
+        attributes[ATTR.stage] = name;
+        attributes['kioku.stage.duration'] = secondsSince(start);
+        prepare.addEvent('kioku.stage', attributes);
+      }
+    }
+    const instruments = telemetry.metrics;
     if (instruments) {
       instruments.stageDuration.record(secondsSince(start), stage);
       instruments.stageTokens.record(done.entry.tokens, stage);
@@ -78,29 +94,36 @@ export class TurnTelemetry {
   }
 
   /**
-   * A stage's store reads, started before any stage runs (`PromptMiddleware.prefetch`): a span of their
-   * own, `kioku.prefetch <name>`, so the store calls they make nest under it while they overlap the others.
+   * A stage's store reads, started before any stage runs (`PromptMiddleware.prefetch`). With stage spans,
+   * a span of their own, `kioku.prefetch <name>`, so the store calls they make nest under it while they
+   * overlap the others; else just the reads.
    */
   prefetch<T>(name: string, fn: () => Promise<T>): Promise<T> {
+    if (!this.telemetry.stageSpans) return fn();
     return this.telemetry.span(`kioku.prefetch ${name}`, stageAttributes(name), fn);
   }
 
   /**
-   * The budget stage, `kioku.stage budget`, started now: counting what is paid before any memory block
-   * (system prompt, app messages, user message, tool definitions). Call what it returns with the counts.
+   * The budget stage, started now: counting what is paid before any memory block (system prompt, app
+   * messages, user message, tool definitions). Call what it returns with the counts: they go on the
+   * prepare span (or, with stage spans, on a span `kioku.stage budget`) and its duration in the metrics.
    */
-  budget(): (ledger: Pick<TurnLedger, 'maxTokens' | 'baseTokens' | 'tools'>) => void {
+  budget(prepare: Span | undefined): (ledger: Pick<TurnLedger, 'maxTokens' | 'baseTokens' | 'tools'>) => void {
     const stage = stageAttributes('budget');
     const start = performance.now();
-    const span = this.telemetry.tracer?.startSpan('kioku.stage budget', { attributes: stage });
+    const span = this.telemetry.stageSpans
+      ? this.telemetry.tracer?.startSpan('kioku.stage budget', { attributes: stage })
+      : prepare;
     return (ledger) => {
-      span?.setAttributes({
-        'kioku.budget.max_tokens': ledger.maxTokens,
-        'kioku.budget.base_tokens': ledger.baseTokens,
-        'kioku.budget.tool_tokens': ledger.tools.tokens,
-        'kioku.budget.tool_definitions': ledger.tools.definitions,
-      });
-      span?.end();
+      if (span?.isRecording()) {
+        span.setAttributes({
+          'kioku.budget.max_tokens': ledger.maxTokens,
+          'kioku.budget.base_tokens': ledger.baseTokens,
+          'kioku.budget.tool_tokens': ledger.tools.tokens,
+          'kioku.budget.tool_definitions': ledger.tools.definitions,
+        });
+      }
+      if (span !== prepare) span?.end();
       this.telemetry.metrics?.stageDuration.record(secondsSince(start), stage);
     };
   }
@@ -116,7 +139,8 @@ export class TurnTelemetry {
 
   /** The prompt's totals on the prepare span, once every stage ran. */
   prepared(span: Span | undefined, ledger: TurnLedger, turnIndex: number, userMessage: string): void {
-    span?.setAttributes({
+    if (!span?.isRecording()) return;
+    span.setAttributes({
       [ATTR.turnIndex]: turnIndex,
       'kioku.prompt.tokens': ledger.totalTokens,
       'kioku.prompt.max_tokens': ledger.maxTokens,
@@ -128,7 +152,8 @@ export class TurnTelemetry {
 
   /** What the whole turn did, on `kioku.turn`. */
   ran(span: Span | undefined, turn: { steps: number; answer: string; stepLimitReached: boolean }): void {
-    span?.setAttributes({
+    if (!span?.isRecording()) return;
+    span.setAttributes({
       'kioku.turn.steps': turn.steps,
       'kioku.turn.step_limit_reached': turn.stepLimitReached,
       ...(this.telemetry.captureContent ? { 'kioku.answer': turn.answer } : {}),
@@ -153,16 +178,18 @@ export class TurnTelemetry {
   }
 
   #entryAttributes(entry: LedgerEntry, messages: readonly ChatMessage[]): Attributes {
-    const dropped = entry.dropped.reduce((sum, item) => sum + (item.count ?? 1), 0);
-    return {
+    let dropped = 0;
+    for (const item of entry.dropped) dropped += item.count ?? 1;
+    const attributes: Attributes = {
       'kioku.stage.allotted_tokens': entry.allottedTokens,
       'kioku.stage.tokens': entry.tokens,
       'kioku.stage.included': entry.included,
       'kioku.stage.dropped': dropped,
-      ...(this.telemetry.captureContent
-        ? { 'kioku.stage.content': messages.map((m) => m.content).join('\n') }
-        : {}),
     };
+    if (this.telemetry.captureContent) {
+      attributes['kioku.stage.content'] = messages.map((m) => m.content).join('\n');
+    }
+    return attributes;
   }
 }
 

@@ -17,7 +17,8 @@ import {
 } from '@opentelemetry/api';
 import { ATTR, errorType } from './attributes.js';
 import { type Instruments, makeInstruments } from './instruments.js';
-import type { TelemetryOptions } from './options.js';
+import { checkOptions } from '../foundation/options.js';
+import { TELEMETRY_OPTIONS, type TelemetryOptions } from './options.js';
 
 /** The instrumentation scope Kioku's spans and metrics carry. */
 export const INSTRUMENTATION_SCOPE = '@kioku/core';
@@ -36,7 +37,13 @@ export class Telemetry {
   /** Undefined when metrics are off (traces alone are on). */
   readonly metrics: Instruments | undefined;
   readonly captureContent: boolean;
+  /** A span per memory stage and prefetch (`detail` `stages` or `store`). */
+  readonly stageSpans: boolean;
+  /** A span per store call (`detail: 'store'`); the in-memory stores' only with `memoryStoreSpans`. */
+  readonly storeSpans: boolean;
   readonly memoryStoreSpans: boolean;
+  /** `db.query.text` on store spans (`queryText`). */
+  readonly queryText: boolean;
   readonly #userId: NonNullable<TelemetryOptions['userId']>;
   readonly #hashed = new Map<string, string>();
 
@@ -44,11 +51,16 @@ export class Telemetry {
     this.tracer = tracer;
     this.metrics = meter ? makeInstruments(meter) : undefined;
     this.captureContent = options.captureContent === true;
-    this.memoryStoreSpans = options.memoryStoreSpans === true;
+    const detail = options.detail ?? 'turn';
+    this.stageSpans = tracer !== undefined && detail !== 'turn';
+    this.storeSpans = tracer !== undefined && detail === 'store';
+    this.memoryStoreSpans = this.storeSpans && options.memoryStoreSpans === true;
+    this.queryText = this.storeSpans && options.queryText === true;
     this.#userId = options.userId ?? 'hash';
   }
 
-  static from(options: TelemetryOptions = {}): Telemetry | undefined {
+  static from(options: TelemetryOptions = {}, where?: string): Telemetry | undefined {
+    if (where !== undefined) checkOptions(where, options, TELEMETRY_OPTIONS);
     if (options.enabled === false) return undefined;
     const tracer = resolveTracer(options.tracerProvider);
     const meter = resolveMeter(options.meterProvider);

@@ -25,6 +25,8 @@ const DB_SYSTEMS: Readonly<Record<string, string>> = {
  * app's bundle, under recall's signals and embeddings, so a span is one call to the backend's adapter.
  */
 export function withStoreTelemetry(stores: KiokuStores, telemetry: Telemetry): KiokuStores {
+  // No store span and no metric to count failures in: nothing to wrap.
+  if (!telemetry.storeSpans && !telemetry.metrics) return stores;
   const wrapped: KiokuStores = {
     facts: traced(stores.facts, 'facts', telemetry),
     documents: traced(stores.documents, 'documents', telemetry),
@@ -78,8 +80,9 @@ export function shortName(className: string, suffix: RegExp): string {
 function traced<T extends object>(store: T, kind: string, telemetry: Telemetry): T {
   const adapter = adapterName(store);
   const system = DB_SYSTEMS[adapter];
-  // In-memory calls are function calls: no span unless asked for (their time is in the caller's span).
-  const tracer = adapter !== 'memory' || telemetry.memoryStoreSpans ? telemetry.tracer : undefined;
+  // Spans only with `detail: 'store'`; in-memory calls are function calls: no span unless asked for too.
+  const tracer =
+    telemetry.storeSpans && (adapter !== 'memory' || telemetry.memoryStoreSpans) ? telemetry.tracer : undefined;
   const methods = new Map<PropertyKey, unknown>();
   return new Proxy(store, {
     get(target, key) {
@@ -173,6 +176,6 @@ function rowsOf(value: unknown): number | undefined {
  * those the OpenTelemetry SDK registered. The bundle itself when nothing would be recorded.
  */
 export function traceStores(stores: KiokuStores, options: TelemetryOptions = {}): KiokuStores {
-  const telemetry = Telemetry.from(options);
+  const telemetry = Telemetry.from(options, 'traceStores');
   return telemetry ? withStoreTelemetry(stores, telemetry) : stores;
 }
