@@ -82,7 +82,9 @@ function traced<T extends object>(store: T, kind: string, telemetry: Telemetry):
   const system = DB_SYSTEMS[adapter];
   // Spans only with `detail: 'store'`; in-memory calls are function calls: no span unless asked for too.
   const tracer =
-    telemetry.storeSpans && (adapter !== 'memory' || telemetry.memoryStoreSpans) ? telemetry.tracer : undefined;
+    telemetry.storeSpans && (adapter !== 'memory' || telemetry.memoryStoreSpans)
+      ? telemetry.tracer
+      : undefined;
   const methods = new Map<PropertyKey, unknown>();
   return new Proxy(store, {
     get(target, key) {
@@ -116,8 +118,9 @@ function call(
   spanAttributes: Attributes,
   run: () => unknown,
 ): unknown {
+  if (!tracer) return counted(telemetry, base, run);
   // A child of the active span (the stage, pass or tool that made the call); nothing nests in it.
-  const span = tracer?.startSpan(name, { kind: SpanKind.CLIENT, attributes: spanAttributes });
+  const span = tracer.startSpan(name, { kind: SpanKind.CLIENT, attributes: spanAttributes });
   let result: unknown;
   try {
     result = run();
@@ -139,6 +142,21 @@ function call(
       throw error;
     },
   );
+}
+
+/** A call without a span: only a failure is counted, and the caller gets the store's own promise. */
+function counted(telemetry: Telemetry, base: Attributes, run: () => unknown): unknown {
+  let result: unknown;
+  try {
+    result = run();
+  } catch (error) {
+    finish(telemetry, undefined, base, undefined, error);
+    throw error;
+  }
+  if (result instanceof Promise) {
+    result.then(undefined, (error: unknown) => finish(telemetry, undefined, base, undefined, error));
+  }
+  return result;
 }
 
 function finish(
