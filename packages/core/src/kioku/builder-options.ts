@@ -11,9 +11,9 @@ import type { RefExpansionOptions } from '../memory/offload/expansion.js';
 import type { ToolOutputOffloadOptions } from '../memory/offload/feature.js';
 import type { WorkingMemoryFeatureOptions } from '../memory/working/feature.js';
 import type { ChatModel } from '../model/chat-model.js';
-import { TELEMETRY_OPTIONS } from '../telemetry/options.js';
 import { RECALL_MODES } from '../runtime/intent/recall.js';
 import { type TokenBudgetOptions, TokenBudgetSchema } from '../runtime/token-budget.js';
+import { TELEMETRY_OPTIONS } from '../telemetry/options.js';
 import type { FactLimitsWiring, KiokuOptions } from './options.js';
 
 /**
