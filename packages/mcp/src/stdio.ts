@@ -46,6 +46,7 @@ export async function serveStdio(options: StdioServerOptions): Promise<RunningSt
     identity: options.identity,
     seen: new SeenVersions(),
     limits,
+    traceToolCall,
   });
   const transport = new StdioServerTransport(stdin, options.stdout ?? process.stdout, {
     maxBufferSize: limits.maxBodyBytes,
