@@ -43,8 +43,9 @@ export interface TelemetryOptions {
    */
   memoryStoreSpans?: boolean;
   /**
-   * With `detail: 'store'`: the SQL a store call ran, as `db.query.text` on its span (default false). The
-   * statements' text with their placeholders (`$1`, `?`), never the values bound to them.
+   * With `detail: 'store'`: the SQL each store call ran, as `db.query.text` on its span (default false):
+   * the statements as prepared, with their placeholders, never the values bound to them (user content
+   * stays out). Adapters that report their statements: SQLite (on a connection it opened).
    */
   queryText?: boolean;
 }

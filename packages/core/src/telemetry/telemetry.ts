@@ -18,6 +18,7 @@ import {
   trace,
 } from '@opentelemetry/api';
 import { checkOptions } from '../foundation/options.js';
+import { collectQueryTexts } from '../store/bundle/query-text.js';
 import { ATTR, errorType } from './attributes.js';
 import { type Instruments, makeInstruments } from './instruments.js';
 import { TELEMETRY_OPTIONS, type TelemetryOptions } from './options.js';
@@ -44,7 +45,7 @@ export class Telemetry {
   /** A span per store call (`detail: 'store'`); the in-memory stores' only with `memoryStoreSpans`. */
   readonly storeSpans: boolean;
   readonly memoryStoreSpans: boolean;
-  /** `db.query.text` on store spans (`queryText`). */
+  /** `db.query.text` on store spans (`queryText`, with store spans). */
   readonly queryText: boolean;
   /**
    * Whether the ambient (see `withTelemetry`) lives in OpenTelemetry's context: a context manager was
@@ -63,6 +64,7 @@ export class Telemetry {
     this.storeSpans = tracer !== undefined && detail === 'store';
     this.memoryStoreSpans = this.storeSpans && options.memoryStoreSpans === true;
     this.queryText = this.storeSpans && options.queryText === true;
+    if (this.queryText) collectQueryTexts();
     this.#userId = options.userId ?? 'hash';
     this.inContext = contextWorks();
   }

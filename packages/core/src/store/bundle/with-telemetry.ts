@@ -3,6 +3,7 @@ import { ATTR, errorType } from '../../telemetry/attributes.js';
 import type { TelemetryOptions } from '../../telemetry/options.js';
 import { Telemetry } from '../../telemetry/telemetry.js';
 import type { KiokuStores } from './bundle.js';
+import { collectingQueryTexts } from './query-text.js';
 import { keepEmbedder } from './with-embeddings.js';
 
 /** The kinds' store and index class-name endings, taken off to name the adapter (`PostgresFactStore` → `postgres`). */
@@ -121,19 +122,22 @@ function call(
   if (!tracer) return counted(telemetry, base, run);
   // A child of the active span (the stage, pass or tool that made the call); nothing nests in it.
   const span = tracer.startSpan(name, { kind: SpanKind.CLIENT, attributes: spanAttributes });
+  const texts = telemetry.queryText ? new Set<string>() : undefined;
   let result: unknown;
   try {
-    result = run();
+    result = texts ? collectingQueryTexts(texts, run) : run();
   } catch (error) {
     finish(telemetry, span, base, undefined, error);
     throw error;
   }
   if (!(result instanceof Promise)) {
+    noteTexts(span, texts);
     finish(telemetry, span, base, result, undefined);
     return result;
   }
   return result.then(
     (value) => {
+      noteTexts(span, texts);
       finish(telemetry, span, base, value, undefined);
       return value;
     },
@@ -142,6 +146,11 @@ function call(
       throw error;
     },
   );
+}
+
+/** The statements a call ran, on its span: `db.query.text` (one per line, in the order first run). */
+function noteTexts(span: Span, texts: Set<string> | undefined): void {
+  if (texts && texts.size > 0) span.setAttribute('db.query.text', [...texts].join(';\n'));
 }
 
 /** A call without a span: only a failure is counted, and the caller gets the store's own promise. */
