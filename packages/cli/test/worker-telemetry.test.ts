@@ -99,7 +99,8 @@ describe('kioku worker with OTEL_EXPORTER_OTLP_ENDPOINT', () => {
       expect(attr(span.attributes, 'kioku.pass')).toBe('extraction');
       expect(Number(attr(span.attributes, 'gen_ai.usage.input_tokens'))).toBeGreaterThan(0);
     }
-    expect(spans.some((s) => attr(s.span.attributes, 'kioku.store.adapter') === 'sqlite')).toBe(true);
+    // The default detail: no span per store call.
+    expect(spans.some((s) => attr(s.span.attributes, 'kioku.store.adapter') !== undefined)).toBe(false);
     expect(attr(spans[0]!.resource.attributes, 'service.name')).toBe('kioku-worker-e2e');
     // Metrics too, flushed at shutdown.
     const metrics = JSON.stringify(receiver.bodies.filter((b) => b.path === '/v1/metrics'));

@@ -19,4 +19,5 @@ export {
   withJsonInstruction,
 } from './model/structured.js';
 export { type OpenAIToolDefinition, toOpenAITool } from './model/tool.js';
+export { type ToolCallTracer, traceToolCalls } from './model/tool-call-telemetry.js';
 export { memoizedTokenizer, o200kTokenizer } from './tokens/tokenizer.js';

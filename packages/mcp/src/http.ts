@@ -1,6 +1,7 @@
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { type KiokuStores, type Tool, ValidationError } from '@kioku/core';
+import { type KiokuStores, type TelemetryOptions, type Tool, ValidationError } from '@kioku/core';
+import { traceToolCalls } from '@kioku/core/model';
 import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
 import { isLoopback, urlHost } from './address.js';
 import { identityScope, type McpIdentity } from './identity.js';
@@ -25,6 +26,11 @@ export interface HttpServerOptions {
   /** The MCP endpoint (default `/mcp`); every other path is 404. */
   path?: string;
   limits?: Partial<McpLimits>;
+  /**
+   * OpenTelemetry (see `TelemetryOptions` of `@kioku/core`): a span per tool call, `execute_tool <tool>`.
+   * Default: the providers the app's SDK registered (none registered: no spans).
+   */
+  telemetry?: TelemetryOptions;
   /**
    * Browser origins allowed to call (e.g. `https://app.example.com`). A request with any other `Origin`
    * is refused with 403; requests without one (every non-browser client) are not affected. On a loopback
@@ -127,6 +133,7 @@ function readBody(req: IncomingMessage, maxBytes: number): Promise<Buffer | null
  */
 export async function serveHttp(options: HttpServerOptions): Promise<RunningHttpServer> {
   const limits = { ...MCP_LIMITS, ...options.limits };
+  const traceToolCall = traceToolCalls(options.telemetry);
   const path = options.path ?? '/mcp';
   const loopback = isLoopback(options.host);
   if ('identity' in options.auth) {
@@ -210,6 +217,7 @@ export async function serveHttp(options: HttpServerOptions): Promise<RunningHttp
       tools: options.tools,
       identity,
       limits,
+      traceToolCall,
     });
     const transport = new StreamableHTTPServerTransport({
       sessionIdGenerator: undefined,

@@ -1,6 +1,6 @@
 import { createRequire } from 'node:module';
 import type { KiokuStores, Tool } from '@kioku/core';
-import type { SeenVersions } from '@kioku/core/model';
+import type { SeenVersions, ToolCallTracer } from '@kioku/core/model';
 import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import { callTool } from './call.js';
 import { MCP_TOOL_INFO } from './describe.js';
@@ -23,9 +23,18 @@ export interface MemoryServerOptions {
    */
   seen?: SeenVersions;
   limits?: Partial<McpLimits>;
+  /**
+   * A span per tool call (`execute_tool <tool>` with `mcp.method.name=tools/call`; never the arguments):
+   * `traceToolCalls()` from `@kioku/core/model`. `serveStdio` and `serveHttp` make one from their
+   * `telemetry` option; without it, no spans.
+   */
+  traceToolCall?: ToolCallTracer | undefined;
 }
 
 export const SERVER_NAME = 'kioku';
+
+/** What a tool call's span says of MCP (OpenTelemetry's MCP conventions). */
+const MCP_TOOL_CALL = Object.freeze({ 'mcp.method.name': 'tools/call' });
 export const SERVER_VERSION = (createRequire(import.meta.url)('../package.json') as { version: string })
   .version;
 
@@ -50,6 +59,7 @@ export function createMemoryServer(options: MemoryServerOptions): McpServer {
     },
   );
   const context = { scope, ...(options.seen ? { seen: options.seen } : {}) };
+  const trace = options.traceToolCall;
   for (const tool of options.tools.values()) {
     const info = MCP_TOOL_INFO[tool.name];
     if (!info) throw new Error(`No MCP description for tool ${tool.name}`);
@@ -62,8 +72,11 @@ export function createMemoryServer(options: MemoryServerOptions): McpServer {
         outputSchema: info.outputSchema,
         annotations: { title: info.title, ...info.annotations },
       },
-      (args, extra) =>
-        callTool(tool, info, args, { ...context, signal: extra.signal }, limits.maxOutputBytes),
+      (args, extra) => {
+        const call = () =>
+          callTool(tool, info, args, { ...context, signal: extra.signal }, limits.maxOutputBytes);
+        return trace ? trace(scope, tool.name, call, MCP_TOOL_CALL) : call();
+      },
     );
   }
   registerResources(server, options.stores, scope, limits.maxOutputBytes);

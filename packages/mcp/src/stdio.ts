@@ -1,6 +1,6 @@
 import type { Readable, Writable } from 'node:stream';
-import type { KiokuStores, Tool } from '@kioku/core';
-import { SeenVersions } from '@kioku/core/model';
+import type { KiokuStores, TelemetryOptions, Tool } from '@kioku/core';
+import { SeenVersions, traceToolCalls } from '@kioku/core/model';
 import { StdioServerTransport } from '@modelcontextprotocol/sdk/server/stdio.js';
 import type { McpIdentity } from './identity.js';
 import { MCP_LIMITS, type McpLimits } from './limits.js';
@@ -12,6 +12,11 @@ export interface StdioServerOptions {
   /** The one user (and agent, thread) of this process, fixed at start. */
   identity: McpIdentity;
   limits?: Partial<McpLimits>;
+  /**
+   * OpenTelemetry (see `TelemetryOptions` of `@kioku/core`): a span per tool call, `execute_tool <tool>`.
+   * Default: the providers the app's SDK registered (none registered: no spans).
+   */
+  telemetry?: TelemetryOptions;
   /** Where messages come from and go to (default the process's stdin and stdout). */
   stdin?: Readable;
   stdout?: Writable;
@@ -33,6 +38,7 @@ export interface RunningStdioServer {
  */
 export async function serveStdio(options: StdioServerOptions): Promise<RunningStdioServer> {
   const limits = { ...MCP_LIMITS, ...options.limits };
+  const traceToolCall = traceToolCalls(options.telemetry);
   const stdin = options.stdin ?? process.stdin;
   const server = createMemoryServer({
     stores: options.stores,
@@ -40,6 +46,7 @@ export async function serveStdio(options: StdioServerOptions): Promise<RunningSt
     identity: options.identity,
     seen: new SeenVersions(),
     limits,
+    traceToolCall,
   });
   const transport = new StdioServerTransport(stdin, options.stdout ?? process.stdout, {
     maxBufferSize: limits.maxBodyBytes,

@@ -1,4 +1,4 @@
-import { createInMemoryStores, type KiokuStores } from '@kioku/core';
+import { createInMemoryStores, type KiokuStores, type TelemetryOptions } from '@kioku/core';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
@@ -46,6 +46,7 @@ export async function startHttp(
     stores?: KiokuStores;
     allowedOrigins?: string[];
     tools?: MemoryToolsOptions;
+    telemetry?: TelemetryOptions;
   } = {},
 ): Promise<TestServer> {
   const stores = options.stores ?? createInMemoryStores();
@@ -57,6 +58,7 @@ export async function startHttp(
     auth: options.auth ?? { tokens: TokenTable.parse(TOKENS_FILE) },
     ...(options.limits ? { limits: options.limits } : {}),
     ...(options.allowedOrigins ? { allowedOrigins: options.allowedOrigins } : {}),
+    ...(options.telemetry ? { telemetry: options.telemetry } : {}),
     onError: (error) => {
       throw error;
     },

@@ -1,4 +1,5 @@
 import { StorageError } from '@kioku/core';
+import { noteQueryText } from '@kioku/core/adapter';
 import Database from 'better-sqlite3';
 
 export interface SqliteConnectionOptions {
@@ -56,6 +57,7 @@ export class SqliteConnection {
     try {
       db = database ?? new Database(file!, { fileMustExist: !create && file !== ':memory:' });
       if (this.#owned) {
+        reportStatements(db);
         db.pragma(`busy_timeout = ${Math.max(0, Math.trunc(this.#options.busyTimeoutMs ?? 5000))}`);
         db.pragma('secure_delete = ON');
       }
@@ -128,3 +130,29 @@ export class SqliteConnection {
 }
 
 const closedError = () => new StorageError('The SQLite connection is closed: open the stores again.');
+
+/**
+ * Every statement prepared on a connection Kioku opened reports its SQL text when it runs (`noteQueryText`:
+ * `db.query.text` on the store call's span when the app opted in; a no-op otherwise). The text as prepared,
+ * with its `?` placeholders: the bound values are never seen.
+ */
+function reportStatements(db: Database.Database): void {
+  const prepare = db.prepare.bind(db);
+  db.prepare = ((source: string) => reporting(prepare(source))) as typeof db.prepare;
+}
+
+const RUNS = ['run', 'get', 'all', 'iterate'] as const;
+
+function reporting<S extends Database.Statement>(statement: S): S {
+  const source = statement.source;
+  for (const method of RUNS) {
+    const original = statement[method] as (...args: unknown[]) => unknown;
+    Object.defineProperty(statement, method, {
+      value: function (this: unknown, ...args: unknown[]) {
+        noteQueryText(source);
+        return original.apply(this, args);
+      },
+    });
+  }
+  return statement;
+}

@@ -11,11 +11,14 @@
  *   sdk-otlp   the same with the OTLP/HTTP exporters (batch spans; metrics every 5 s) posting to a local
  *              sink (an HTTP server in this process that reads and drops the bodies).
  *
- *   pnpm bench:turn --telemetry [--adapter memory,sqlite] [--sizes 1000] [--turns 300] [--warmup 300] [--json]
+ *   pnpm bench:turn --telemetry [--adapter memory,sqlite] [--sizes 1000] [--turns 300] [--warmup 300]
+ *                               [--detail turn|stages|store] [--json]
  *
  * `--adapter`: the stores of each stack (default both): `memory` (`createInMemoryStores`: no I/O, the
- * fastest turn there is, so the largest share for telemetry; its store calls get no spans by default) or
- * `sqlite` (`createSqliteStores` on a file in a temporary directory: a span per store call).
+ * fastest turn there is, so the largest share for telemetry) or `sqlite` (`createSqliteStores` on a file
+ * in a temporary directory). `--detail`: the SDK stacks' `telemetry.detail` (default `turn`, Kioku's
+ * default: prepare and record spans, stages as events; `stages` adds a span per memory stage, `store` one
+ * per store call too, except the in-memory stores').
  *
  * Each row: prepare + record p50 / p95 (ms) and the ratio of each to `off`'s. Spans made per turn, and
  * what the sink received, are printed beside them.
@@ -54,6 +57,8 @@ const DOCUMENTS = 100;
 const TRANSCRIPT_TURNS = 200;
 const CONFIGS = ['off', 'sdk-noop', 'sdk-otlp'] as const;
 const ADAPTERS = ['memory', 'sqlite'] as const;
+const DETAILS = ['turn', 'stages', 'store'] as const;
+type TelemetryDetail = NonNullable<TelemetryOptions['detail']>;
 type Adapter = (typeof ADAPTERS)[number];
 type Config = (typeof CONFIGS)[number];
 
@@ -91,7 +96,12 @@ function spanCounter() {
   };
 }
 
-function sdkSetup(traces: SpanExporter, metrics: PushMetricExporter, intervalMs: number): Setup {
+function sdkSetup(
+  traces: SpanExporter,
+  metrics: PushMetricExporter,
+  intervalMs: number,
+  detail: TelemetryDetail,
+): Setup {
   const counter = spanCounter();
   const tracerProvider = new BasicTracerProvider({
     spanProcessors: [new BatchSpanProcessor(traces), counter.processor],
@@ -100,7 +110,7 @@ function sdkSetup(traces: SpanExporter, metrics: PushMetricExporter, intervalMs:
     readers: [new PeriodicExportingMetricReader({ exporter: metrics, exportIntervalMillis: intervalMs })],
   });
   return {
-    telemetry: { tracerProvider, meterProvider },
+    telemetry: { tracerProvider, meterProvider, detail },
     spans: counter.count,
     shutdown: async () => {
       await tracerProvider.shutdown();
@@ -218,6 +228,8 @@ export async function benchTurnTelemetry(): Promise<void> {
   const runs = adapters.flatMap((adapter) => sizes.map((size) => ({ adapter, size })));
   const turns = Number(flagValue(args, '--turns') ?? 300);
   const warmup = Number(flagValue(args, '--warmup') ?? 300);
+  const detail = (flagValue(args, '--detail') ?? 'turn') as TelemetryDetail;
+  if (!DETAILS.includes(detail)) throw new Error(`--detail takes ${DETAILS.join(', ')}`);
   // What NodeSDK registers: spans started inside a span become its children.
   context.setGlobalContextManager(new AsyncLocalStorageContextManager().enable());
   const seeds = factSeeds(Math.max(...sizes, 2_000));
@@ -226,11 +238,12 @@ export async function benchTurnTelemetry(): Promise<void> {
     const sink = await startSink();
     const setups: Record<Config, Setup> = {
       off: { telemetry: {}, spans: () => 0, shutdown: async () => {} },
-      'sdk-noop': sdkSetup(dropSpans, dropMetrics, 60_000),
+      'sdk-noop': sdkSetup(dropSpans, dropMetrics, 60_000, detail),
       'sdk-otlp': sdkSetup(
         new OTLPTraceExporter({ url: `${sink.url}/v1/traces` }),
         new OTLPMetricExporter({ url: `${sink.url}/v1/metrics` }),
         5_000,
+        detail,
       ),
     };
     const conversations = {} as Record<Config, Awaited<ReturnType<typeof stack>>>;
@@ -282,6 +295,7 @@ export async function benchTurnTelemetry(): Promise<void> {
         adapter,
         size,
         config,
+        detail: config === 'off' ? '-' : detail,
         turns: times[config].length,
         p50: round(s.p50, 3),
         p95: round(s.p95, 3),
@@ -308,6 +322,7 @@ export async function benchTurnTelemetry(): Promise<void> {
         'adapter',
         'facts',
         'telemetry',
+        'detail',
         'turns',
         'p50 ms',
         'p95 ms',
@@ -321,6 +336,7 @@ export async function benchTurnTelemetry(): Promise<void> {
         r.adapter as string,
         r.size as number,
         r.config as string,
+        r.detail as string,
         r.turns as number,
         r.p50 as number,
         r.p95 as number,

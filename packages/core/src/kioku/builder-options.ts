@@ -13,6 +13,7 @@ import type { WorkingMemoryFeatureOptions } from '../memory/working/feature.js';
 import type { ChatModel } from '../model/chat-model.js';
 import { RECALL_MODES } from '../runtime/intent/recall.js';
 import { type TokenBudgetOptions, TokenBudgetSchema } from '../runtime/token-budget.js';
+import { TELEMETRY_OPTIONS } from '../telemetry/options.js';
 import type { FactLimitsWiring, KiokuOptions } from './options.js';
 
 /**
@@ -76,7 +77,7 @@ export const KIOKU_OPTIONS = {
   intent: true,
   tokenizer: true,
   clock: true,
-  telemetry: true,
+  telemetry: { options: TELEMETRY_OPTIONS },
 } satisfies OptionSpecOf<KiokuOptions>;
 
 export const FACT_MODES = ['all', 'recall', 'relevant'] as const;

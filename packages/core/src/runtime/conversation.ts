@@ -197,7 +197,7 @@ export class Conversation {
       const user: ChatMessage = { role: 'user', content: userMessage };
       const appMessages = options.appMessages ?? [];
       const appTools = options.appTools ?? [];
-      const budgetDone = this.#telemetry?.budget();
+      const budgetDone = this.#telemetry?.budget(span);
       const baseTokens = countMessagesTokens(this.#tokenizer, [...system, ...appMessages, user]);
       this.#toolTokens ??= countToolsTokens(this.#tokenizer, this.tools);
       const toolTokens = this.#toolTokens + countToolsTokens(this.#tokenizer, appTools);
@@ -229,7 +229,7 @@ export class Conversation {
           continue;
         }
         const data = prefetched.get(middleware);
-        const { entry, messages } = await this.#stage(middleware.name, async () => {
+        const { entry, messages } = await this.#stage(middleware.name, span, async () => {
           const result = await middleware.inject({
             scope: this.scope,
             sessionId: this.sessionId,
@@ -500,12 +500,13 @@ export class Conversation {
     return this.#telemetry ? this.#telemetry.phase(phase, this.#turnIndex, fn) : fn(undefined);
   }
 
-  /** One memory stage in its span, with its ledger entry as attributes and metrics, or just `fn`. */
+  /** One memory stage with its ledger entry on the trace (see `TurnTelemetry.stage`) and metrics, or just `fn`. */
   #stage(
     name: string,
+    prepare: Span | undefined,
     fn: () => Promise<{ entry: LedgerEntry; messages: ChatMessage[] }>,
   ): Promise<{ entry: LedgerEntry; messages: ChatMessage[] }> {
-    return this.#telemetry ? this.#telemetry.stage(name, fn) : fn();
+    return this.#telemetry ? this.#telemetry.stage(name, prepare, fn) : fn();
   }
 
   async #currentTurnIndex(): Promise<number> {

@@ -17,13 +17,16 @@ const SPAN_NAMES: Readonly<Record<TurnPhase, string>> = {
 
 /**
  * A conversation's spans and metrics: `kioku.turn` around `run`, `kioku.prepare` and `kioku.record`
- * (children of the turn, or of the app's own span when it runs the model loop itself), one
- * `kioku.stage <name>` per memory stage of prepare with its ledger entry (the features' work after the
- * turn is in `kioku.record`). Holds no content unless the telemetry captures it.
+ * (children of the turn, or of the app's own span when it runs the model loop itself), each memory stage
+ * of prepare with its ledger entry (an event on prepare, or a span `kioku.stage <name>` with stage
+ * detail; the features' work after the turn is in `kioku.record`). Holds no content unless the telemetry
+ * captures it.
  */
 export class TurnTelemetry {
   readonly telemetry: Telemetry;
   readonly #scope: Attributes;
+  /** Per prepare span (default detail): each stage's duration (s) and, with captureContent, its text. */
+  readonly #stages = new WeakMap<Span, Map<string, { duration: number; content?: string }>>();
 
   constructor(telemetry: Telemetry, scope: Readonly<ThreadScope>) {
     this.telemetry = telemetry;
@@ -36,41 +39,73 @@ export class TurnTelemetry {
     turnIndex: number | undefined,
     fn: (span: Span | undefined) => Promise<T>,
   ): Promise<T> {
-    const start = performance.now();
     const attributes =
       turnIndex === undefined ? this.#scope : { ...this.#scope, [ATTR.turnIndex]: turnIndex };
+    // A span enters Kioku's telemetry with it when it lives in OpenTelemetry's context.
+    const telemetry = this.telemetry;
+    if (telemetry.tracer && telemetry.inContext) return this.#phase(phase, attributes, fn);
+    return withTelemetry(telemetry, () => this.#phase(phase, attributes, fn));
+  }
+
+  async #phase<T>(
+    phase: TurnPhase,
+    attributes: Attributes,
+    fn: (span: Span | undefined) => Promise<T>,
+  ): Promise<T> {
+    const start = performance.now();
     let failure: string | undefined;
-    return withTelemetry(this.telemetry, () =>
-      this.telemetry.span(SPAN_NAMES[phase], attributes, fn).catch((error: unknown) => {
-        failure = errorType(error);
-        throw error;
-      }),
-    ).finally(() => {
-      this.telemetry.metrics?.turnDuration.record(secondsSince(start), {
-        [ATTR.turnPhase]: phase,
-        ...(failure ? { [ATTR.errorType]: failure } : {}),
-      });
-    });
+    try {
+      return await this.telemetry.span(SPAN_NAMES[phase], attributes, fn);
+    } catch (error) {
+      failure = errorType(error);
+      throw error;
+    } finally {
+      this.telemetry.metrics?.turnDuration.record(
+        secondsSince(start),
+        failure ? { [ATTR.turnPhase]: phase, [ATTR.errorType]: failure } : phaseAttributes(phase),
+      );
+    }
   }
 
   /**
-   * One memory stage: its span (store calls nest in it), then its ledger entry as attributes and metrics:
-   * `kioku.stage.duration`, `kioku.stage.tokens`, `kioku.stage.dropped` by reason.
+   * One memory stage, its ledger entry recorded as metrics (`kioku.stage.duration`, `kioku.stage.tokens`,
+   * `kioku.stage.dropped` by reason) and on the trace: by default in the prepare span's per-stage list
+   * attributes (see `prepared`; no span of its own: a turn has many stages); with `detail` `stages` or
+   * `store`, a span `kioku.stage <name>` the store calls nest in, with its ledger entry.
    */
   async stage<T extends { entry: LedgerEntry; messages: readonly ChatMessage[] }>(
     name: string,
+    prepare: Span | undefined,
     fn: () => Promise<T>,
   ): Promise<T> {
     const start = performance.now();
     const stage = stageAttributes(name);
-    const done = await this.telemetry.span(`kioku.stage ${name}`, stage, async (span) => {
-      const out = await fn();
-      span?.setAttributes(this.#entryAttributes(out.entry, out.messages));
-      return out;
-    });
-    const instruments = this.telemetry.metrics;
+    const telemetry = this.telemetry;
+    let done: T;
+    if (telemetry.stageSpans) {
+      done = await telemetry.span(`kioku.stage ${name}`, stage, async (span) => {
+        const out = await fn();
+        if (span?.isRecording()) span.setAttributes(this.#entryAttributes(out.entry, out.messages));
+        return out;
+      });
+    } else {
+      done = await fn();
+    }
+    const seconds = secondsSince(start);
+    if (!telemetry.stageSpans && prepare?.isRecording()) {
+      let stages = this.#stages.get(prepare);
+      if (stages === undefined) {
+        stages = new Map();
+        this.#stages.set(prepare, stages);
+      }
+      stages.set(name, {
+        duration: seconds,
+        ...(telemetry.captureContent ? { content: contentOf(done.messages) } : {}),
+      });
+    }
+    const instruments = telemetry.metrics;
     if (instruments) {
-      instruments.stageDuration.record(secondsSince(start), stage);
+      instruments.stageDuration.record(seconds, stage);
       instruments.stageTokens.record(done.entry.tokens, stage);
       countDropped(instruments, stage, done.entry);
     }
@@ -78,29 +113,38 @@ export class TurnTelemetry {
   }
 
   /**
-   * A stage's store reads, started before any stage runs (`PromptMiddleware.prefetch`): a span of their
-   * own, `kioku.prefetch <name>`, so the store calls they make nest under it while they overlap the others.
+   * A stage's store reads, started before any stage runs (`PromptMiddleware.prefetch`). With stage spans,
+   * a span of their own, `kioku.prefetch <name>`, so the store calls they make nest under it while they
+   * overlap the others; else just the reads.
    */
   prefetch<T>(name: string, fn: () => Promise<T>): Promise<T> {
+    if (!this.telemetry.stageSpans) return fn();
     return this.telemetry.span(`kioku.prefetch ${name}`, stageAttributes(name), fn);
   }
 
   /**
-   * The budget stage, `kioku.stage budget`, started now: counting what is paid before any memory block
-   * (system prompt, app messages, user message, tool definitions). Call what it returns with the counts.
+   * The budget stage, started now: counting what is paid before any memory block (system prompt, app
+   * messages, user message, tool definitions). Call what it returns with the counts: they go on the
+   * prepare span (or, with stage spans, on a span `kioku.stage budget`) and its duration in the metrics.
    */
-  budget(): (ledger: Pick<TurnLedger, 'maxTokens' | 'baseTokens' | 'tools'>) => void {
+  budget(
+    prepare: Span | undefined,
+  ): (ledger: Pick<TurnLedger, 'maxTokens' | 'baseTokens' | 'tools'>) => void {
     const stage = stageAttributes('budget');
     const start = performance.now();
-    const span = this.telemetry.tracer?.startSpan('kioku.stage budget', { attributes: stage });
+    const span = this.telemetry.stageSpans
+      ? this.telemetry.tracer?.startSpan('kioku.stage budget', { attributes: stage })
+      : prepare;
     return (ledger) => {
-      span?.setAttributes({
-        'kioku.budget.max_tokens': ledger.maxTokens,
-        'kioku.budget.base_tokens': ledger.baseTokens,
-        'kioku.budget.tool_tokens': ledger.tools.tokens,
-        'kioku.budget.tool_definitions': ledger.tools.definitions,
-      });
-      span?.end();
+      if (span?.isRecording()) {
+        span.setAttributes({
+          'kioku.budget.max_tokens': ledger.maxTokens,
+          'kioku.budget.base_tokens': ledger.baseTokens,
+          'kioku.budget.tool_tokens': ledger.tools.tokens,
+          'kioku.budget.tool_definitions': ledger.tools.definitions,
+        });
+      }
+      if (span !== prepare) span?.end();
       this.telemetry.metrics?.stageDuration.record(secondsSince(start), stage);
     };
   }
@@ -114,21 +158,58 @@ export class TurnTelemetry {
     countDropped(instruments, stage, entry);
   }
 
-  /** The prompt's totals on the prepare span, once every stage ran. */
+  /**
+   * The prompt's totals on the prepare span, once every stage ran; without stage spans, every stage's
+   * ledger entry too, as lists in the order the stages ran (`kioku.stages` names them; a stage the recall
+   * decision skipped has duration 0).
+   */
   prepared(span: Span | undefined, ledger: TurnLedger, turnIndex: number, userMessage: string): void {
-    span?.setAttributes({
+    if (!span?.isRecording()) return;
+    const attributes: Attributes = {
       [ATTR.turnIndex]: turnIndex,
       'kioku.prompt.tokens': ledger.totalTokens,
       'kioku.prompt.max_tokens': ledger.maxTokens,
       'kioku.recall': ledger.recall.recall,
       'kioku.recall.by': ledger.recall.by,
-      ...(this.telemetry.captureContent ? { 'kioku.user_message': userMessage } : {}),
-    });
+    };
+    if (this.telemetry.captureContent) attributes['kioku.user_message'] = userMessage;
+    if (!this.telemetry.stageSpans) {
+      const stages = this.#stages.get(span);
+      this.#stages.delete(span);
+      const n = ledger.entries.length;
+      const names: string[] = new Array(n);
+      const tokens: number[] = new Array(n);
+      const allotted: number[] = new Array(n);
+      const included: number[] = new Array(n);
+      const dropped: number[] = new Array(n);
+      const durations: number[] = new Array(n);
+      const content: string[] = new Array(n);
+      for (let i = 0; i < n; i++) {
+        const entry = ledger.entries[i]!;
+        const stage = stages?.get(entry.middleware);
+        names[i] = entry.middleware;
+        tokens[i] = entry.tokens;
+        allotted[i] = entry.allottedTokens;
+        included[i] = entry.included;
+        dropped[i] = droppedItems(entry);
+        durations[i] = stage?.duration ?? 0;
+        content[i] = stage?.content ?? '';
+      }
+      attributes['kioku.stages'] = names;
+      attributes['kioku.stage.tokens'] = tokens;
+      attributes['kioku.stage.allotted_tokens'] = allotted;
+      attributes['kioku.stage.included'] = included;
+      attributes['kioku.stage.dropped'] = dropped;
+      attributes['kioku.stage.duration'] = durations;
+      if (this.telemetry.captureContent) attributes['kioku.stage.content'] = content;
+    }
+    span.setAttributes(attributes);
   }
 
   /** What the whole turn did, on `kioku.turn`. */
   ran(span: Span | undefined, turn: { steps: number; answer: string; stepLimitReached: boolean }): void {
-    span?.setAttributes({
+    if (!span?.isRecording()) return;
+    span.setAttributes({
       'kioku.turn.steps': turn.steps,
       'kioku.turn.step_limit_reached': turn.stepLimitReached,
       ...(this.telemetry.captureContent ? { 'kioku.answer': turn.answer } : {}),
@@ -153,17 +234,39 @@ export class TurnTelemetry {
   }
 
   #entryAttributes(entry: LedgerEntry, messages: readonly ChatMessage[]): Attributes {
-    const dropped = entry.dropped.reduce((sum, item) => sum + (item.count ?? 1), 0);
-    return {
+    const attributes: Attributes = {
       'kioku.stage.allotted_tokens': entry.allottedTokens,
       'kioku.stage.tokens': entry.tokens,
       'kioku.stage.included': entry.included,
-      'kioku.stage.dropped': dropped,
-      ...(this.telemetry.captureContent
-        ? { 'kioku.stage.content': messages.map((m) => m.content).join('\n') }
-        : {}),
+      'kioku.stage.dropped': droppedItems(entry),
     };
+    if (this.telemetry.captureContent) attributes['kioku.stage.content'] = contentOf(messages);
+    return attributes;
   }
+}
+
+/** Items a stage left out (an entry may stand for several). */
+function droppedItems(entry: LedgerEntry): number {
+  let dropped = 0;
+  for (const item of entry.dropped) dropped += item.count ?? 1;
+  return dropped;
+}
+
+/** A stage's block text (captureContent only). */
+function contentOf(messages: readonly ChatMessage[]): string {
+  return messages.map((m) => m.content).join('\n');
+}
+
+const PHASES = new Map<TurnPhase, Attributes>();
+
+/** One frozen attribute set per phase (recorded on every turn). */
+function phaseAttributes(phase: TurnPhase): Attributes {
+  let attributes = PHASES.get(phase);
+  if (attributes === undefined) {
+    attributes = Object.freeze({ [ATTR.turnPhase]: phase });
+    PHASES.set(phase, attributes);
+  }
+  return attributes;
 }
 
 /** `kioku.stage.dropped`: one add per reason (a block may drop hundreds of items one by one). */

@@ -2,7 +2,9 @@ import { AsyncLocalStorage } from 'node:async_hooks';
 import { createHash } from 'node:crypto';
 import {
   type Attributes,
+  type Context,
   context,
+  createContextKey,
   createNoopMeter,
   type Meter,
   type MeterProvider,
@@ -15,9 +17,11 @@ import {
   type TracerProvider,
   trace,
 } from '@opentelemetry/api';
+import { checkOptions } from '../foundation/options.js';
+import { collectQueryTexts } from '../store/bundle/query-text.js';
 import { ATTR, errorType } from './attributes.js';
 import { type Instruments, makeInstruments } from './instruments.js';
-import type { TelemetryOptions } from './options.js';
+import { TELEMETRY_OPTIONS, type TelemetryOptions } from './options.js';
 
 /** The instrumentation scope Kioku's spans and metrics carry. */
 export const INSTRUMENTATION_SCOPE = '@kioku/core';
@@ -36,7 +40,18 @@ export class Telemetry {
   /** Undefined when metrics are off (traces alone are on). */
   readonly metrics: Instruments | undefined;
   readonly captureContent: boolean;
+  /** A span per memory stage and prefetch (`detail` `stages` or `store`). */
+  readonly stageSpans: boolean;
+  /** A span per store call (`detail: 'store'`); the in-memory stores' only with `memoryStoreSpans`. */
+  readonly storeSpans: boolean;
   readonly memoryStoreSpans: boolean;
+  /** `db.query.text` on store spans (`queryText`, with store spans). */
+  readonly queryText: boolean;
+  /**
+   * Whether the ambient (see `withTelemetry`) lives in OpenTelemetry's context: a context manager was
+   * registered when this was made. A span then enters it too: `span` needs no `withTelemetry` around it.
+   */
+  readonly inContext: boolean;
   readonly #userId: NonNullable<TelemetryOptions['userId']>;
   readonly #hashed = new Map<string, string>();
 
@@ -44,11 +59,18 @@ export class Telemetry {
     this.tracer = tracer;
     this.metrics = meter ? makeInstruments(meter) : undefined;
     this.captureContent = options.captureContent === true;
-    this.memoryStoreSpans = options.memoryStoreSpans === true;
+    const detail = options.detail ?? 'turn';
+    this.stageSpans = tracer !== undefined && detail !== 'turn';
+    this.storeSpans = tracer !== undefined && detail === 'store';
+    this.memoryStoreSpans = this.storeSpans && options.memoryStoreSpans === true;
+    this.queryText = this.storeSpans && options.queryText === true;
+    if (this.queryText) collectQueryTexts();
     this.#userId = options.userId ?? 'hash';
+    this.inContext = contextWorks();
   }
 
-  static from(options: TelemetryOptions = {}): Telemetry | undefined {
+  static from(options: TelemetryOptions = {}, where?: string): Telemetry | undefined {
+    if (where !== undefined) checkOptions(where, options, TELEMETRY_OPTIONS);
     if (options.enabled === false) return undefined;
     const tracer = resolveTracer(options.tracerProvider);
     const meter = resolveMeter(options.meterProvider);
@@ -91,7 +113,8 @@ export class Telemetry {
     kind?: SpanKind,
   ): Promise<T> {
     if (!this.tracer) return fn(undefined);
-    return this.tracer.startActiveSpan(name, { attributes, ...(kind ? { kind } : {}) }, async (span) => {
+    const options = kind === undefined ? { attributes } : { attributes, kind };
+    return this.tracer.startActiveSpan(name, options, spanContext(this), async (span) => {
       try {
         return await fn(span);
       } catch (error) {
@@ -166,7 +189,41 @@ interface Ambient {
   pass?: string;
 }
 
-const ambient = new AsyncLocalStorage<Ambient>();
+/**
+ * Where the ambient is kept: in OpenTelemetry's context when a context manager is registered (the span
+ * and the ambient enter together: one context switch, and no AsyncLocalStorage of Kioku's own to
+ * propagate through every promise), else in a storage of its own (metrics with no context manager).
+ */
+const AMBIENT = createContextKey('kioku.telemetry');
+const fallback = new AsyncLocalStorage<Ambient>();
+
+function currentAmbient(): Ambient | undefined {
+  return (context.active().getValue(AMBIENT) as Ambient | undefined) ?? fallback.getStore();
+}
+
+function enter<T>(value: Ambient, fn: () => T): T {
+  return value.telemetry.inContext
+    ? context.with(context.active().setValue(AMBIENT, value), fn)
+    : fallback.run(value, fn);
+}
+
+/** Whether OpenTelemetry's context carries values across calls (a context manager is registered). */
+function contextWorks(): boolean {
+  const probe = createContextKey('kioku.telemetry.probe');
+  return context.with(
+    context.active().setValue(probe, true),
+    () => context.active().getValue(probe) === true,
+  );
+}
+
+/** The context a span of `telemetry` starts in: the active one, with `telemetry` as the ambient. */
+function spanContext(telemetry: Telemetry): Context {
+  const active = context.active();
+  const current = active.getValue(AMBIENT) as Ambient | undefined;
+  return current?.telemetry === telemetry || !telemetry.inContext
+    ? active
+    : active.setValue(AMBIENT, { telemetry });
+}
 
 /**
  * Run `fn` with `telemetry` as the active Kioku's (what the seams deep in a pass read with
@@ -174,18 +231,17 @@ const ambient = new AsyncLocalStorage<Ambient>();
  */
 export function withTelemetry<T>(telemetry: Telemetry | undefined, fn: () => T): T {
   if (!telemetry) return fn();
-  const current = ambient.getStore();
-  return current?.telemetry === telemetry ? fn() : ambient.run({ telemetry }, fn);
+  return currentAmbient()?.telemetry === telemetry ? fn() : enter({ telemetry }, fn);
 }
 
 /** The telemetry of the Kioku whose work is running, or undefined (off, or outside Kioku's entry points). */
 export function activeTelemetry(): Telemetry | undefined {
-  return ambient.getStore()?.telemetry;
+  return currentAmbient()?.telemetry;
 }
 
 /** The innermost pass running (`kioku.pass` of its model calls), when telemetry is on. */
 export function activePass(): string | undefined {
-  return ambient.getStore()?.pass;
+  return currentAmbient()?.pass;
 }
 
 /**
@@ -197,11 +253,9 @@ export function inPass<T>(
   attributes: () => Attributes,
   fn: (span: Span | undefined) => Promise<T>,
 ): Promise<T> {
-  const current = ambient.getStore();
+  const current = currentAmbient();
   if (!current) return fn(undefined);
-  return ambient.run({ telemetry: current.telemetry, pass }, () =>
-    current.telemetry.pass(pass, attributes(), fn),
-  );
+  return enter({ telemetry: current.telemetry, pass }, () => current.telemetry.pass(pass, attributes(), fn));
 }
 
 /** Seconds since `start` (a `performance.now()` reading): the unit of every duration metric. */

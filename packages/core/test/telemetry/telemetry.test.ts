@@ -50,11 +50,60 @@ async function stack(telemetry: TelemetryOptions) {
 }
 
 describe('OpenTelemetry: one turn', () => {
-  it('nests prepare (a span per memory stage), the model calls, the tool call and record under kioku.turn', async () => {
+  it("by default: kioku.turn > prepare (the stages' ledger entries on it), the model and tool calls, record; no store spans", async () => {
+    const o = otel();
+    const kioku = await stack({ tracerProvider: o.tracerProvider, memoryStoreSpans: true });
+    const convo = await kioku.startConversation(ann);
+    const model = turnModel([
+      {
+        role: 'assistant',
+        content: '',
+        toolCalls: [{ id: 'c1', name: 'search_memory', arguments: '{"query":"locker"}' }],
+      },
+      'Your locker code is in memory.',
+    ]);
+    const result = await convo.run(`What is my locker code? It was ${SECRET}`, model);
+
+    const spans = o.spans.getFinishedSpans();
+    const turn = findSpan(spans, 'kioku.turn');
+    expect(tree(spans, turn)).toEqual([
+      'kioku.turn',
+      '  kioku.prepare',
+      '  chat scripted-chat',
+      '  execute_tool search_memory',
+      '  chat scripted-chat',
+      '  kioku.record',
+    ]);
+    expect(spans).toHaveLength(6);
+    // Each stage's ledger entry and duration: lists on prepare, in the order the stages ran.
+    const prepare = findSpan(spans, 'kioku.prepare');
+    const entries = result.ledger.entries;
+    expect(prepare.attributes).toMatchObject({
+      'kioku.stages': entries.map((e) => e.middleware),
+      'kioku.stage.tokens': entries.map((e) => e.tokens),
+      'kioku.stage.allotted_tokens': entries.map((e) => e.allottedTokens),
+      'kioku.stage.included': entries.map((e) => e.included),
+    });
+    const durations = prepare.attributes['kioku.stage.duration'] as number[];
+    expect(durations).toHaveLength(entries.length);
+    expect(durations.every((d) => d >= 0)).toBe(true);
+    expect(prepare.attributes).toMatchObject({
+      'kioku.prompt.tokens': result.ledger.totalTokens,
+      'kioku.budget.max_tokens': 4000,
+      'kioku.budget.base_tokens': result.ledger.baseTokens,
+      'kioku.budget.tool_tokens': result.ledger.tools.tokens,
+    });
+    const text = attributeText(spans);
+    expect(text).not.toContain(SECRET);
+    expect(text).not.toContain('locker');
+  });
+
+  it("with detail 'store': a span per memory stage, prefetch and store call, nested where they ran", async () => {
     const o = otel();
     const kioku = await stack({
       tracerProvider: o.tracerProvider,
       meterProvider: o.meterProvider,
+      detail: 'store',
       memoryStoreSpans: true,
     });
     const convo = await kioku.startConversation(ann);
@@ -164,8 +213,11 @@ describe('OpenTelemetry: one turn', () => {
     const convo = await kioku.startConversation(ann);
     await convo.run(`Remember ${SECRET}`, turnModel(['Done.']));
     const spans = o.spans.getFinishedSpans();
-    expect(findSpan(spans, 'kioku.prepare').attributes['kioku.user_message']).toBe(`Remember ${SECRET}`);
-    expect(String(findSpan(spans, 'kioku.stage facts').attributes['kioku.stage.content'])).toContain(SECRET);
+    const prepare = findSpan(spans, 'kioku.prepare');
+    expect(prepare.attributes['kioku.user_message']).toBe(`Remember ${SECRET}`);
+    const stages = prepare.attributes['kioku.stages'] as string[];
+    const content = prepare.attributes['kioku.stage.content'] as string[];
+    expect(content[stages.indexOf('facts')]).toContain(SECRET);
     expect(spans.some((s) => 'kioku.user.id' in s.attributes)).toBe(false);
   });
 
@@ -224,11 +276,7 @@ describe('OpenTelemetry: background work', () => {
     const clock = new ManualClock(Date.UTC(2026, 5, 15, 12));
     const stores = createInMemoryStores({ clock });
     const memory = Object.assign(echoMemoryModel(), { modelId: 'echo-memory', provider: 'test' });
-    const telemetry = {
-      tracerProvider: o.tracerProvider,
-      meterProvider: o.meterProvider,
-      memoryStoreSpans: true,
-    };
+    const telemetry = { tracerProvider: o.tracerProvider, meterProvider: o.meterProvider };
     const app = new KiokuBuilder({ stores, model: memory, clock, telemetry })
       .withExtraction({ recover: false, trigger: { turns: 100, idleMs: false } })
       .build();
@@ -243,13 +291,13 @@ describe('OpenTelemetry: background work', () => {
     const spans = o.spans.getFinishedSpans();
     const batch = findSpan(spans, 'kioku.worker.batch');
     expect(batch.parentSpanContext).toBeUndefined();
-    const kiokuOnly = (s: ReadableSpan) => !s.attributes['kioku.store.kind'];
-    expect(tree(spans, batch, 0, kiokuOnly)).toEqual([
+    expect(tree(spans, batch)).toEqual([
       'kioku.worker.batch',
       '  kioku.worker.user',
       '    kioku.pass extraction',
       '      chat echo-memory',
     ]);
+    expect(spans).toHaveLength(4);
     expect(batch.attributes).toMatchObject({
       'kioku.outbox.pending_turns': 3,
       'kioku.outbox.oldest_pending_age': 90,
@@ -272,12 +320,6 @@ describe('OpenTelemetry: background work', () => {
       'gen_ai.usage.input_tokens': changeset.usage!.inputTokens,
       'gen_ai.usage.output_tokens': changeset.usage!.outputTokens,
     });
-    // The pass's store calls nest in it (similar facts read, the changeset kept).
-    expect(
-      spans.some(
-        (s) => s.parentSpanContext?.spanId === pass.spanContext().spanId && s.attributes['kioku.store.kind'],
-      ),
-    ).toBe(true);
     expect(attributeText(spans)).not.toContain('Porto');
 
     expect(sumOf(await o.points('kioku.worker.batches')).sum).toBe(1);
@@ -341,6 +383,14 @@ describe('OpenTelemetry: background work', () => {
       { attributes: { 'kioku.forget.target': 'user', 'kioku.forget.dry_run': false }, value: 1 },
     ]);
     expect(attributeText(o.spans.getFinishedSpans())).not.toContain('Ignore all previous');
+  });
+});
+
+describe('OpenTelemetry: options', () => {
+  it('refuses an unknown detail level, naming the nearest', () => {
+    expect(
+      () => new KiokuBuilder({ stores: createInMemoryStores(), telemetry: { detail: 'stage' as 'stages' } }),
+    ).toThrow(/telemetry\.detail is "stage", not one of .*Did you mean "stages"/);
   });
 });
 

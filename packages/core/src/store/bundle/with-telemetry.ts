@@ -3,6 +3,7 @@ import { ATTR, errorType } from '../../telemetry/attributes.js';
 import type { TelemetryOptions } from '../../telemetry/options.js';
 import { Telemetry } from '../../telemetry/telemetry.js';
 import type { KiokuStores } from './bundle.js';
+import { collectingQueryTexts } from './query-text.js';
 import { keepEmbedder } from './with-embeddings.js';
 
 /** The kinds' store and index class-name endings, taken off to name the adapter (`PostgresFactStore` → `postgres`). */
@@ -25,6 +26,8 @@ const DB_SYSTEMS: Readonly<Record<string, string>> = {
  * app's bundle, under recall's signals and embeddings, so a span is one call to the backend's adapter.
  */
 export function withStoreTelemetry(stores: KiokuStores, telemetry: Telemetry): KiokuStores {
+  // No store span and no metric to count failures in: nothing to wrap.
+  if (!telemetry.storeSpans && !telemetry.metrics) return stores;
   const wrapped: KiokuStores = {
     facts: traced(stores.facts, 'facts', telemetry),
     documents: traced(stores.documents, 'documents', telemetry),
@@ -78,8 +81,11 @@ export function shortName(className: string, suffix: RegExp): string {
 function traced<T extends object>(store: T, kind: string, telemetry: Telemetry): T {
   const adapter = adapterName(store);
   const system = DB_SYSTEMS[adapter];
-  // In-memory calls are function calls: no span unless asked for (their time is in the caller's span).
-  const tracer = adapter !== 'memory' || telemetry.memoryStoreSpans ? telemetry.tracer : undefined;
+  // Spans only with `detail: 'store'`; in-memory calls are function calls: no span unless asked for too.
+  const tracer =
+    telemetry.storeSpans && (adapter !== 'memory' || telemetry.memoryStoreSpans)
+      ? telemetry.tracer
+      : undefined;
   const methods = new Map<PropertyKey, unknown>();
   return new Proxy(store, {
     get(target, key) {
@@ -113,21 +119,25 @@ function call(
   spanAttributes: Attributes,
   run: () => unknown,
 ): unknown {
+  if (!tracer) return counted(telemetry, base, run);
   // A child of the active span (the stage, pass or tool that made the call); nothing nests in it.
-  const span = tracer?.startSpan(name, { kind: SpanKind.CLIENT, attributes: spanAttributes });
+  const span = tracer.startSpan(name, { kind: SpanKind.CLIENT, attributes: spanAttributes });
+  const texts = telemetry.queryText ? new Set<string>() : undefined;
   let result: unknown;
   try {
-    result = run();
+    result = texts ? collectingQueryTexts(texts, run) : run();
   } catch (error) {
     finish(telemetry, span, base, undefined, error);
     throw error;
   }
   if (!(result instanceof Promise)) {
+    noteTexts(span, texts);
     finish(telemetry, span, base, result, undefined);
     return result;
   }
   return result.then(
     (value) => {
+      noteTexts(span, texts);
       finish(telemetry, span, base, value, undefined);
       return value;
     },
@@ -136,6 +146,26 @@ function call(
       throw error;
     },
   );
+}
+
+/** The statements a call ran, on its span: `db.query.text` (one per line, in the order first run). */
+function noteTexts(span: Span, texts: Set<string> | undefined): void {
+  if (texts && texts.size > 0) span.setAttribute('db.query.text', [...texts].join(';\n'));
+}
+
+/** A call without a span: only a failure is counted, and the caller gets the store's own promise. */
+function counted(telemetry: Telemetry, base: Attributes, run: () => unknown): unknown {
+  let result: unknown;
+  try {
+    result = run();
+  } catch (error) {
+    finish(telemetry, undefined, base, undefined, error);
+    throw error;
+  }
+  if (result instanceof Promise) {
+    result.then(undefined, (error: unknown) => finish(telemetry, undefined, base, undefined, error));
+  }
+  return result;
 }
 
 function finish(
@@ -173,6 +203,6 @@ function rowsOf(value: unknown): number | undefined {
  * those the OpenTelemetry SDK registered. The bundle itself when nothing would be recorded.
  */
 export function traceStores(stores: KiokuStores, options: TelemetryOptions = {}): KiokuStores {
-  const telemetry = Telemetry.from(options);
+  const telemetry = Telemetry.from(options, 'traceStores');
   return telemetry ? withStoreTelemetry(stores, telemetry) : stores;
 }
