@@ -5,7 +5,8 @@ import type { MigrationMeta } from 'drizzle-orm/migrator';
 import { drizzle, type PostgresJsDatabase } from 'drizzle-orm/postgres-js';
 import postgres, { type Sql } from 'postgres';
 import { toKiokuError } from './errors.js';
-import { applyMigrations, bundledMigrations, MIGRATIONS_TABLE, migrationsIn } from './migrations.js';
+import { applyMigrations, bundledMigrations, migrationsIn } from './migrations.js';
+import { MIGRATIONS_TABLE } from './migrations-table.js';
 import { analyseFacts } from './reindex.js';
 import { type KiokuTables, kiokuTables } from './schema.js';
 
@@ -43,7 +44,9 @@ export interface PostgresConnectionOptions {
   schema?: string;
 }
 
+/** @internal drizzle's database (drizzle's types stay out of the published declarations). */
 export type Db = PostgresJsDatabase<Record<string, never>>;
+/** @internal */
 export type Tx = Parameters<Parameters<Db['transaction']>[0]>[0];
 
 /**
@@ -53,7 +56,9 @@ export type Tx = Parameters<Parameters<Db['transaction']>[0]>[0];
 export class PostgresDatabase {
   readonly schema: string;
   readonly client: Sql;
+  /** @internal */
   readonly db: Db;
+  /** @internal */
   readonly tables: KiokuTables;
   readonly #ownsClient: boolean;
   #ready: Promise<void> | undefined;
@@ -125,7 +130,7 @@ export class PostgresDatabase {
     return this.#ready;
   }
 
-  /** Run `fn` once the tables are ready; every error comes out as a KiokuError. */
+  /** @internal Run `fn` once the tables are ready; every error comes out as a KiokuError. */
   async run<T>(fn: (db: Db) => Promise<T>): Promise<T> {
     await this.ready();
     try {
@@ -135,12 +140,13 @@ export class PostgresDatabase {
     }
   }
 
-  /** Run `fn` in a transaction (READ COMMITTED, PostgreSQL's default). */
+  /** @internal Run `fn` in a transaction (READ COMMITTED, PostgreSQL's default). */
   transaction<T>(fn: (tx: Tx) => Promise<T>): Promise<T> {
     return this.run((db) => db.transaction(fn));
   }
 
   /**
+   * @internal
    * Run `fn` in a transaction that holds advisory locks until it ends, so writers take turns across every
    * client and process. With a `partition` key: a shared lock on `gate` and an exclusive lock on the
    * partition (writers of different partitions run side by side). Without: an exclusive lock on `gate`,

@@ -1,16 +1,14 @@
 export {
-  type Db,
   DEFAULT_DEADLINE_MS,
   DEFAULT_SCHEMA,
   type PostgresConnectionOptions,
   PostgresDatabase,
-  type Tx,
 } from './database.js';
 export { PostgresDetailStore, type PostgresDetailStoreOptions } from './details.js';
 export { PostgresDocumentStore, type PostgresDocumentStoreOptions } from './documents.js';
 export { isRetryablePostgresError } from './errors.js';
 export { PostgresFactStore, type PostgresFactStoreOptions } from './facts.js';
-export { MIGRATIONS_TABLE } from './migrations.js';
+export { MIGRATIONS_TABLE } from './migrations-table.js';
 export { PostgresPlanStore } from './plans.js';
 export { PostgresSessionStore, type PostgresSessionStoreOptions } from './sessions.js';
 export { PostgresStore, type PostgresStoreOptions } from './store.js';

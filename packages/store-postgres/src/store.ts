@@ -38,6 +38,7 @@ export abstract class PostgresStore {
     if (this.#ownsDatabase) await this.database.close();
   }
 
+  /** @internal */
   protected get tables() {
     return this.database.tables;
   }
@@ -47,7 +48,7 @@ export abstract class PostgresStore {
     return this.database.run(() => queryLexemes(this.database.client, query));
   }
 
-  /** The full-text match of `query` on `search`; undefined when the query has no terms (it matches nothing). */
+  /** @internal The full-text match of `query` on `search`; undefined when the query has no terms (it matches nothing). */
   protected async match(search: AnyColumn, query: string): Promise<LexicalMatch | undefined> {
     const lexemes = await this.lexemes(query);
     return lexemes.length > 0 ? lexicalMatch(search, matchTerms(lexemes)) : undefined;

@@ -102,6 +102,7 @@ export abstract class RedisStoreBase {
   }
 
   /**
+   * @internal
    * Validate a snapshot completely (envelope, every record, the user restriction, duplicate ids per
    * partition), then replace every partition it contains in one MULTI/EXEC: all of them or none.
    */

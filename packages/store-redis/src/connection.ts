@@ -6,13 +6,35 @@ import { KeySpace } from './keys.js';
 
 export const DEFAULT_PREFIX = 'kioku:';
 
+/**
+ * The ioredis client you pass (`new Redis(...)`), as far as Kioku's published types say: a structural type,
+ * because ioredis's own declarations do not compile under `skipLibCheck: false` (they import the untyped
+ * `redis-errors`), and an app's types should not depend on them through Kioku's.
+ */
+export interface RedisClient {
+  readonly options: { readonly keyPrefix?: string; readonly host?: string; readonly port?: number };
+  quit(): Promise<unknown>;
+}
+
+/** ioredis's `RedisOptions` (see ioredis's documentation), typed loosely for the reason given at {@link RedisClient}. */
+export type RedisClientOptions = Readonly<Record<string, unknown>>;
+
+/** Kioku's defaults for a client it opens (see DEFAULT_REDIS_OPTIONS). */
+export interface RedisDefaults {
+  readonly maxRetriesPerRequest: number;
+  readonly autoResendUnfulfilledCommands: boolean;
+  readonly retryStrategy: (times: number) => number;
+  readonly commandTimeout: number;
+  readonly connectTimeout: number;
+}
+
 export interface RedisConnectionOptions {
   /** `redis://[user:password@]host:port[/db]` (or `rediss://`); Kioku opens the client and `close()` quits it. */
   url?: string;
   /** An ioredis client you created. Kioku never quits it; `close()` leaves it open. */
-  client?: Redis;
-  /** Options for the client Kioku opens from `url` (merged over Kioku's defaults, see the README). */
-  redisOptions?: RedisOptions;
+  client?: RedisClient;
+  /** ioredis options for the client Kioku opens from `url` (merged over Kioku's defaults, see the README). */
+  redisOptions?: RedisClientOptions;
   /** Prefix of every key Kioku writes (default `kioku:`). Snapshots and cleanup cover exactly this prefix. */
   prefix?: string;
 }
@@ -30,7 +52,7 @@ export interface RedisConnectionOptions {
  * - `commandTimeout` / `connectTimeout` 10 s: a call's deadline, after which it fails with a retryable
  *   StorageError (a server that stopped answering, a blocked event loop on its side).
  */
-export const DEFAULT_REDIS_OPTIONS: Readonly<RedisOptions> = Object.freeze({
+export const DEFAULT_REDIS_OPTIONS: RedisDefaults = Object.freeze({
   maxRetriesPerRequest: 0,
   autoResendUnfulfilledCommands: false,
   retryStrategy: (times: number) => Math.min(50 * times, 500),
@@ -56,7 +78,7 @@ export function lua(source: string): LuaScript {
 
 type Arg = string | number | Buffer;
 
-/** A MULTI being built (ioredis ChainableCommander). */
+/** @internal A MULTI being built (ioredis ChainableCommander). */
 export type Multi = ReturnType<Redis['multi']>;
 
 /**
@@ -65,6 +87,7 @@ export type Multi = ReturnType<Redis['multi']>;
  * MULTI/EXEC, so the client can be shared with the rest of an application and auto-pipelined.
  */
 export class RedisConnection {
+  /** @internal The ioredis client (typed as ioredis's only inside Kioku; see {@link RedisClient}). */
   readonly client: Redis;
   readonly keys: KeySpace;
   /** The server named in errors: the URL without its password, or host:port of a client passed in. */
@@ -91,11 +114,14 @@ export class RedisConnection {
           'The ioredis client has a `keyPrefix`; pass a client without one and use Kioku’s `prefix` option.',
         );
       }
-      this.client = options.client;
+      this.client = options.client as Redis;
       this.where = `redis://${options.client.options.host ?? '127.0.0.1'}:${options.client.options.port ?? 6379}`;
       this.#owned = false;
     } else {
-      this.client = new Redis(options.url!, { ...DEFAULT_REDIS_OPTIONS, ...options.redisOptions });
+      this.client = new Redis(options.url!, {
+        ...DEFAULT_REDIS_OPTIONS,
+        ...(options.redisOptions as RedisOptions | undefined),
+      });
       this.where = redactedUrl(options.url!);
       // Connection errors surface as rejected commands (StorageError); without a listener ioredis would
       // also print every reconnection failure.
@@ -179,6 +205,7 @@ export class RedisConnection {
   }
 
   /**
+   * @internal
    * MULTI/EXEC: the commands run atomically (nothing else runs between them). Scripts inside use EVAL,
    * never EVALSHA, because a NOSCRIPT error inside EXEC would fail one command and let the others run.
    * Throws when any command failed.

@@ -2,9 +2,11 @@ export type { RedisStoreOptions } from './base.js';
 export {
   DEFAULT_PREFIX,
   DEFAULT_REDIS_OPTIONS,
-  type Multi,
+  type RedisClient,
+  type RedisClientOptions,
   RedisConnection,
   type RedisConnectionOptions,
+  type RedisDefaults,
   type SetupReport,
 } from './connection.js';
 export { RedisDetailStore, type RedisDetailStoreOptions } from './details.js';

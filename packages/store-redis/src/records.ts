@@ -443,6 +443,7 @@ export class RecordPartitions<T> {
   }
 
   /**
+   * @internal
    * Queue the replacement of a whole partition (restore) into a MULTI: the old records go, the new ones
    * are stored in the given order, and a new epoch makes every cache of the partition reload it.
    */
