@@ -77,7 +77,7 @@ export { once } from './store/bundle/bundle.js';
 // The storage seam: what an adapter implements, and the six stores over it
 export { type StoresOverBackendOptions, storesOverBackend } from './store/bundle/over-backend.js';
 // Telemetry: the SQL a store call runs, for `db.query.text` when the app opts in
-export { noteQueryText } from './store/bundle/query-text.js';
+export { noteQueryText } from './telemetry/query-text.js';
 export type {
   ParsedDetailQuery,
   ParsedDocumentQuery,

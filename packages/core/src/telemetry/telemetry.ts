@@ -18,7 +18,7 @@ import {
   trace,
 } from '@opentelemetry/api';
 import { checkOptions } from '../foundation/options.js';
-import { collectQueryTexts } from '../store/bundle/query-text.js';
+import { collectQueryTexts } from './query-text.js';
 import { ATTR, errorType } from './attributes.js';
 import { type Instruments, makeInstruments } from './instruments.js';
 import { TELEMETRY_OPTIONS, type TelemetryOptions } from './options.js';

@@ -3,7 +3,7 @@ import { ATTR, errorType } from '../../telemetry/attributes.js';
 import type { TelemetryOptions } from '../../telemetry/options.js';
 import { Telemetry } from '../../telemetry/telemetry.js';
 import type { KiokuStores } from './bundle.js';
-import { collectingQueryTexts } from './query-text.js';
+import { collectingQueryTexts } from '../../telemetry/query-text.js';
 import { keepEmbedder } from './with-embeddings.js';
 
 /** The kinds' store and index class-name endings, taken off to name the adapter (`PostgresFactStore` → `postgres`). */
