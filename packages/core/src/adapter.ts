@@ -76,8 +76,6 @@ export { erasePartitions } from './store/backend/snapshot-io.js';
 export { once } from './store/bundle/bundle.js';
 // The storage seam: what an adapter implements, and the six stores over it
 export { type StoresOverBackendOptions, storesOverBackend } from './store/bundle/over-backend.js';
-// Telemetry: the SQL a store call runs, for `db.query.text` when the app opts in
-export { noteQueryText } from './telemetry/query-text.js';
 export type {
   ParsedDetailQuery,
   ParsedDocumentQuery,
@@ -179,3 +177,5 @@ export {
   workingQueryMatches,
   workingSearchText,
 } from './store/working/rules.js';
+// Telemetry: the SQL a store call runs, for `db.query.text` when the app opts in
+export { noteQueryText } from './telemetry/query-text.js';

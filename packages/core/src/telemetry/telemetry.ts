@@ -18,10 +18,10 @@ import {
   trace,
 } from '@opentelemetry/api';
 import { checkOptions } from '../foundation/options.js';
-import { collectQueryTexts } from './query-text.js';
 import { ATTR, errorType } from './attributes.js';
 import { type Instruments, makeInstruments } from './instruments.js';
 import { TELEMETRY_OPTIONS, type TelemetryOptions } from './options.js';
+import { collectQueryTexts } from './query-text.js';
 
 /** The instrumentation scope Kioku's spans and metrics carry. */
 export const INSTRUMENTATION_SCOPE = '@kioku/core';

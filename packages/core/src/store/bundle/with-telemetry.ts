@@ -1,9 +1,9 @@
 import { type Attributes, type Span, SpanKind, type Tracer } from '@opentelemetry/api';
 import { ATTR, errorType } from '../../telemetry/attributes.js';
 import type { TelemetryOptions } from '../../telemetry/options.js';
+import { collectingQueryTexts } from '../../telemetry/query-text.js';
 import { Telemetry } from '../../telemetry/telemetry.js';
 import type { KiokuStores } from './bundle.js';
-import { collectingQueryTexts } from '../../telemetry/query-text.js';
 import { keepEmbedder } from './with-embeddings.js';
 
 /** The kinds' store and index class-name endings, taken off to name the adapter (`PostgresFactStore` → `postgres`). */
