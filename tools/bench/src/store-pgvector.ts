@@ -55,6 +55,11 @@ const EF_SEARCH = 100;
  * the timed reads and after-write rounds are capped to these.
  */
 const PGLITE_CAPS = { reads: 200, afterWrites: 30 };
+/**
+ * PGlite's socket serves one session: statements postgres.js pipelines or prepares by name meet each
+ * other there (the connection was closed mid-search), so one query at a time, unnamed.
+ */
+const PGLITE_CLIENT = { prepare: false, max_pipeline: 1, fetch_types: false } as const;
 
 type StorePostgres = typeof import('@kioku/store-postgres');
 
@@ -177,7 +182,11 @@ export async function benchPgvector(
   const server = await startServer();
   if (typeof server === 'string') return server;
   // PGlite serves one query at a time and its socket server interleaves concurrent connections' messages.
-  const sql = postgres(server.url, { max: server.real ? 4 : 1, onnotice: () => {} });
+  const sql = postgres(server.url, {
+    max: server.real ? 4 : 1,
+    onnotice: () => {},
+    ...(server.real ? {} : PGLITE_CLIENT),
+  });
   const rows: PgvectorRow[] = [];
   let schema: string | undefined;
   const dropSchema = async () => {
