@@ -11,18 +11,20 @@
  *   sdk-otlp   the same with the OTLP/HTTP exporters (batch spans; metrics every 5 s) posting to a local
  *              sink (an HTTP server in this process that reads and drops the bodies).
  *
- *   pnpm bench:turn --telemetry [--adapter memory,sqlite] [--sizes 1000] [--turns 300] [--warmup 300]
+ *   pnpm bench:turn --telemetry [--adapter memory,sqlite,postgres] [--sizes 1000] [--turns 300] [--warmup 300]
  *                               [--detail turn|stages|store] [--json]
  *
- * `--adapter`: the stores of each stack (default both): `memory` (`createInMemoryStores`: no I/O, the
- * fastest turn there is, so the largest share for telemetry) or `sqlite` (`createSqliteStores` on a file
- * in a temporary directory). `--detail`: the SDK stacks' `telemetry.detail` (default `turn`, Kioku's
- * default: prepare and record spans, stages as events; `stages` adds a span per memory stage, `store` one
+ * `--adapter`: the stores of each stack (default all three): `memory` (`createInMemoryStores`: no I/O, the
+ * fastest turn there is, so the largest share for telemetry), `sqlite` (`createSqliteStores` on a file
+ * in a temporary directory) or `postgres` (`createPostgresStores` in a schema of its own per stack on
+ * KIOKU_BENCH_POSTGRES_URL, default the local server; dropped after). `--detail`: the SDK stacks' `telemetry.detail` (default `turn`, Kioku's
+ * default: prepare and record spans, the stages as list attributes on prepare; `stages` adds a span per memory stage, `store` one
  * per store call too, except the in-memory stores').
  *
  * Each row: prepare + record p50 / p95 (ms) and the ratio of each to `off`'s. Spans made per turn, and
  * what the sink received, are printed beside them.
  */
+import { randomBytes } from 'node:crypto';
 import { once } from 'node:events';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { createServer } from 'node:http';
@@ -56,7 +58,7 @@ const SCOPE = { userId: 'bench-user' };
 const DOCUMENTS = 100;
 const TRANSCRIPT_TURNS = 200;
 const CONFIGS = ['off', 'sdk-noop', 'sdk-otlp'] as const;
-const ADAPTERS = ['memory', 'sqlite'] as const;
+const ADAPTERS = ['memory', 'sqlite', 'postgres'] as const;
 const DETAILS = ['turn', 'stages', 'store'] as const;
 type TelemetryDetail = NonNullable<TelemetryOptions['detail']>;
 type Adapter = (typeof ADAPTERS)[number];
@@ -162,9 +164,25 @@ function factRecords(seeds: readonly FactSeed[], size: number): Fact[] {
   });
 }
 
+/** The PostgreSQL `--adapter postgres` uses (a schema of its own per stack, dropped after the run). */
+const POSTGRES_URL = process.env.KIOKU_BENCH_POSTGRES_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
+
 /** Empty stores of the adapter, and how to remove them. */
 async function openStores(adapter: Adapter): Promise<{ stores: KiokuStores; close(): Promise<void> }> {
   if (adapter === 'memory') return { stores: createInMemoryStores(), close: async () => {} };
+  if (adapter === 'postgres') {
+    const { createPostgresStores } = await import('@kioku/store-postgres');
+    const schema = `kioku_bench_otel_${randomBytes(4).toString('hex')}`;
+    const stores = createPostgresStores({ url: POSTGRES_URL, schema, clientOptions: { onnotice: () => {} } });
+    await stores.setup();
+    return {
+      stores,
+      close: async () => {
+        await stores.database.client.unsafe(`drop schema if exists "${schema}" cascade`);
+        await stores.close();
+      },
+    };
+  }
   const { createSqliteStores } = await import('@kioku/store-sqlite');
   const directory = await mkdtemp(path.join(os.tmpdir(), 'kioku-bench-otel-'));
   const stores = createSqliteStores({ file: path.join(directory, 'kioku.db') });
