@@ -1,4 +1,4 @@
-import { type AnyColumn, type Placeholder, type SQL, sql } from 'drizzle-orm';
+import { type AnyColumn, type SQL, sql } from 'drizzle-orm';
 
 /** `agent_id` of a scope: '' when the memory belongs to no agent. */
 export function agentKey(agentId: string | undefined): string {
@@ -40,11 +40,8 @@ export function tagsCanMatch(wanted: readonly string[]): boolean {
 }
 
 /** `column` equals `prefix` or lies below it on a `/` boundary (no LIKE, so `_` and `%` are plain). */
-export function underPrefix(column: AnyColumn, prefix: string): SQL;
-/** The same in a prepared statement: `prefix` and `below` (the value `${prefix}/`) are its placeholders. */
-export function underPrefix(column: AnyColumn, prefix: Placeholder, below: Placeholder): SQL;
-export function underPrefix(column: AnyColumn, prefix: unknown, below: unknown = `${prefix}/`): SQL {
-  return sql`(${column} = ${prefix} or starts_with(${column}, ${below}))`;
+export function underPrefix(column: AnyColumn, prefix: string): SQL {
+  return sql`(${column} = ${prefix} or starts_with(${column}, ${`${prefix}/`}))`;
 }
 
 /** Split rows into batches that keep one statement well below PostgreSQL's 65,535 parameters. */
