@@ -33,6 +33,16 @@ import { createSqliteStores } from '@kioku/store-sqlite';
 import postgres from 'postgres';
 import { type CpuProfileRecorder, startCpuProfile } from './cpu-profile.js';
 import { factSeeds, QUERIES, seedFact } from './facts.js';
+import { type Fault, parseFaults, perSecond, recoverySeconds } from './load-faults.js';
+import {
+  backlog,
+  crashed,
+  extractionAudit,
+  extractionModelServer,
+  type ProcessEnd,
+  turnMark,
+  WorkerFleet,
+} from './load-workers.js';
 import { cliArgs, flagValue, percentile, table } from './util.js';
 
 const args = cliArgs();
@@ -51,13 +61,21 @@ interface ChildTask {
   /** Write a V8 CPU profile of the timed run here (`--cpu-prof <dir>`). */
   cpuProfileDir?: string;
   index: number;
+  /** 0 for the first app of these users, 1 for the one started after it was killed, …: in its turn ids. */
+  generation: number;
+}
+
+/** What an app sends when a record() resolved: at once, so the turns of an app killed later still count. */
+interface Acknowledgement {
+  ack: string;
+  userId: string;
+  /** The memory turn's latency; `timed` when it started after the warm-up. */
+  ms: number;
+  timed: boolean;
 }
 
 interface ChildReport {
-  latencies: number[];
   errors: Record<string, number>;
-  /** Turn ids whose record() resolved, per user. */
-  acknowledged: Record<string, string[]>;
   cpuMs: number;
   retries: number;
 }
@@ -98,7 +116,7 @@ async function runChild(task: ChildTask): Promise<ChildReport> {
     .withKnowledge()
     .withExtraction({ trigger: { turns: 1_000_000, idleMs: false }, recover: false })
     .build();
-  const report: ChildReport = { latencies: [], errors: {}, acknowledged: {}, cpuMs: 0, retries: 0 };
+  const report: ChildReport = { errors: {}, cpuMs: 0, retries: 0 };
   const timedAt = await ready();
   const warmupEnd = performance.now() + (timedAt - Date.now());
   const end = warmupEnd + task.seconds * 1000;
@@ -117,8 +135,6 @@ async function runChild(task: ChildTask): Promise<ChildReport> {
         await new Promise((r) => setTimeout(r, 250));
       }
     }
-    const acknowledged: string[] = [];
-    report.acknowledged[id] = acknowledged;
     for (let t = 0; performance.now() < end; t++) {
       const timed = performance.now() >= warmupEnd;
       if (timed && !cpuStart) {
@@ -127,12 +143,13 @@ async function runChild(task: ChildTask): Promise<ChildReport> {
           profile = startCpuProfile(task.cpuProfileDir, `load-${task.store}-${task.index}`);
       }
       const question = QUERIES[(t + n) % QUERIES.length]!;
-      const turnId = `${id}-${t}`;
+      const turnId = `${id}-${task.generation}-${t}`;
       const start = performance.now();
       try {
         await convo.prepare(question);
         const messages = [
-          { role: 'user' as const, content: question },
+          // The mark names the turn for the extraction audit: the model copies it into the turn's fact.
+          { role: 'user' as const, content: `${question} ${turnMark(turnId)}` },
           { role: 'assistant' as const, content: `Noted (${t}).` },
         ];
         // A record that failed may have been stored: retried with its turn id, it is stored once.
@@ -154,8 +171,8 @@ async function runChild(task: ChildTask): Promise<ChildReport> {
             await new Promise((r) => setTimeout(r, 250));
           }
         }
-        acknowledged.push(turnId);
-        if (timed) report.latencies.push(performance.now() - start);
+        const ack: Acknowledgement = { ack: turnId, userId: id, ms: performance.now() - start, timed };
+        process.send!(ack);
       } catch (error) {
         const kind = isKiokuError(error) ? error.code : error instanceof Error ? error.name : 'unknown';
         report.errors[kind] = (report.errors[kind] ?? 0) + 1;
@@ -216,6 +233,10 @@ interface Server {
   url: string;
   /** Where the apps connect: the server, or PgBouncer in front of it. */
   appUrl: string;
+  /** `kioku worker --store`: the apps' address with the CLI's options (pool size, no prepared statements). */
+  workerUrl: string;
+  /** Client connections the server has now (PostgreSQL: pg_stat_activity). */
+  connections?(): Promise<number>;
   cpuMs(): number;
   restart?(): Promise<void>;
   statements?(): Promise<number>;
@@ -240,6 +261,13 @@ async function startServer(store: StoreKind, viaPgBouncer: boolean): Promise<Ser
     return {
       url,
       appUrl: bouncer ? bouncer.url('postgres') : url,
+      workerUrl: bouncer ? `${bouncer.url('postgres')}?pool=2&prepare=false` : `${url}?pool=2`,
+      connections: async () => {
+        const [row] = await client<
+          { n: string }[]
+        >`select count(*)::text as n from pg_stat_activity where backend_type = 'client backend'`;
+        return Number(row!.n);
+      },
       cpuMs: () => treeCpuMs(pg.pid() ?? 0) + (bouncer?.pid ? treeCpuMs(bouncer.pid) : 0),
       restart: () => pg.restart(),
       statements: async () => {
@@ -272,6 +300,7 @@ async function startServer(store: StoreKind, viaPgBouncer: boolean): Promise<Ser
     return {
       url: redis.url,
       appUrl: redis.url,
+      workerUrl: redis.url,
       cpuMs: () => treeCpuMs(redis.pid ?? 0),
       restart: () => redis.restart(),
       destroy: () => redis.destroy(),
@@ -282,6 +311,7 @@ async function startServer(store: StoreKind, viaPgBouncer: boolean): Promise<Ser
   return {
     url: file,
     appUrl: file,
+    workerUrl: `sqlite:${file}`,
     cpuMs: () => 0,
     destroy: () => rm(dir, { recursive: true, force: true }),
   };
@@ -396,23 +426,50 @@ async function audit(store: StoreKind, url: string, acknowledged: Record<string,
   return { missing, duplicates };
 }
 
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+/** One app process: its users' closed loops, its acknowledgements as they come, how it ended. */
+interface App {
+  child: ChildProcess;
+  ready: Promise<void>;
+  done: Promise<{ end: ProcessEnd; report?: ChildReport }>;
+}
+
+/** A sample of the run every second: the outbox backlog and the server's connections. */
+interface Sample {
+  t: number;
+  pendingSessions?: number;
+  oldestPendingS?: number;
+  connections?: number;
+}
+
 async function runShape(store: StoreKind, processes: number, usersEach: number, options: Options) {
   process.stderr.write(`${store} ${processes}×${usersEach}: starting the server, seeding…\n`);
   const server = await startServer(store, options.viaPgBouncer);
+  const model = options.workers > 0 ? await extractionModelServer() : undefined;
+  const fleet = model ? new WorkerFleet(server.workerUrl, model.env, options.leaseTtl) : undefined;
+  const observer = open(store, server.url, 1);
   try {
     const users = processes * usersEach;
     await seed(store, server.url, users, options.facts, options.docs);
     // Without statistics (a restore below VACUUM_AFTER_ROWS leaves none) the planner guesses one row per
     // partition and reads facts by id through the wrong index: no deployment runs like that for long.
     if (options.analyse) await server.analyse?.();
-    const started: Promise<void>[] = [];
-    const forked: ChildProcess[] = [];
-    const children = Array.from({ length: processes }, (_, p) => {
+    fleet?.start(options.workers);
+
+    // Acknowledgements as the apps send them: the turns of an app killed later still count.
+    const acknowledged: Record<string, string[]> = {};
+    const latencies: number[] = [];
+    const ackTimes: number[] = [];
+    let timedAt: number | undefined;
+    const appEnds: ProcessEnd[] = [];
+    const killedApps = new Set<ChildProcess>();
+    const startApp = (p: number, generation: number): App => {
+      const name = `app ${p}${generation ? `.${generation}` : ''}`;
       const child = fork(new URL(import.meta.url).pathname, ['--child'], {
         execArgv: process.execArgv,
         stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
       });
-      forked.push(child);
       const task: ChildTask = {
         store,
         url: server.appUrl,
@@ -421,37 +478,95 @@ async function runShape(store: StoreKind, processes: number, usersEach: number, 
         users: Array.from({ length: usersEach }, (_, u) => userId(p * usersEach + u)),
         seconds: options.seconds,
         index: p,
+        generation,
         ...(options.cpuProfileDir ? { cpuProfileDir: options.cpuProfileDir } : {}),
       };
       child.send(task);
-      started.push(new Promise((resolve) => child.once('message', () => resolve())));
-      return new Promise<ChildReport>((resolve, reject) => {
-        child.on('message', (r: ChildReport | { ready: true }) => 'latencies' in r && resolve(r));
-        child.once(
-          'exit',
-          (code) => code !== 0 && reject(new Error(`app process ${p} exited with code ${code}`)),
-        );
+      let report: ChildReport | undefined;
+      const ready = new Promise<void>((resolve) => {
+        child.on('message', (m: { ready: true } | Acknowledgement | ChildReport) => {
+          if ('ready' in m) {
+            // An app started in place of a killed one joins the timed run under way.
+            if (timedAt !== undefined) child.send({ timedAt });
+            resolve();
+          } else if ('ack' in m) {
+            (acknowledged[m.userId] ??= []).push(m.ack);
+            if (m.timed) {
+              latencies.push(m.ms);
+              ackTimes.push((Date.now() - timedAt!) / 1000);
+            }
+          } else report = m;
+        });
       });
-    });
+      // 'close': after the exit and every message the app sent before it.
+      const done = new Promise<{ end: ProcessEnd; report?: ChildReport }>((resolve) =>
+        child.once('close', (code, signal) => {
+          const end = { name, killed: killedApps.has(child), code, signal };
+          appEnds.push(end);
+          resolve({ end, ...(report ? { report } : {}) });
+        }),
+      );
+      return { child, ready, done };
+    };
+    const apps = Array.from({ length: processes }, (_, p) => startApp(p, 0));
+    const generations = apps.map(() => 0);
     // The timed run (and the server's counters) start once every app is up (loading one takes seconds,
     // many more on a busy machine), after the warm-up.
-    await Promise.race([Promise.all(started), Promise.all(children)]);
-    const timedAt = Date.now() + options.warmup * 1000;
-    for (const child of forked) child.send({ timedAt });
-    await new Promise((r) => setTimeout(r, timedAt - Date.now()));
+    await Promise.race([Promise.all(apps.map((a) => a.ready)), Promise.all(apps.map((a) => a.done))]);
+    timedAt = Date.now() + options.warmup * 1000;
+    for (const app of apps) app.child.send({ timedAt });
+    await sleep(timedAt - Date.now());
     const serverCpu0 = server.cpuMs();
     await server.resetStatements?.();
-    let fault: Promise<void> | undefined;
-    if (options.faultAt !== undefined && server.restart) {
-      fault = new Promise((r) => setTimeout(r, options.faultAt! * 1000)).then(() => {
-        process.stderr.write(`  fault: restarting ${store}\n`);
-        return server.restart!();
-      });
-    }
-    const reports = await Promise.all(children);
-    await fault;
+
+    const samples: Sample[] = [];
+    let sampling = true;
+    const sampler = (async () => {
+      while (sampling) {
+        const t = (Date.now() - timedAt!) / 1000;
+        const sample: Sample = { t };
+        try {
+          const b = await backlog(observer);
+          sample.pendingSessions = b.sessions;
+          sample.oldestPendingS = b.oldestS;
+        } catch {}
+        try {
+          if (server.connections) sample.connections = await server.connections();
+        } catch {}
+        samples.push(sample);
+        await sleep(Math.max(0, 1000 - ((Date.now() - timedAt!) / 1000 - t) * 1000));
+      }
+    })();
+
+    let backAt: number | undefined;
+    const faultLog: string[] = [];
+    const inject = async (fault: Fault) => {
+      await sleep(timedAt! + fault.at * 1000 - Date.now());
+      const at = () => ((Date.now() - timedAt!) / 1000).toFixed(1);
+      if (fault.kind === 'restart' && server.restart) {
+        process.stderr.write(`  ${at()} s: restarting ${store}\n`);
+        await server.restart();
+        backAt = (Date.now() - timedAt!) / 1000;
+        faultLog.push(`restart@${fault.at} (back at ${backAt.toFixed(1)} s)`);
+      } else if (fault.kind === 'kill-worker' && fleet) {
+        const name = await fleet.killOne();
+        process.stderr.write(`  ${at()} s: killed ${name} (SIGKILL), started another\n`);
+        faultLog.push(`kill-worker@${fault.at}`);
+      } else if (fault.kind === 'kill-app') {
+        const p = processes - 1;
+        killedApps.add(apps[p]!.child);
+        apps[p]!.child.kill('SIGKILL');
+        await apps[p]!.done;
+        apps[p] = startApp(p, ++generations[p]!);
+        process.stderr.write(`  ${at()} s: killed app ${p} (SIGKILL), started another for its users\n`);
+        faultLog.push(`kill-app@${fault.at}`);
+      } else faultLog.push(`${fault.kind}@${fault.at} (not on ${store})`);
+    };
+    await Promise.all(options.faults.map(inject));
+    const ends = await Promise.all(apps.map((a) => a.done));
+    const reports = ends.flatMap((e) => (e.report ? [e.report] : []));
     const serverCpu = server.cpuMs() - serverCpu0;
-    const latencies = reports.flatMap((r) => r.latencies).sort((a, b) => a - b);
+    latencies.sort((a, b) => a - b);
     const turns = latencies.length;
     const statements = server.statements ? await server.statements() : undefined;
     if (options.showStatements && server.topStatements) {
@@ -463,11 +578,37 @@ async function runShape(store: StoreKind, processes: number, usersEach: number, 
           `  ${perTurn(t.calls).padStart(10)}  ${t.meanMs.toFixed(3).padStart(7)}  ${t.query.replace(/\s+/g, ' ').slice(0, 220)}\n`,
         );
     }
+
+    // The workers finish the backlog (bounded), then stop; the audit reads the store as they left it.
+    let drainS: number | undefined;
+    if (fleet) {
+      const drainStart = Date.now();
+      for (;;) {
+        const pending = await backlog(observer).catch(() => undefined);
+        const waited = (Date.now() - drainStart) / 1000;
+        if (pending?.sessions === 0) {
+          drainS = waited;
+          break;
+        }
+        if (waited > options.drainSeconds) break;
+        process.stderr.write(
+          `  draining: ${pending?.sessions ?? '?'} sessions pending after ${waited.toFixed(0)} s\n`,
+        );
+        await sleep(2000);
+      }
+      await fleet.stop();
+    }
+    sampling = false;
+    await sampler;
+
     const errors: Record<string, number> = {};
     for (const r of reports) for (const [k, n] of Object.entries(r.errors)) errors[k] = (errors[k] ?? 0) + n;
-    const acknowledged = Object.assign({}, ...reports.map((r) => r.acknowledged));
     const checked = await audit(store, server.url, acknowledged);
+    const extraction = model ? await extractionAudit(observer, acknowledged, model.asked) : undefined;
     const trips = store === 'postgres' ? await roundTrips(server.url, options.viaPgBouncer) : undefined;
+    const rates = perSecond(ackTimes, options.seconds);
+    const firstFault = options.faults[0]?.at;
+    const processEnds = [...appEnds, ...(fleet?.ends ?? [])];
     return {
       store,
       shape: `${processes}×${usersEach}`,
@@ -483,10 +624,32 @@ async function runShape(store: StoreKind, processes: number, usersEach: number, 
       probeNodeCpuMs: trips?.nodeCpuMs,
       errors,
       retries: reports.reduce((s, r) => s + r.retries, 0),
+      maxConnections: Math.max(...samples.map((s) => s.connections ?? 0)) || undefined,
+      processes: {
+        apps: appEnds.length,
+        workers: fleet?.ends.length ?? 0,
+        killed: processEnds.filter((e) => e.killed).length,
+        crashed: processEnds.filter(crashed).map((e) => `${e.name} (${e.code ?? e.signal})`),
+      },
+      acknowledged: Object.values(acknowledged).reduce((s, t) => s + t.length, 0),
       acknowledgedMissing: checked.missing,
       transcriptDuplicates: checked.duplicates,
+      neverExtracted: extraction?.neverExtracted,
+      extractedTwice: extraction?.extractedTwice,
+      askedTwice: extraction?.askedTwice,
+      drainS,
+      faults: faultLog,
+      rates,
+      recoveryS:
+        backAt !== undefined && firstFault !== undefined
+          ? recoverySeconds(rates, firstFault, backAt)
+          : undefined,
+      samples,
     };
   } finally {
+    await fleet?.stop().catch(() => {});
+    await observer.close().catch(() => {});
+    await model?.server.close();
     await server.destroy();
   }
 }
@@ -502,7 +665,13 @@ interface Options {
   /** `--no-analyse`: run on the tables as the seeding left them, without statistics. */
   analyse: boolean;
   cpuProfileDir?: string;
-  faultAt?: number;
+  faults: Fault[];
+  /** `kioku worker` processes (0: none, the turns wait in the outbox). */
+  workers: number;
+  /** The workers' lease (`--lease-ttl`): how long a killed worker's users wait for another. */
+  leaseTtl: number;
+  /** At most this long for the workers to finish the backlog after the run. */
+  drainSeconds: number;
 }
 
 async function main() {
@@ -521,7 +690,10 @@ async function main() {
     showStatements: args.includes('--statements'),
     analyse: !args.includes('--no-analyse'),
     ...(flag('cpu-prof') ? { cpuProfileDir: path.resolve(flag('cpu-prof')!) } : {}),
-    ...(faults ? { faultAt: Number(faults.match(/@(\d+)/)?.[1] ?? 5) } : {}),
+    faults: parseFaults(faults),
+    workers: Number(flag('workers') ?? 0),
+    leaseTtl: Number(flag('lease-ttl') ?? 5),
+    drainSeconds: Number(flag('drain') ?? 120),
   };
   const rows = [];
   for (const store of stores) for (const [p, c] of shapes) rows.push(await runShape(store, p, c, options));
@@ -559,7 +731,50 @@ async function main() {
     ),
   );
   console.log(
-    `\nfacts/user ${options.facts}, documents/user ${options.docs}, ${options.seconds} s timed after ${options.warmup} s warm-up, pool ${options.pool}/process${options.viaPgBouncer ? ' through PgBouncer (transaction mode)' : ''}${faults ? `, fault ${faults}` : ''}; machine: ${os.cpus().length} cores, load ${os.loadavg()[0]!.toFixed(1)}`,
+    table(
+      [
+        'store',
+        'processes×users',
+        'faults',
+        'processes: apps · workers · killed · crashed',
+        'connections (max)',
+        'acked turns',
+        'acked missing',
+        'transcript duplicates',
+        'never extracted',
+        'extracted twice',
+        'model asked twice',
+        'drain s',
+        'recovery s',
+      ],
+      rows.map((r) => [
+        r.store,
+        r.shape,
+        r.faults.join(', ') || '—',
+        `${r.processes.apps} · ${r.processes.workers} · ${r.processes.killed} · ${r.processes.crashed.length ? r.processes.crashed.join(', ') : '0'}`,
+        r.maxConnections === undefined ? '—' : String(r.maxConnections),
+        String(r.acknowledged),
+        String(r.acknowledgedMissing),
+        String(r.transcriptDuplicates),
+        r.neverExtracted === undefined ? '—' : String(r.neverExtracted),
+        r.extractedTwice === undefined ? '—' : String(r.extractedTwice),
+        r.askedTwice === undefined ? '—' : String(r.askedTwice),
+        f(r.drainS),
+        f(r.recoveryS),
+      ]),
+    ),
+  );
+  for (const r of rows) {
+    console.log(`\n${r.store} ${r.shape} turns/s, second by second: ${r.rates.join(' ')}`);
+    const every2 = r.samples.filter((_, i) => i % 2 === 0);
+    console.log(
+      `${r.store} ${r.shape} backlog (t s: sessions pending, oldest s): ${every2
+        .map((b) => `${b.t.toFixed(0)}: ${b.pendingSessions ?? '?'}, ${f(b.oldestPendingS)}`)
+        .join(' | ')}`,
+    );
+  }
+  console.log(
+    `\nfacts/user ${options.facts}, documents/user ${options.docs}, ${options.seconds} s timed after ${options.warmup} s warm-up, pool ${options.pool}/process${options.viaPgBouncer ? ' through PgBouncer (transaction mode)' : ''}${faults ? `, faults ${faults}` : ''}${options.workers ? `, ${options.workers} kioku workers (lease ${options.leaseTtl} s)` : ''}; machine: ${os.cpus().length} cores, load ${os.loadavg()[0]!.toFixed(1)}`,
   );
   if (args.includes('--json')) console.log(JSON.stringify({ bench: 'load', options, rows }));
 }

@@ -1,0 +1,167 @@
+/**
+ * `bench:load --workers N`: real `kioku worker` processes on the bench's store, an OpenAI-compatible scripted
+ * model for them to call, and the extraction audit (every acknowledged turn extracted exactly once).
+ */
+import { type ChildProcess, spawn } from 'node:child_process';
+import { existsSync } from 'node:fs';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import type { KiokuStores } from '@kioku/core';
+import { type Reply, startScriptedServer, text } from '@kioku/openai-test-server';
+
+/** The mark a load turn's user message ends with, so the model and the audit can name its turn id. */
+export const turnMark = (turnId: string) => `(turn ${turnId})`;
+const TURN_MARK = /\(turn ([^)\s]+)\)/;
+
+/**
+ * The memory model: a batched extraction is answered with one fact per `<exchange turn="N">`, the user's
+ * own words (their turn mark with them); a reconciliation adds every new fact. `asked` counts how often
+ * each turn id was sent for extraction (as `packages/cli/test/worker.harness.ts` does per message).
+ */
+export async function extractionModelServer() {
+  const asked = new Map<string, number>();
+  const route: Reply = (res, body, req) => {
+    const messages = body.messages as { role: string; content: string }[];
+    const prompt = messages.at(-1)!.content;
+    if (prompt.startsWith('New facts (')) {
+      const count = Number(/^New facts \((\d+)\)/.exec(prompt)![1]);
+      const decisions = Array.from({ length: count }, (_, i) => ({
+        fact: i + 1,
+        event: 'ADD',
+        reason: 'new',
+      }));
+      return text(JSON.stringify({ decisions }))(res, body, req);
+    }
+    const shown = [...prompt.matchAll(/<exchange turn="(\d+)">\n<user>\n([\s\S]*?)\n<\/user>/g)];
+    for (const [, , said] of shown) {
+      const turnId = TURN_MARK.exec(said!)?.[1];
+      if (turnId) asked.set(turnId, (asked.get(turnId) ?? 0) + 1);
+    }
+    const facts = shown.map((m) => ({
+      turn: Number(m[1]),
+      content: m[2]!,
+      category: 'personal/notes',
+      tags: [],
+    }));
+    text(JSON.stringify({ facts }))(res, body, req);
+  };
+  const server = await startScriptedServer(route);
+  return { server, asked, env: { OPENAI_BASE_URL: server.baseURL, OPENAI_API_KEY: 'sk-load' } };
+}
+
+const cliDir = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../../packages/cli');
+
+/** `kioku worker`: the built CLI when there is one (what users run), else its source through tsx. */
+function workerArgv(store: string, leaseTtl: number): string[] {
+  const args = ['worker', '--store', store, '--poll', '0.5', '--lease-ttl', String(leaseTtl)];
+  const built = path.join(cliDir, 'dist', 'cli.js');
+  if (existsSync(built)) return [built, ...args];
+  return ['--conditions=@kioku/source', '--import', 'tsx', path.join(cliDir, 'src', 'cli.ts'), ...args];
+}
+
+/** How one process of the run ended: `killed` by the bench (a fault), else its exit code or signal. */
+export interface ProcessEnd {
+  name: string;
+  killed: boolean;
+  code: number | null;
+  signal: NodeJS.Signals | null;
+}
+
+/** A process that ended without the bench killing it, or with a code other than 0: a crash. */
+export const crashed = (end: ProcessEnd) => !end.killed && (end.code !== 0 || end.signal !== null);
+
+/** N `kioku worker` processes; one can be killed (SIGKILL) and replaced; all stopped with SIGTERM. */
+export class WorkerFleet {
+  private readonly running = new Map<ChildProcess, { name: string; ended: Promise<ProcessEnd> }>();
+  private readonly killedByBench = new Set<ChildProcess>();
+  readonly ends: ProcessEnd[] = [];
+  private started = 0;
+
+  constructor(
+    private readonly store: string,
+    private readonly env: NodeJS.ProcessEnv,
+    private readonly leaseTtl: number,
+  ) {}
+
+  start(count: number): void {
+    for (let i = 0; i < count; i++) this.spawnOne();
+  }
+
+  private spawnOne(): void {
+    const name = `worker ${this.started++}`;
+    const child = spawn(process.execPath, workerArgv(this.store, this.leaseTtl), {
+      cwd: cliDir,
+      env: { ...process.env, KIOKU_DEBUG: '', ...this.env },
+      stdio: ['ignore', 'ignore', 'pipe'],
+    });
+    let stderr = '';
+    child.stderr!.setEncoding('utf8').on('data', (chunk: string) => {
+      stderr = (stderr + chunk).slice(-4000);
+    });
+    const ended = new Promise<ProcessEnd>((resolve) =>
+      child.once('exit', (code, signal) => {
+        const end = { name, killed: this.killedByBench.has(child), code, signal };
+        if (crashed(end)) process.stderr.write(`  ${name} exited (${code ?? signal}):\n${stderr}\n`);
+        this.ends.push(end);
+        this.running.delete(child);
+        resolve(end);
+      }),
+    );
+    this.running.set(child, { name, ended });
+  }
+
+  /** SIGKILL the oldest running worker (a lost machine) and start another in its place. */
+  async killOne(): Promise<string | undefined> {
+    const [child, entry] = [...this.running][0] ?? [];
+    if (!child || !entry) return undefined;
+    this.killedByBench.add(child);
+    child.kill('SIGKILL');
+    await entry.ended;
+    this.spawnOne();
+    return entry.name;
+  }
+
+  /** SIGTERM every worker and wait for them (SIGKILL after `graceMs`). */
+  async stop(graceMs = 30_000): Promise<void> {
+    const entries = [...this.running];
+    for (const [child] of entries) child.kill('SIGTERM');
+    const timer = setTimeout(() => {
+      for (const [child] of entries) child.kill('SIGKILL');
+    }, graceMs);
+    await Promise.all(entries.map(([, e]) => e.ended));
+    clearTimeout(timer);
+  }
+}
+
+/** Users with unextracted turns and how long the oldest has waited (s), from the store's pending index. */
+export async function backlog(stores: KiokuStores): Promise<{ sessions: number; oldestS: number }> {
+  const pending = await stores.sessions.listPending();
+  const oldest = pending.map((p) => Date.parse(p.since)).sort((a, b) => a - b)[0];
+  return { sessions: pending.length, oldestS: oldest === undefined ? 0 : (Date.now() - oldest) / 1000 };
+}
+
+/**
+ * Every acknowledged turn's facts, per turn id (by the turn mark the model copied into each fact): never
+ * extracted (none), extracted twice (more than one fact), and turns the model was asked for more than once
+ * (a pass killed before it committed is asked again by the next worker: allowed, but counted).
+ */
+export async function extractionAudit(
+  stores: KiokuStores,
+  acknowledged: Record<string, readonly string[]>,
+  asked: ReadonlyMap<string, number>,
+) {
+  let neverExtracted = 0;
+  let extractedTwice = 0;
+  let askedTwice = 0;
+  for (const [userId, turns] of Object.entries(acknowledged)) {
+    const facts = new Map<string, number>();
+    for (const fact of await stores.facts.list({ userId })) {
+      const turnId = TURN_MARK.exec(fact.content)?.[1];
+      if (turnId) facts.set(turnId, (facts.get(turnId) ?? 0) + 1);
+    }
+    for (const turn of turns) if (!facts.has(turn)) neverExtracted++;
+    for (const n of facts.values()) if (n > 1) extractedTwice++;
+  }
+  for (const n of asked.values()) if (n > 1) askedTwice++;
+  return { neverExtracted, extractedTwice, askedTwice };
+}
