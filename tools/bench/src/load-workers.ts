@@ -92,7 +92,14 @@ export class WorkerFleet {
     const child = spawn(process.execPath, workerArgv(this.store, this.leaseTtl), {
       cwd: cliDir,
       env: { ...process.env, KIOKU_DEBUG: '', ...this.env },
-      stdio: ['ignore', 'ignore', 'pipe'],
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    // Its log, one line per user worked on: failures and store errors are shown as they come.
+    child.stdout!.setEncoding('utf8').on('data', (chunk: string) => {
+      for (const line of chunk.split('\n')) {
+        if (process.env.KIOKU_LOAD_WORKER_LOG || /failed|error|busy/i.test(line))
+          process.stderr.write(`  ${name}: ${line}\n`);
+      }
     });
     let stderr = '';
     child.stderr!.setEncoding('utf8').on('data', (chunk: string) => {
@@ -159,8 +166,18 @@ export async function extractionAudit(
       const turnId = TURN_MARK.exec(fact.content)?.[1];
       if (turnId) facts.set(turnId, (facts.get(turnId) ?? 0) + 1);
     }
-    for (const turn of turns) if (!facts.has(turn)) neverExtracted++;
-    for (const n of facts.values()) if (n > 1) extractedTwice++;
+    for (const turn of turns) {
+      if (facts.has(turn)) continue;
+      neverExtracted++;
+      if (neverExtracted <= 5)
+        process.stderr.write(`  never extracted: ${turn} (model asked ${asked.get(turn) ?? 0}×)\n`);
+    }
+    for (const [turn, n] of facts) {
+      if (n <= 1) continue;
+      extractedTwice++;
+      if (extractedTwice <= 5)
+        process.stderr.write(`  extracted ${n}×: ${turn} (model asked ${asked.get(turn) ?? 0}×)\n`);
+    }
   }
   for (const n of asked.values()) if (n > 1) askedTwice++;
   return { neverExtracted, extractedTwice, askedTwice };

@@ -82,6 +82,12 @@ interface ChildReport {
 
 const userId = (i: number) => `load-user-${i}`;
 
+/**
+ * The apps' extraction trigger: never in the app (neither by turns nor by the tokens of the turns, 2,000 by
+ * default), so every turn waits in the outbox for `kioku worker`, and an app holds no user's lease.
+ */
+const APP_NEVER_EXTRACTS = { turns: 1_000_000, tokens: 1_000_000_000, idleMs: false } as const;
+
 function open(
   store: StoreKind,
   url: string,
@@ -114,7 +120,7 @@ async function runChild(task: ChildTask): Promise<ChildReport> {
   const kioku = new KiokuBuilder({ stores, model: new ScriptedModel() })
     .withMemory()
     .withKnowledge()
-    .withExtraction({ trigger: { turns: 1_000_000, idleMs: false }, recover: false })
+    .withExtraction({ trigger: APP_NEVER_EXTRACTS, recover: false })
     .build();
   const report: ChildReport = { errors: {}, cpuMs: 0, retries: 0 };
   const timedAt = await ready();
@@ -143,7 +149,9 @@ async function runChild(task: ChildTask): Promise<ChildReport> {
           profile = startCpuProfile(task.cpuProfileDir, `load-${task.store}-${task.index}`);
       }
       const question = QUERIES[(t + n) % QUERIES.length]!;
-      const turnId = `${id}-${task.generation}-${t}`;
+      // One term with digits per turn (`g0t12`): the extraction's near-duplicate check never takes two
+      // turns asking the same question for one (`0-0-10` and `0-0-0` have the same numbers).
+      const turnId = `${id}-g${task.generation}t${t}`;
       const start = performance.now();
       try {
         await convo.prepare(question);
@@ -374,7 +382,7 @@ async function roundTrips(url: string, viaPgBouncer: boolean) {
   const kioku = new KiokuBuilder({ stores, model: new ScriptedModel() })
     .withMemory()
     .withKnowledge()
-    .withExtraction({ trigger: { turns: 1_000_000, idleMs: false }, recover: false })
+    .withExtraction({ trigger: APP_NEVER_EXTRACTS, recover: false })
     .build();
   const convo = await kioku.startConversation({ userId: userId(0) });
   const turn = async (t: number) => {
@@ -490,7 +498,8 @@ async function runShape(store: StoreKind, processes: number, usersEach: number, 
             if (timedAt !== undefined) child.send({ timedAt });
             resolve();
           } else if ('ack' in m) {
-            (acknowledged[m.userId] ??= []).push(m.ack);
+            acknowledged[m.userId] ??= [];
+            acknowledged[m.userId]!.push(m.ack);
             if (m.timed) {
               latencies.push(m.ms);
               ackTimes.push((Date.now() - timedAt!) / 1000);
