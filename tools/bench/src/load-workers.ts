@@ -7,6 +7,8 @@ import { existsSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { KiokuStores } from '@kioku/core';
+import { ExtractionOutbox } from '@kioku/core/passes';
+import { ScriptedModel } from '@kioku/core/testing';
 import { type Reply, startScriptedServer, text } from '@kioku/openai-test-server';
 
 /** The mark a load turn's user message ends with, so the model and the audit can name its turn id. */
@@ -97,7 +99,7 @@ export class WorkerFleet {
     // Its log, one line per user worked on: failures and store errors are shown as they come.
     child.stdout!.setEncoding('utf8').on('data', (chunk: string) => {
       for (const line of chunk.split('\n')) {
-        if (process.env.KIOKU_LOAD_WORKER_LOG || /failed|error|busy/i.test(line))
+        if (process.env.KIOKU_LOAD_WORKER_LOG || /failed|error/i.test(line))
           process.stderr.write(`  ${name}: ${line}\n`);
       }
     });
@@ -140,11 +142,20 @@ export class WorkerFleet {
   }
 }
 
-/** Users with unextracted turns and how long the oldest has waited (s), from the store's pending index. */
-export async function backlog(stores: KiokuStores): Promise<{ sessions: number; oldestS: number }> {
+/**
+ * The outbox now: sessions the store's pending index lists, and their turns past the extraction watermark
+ * (what `kioku worker` has still to extract). A session's `since` is not the age of its oldest unextracted
+ * turn while turns keep coming (it is cleared only when the worker caught up), so turns are counted.
+ */
+export async function backlog(stores: KiokuStores): Promise<{ sessions: number; turns: number }> {
   const pending = await stores.sessions.listPending();
-  const oldest = pending.map((p) => Date.parse(p.since)).sort((a, b) => a - b)[0];
-  return { sessions: pending.length, oldestS: oldest === undefined ? 0 : (Date.now() - oldest) / 1000 };
+  const outbox = new ExtractionOutbox({ stores, model: new ScriptedModel() });
+  let turns = 0;
+  for (const p of pending) {
+    const scope = { userId: p.userId, ...(p.agentId !== undefined ? { agentId: p.agentId } : {}) };
+    turns += (await outbox.pending(scope, p.sessionId)).length;
+  }
+  return { sessions: pending.length, turns };
 }
 
 /**

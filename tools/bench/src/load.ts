@@ -443,11 +443,11 @@ interface App {
   done: Promise<{ end: ProcessEnd; report?: ChildReport }>;
 }
 
-/** A sample of the run every second: the outbox backlog and the server's connections. */
+/** A sample of the run every 2 s: the outbox backlog and the server's connections. */
 interface Sample {
   t: number;
   pendingSessions?: number;
-  oldestPendingS?: number;
+  pendingTurns?: number;
   connections?: number;
 }
 
@@ -525,7 +525,8 @@ async function runShape(store: StoreKind, processes: number, usersEach: number, 
     timedAt = Date.now() + options.warmup * 1000;
     for (const app of apps) app.child.send({ timedAt });
     await sleep(timedAt - Date.now());
-    const serverCpu0 = server.cpuMs();
+    let serverCpu0 = server.cpuMs();
+    let serverCpuBefore = 0;
     await server.resetStatements?.();
 
     const samples: Sample[] = [];
@@ -537,13 +538,13 @@ async function runShape(store: StoreKind, processes: number, usersEach: number, 
         try {
           const b = await backlog(observer);
           sample.pendingSessions = b.sessions;
-          sample.oldestPendingS = b.oldestS;
+          sample.pendingTurns = b.turns;
         } catch {}
         try {
           if (server.connections) sample.connections = await server.connections();
         } catch {}
         samples.push(sample);
-        await sleep(Math.max(0, 1000 - ((Date.now() - timedAt!) / 1000 - t) * 1000));
+        await sleep(Math.max(0, 2000 - ((Date.now() - timedAt!) / 1000 - t) * 1000));
       }
     })();
 
@@ -554,7 +555,10 @@ async function runShape(store: StoreKind, processes: number, usersEach: number, 
       const at = () => ((Date.now() - timedAt!) / 1000).toFixed(1);
       if (fault.kind === 'restart' && server.restart) {
         process.stderr.write(`  ${at()} s: restarting ${store}\n`);
+        // The restarted server is a new process: its CPU counts from there.
+        serverCpuBefore += server.cpuMs() - serverCpu0;
         await server.restart();
+        serverCpu0 = server.cpuMs();
         backAt = (Date.now() - timedAt!) / 1000;
         faultLog.push(`restart@${fault.at} (back at ${backAt.toFixed(1)} s)`);
       } else if (fault.kind === 'kill-worker' && fleet) {
@@ -574,7 +578,7 @@ async function runShape(store: StoreKind, processes: number, usersEach: number, 
     await Promise.all(options.faults.map(inject));
     const ends = await Promise.all(apps.map((a) => a.done));
     const reports = ends.flatMap((e) => (e.report ? [e.report] : []));
-    const serverCpu = server.cpuMs() - serverCpu0;
+    const serverCpu = serverCpuBefore + server.cpuMs() - serverCpu0;
     latencies.sort((a, b) => a - b);
     const turns = latencies.length;
     const statements = server.statements ? await server.statements() : undefined;
@@ -601,7 +605,7 @@ async function runShape(store: StoreKind, processes: number, usersEach: number, 
         }
         if (waited > options.drainSeconds) break;
         process.stderr.write(
-          `  draining: ${pending?.sessions ?? '?'} sessions pending after ${waited.toFixed(0)} s\n`,
+          `  draining: ${pending?.sessions ?? '?'} sessions, ${pending?.turns ?? '?'} turns to extract after ${waited.toFixed(0)} s\n`,
         );
         await sleep(2000);
       }
@@ -775,10 +779,9 @@ async function main() {
   );
   for (const r of rows) {
     console.log(`\n${r.store} ${r.shape} turns/s, second by second: ${r.rates.join(' ')}`);
-    const every2 = r.samples.filter((_, i) => i % 2 === 0);
     console.log(
-      `${r.store} ${r.shape} backlog (t s: sessions pending, oldest s): ${every2
-        .map((b) => `${b.t.toFixed(0)}: ${b.pendingSessions ?? '?'}, ${f(b.oldestPendingS)}`)
+      `${r.store} ${r.shape} backlog (t s: sessions pending / turns to extract): ${r.samples
+        .map((b) => `${b.t.toFixed(0)}: ${b.pendingSessions ?? '?'}/${b.pendingTurns ?? '?'}`)
         .join(' | ')}`,
     );
   }
