@@ -256,7 +256,8 @@ interface Server {
   destroy(): Promise<void>;
 }
 
-async function startServer(store: StoreKind, viaPgBouncer: boolean): Promise<Server> {
+async function startServer(store: StoreKind, options: Options): Promise<Server> {
+  const viaPgBouncer = options.viaPgBouncer;
   if (store === 'postgres') {
     const pg = await PrivatePostgres.start({
       preload: ['pg_stat_statements'],
@@ -264,7 +265,12 @@ async function startServer(store: StoreKind, viaPgBouncer: boolean): Promise<Ser
     });
     const url = pg.url();
     const client = postgres(url, { max: 1, onnotice: () => {} });
-    const bouncer = viaPgBouncer ? await PrivatePgBouncer.start({ serverPort: pg.port }) : undefined;
+    const bouncer = viaPgBouncer
+      ? await PrivatePgBouncer.start({
+          serverPort: pg.port,
+          ...(options.serverLoginRetry !== undefined ? { serverLoginRetry: options.serverLoginRetry } : {}),
+        })
+      : undefined;
     await client`create extension if not exists pg_stat_statements`;
     return {
       url,
@@ -453,7 +459,7 @@ interface Sample {
 
 async function runShape(store: StoreKind, processes: number, usersEach: number, options: Options) {
   process.stderr.write(`${store} ${processes}×${usersEach}: starting the server, seeding…\n`);
-  const server = await startServer(store, options.viaPgBouncer);
+  const server = await startServer(store, options);
   const model = options.workers > 0 ? await extractionModelServer() : undefined;
   const fleet = model ? new WorkerFleet(server.workerUrl, model.env, options.leaseTtl) : undefined;
   const observer = open(store, server.url, 1);
@@ -685,6 +691,8 @@ interface Options {
   leaseTtl: number;
   /** At most this long for the workers to finish the backlog after the run. */
   drainSeconds: number;
+  /** PgBouncer's `server_login_retry` (s; its default 15): how long it refuses clients after a failed login. */
+  serverLoginRetry?: number;
 }
 
 async function main() {
@@ -707,6 +715,7 @@ async function main() {
     workers: Number(flag('workers') ?? 0),
     leaseTtl: Number(flag('lease-ttl') ?? 5),
     drainSeconds: Number(flag('drain') ?? 120),
+    ...(flag('server-login-retry') ? { serverLoginRetry: Number(flag('server-login-retry')) } : {}),
   };
   const rows = [];
   for (const store of stores) for (const [p, c] of shapes) rows.push(await runShape(store, p, c, options));
@@ -786,7 +795,7 @@ async function main() {
     );
   }
   console.log(
-    `\nfacts/user ${options.facts}, documents/user ${options.docs}, ${options.seconds} s timed after ${options.warmup} s warm-up, pool ${options.pool}/process${options.viaPgBouncer ? ' through PgBouncer (transaction mode)' : ''}${faults ? `, faults ${faults}` : ''}${options.workers ? `, ${options.workers} kioku workers (lease ${options.leaseTtl} s)` : ''}; machine: ${os.cpus().length} cores, load ${os.loadavg()[0]!.toFixed(1)}`,
+    `\nfacts/user ${options.facts}, documents/user ${options.docs}, ${options.seconds} s timed after ${options.warmup} s warm-up, pool ${options.pool}/process${options.viaPgBouncer ? ` through PgBouncer (transaction mode, server_login_retry ${options.serverLoginRetry ?? 15} s)` : ''}${faults ? `, faults ${faults}` : ''}${options.workers ? `, ${options.workers} kioku workers (lease ${options.leaseTtl} s)` : ''}; machine: ${os.cpus().length} cores, load ${os.loadavg()[0]!.toFixed(1)}`,
   );
   if (args.includes('--json')) console.log(JSON.stringify({ bench: 'load', options, rows }));
 }

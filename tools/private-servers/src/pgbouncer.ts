@@ -31,6 +31,11 @@ export interface PrivatePgBouncerOptions {
   maxClientConnections?: number;
   /** Users it lets in (trust authentication: no password), besides `postgres`. */
   users?: readonly string[];
+  /**
+   * Seconds it refuses clients after a failed login to the server (`server_login_retry`, PgBouncer's
+   * default 15): a server restart keeps every client out at least this long.
+   */
+  serverLoginRetry?: number;
 }
 
 /**
@@ -71,6 +76,9 @@ export class PrivatePgBouncer {
         `pool_mode = ${options.poolMode ?? 'transaction'}`,
         `default_pool_size = ${options.poolSize ?? 20}`,
         `max_client_conn = ${options.maxClientConnections ?? 2000}`,
+        ...(options.serverLoginRetry !== undefined
+          ? [`server_login_retry = ${options.serverLoginRetry}`]
+          : []),
         'admin_users = postgres',
         'stats_users = postgres',
         // Startup parameters drivers send that PgBouncer does not track (postgres.js, JDBC, psycopg).
