@@ -47,8 +47,8 @@ export function perSecond(times: readonly number[], seconds: number): number[] {
 
 /**
  * Seconds from the server's return (`backAt`, seconds into the run) until the rate is back: the end of the
- * first whole second at or after `backAt` whose rate is at least `share` of the mean over the seconds before
- * `firstFaultAt`. Undefined when there was no second before the first fault, or the rate never came back.
+ * first whole second at or after `backAt` whose rate is at least `share` of the mean over the seconds from 1
+ * to `firstFaultAt`. Undefined when there was no such second before the first fault, or the rate never came back.
  */
 export function recoverySeconds(
   rates: readonly number[],
@@ -56,7 +56,8 @@ export function recoverySeconds(
   backAt: number,
   share = 0.9,
 ): number | undefined {
-  const before = rates.slice(0, Math.floor(firstFaultAt));
+  // Second 0 counts only the turns that both started and ended in it (timed turns start at 0 s): left out.
+  const before = rates.slice(1, Math.floor(firstFaultAt));
   if (before.length === 0) return undefined;
   const mean = before.reduce((s, r) => s + r, 0) / before.length;
   for (let s = Math.ceil(backAt); s < rates.length; s++) {

@@ -1,21 +1,42 @@
 /**
  * Kioku under load, as an operator runs it: P app processes × C concurrent users each, every user a closed
  * loop of memory turns (`Conversation.prepare` + `record`, an instant model), on a PostgreSQL cluster or a
- * redis-server of the bench's own (never the shared servers) or a SQLite file.
+ * redis-server of the bench's own (never the shared servers) or a SQLite file, with N `kioku worker`
+ * processes extracting the turns, and faults injected on the way.
  *
  *   pnpm bench:load [--store postgres,redis,sqlite] [--shape 1x4,1x25,4x25] [--facts 1000] [--docs 3]
- *                   [--seconds 15] [--warmup 3] [--pool 4] [--faults pg-restart@5] [--via pgbouncer] [--json]
+ *                   [--seconds 15] [--warmup 3] [--pool 4] [--via pgbouncer] [--server-login-retry S]
+ *                   [--workers N] [--lease-ttl 5] [--drain 120]
+ *                   [--faults restart@S,kill-worker@S,kill-app@S] [--json]
  *                   [--statements] [--cpu-prof <dir>] [--no-analyse]
  *
  * Per user: `--facts` facts and `--docs` documents; the app has fact recall, working memory, conversation
- * replay, knowledge and background extraction (turns go to the outbox for `kioku worker`; none runs here).
+ * replay, knowledge and background extraction that never runs in the app: every turn waits in the outbox.
+ * `--workers N` starts N real `kioku worker` processes (the built CLI, else its source) on the same store,
+ * leases of `--lease-ttl` s, calling an OpenAI-compatible scripted model (@kioku/openai-test-server) that
+ * answers each exchange with the user's words as one fact; after the run they get `--drain` s at most to
+ * empty the outbox (progress on stderr), then SIGTERM.
+ *
+ * Faults, seconds into the timed run: `restart@S` restarts the store's server (`pg_ctl restart -m fast`, or
+ * redis-server with its AOF; `pg-restart@S` is the same); `kill-worker@S` SIGKILLs a worker and starts
+ * another; `kill-app@S` SIGKILLs an app process and starts another for its users (new sessions, turn ids of
+ * a new generation). Apps retry a failed record with its turn id; they report each acknowledged turn at once
+ * (IPC), so a killed app's turns count. `--server-login-retry S` sets PgBouncer's refusal after a failed
+ * login (its default 15 s keeps every client out that long after a restart).
+ *
  * Prints turns/s, p50/p95/p99 of a memory turn, errors by type, CPU per turn in the app processes and in
- * the server (its processes' CPU time over the run, from /proc), and statements per turn on PostgreSQL
- * (pg_stat_statements). `--faults pg-restart@S` restarts PostgreSQL (`pg_ctl restart -m fast`) S seconds
- * into the timed run: apps retry a failed record with its turn id, and the audit counts acknowledged turns
- * missing from the transcripts and turns stored twice. `--statements` lists the server's statements with
- * calls per turn and mean time; `--cpu-prof <dir>` writes a V8 CPU profile of each app's timed run. The
- * seeded tables are analysed before the run (as autovacuum soon does); `--no-analyse` leaves them bare.
+ * the server (its processes' CPU time over the run, from /proc), statements per turn on PostgreSQL
+ * (pg_stat_statements); then the processes (started, killed by the bench, crashed: any other exit than 0),
+ * the most client connections PostgreSQL had (pg_stat_activity, sampled every 2 s), and the audit:
+ * acknowledged turns missing from the transcripts, transcript duplicates, acknowledged turns never
+ * extracted and turns extracted twice (each turn's user message carries its turn id, which the model copies
+ * into the fact: counted per turn id among the user's facts), turns the model was asked for twice (a pass
+ * killed before it committed is asked again: allowed), the drain time, and the recovery: seconds from the
+ * server's return to the end of the first second whose rate is ≥ 90 % of the mean before the first fault.
+ * Then turns/s second by second and the backlog every 2 s (sessions pending / turns past the watermark).
+ * `--statements` lists the server's statements with calls per turn and mean time; `--cpu-prof <dir>` writes
+ * a V8 CPU profile of each app's timed run. The seeded tables are analysed before the run (as autovacuum
+ * soon does); `--no-analyse` leaves them bare.
  */
 import { type ChildProcess, fork } from 'node:child_process';
 import { readFileSync } from 'node:fs';

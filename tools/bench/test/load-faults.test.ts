@@ -24,14 +24,15 @@ describe('bench:load recovery', () => {
   });
 
   it('is the time from the server’s return to the end of the first second at 90 % of the pre-fault mean', () => {
-    const rates = [10, 10, 10, 0, 0, 5, 8, 9, 10];
-    // Pre-fault mean 10 (seconds 0–2); back at 4.5 s; second 7 (rate 9) is the first at ≥ 9: ends at 8 s.
+    const rates = [2, 10, 10, 0, 0, 5, 8, 9, 10];
+    // Pre-fault mean 10 (seconds 1–2; second 0 is partial); back at 4.5 s; second 7 (rate 9) is the first
+    // at ≥ 9: ends at 8 s.
     expect(recoverySeconds(rates, 3, 4.5)).toBe(3.5);
     expect(recoverySeconds(rates, 3, 4.5, 0.5)).toBeCloseTo(1.5);
   });
 
   it('is undefined when the rate never comes back or there was no second before the fault', () => {
     expect(recoverySeconds([10, 10, 0, 1, 2], 2, 2.2)).toBeUndefined();
-    expect(recoverySeconds([0, 10, 10], 0, 1)).toBeUndefined();
+    expect(recoverySeconds([0, 10, 10], 1, 1)).toBeUndefined();
   });
 });
