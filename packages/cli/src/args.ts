@@ -88,7 +88,8 @@ export function userId(value: string): string {
   return idOption(value, '--user', 'user');
 }
 
-/** `1 record`, `2 records`. */
+/** `1 record`, `2 records`, `2 passes`. */
 export function plural(n: number, word: string): string {
-  return `${n} ${word}${n === 1 ? '' : 's'}`;
+  if (n === 1) return `${n} ${word}`;
+  return `${n} ${word}${/(s|x|z|ch|sh)$/.test(word) ? 'es' : 's'}`;
 }

@@ -3,6 +3,7 @@ import { pathToFileURL } from 'node:url';
 import { isKiokuError } from '@kioku/core';
 import { describe, expect, it } from 'vitest';
 import { importAdapter } from '../src/adapters.js';
+import { plural } from '../src/args.js';
 import {
   makeBundle,
   parseBackend,
@@ -199,5 +200,15 @@ describe('parseBundle', () => {
     expect(isKiokuError(error), String(error)).toBe(true);
     expect((error as { code: string }).code).toBe(code);
     expect((error as Error).message).toMatch(message);
+  });
+});
+
+describe('plural', () => {
+  // `kioku worker` printed "58 turns in 8 passs" (bench:load, issue 40).
+  it('adds -es after a sibilant and -s otherwise', () => {
+    expect(plural(1, 'pass')).toBe('1 pass');
+    expect(plural(8, 'pass')).toBe('8 passes');
+    expect(plural(2, 'batch')).toBe('2 batches');
+    expect(plural(0, 'turn')).toBe('0 turns');
   });
 });
