@@ -548,7 +548,15 @@ async function runShape(store: StoreKind, processes: number, usersEach: number, 
     const generations = apps.map(() => 0);
     // The timed run (and the server's counters) start once every app is up (loading one takes seconds,
     // many more on a busy machine), after the warm-up.
-    await Promise.race([Promise.all(apps.map((a) => a.ready)), Promise.all(apps.map((a) => a.done))]);
+    // An app that dies while loading stops the bench (its users would never run).
+    const diedLoading = new Promise<never>((_, reject) => {
+      for (const app of apps)
+        void app.done.then(({ end }) =>
+          reject(new Error(`${end.name} exited (${end.code ?? end.signal}) while loading`)),
+        );
+    });
+    diedLoading.catch(() => {});
+    await Promise.race([Promise.all(apps.map((a) => a.ready)), diedLoading]);
     timedAt = Date.now() + options.warmup * 1000;
     for (const app of apps) app.child.send({ timedAt });
     await sleep(timedAt - Date.now());
