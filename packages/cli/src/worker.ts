@@ -100,6 +100,8 @@ export async function workerCommand(
   try {
     const kioku = new KiokuBuilder({ stores, model, ...(io.clock ? { clock: io.clock } : {}) })
       .withExtraction({ recover: false })
+      // Only for save_memory's enrichment requests, which it drains with the turns (no conversation runs here).
+      .withFacts({ mode: 'recall' })
       .build();
     let backoff = pollMs;
     // A user another holder keeps is said once, not at every poll.

@@ -176,15 +176,16 @@ export class KiokuBuilder {
           ? async () => (await resolveDirectives(this.#options.directives)).memoryRules
           : undefined);
       // One outbox per builder, shared with Kioku.runPending: the requests of every save are drained there.
-      const outbox = enrichModel
-        ? (this.#enrichment ??= new EnrichmentOutbox({
-            stores: { facts: stores.facts, sessions: stores.sessions },
-            model: enrichModel,
-            dedup: rest.dedup ?? true,
-            ...(directive !== undefined ? { directive } : {}),
-            ...(clock ? { clock } : {}),
-          }))
-        : undefined;
+      if (enrichModel && !this.#enrichment) {
+        this.#enrichment = new EnrichmentOutbox({
+          stores: { facts: stores.facts, sessions: stores.sessions },
+          model: enrichModel,
+          dedup: rest.dedup ?? true,
+          ...(directive !== undefined ? { directive } : {}),
+          ...(clock ? { clock } : {}),
+        });
+      }
+      const outbox = enrichModel ? this.#enrichment : undefined;
       return factMemory({
         ...rest,
         facts: stores.facts,
