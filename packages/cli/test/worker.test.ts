@@ -145,7 +145,9 @@ describe('kioku worker', () => {
             const [fact] = await stores.facts.list({ userId: userOf(u) });
             if (fact?.category !== 'personal/enriched') return false;
           }
-          return (await new ExtractionOutbox({ stores, model: new ScriptedModel() }).index.users()).length === 0;
+          return (
+            (await new ExtractionOutbox({ stores, model: new ScriptedModel() }).index.users()).length === 0
+          );
         };
         await eventually('every saved memory enriched', done);
         for (const w of workers) w.child.kill('SIGTERM');
