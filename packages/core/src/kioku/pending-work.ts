@@ -27,10 +27,9 @@ export class PendingWork implements PendingDrainer {
   async drainUser(scope: Scope, options: DrainOptions & { allSessions?: boolean } = {}): Promise<UserDrain> {
     const sessions: SessionDrain[] = [];
     let passes = 0;
-    const enriched = await this.#enrichment?.drainUser(scope, options);
-    if (enriched && (enriched.passes + enriched.failed + enriched.lost > 0 || enriched.left > 0)) {
-      sessions.push(enriched);
-      passes = enriched.passes + enriched.failed;
+    for (const drain of (await this.#enrichment?.drainUser(scope, options))?.sessions ?? []) {
+      sessions.push(drain);
+      passes += drain.passes + drain.failed;
     }
     const maxPasses = (options.maxPasses ?? Number.POSITIVE_INFINITY) - passes;
     if (this.#extraction && maxPasses > 0) {

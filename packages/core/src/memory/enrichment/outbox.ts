@@ -9,7 +9,7 @@ import { baseScope, enrichmentRequestsSession, type OwnSession } from '../../sto
 import type { KvEntry, TranscriptEntry } from '../../store/sessions/record.js';
 import { markAfter, positionAfter, TranscriptMarkSchema } from '../../store/sessions/transcript-mark.js';
 import type { PassResult } from '../changesets/changeset-log.js';
-import type { DrainOptions, SessionDrain } from '../extraction/outbox.js';
+import type { DrainOptions, SessionDrain, UserDrain } from '../extraction/outbox.js';
 import { PendingIndex } from '../extraction/pending-index.js';
 import { type EnrichOptions, enrichMemory } from './enrich.js';
 
@@ -108,12 +108,19 @@ export class EnrichmentOutbox {
   }
 
   /**
-   * Run the user's pending requests, one pass each, until none is left (or `maxPasses` ran); null when
-   * the user has no request session. The caller holds the user's `memory-work` lease. A failed pass is
-   * reported, not thrown (the request is tried again, and skipped after `maxAttempts`); an abort is thrown.
+   * Run the user's pending requests, one pass each, until none is left (or `maxPasses` ran): a drain of
+   * the request session when it had work (none when the user has no request). The caller holds the
+   * user's `memory-work` lease (`runPending` takes it). A failed pass is reported, not thrown (the request
+   * is tried again, and skipped after `maxAttempts`); an abort is thrown.
    */
-  async drainUser(scope: Scope, options: DrainOptions = {}): Promise<SessionDrain | null> {
+  async drainUser(scope: Scope, options: DrainOptions = {}): Promise<UserDrain> {
     const s = baseScope(scope);
+    const drain = await this.#drain(s, options);
+    const worked = drain && (drain.passes + drain.failed + drain.lost > 0 || drain.left > 0);
+    return { scope: s, sessions: worked ? [drain] : [] };
+  }
+
+  async #drain(s: Scope, options: DrainOptions): Promise<SessionDrain | null> {
     const sessionId = await this.sessionId(s);
     if (sessionId === undefined) return null;
     const drain: SessionDrain = {

@@ -101,7 +101,7 @@ export function factRecall(options: FactRecallOptions): MemoryFeature {
             kind: 'enrichment',
             scope: owner,
             run: async (signal) => {
-              const drain = await outbox.drainUser(owner, { signal });
+              const [drain] = (await outbox.drainUser(owner, { signal })).sessions;
               if (!drain) return {};
               if (drain.error !== undefined && drain.results.length === 0) throw drain.error;
               const last = drain.results.at(-1);
