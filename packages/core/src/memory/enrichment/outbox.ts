@@ -23,6 +23,7 @@ export type OutboxEnrichOptions = Omit<
 };
 
 export interface EnrichmentOutboxOptions extends OutboxEnrichOptions {
+  /** The facts enriched, and the sessions holding the requests. */
   stores: Pick<KiokuStores, 'facts' | 'sessions'>;
   /** Failed passes over one request before it is skipped (default 3). */
   maxAttempts?: number;
@@ -61,8 +62,9 @@ const DEFAULT_MAX_ATTEMPTS = 3;
  * written are found by dedup), so each memory is enriched once.
  */
 export class EnrichmentOutbox {
+  /** The pending index the requests mark (shared with extraction). */
   readonly index: PendingIndex;
-  readonly own: OwnSession;
+  readonly #own: OwnSession;
   readonly #stores: EnrichmentOutboxOptions['stores'];
   readonly #enrich: OutboxEnrichOptions;
   readonly #maxAttempts: number;
@@ -76,13 +78,13 @@ export class EnrichmentOutbox {
     this.#enrich = enrich;
     this.#maxAttempts = maxAttempts ?? DEFAULT_MAX_ATTEMPTS;
     this.index = new PendingIndex(stores.sessions);
-    this.own = enrichmentRequestsSession(stores.sessions);
+    this.#own = enrichmentRequestsSession(stores.sessions);
   }
 
   /** Record that `fact` (just saved) is to be enriched: one append, which also marks the user pending. */
   async request(scope: Scope, fact: Pick<Fact, 'id' | 'version'>): Promise<void> {
     const content = JSON.stringify({ factId: fact.id, version: fact.version });
-    await this.own.write(baseScope(scope), (sessionId, s) =>
+    await this.#own.write(baseScope(scope), (sessionId, s) =>
       this.#stores.sessions.transcriptAppend(
         s,
         sessionId,
@@ -104,7 +106,7 @@ export class EnrichmentOutbox {
 
   /** The id of the user's (+ agent's) request session, when there is one. */
   sessionId(scope: Scope): Promise<string | undefined> {
-    return this.own.read(baseScope(scope), async (id) => id, undefined);
+    return this.#own.read(baseScope(scope), async (id) => id, undefined);
   }
 
   /**

@@ -13,7 +13,9 @@ import { observeWorkerUser } from './worker-telemetry.js';
  * enrichment) behind one index.
  */
 export interface PendingDrainer {
+  /** Which users have work (read when `runPending` is given no `users`). */
   readonly index: PendingIndex;
+  /** Do one user's work; the caller holds the user's `memory-work` lease. */
   drainUser(scope: Scope, options?: DrainOptions & { allSessions?: boolean }): Promise<UserDrain>;
 }
 
