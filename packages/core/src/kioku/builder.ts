@@ -19,6 +19,7 @@ import { type PlanModeOptions, planMode } from '../memory/plans/feature.js';
 import { type WorkingMemoryFeatureOptions, workingMemory } from '../memory/working/feature.js';
 import type { MemoryFeature } from '../runtime/feature.js';
 import type { KiokuStores } from '../store/bundle/bundle.js';
+import { withAbortSignal } from '../store/bundle/with-abort-signal.js';
 import { withEmbeddings } from '../store/bundle/with-embeddings.js';
 import { withBundleRecallSignals } from '../store/bundle/with-recall-signals.js';
 import { withStoreTelemetry } from '../store/bundle/with-telemetry.js';
@@ -69,7 +70,9 @@ export class KiokuBuilder {
     const telemetry = Telemetry.from(options.telemetry);
     this.#telemetry = telemetry;
     // Store spans sit right over the app's bundle: one span is one call to its adapter.
-    const traced = telemetry ? withStoreTelemetry(options.stores, telemetry) : options.stores;
+    const traced = withAbortSignal(
+      telemetry ? withStoreTelemetry(options.stores, telemetry) : options.stores,
+    );
     const signalled =
       recallSignals === false
         ? traced
