@@ -12,8 +12,9 @@ import { startTelemetry } from './telemetry.js';
 
 /*
  * `kioku worker`: the background memory work of a whole store, in a process of its own — what the app's
- * sessions have pending (extraction of the turns past each watermark), user by user under each user's
- * lease, so any number of workers and app instances share the work without doing any of it twice.
+ * sessions have pending (extraction of the turns past each watermark, save_memory's enrichment
+ * requests), user by user under each user's lease, so any number of workers and app instances share the
+ * work without doing any of it twice.
  */
 
 const string = { type: 'string' } as const;
@@ -100,6 +101,8 @@ export async function workerCommand(
   try {
     const kioku = new KiokuBuilder({ stores, model, ...(io.clock ? { clock: io.clock } : {}) })
       .withExtraction({ recover: false })
+      // Only for save_memory's enrichment requests, which it drains with the turns (no conversation runs here).
+      .withFacts({ mode: 'recall' })
       .build();
     let backoff = pollMs;
     // A user another holder keeps is said once, not at every poll.

@@ -6,13 +6,22 @@ import { kiokuArgv, packageDir } from './helpers.js';
 /**
  * An OpenAI-compatible memory model for the worker tests: a batched extraction is answered with one fact
  * per `<exchange turn="N">`, the user's own words with that turn; a reconciliation adds every new fact. `asked` counts how often each
- * user message was sent for extraction (each must be once).
+ * user message was sent for extraction (each must be once). An enrichment is answered with the saved text
+ * under the category `personal/enriched`; `enriched` counts how often each saved text was sent.
  */
 export async function echoModelServer() {
   const asked = new Map<string, number>();
+  const enriched = new Map<string, number>();
   const route: Reply = (res, body, req) => {
     const messages = body.messages as { role: string; content: string }[];
     const prompt = messages.at(-1)!.content;
+    if (prompt.startsWith('The saved memory:')) {
+      // save_memory's enrichment: the saved text as one entry, filed under a category of its own.
+      const content = prompt.split('Content:\n')[1]!;
+      enriched.set(content, (enriched.get(content) ?? 0) + 1);
+      const entries = [{ content, category: 'personal/enriched', tags: ['enriched'] }];
+      return text(JSON.stringify({ entries }))(res, body, req);
+    }
     if (prompt.startsWith('New facts (')) {
       const count = Number(/^New facts \((\d+)\)/.exec(prompt)![1]);
       const decisions = Array.from({ length: count }, (_, i) => ({
@@ -33,7 +42,7 @@ export async function echoModelServer() {
     text(JSON.stringify({ facts }))(res, body, req);
   };
   const server = await startScriptedServer(route);
-  return { server, asked, env: { OPENAI_BASE_URL: server.baseURL, OPENAI_API_KEY: 'sk-test' } };
+  return { server, asked, enriched, env: { OPENAI_BASE_URL: server.baseURL, OPENAI_API_KEY: 'sk-test' } };
 }
 
 /** A child process with its output collected, and a wait for a line in it. */

@@ -113,4 +113,53 @@ describe('kioku worker', () => {
       await expectAllExtractedOnce(stores, 50, 2, asked);
     });
   }
+
+  for (const [name, available, storeOf] of backends) {
+    it.skipIf(!available)(
+      `enriches save_memory's memories an app saved and never enriched, once each, per user (${name})`,
+      async () => {
+        const spec = await storeOf();
+        const stores = await open(spec);
+        // An app whose queue never runs a job: as if it stopped right after each reply.
+        const app = new KiokuBuilder({
+          stores,
+          model: new ScriptedModel(),
+          background: { guard: () => new Promise<never>(() => undefined) },
+        })
+          .withFacts({ mode: 'recall' })
+          .build();
+        for (let u = 0; u < 2; u++) {
+          const convo = await app.startConversation({ userId: userOf(u) });
+          const content = saying(u, 0);
+          await convo.run(
+            'remember this',
+            new ScriptedModel([{ toolCalls: [{ name: 'save_memory', arguments: { content } }] }, 'Saved.']),
+          );
+        }
+        const { server, enriched, env } = await echoModelServer();
+        cleanups.push(server.close);
+        const workers = [startWorker(spec, env), startWorker(spec, env)];
+        for (const w of workers) cleanups.push(async () => void w.child.kill('SIGKILL'));
+        const done = async () => {
+          for (let u = 0; u < 2; u++) {
+            const [fact] = await stores.facts.list({ userId: userOf(u) });
+            if (fact?.category !== 'personal/enriched') return false;
+          }
+          return (
+            (await new ExtractionOutbox({ stores, model: new ScriptedModel() }).index.users()).length === 0
+          );
+        };
+        await eventually('every saved memory enriched', done);
+        for (const w of workers) w.child.kill('SIGTERM');
+        for (const w of workers) expect(await w.exited, w.stderr()).toBe(0);
+        for (let u = 0; u < 2; u++) {
+          const facts = await stores.facts.list({ userId: userOf(u) });
+          expect(facts.map((f) => [f.content, f.category, f.provenance.source])).toEqual([
+            [saying(u, 0), 'personal/enriched', 'enrichment'],
+          ]);
+          expect(enriched.get(saying(u, 0))).toBe(1);
+        }
+      },
+    );
+  }
 });

@@ -14,6 +14,7 @@
 export type { Clock } from './foundation/clock.js';
 export { currentScope, runWithScope } from './foundation/context.js';
 export {
+  AbortedError,
   CapacityError,
   ConflictError,
   CorruptDataError,

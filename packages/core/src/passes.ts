@@ -36,6 +36,12 @@ export { type DreamOptions, type DreamResult, dream } from './memory/dream/dream
 export type { DreamProgress } from './memory/dream/progress.js';
 // Extraction and enrichment
 export { type EnrichOptions, enrichMemory } from './memory/enrichment/enrich.js';
+// save_memory's enrichment requests as an outbox, drained by any instance
+export {
+  EnrichmentOutbox,
+  type EnrichmentOutboxOptions,
+  type OutboxEnrichOptions,
+} from './memory/enrichment/outbox.js';
 export {
   BATCH_DEFAULTS,
   type ExtractBatchOptions,
@@ -64,6 +70,7 @@ export type { PendingTurn } from './memory/extraction/pending-exchanges.js';
 export { PendingIndex } from './memory/extraction/pending-index.js';
 export { extractPendingTurns, type PendingTurnsOptions } from './memory/extraction/pending-turns.js';
 export {
+  type PendingDrainer,
   type PendingUserReport,
   type RunPendingOptions,
   type RunPendingReport,

@@ -70,6 +70,8 @@ describe('KiokuBuilder: recall signals', () => {
     const plain = new KiokuBuilder({ stores: bundleWith({ facts }), recallSignals: false }).build().stores
       .facts;
     expect(ranked).toBeInstanceOf(RecallFactStore);
-    expect(plain).toBe(facts);
+    // The bundle's own store, behind the wrapper that honours a turn's AbortSignal.
+    expect(plain).not.toBeInstanceOf(RecallFactStore);
+    expect(plain).toBeInstanceOf(InMemoryFactStore);
   });
 });

@@ -1,12 +1,16 @@
 import type { ChatMessage, ChatModel, Fact, KiokuStores, Scope } from '@kioku/core';
+import { KiokuBuilder } from '@kioku/core';
 import {
   ChangesetLog,
   ConversationLog,
   consolidateKnowledge,
   dream,
+  EnrichmentOutbox,
   FeedbackLog,
   recordFeedback,
+  runPending,
 } from '@kioku/core/passes';
+import { ScriptedModel } from '@kioku/core/testing';
 import { describe, expect, it } from 'vitest';
 import type { BundleHarness } from './bundle.js';
 import { randomScope } from './helpers.js';
@@ -271,6 +275,62 @@ export function lifecycleTests(h: BundleHarness): void {
         expect((await new ConversationLog(b.sessions).read(scope)).entries).toEqual([]);
         expect(await b.facts.count(scope)).toBe(0);
         expect(await new ChangesetLog(b.sessions).list(scope)).toEqual([]);
+      });
+    });
+
+    it("save_memory's enrichment request outlives the instance that saved it: another enriches it once, per user", async () => {
+      await withBundles(async (a, b) => {
+        const users = [randomScope(), randomScope()];
+        // An app whose queue never runs a job: as if its process stopped right after each reply.
+        const app = new KiokuBuilder({
+          stores: a,
+          model: new ScriptedModel(),
+          background: { guard: () => new Promise<never>(() => undefined) },
+        })
+          .withFacts({ mode: 'recall' })
+          .build();
+        for (const scope of users) {
+          const convo = await app.startConversation(scope);
+          const content = 'User lives in Chicago and likes green tea';
+          const call = { toolCalls: [{ name: 'save_memory', arguments: { content } }] };
+          await convo.run('remember this', new ScriptedModel([call, 'Saved.']));
+        }
+        const [saved] = await a.facts.list(users[0]!);
+        const entries = {
+          entries: [
+            { content: 'User lives in Chicago', category: 'personal/home', tags: [] },
+            { content: 'User likes green tea', category: 'user-preferences/drinks', tags: [] },
+          ],
+        };
+        // Two instances drain the first user at once, each under the user's lease: one runs it.
+        const models = [scriptedModel([entries]), scriptedModel([entries])];
+        const runs = [a, b].map((stores, i) =>
+          runPending(new EnrichmentOutbox({ stores, model: models[i]! }), stores.working, {
+            users: [users[0]!.userId],
+          }),
+        );
+        await Promise.all(runs);
+        await runPending(new EnrichmentOutbox({ stores: b, model: models[1]! }), b.working, {
+          users: [users[0]!.userId],
+        });
+        expect(models[0]!.prompts.length + models[1]!.prompts.length).toBe(1);
+        expect((await factsOf(b, users[0]!)).map((f) => [f.content, f.provenance.source])).toEqual(
+          expect.arrayContaining([
+            ['User lives in Chicago', 'enrichment'],
+            ['User likes green tea', 'enrichment'],
+          ]),
+        );
+        expect(await b.facts.get(users[0]!, saved!.id)).toBeNull();
+        // The other user's request is still theirs, pending, untouched.
+        const other = new EnrichmentOutbox({ stores: b, model: scriptedModel([]) });
+        const [waiting] = await a.facts.list(users[1]!);
+        expect(await other.pending(users[1]!)).toEqual([{ factId: waiting!.id, version: waiting!.version }]);
+        expect(await other.pending(users[0]!)).toEqual([]);
+        // Reviewable and reversible: the kept changeset brings the saved memory back exactly.
+        const log = new ChangesetLog(b.sessions);
+        const [kept] = await log.list(users[0]!);
+        await log.revert(b.facts, users[0]!, kept!.changeset.id);
+        expect(await factsOf(b, users[0]!)).toEqual([exact(saved!)]);
       });
     });
   });

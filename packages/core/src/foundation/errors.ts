@@ -8,7 +8,8 @@ export type KiokuErrorCode =
   | 'CORRUPT_DATA'
   | 'SCOPE'
   | 'CAPACITY'
-  | 'MODEL_OUTPUT';
+  | 'MODEL_OUTPUT'
+  | 'ABORTED';
 
 export interface KiokuErrorOptions {
   cause?: unknown;
@@ -26,6 +27,18 @@ export class KiokuError extends Error {
     this.name = new.target.name;
     this.code = code;
     this.details = options.details ?? {};
+  }
+}
+
+/**
+ * The caller's `AbortSignal` fired while Kioku waited on a store call (`details.operation` names it, e.g.
+ * `sessions.transcriptAppend`): Kioku stopped waiting. A read did nothing; a write that was already sent
+ * may still be applied by the backend, whole (each call is atomic) — retry a turn's `record` with its
+ * `turnId` to store it once.
+ */
+export class AbortedError extends KiokuError {
+  constructor(message: string, options?: KiokuErrorOptions) {
+    super('ABORTED', message, options);
   }
 }
 

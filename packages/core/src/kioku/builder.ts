@@ -4,6 +4,7 @@ import { parseOrThrow } from '../foundation/validation.js';
 import { memoryWorkGuard } from '../memory/background/memory-lease.js';
 import { BackgroundQueue } from '../memory/background/queue.js';
 import { resolveDirectives } from '../memory/dream/directives.js';
+import { EnrichmentOutbox } from '../memory/enrichment/outbox.js';
 import { extraction } from '../memory/extraction/feature.js';
 import { ExtractionOutbox } from '../memory/extraction/outbox.js';
 import { factMemory } from '../memory/facts/feature.js';
@@ -18,6 +19,7 @@ import { type PlanModeOptions, planMode } from '../memory/plans/feature.js';
 import { type WorkingMemoryFeatureOptions, workingMemory } from '../memory/working/feature.js';
 import type { MemoryFeature } from '../runtime/feature.js';
 import type { KiokuStores } from '../store/bundle/bundle.js';
+import { withAbortSignal } from '../store/bundle/with-abort-signal.js';
 import { withEmbeddings } from '../store/bundle/with-embeddings.js';
 import { withBundleRecallSignals } from '../store/bundle/with-recall-signals.js';
 import { withStoreTelemetry } from '../store/bundle/with-telemetry.js';
@@ -55,7 +57,8 @@ export class KiokuBuilder {
   readonly #features: MemoryFeature[] = [];
   readonly #background: BackgroundQueue;
   #outbox: ExtractionOutbox | undefined;
-  #recover = false;
+  #recover: boolean | undefined;
+  #enrichment: EnrichmentOutbox | undefined;
   #factLimits: FactLimitsWiring | undefined;
   readonly #telemetry: Telemetry | undefined;
   readonly #factModes = new Set<string>();
@@ -67,7 +70,9 @@ export class KiokuBuilder {
     const telemetry = Telemetry.from(options.telemetry);
     this.#telemetry = telemetry;
     // Store spans sit right over the app's bundle: one span is one call to its adapter.
-    const traced = telemetry ? withStoreTelemetry(options.stores, telemetry) : options.stores;
+    const traced = withAbortSignal(
+      telemetry ? withStoreTelemetry(options.stores, telemetry) : options.stores,
+    );
     const signalled =
       recallSignals === false
         ? traced
@@ -173,15 +178,27 @@ export class KiokuBuilder {
         (this.#options.directives
           ? async () => (await resolveDirectives(this.#options.directives)).memoryRules
           : undefined);
+      // One outbox per builder, shared with Kioku.runPending: the requests of every save are drained there.
+      if (enrichModel && !this.#enrichment) {
+        this.#enrichment = new EnrichmentOutbox({
+          stores: { facts: stores.facts, sessions: stores.sessions },
+          model: enrichModel,
+          dedup: rest.dedup ?? true,
+          ...(directive !== undefined ? { directive } : {}),
+          ...(clock ? { clock } : {}),
+        });
+      }
+      const outbox = enrichModel ? this.#enrichment : undefined;
       return factMemory({
         ...rest,
         facts: stores.facts,
         sessions: stores.sessions,
-        ...(enrichModel
+        ...(enrichModel && outbox
           ? {
               enrichment: {
                 model: enrichModel,
                 background,
+                outbox,
                 ...(directive !== undefined ? { directive } : {}),
                 ...(clock ? { clock } : {}),
               },
@@ -305,7 +322,10 @@ export class KiokuBuilder {
   build(): Kioku {
     return new Kioku(this.#options, this.#features, {
       background: this.#background,
-      ...(this.#outbox ? { outbox: this.#outbox, recover: this.#recover } : {}),
+      ...(this.#outbox ? { outbox: this.#outbox } : {}),
+      ...(this.#enrichment ? { enrichment: this.#enrichment } : {}),
+      // withExtraction's `recover` decides; enrichment alone recovers (its requests wait in the store).
+      ...(this.#outbox || this.#enrichment ? { recover: this.#recover ?? true } : {}),
       ...(this.#factLimits ? { factLimits: this.#factLimits } : {}),
       ...(this.#telemetry ? { telemetry: this.#telemetry } : {}),
     });

@@ -19,6 +19,7 @@ import type { SessionCreateOptions } from '../store/sessions/record.js';
 import { type Telemetry, withTelemetry } from '../telemetry/telemetry.js';
 import type { KiokuOptions, KiokuWiring } from './options.js';
 import { MemoryPasses } from './passes.js';
+import { PendingWork } from './pending-work.js';
 import { Privacy } from './privacy.js';
 import { QuarantineReview } from './quarantine.js';
 
@@ -39,6 +40,8 @@ export class Kioku {
   readonly #options: KiokuOptions;
   readonly #feedback: FeedbackLog;
   readonly #outbox: ExtractionOutbox | undefined;
+  /** Every outbox `runPending` drains (extraction, save_memory's enrichment); undefined with neither. */
+  readonly #pending: PendingWork | undefined;
   /** Work a process that died left in the store, picked up at start (see `withExtraction`'s `recover`). */
   readonly #recovery: Promise<unknown> | undefined;
   readonly #stopRecovery = new AbortController();
@@ -67,6 +70,10 @@ export class Kioku {
     });
     this.quarantine = new QuarantineReview(stores.facts, clock);
     this.#outbox = wiring.outbox;
+    this.#pending =
+      wiring.outbox || wiring.enrichment
+        ? new PendingWork(stores.sessions, { extraction: wiring.outbox, enrichment: wiring.enrichment })
+        : undefined;
     // Swallowed: a store that is down at start leaves the work pending for the next run.
     this.#recovery = wiring.recover
       ? this.runPending({ stop: this.#stopRecovery.signal }).catch(() => undefined)
@@ -83,26 +90,29 @@ export class Kioku {
   }
 
   /**
-   * Extract what the sessions have pending now, in this process (for an app's own cron or queue, a
+   * Do the background work the store holds now — extract the sessions' pending turns, enrich the memories
+   * save_memory saved — in this process (for an app's own cron or queue, a
    * serverless function after its response, or at start): user by user, each under the user's lease, so
    * any number of instances can call it at once and a user another instance is working on is skipped as
    * `busy`. `users` limits it to those users (every session of theirs is checked); by default every user
    * the pending index lists is done. `budget` bounds the passes or the time. `kioku worker` runs it in a loop.
    */
   runPending(options: RunPendingOptions = {}): Promise<RunPendingReport> {
-    if (!this.#outbox) {
+    const pending = this.#pending;
+    if (!pending) {
       return Promise.reject(
-        new ValidationError('runPending needs extraction: build Kioku with withExtraction().'),
+        new ValidationError(
+          "runPending has no work to do: build Kioku with withExtraction(), or withFacts({ mode: 'recall' }) and a model (save_memory's enrichment).",
+        ),
       );
     }
     const { clock } = this.#options;
-    const outbox = this.#outbox;
-    const run = () => runPending(outbox, this.stores.working, { ...(clock ? { clock } : {}), ...options });
+    const run = () => runPending(pending, this.stores.working, { ...(clock ? { clock } : {}), ...options });
     const telemetry = this.#telemetry;
     if (!telemetry) return run();
     const now = () => clock?.now() ?? Date.now();
     return withTelemetry(telemetry, () =>
-      observeWorkerBatch(telemetry, outbox, this.stores.sessions, now, run),
+      observeWorkerBatch(telemetry, this.#outbox, this.stores.sessions, now, run),
     );
   }
 

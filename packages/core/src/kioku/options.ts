@@ -1,6 +1,7 @@
 import type { Clock } from '../foundation/clock.js';
 import type { BackgroundQueue, BackgroundQueueOptions } from '../memory/background/queue.js';
 import type { DirectivesOption } from '../memory/dream/directives.js';
+import type { EnrichmentOutbox } from '../memory/enrichment/outbox.js';
 import type { ExtractionOutbox } from '../memory/extraction/outbox.js';
 import type { FactLimits, KeepFact } from '../memory/limits/fact-limits.js';
 import type { ChatModel } from '../model/chat-model.js';
@@ -87,7 +88,9 @@ export interface KiokuWiring {
   background: BackgroundQueue;
   /** The extraction outbox, when extraction is on (`runPending` drains it). */
   outbox?: ExtractionOutbox;
-  /** Drain what the outbox has pending when the facade is made. */
+  /** save_memory's enrichment outbox, when fact recall enriches (`runPending` drains it too). */
+  enrichment?: EnrichmentOutbox;
+  /** Drain what the outboxes have pending when the facade is made. */
   recover?: boolean;
   factLimits?: FactLimitsWiring;
   /** The spans and metrics of `KiokuOptions.telemetry`, when any is on. */

@@ -1,4 +1,5 @@
 import type { Span } from '@opentelemetry/api';
+import { runWithSignal } from '../foundation/abort-context.js';
 import { type Clock, systemClock } from '../foundation/clock.js';
 import { runWithScope } from '../foundation/context.js';
 import { TurnNotRecordedError, ValidationError } from '../foundation/errors.js';
@@ -118,6 +119,12 @@ export interface RecordOptions {
    * may or may not have written the turn) stores the turn once (`SessionStore.transcriptAppend`).
    */
   turnId?: string;
+  /**
+   * Stop waiting when it aborts: the store calls of the record fail with an AbortedError (ABORTED). The
+   * turn's append is one atomic call, so the transcript has the turn whole or not at all; retry with the
+   * same `turnId` to store it once.
+   */
+  signal?: AbortSignal;
 }
 
 /** Transcript entries the intent step reads as the message's context when the prompt replays history. */
@@ -184,7 +191,9 @@ export class Conversation {
   /** Build the prompt for `userMessage`. Throws ValidationError when the user message alone exceeds the budget. */
   prepare(userMessage: string, options: PrepareOptions = {}): Promise<PreparedTurn> {
     this.#userMessage = userMessage;
-    return this.#phase('prepare', (span) => this.#prepare(userMessage, options, span));
+    return this.#phase('prepare', (span) =>
+      runWithSignal(options.signal, () => this.#prepare(userMessage, options, span)),
+    );
   }
 
   #prepare(userMessage: string, options: PrepareOptions, span: Span | undefined): Promise<PreparedTurn> {
@@ -333,7 +342,7 @@ export class Conversation {
    * whose `turnId` the transcript already holds is not appended again, and the features do not react again.
    */
   record(messages: readonly ChatMessage[], options: RecordOptions = {}): Promise<void> {
-    return this.#phase('record', () => this.#record(messages, options));
+    return this.#phase('record', () => runWithSignal(options.signal, () => this.#record(messages, options)));
   }
 
   #record(messages: readonly ChatMessage[], options: RecordOptions): Promise<void> {

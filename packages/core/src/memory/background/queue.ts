@@ -1,3 +1,4 @@
+import { runWithoutSignal } from '../../foundation/abort-context.js';
 import { isKiokuError } from '../../foundation/errors.js';
 import { shortId } from '../../foundation/ids.js';
 import type { Scope } from '../../foundation/scope.js';
@@ -122,7 +123,8 @@ export class BackgroundQueue {
     }
     const lane = job.scope.userId;
     const previous = this.#lanes.get(lane) ?? Promise.resolve();
-    const done = previous.then(() => this.#run(job, info));
+    // Outside the signal of the turn that queued it: the job outlives the turn.
+    const done = previous.then(() => runWithoutSignal(() => this.#run(job, info)));
     this.#lanes.set(lane, done);
     this.#unfinished.add(done);
     done.then(() => {

@@ -4,7 +4,7 @@ import { retryOnConflict } from '../../foundation/retry-on-conflict.js';
 import type { Scope } from '../../foundation/scope.js';
 import type { KiokuStores } from '../../store/bundle/bundle.js';
 import { isKiokuSession } from '../../store/sessions/kioku-sessions.js';
-import { baseScope } from '../../store/sessions/own-session.js';
+import { baseScope, enrichmentRequestsSession, type OwnSession } from '../../store/sessions/own-session.js';
 import type { TranscriptEntry } from '../../store/sessions/record.js';
 import { markAfter, positionAfter } from '../../store/sessions/transcript-mark.js';
 import { newChangeset } from '../changesets/changeset.js';
@@ -96,6 +96,8 @@ export class ExtractionOutbox {
   readonly #changesets: ChangesetLog;
   readonly #turnsPerPass: number;
   readonly #maxAttempts: number;
+  /** Not a conversation: its entries are save_memory's enrichment requests, drained by their own outbox. */
+  readonly #requests: OwnSession;
 
   constructor(options: ExtractionOutboxOptions) {
     const { stores, turnsPerPass, maxAttempts, ...extract } = options;
@@ -111,6 +113,7 @@ export class ExtractionOutbox {
     this.index = new PendingIndex(stores.sessions);
     this.watermarks = new ExtractionWatermarks(stores.sessions);
     this.#changesets = new ChangesetLog(stores.sessions);
+    this.#requests = enrichmentRequestsSession(stores.sessions);
   }
 
   /** The session's turns past its watermark, oldest first. */
@@ -229,6 +232,10 @@ export class ExtractionOutbox {
   async drainUser(scope: Scope, options: DrainOptions & { allSessions?: boolean } = {}): Promise<UserDrain> {
     const s = baseScope(scope);
     const ids = new Set((await this.index.sessions(s)).map((p) => p.sessionId));
+    if (ids.size > 0) {
+      const requests = await this.#requests.read(s, async (id) => id, undefined);
+      if (requests !== undefined) ids.delete(requests);
+    }
     if (options.allSessions) {
       for (const session of await this.#stores.sessions.list(s)) {
         if (!isKiokuSession(session)) ids.add(session.id);

@@ -4,8 +4,20 @@ import { parseScope, type Scope } from '../../foundation/scope.js';
 import { withLease } from '../../runtime/lease.js';
 import type { WorkingMemoryStore } from '../../store/working/store.js';
 import { MEMORY_LEASE_DEFAULTS, MEMORY_WORK_LEASE } from '../background/memory-lease.js';
-import type { ExtractionOutbox, UserDrain } from './outbox.js';
+import type { DrainOptions, UserDrain } from './outbox.js';
+import type { PendingIndex } from './pending-index.js';
 import { observeWorkerUser } from './worker-telemetry.js';
+
+/**
+ * What `runPending` drains: an `ExtractionOutbox`, or `Kioku`'s every outbox (extraction and save_memory's
+ * enrichment) behind one index.
+ */
+export interface PendingDrainer {
+  /** Which users have work (read when `runPending` is given no `users`). */
+  readonly index: PendingIndex;
+  /** Do one user's work; the caller holds the user's `memory-work` lease. */
+  drainUser(scope: Scope, options?: DrainOptions & { allSessions?: boolean }): Promise<UserDrain>;
+}
 
 export interface RunPendingOptions {
   /**
@@ -62,13 +74,13 @@ export interface RunPendingReport {
 }
 
 /**
- * Do the background work waiting in the store (today: extraction of the turns past each session's
- * watermark), user by user, each under the user's `memory-work` lease: a user whose lease another
+ * Do the background work waiting in the store (extraction of the turns past each session's watermark,
+ * and save_memory's enrichment requests when `outbox` drains them), user by user, each under the user's `memory-work` lease: a user whose lease another
  * instance holds is skipped as `busy` (that instance is doing the work), so any number of instances can
  * run this at once and each user's work is done once. For an app's own cron or queue, and `kioku worker`.
  */
 export async function runPending(
-  outbox: ExtractionOutbox,
+  outbox: PendingDrainer,
   working: WorkingMemoryStore,
   options: RunPendingOptions = {},
 ): Promise<RunPendingReport> {
@@ -101,7 +113,7 @@ export async function runPending(
 }
 
 async function runUser(
-  outbox: ExtractionOutbox,
+  outbox: PendingDrainer,
   working: WorkingMemoryStore,
   scope: Scope,
   options: RunPendingOptions & { maxPasses: number; all: boolean },

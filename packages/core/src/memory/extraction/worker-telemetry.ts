@@ -26,13 +26,13 @@ interface BatchOutcome {
  */
 export function observeWorkerBatch<R extends BatchOutcome>(
   telemetry: Telemetry,
-  outbox: ExtractionOutbox,
+  outbox: ExtractionOutbox | undefined,
   sessions: SessionStore,
   now: () => number,
   run: () => Promise<R>,
 ): Promise<R> {
   return telemetry.span('kioku.worker.batch', {}, async (span) => {
-    const backlog = await measureBacklog(outbox, sessions).catch(() => undefined);
+    const backlog = outbox ? await measureBacklog(outbox, sessions).catch(() => undefined) : undefined;
     const instruments = telemetry.metrics;
     if (backlog) {
       const age = backlog.oldestAt === undefined ? 0 : Math.max(0, (now() - backlog.oldestAt) / 1000);

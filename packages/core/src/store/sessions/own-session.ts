@@ -11,7 +11,8 @@ export type OwnSessionPurpose =
   | 'conversation-log'
   | 'recall-log'
   | 'suppressions'
-  | 'extraction';
+  | 'extraction'
+  | 'enrichment';
 
 /**
  * One dedicated session per user + agent for one of Kioku's own purposes, found by its metadata
@@ -82,6 +83,14 @@ export class OwnSession {
     if (found) this.#ids.set(cacheKey, found.id);
     return found?.id;
   }
+}
+
+/**
+ * The session holding save_memory's enrichment requests (`memory/enrichment/outbox.ts`); extraction
+ * passes over it.
+ */
+export function enrichmentRequestsSession(sessions: SessionStore): OwnSession {
+  return new OwnSession(sessions, 'enrichment', 'Kioku enrichment requests');
 }
 
 /** The user + agent part of a scope (the dedicated sessions are not per thread). */

@@ -11,7 +11,7 @@ import type { FactStore } from '../../../store/facts/store.js';
 import type { SessionStore } from '../../../store/sessions/store.js';
 import type { BackgroundQueue } from '../../background/queue.js';
 import type { ChangesetLog } from '../../changesets/changeset-log.js';
-import { enrichMemory } from '../../enrichment/enrich.js';
+import { EnrichmentOutbox } from '../../enrichment/outbox.js';
 import { FACT_RECALL_MIDDLEWARE, factRecallMiddleware } from './middleware.js';
 import { factRecallTools } from './toolkit.js';
 
@@ -53,6 +53,11 @@ export interface EnrichmentOptions {
   directive?: string | (() => Promise<string | undefined>);
   /** Where applied changesets are kept (default: one over `sessions`). */
   changesets?: ChangesetLog;
+  /**
+   * Where the requests are kept and drained (default: one over `store` and `sessions` with these
+   * options; the builder shares its own with `Kioku.runPending` and `kioku worker`).
+   */
+  outbox?: EnrichmentOutbox;
   clock?: Clock;
 }
 
@@ -80,33 +85,33 @@ export function factRecall(options: FactRecallOptions): MemoryFeature {
     throw new ValidationError('Enrichment needs a `model` and a `background` queue.');
   }
   const settings = resolveDedup(dedup);
-  const onSaved = enrichment
-    ? (scope: Scope, original: Fact) => {
-        const { model, background, directive, changesets, clock } = enrichment;
-        const owner = {
-          userId: scope.userId,
-          ...(scope.agentId !== undefined ? { agentId: scope.agentId } : {}),
-        };
-        background.enqueue({
-          kind: 'enrichment',
-          scope: owner,
-          run: async (signal) => {
-            const rules = typeof directive === 'function' ? await directive() : directive;
-            return enrichMemory({
-              stores: { facts: store, sessions: options.sessions },
-              model,
-              scope: owner,
-              original,
-              dedup: dedup ?? true,
-              signal,
-              ...(rules !== undefined ? { directive: rules } : {}),
-              ...(changesets ? { changesets } : {}),
-              ...(clock ? { clock } : {}),
-            });
-          },
-        });
-      }
-    : undefined;
+  const outbox = enrichment ? (enrichment.outbox ?? outboxOf(enrichment, options, dedup)) : undefined;
+  const onSaved =
+    enrichment && outbox
+      ? async (scope: Scope, original: Fact) => {
+          const { background } = enrichment;
+          const owner = {
+            userId: scope.userId,
+            ...(scope.agentId !== undefined ? { agentId: scope.agentId } : {}),
+          };
+          // Durable first: a process that dies from here on leaves the request to any drain of the user.
+          await outbox.request(owner, original);
+          // Refused (the queue is full or closed): the request stays pending in the store for the next drain.
+          background.enqueue({
+            kind: 'enrichment',
+            scope: owner,
+            run: async (signal) => {
+              const [drain] = (await outbox.drainUser(owner, { signal })).sessions;
+              if (!drain) return {};
+              if (drain.error !== undefined && drain.results.length === 0) throw drain.error;
+              const last = drain.results.at(-1);
+              return last
+                ? { changeset: last.changeset, ...(last.result ? { result: last.result } : {}) }
+                : {};
+            },
+          });
+        }
+      : undefined;
   return {
     name: FACT_RECALL_MIDDLEWARE,
     middleware: factRecallMiddleware({
@@ -122,4 +127,20 @@ export function factRecall(options: FactRecallOptions): MemoryFeature {
       ...(onSaved ? { onSaved } : {}),
     }),
   };
+}
+
+function outboxOf(
+  enrichment: EnrichmentOptions,
+  options: FactRecallOptions,
+  dedup: DedupOption | undefined,
+): EnrichmentOutbox {
+  const { model, directive, changesets, clock } = enrichment;
+  return new EnrichmentOutbox({
+    stores: { facts: options.store, sessions: options.sessions },
+    model,
+    dedup: dedup ?? true,
+    ...(directive !== undefined ? { directive } : {}),
+    ...(changesets ? { changesets } : {}),
+    ...(clock ? { clock } : {}),
+  });
 }

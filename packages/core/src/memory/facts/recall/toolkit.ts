@@ -19,8 +19,11 @@ export interface FactRecallToolsOptions {
   searchResults: number;
   /** Dedup before save_memory stores; null saves every text. */
   dedup: DedupSettings | null;
-  /** Called with each memory save_memory created (not for a skip or an update), e.g. to enrich it. */
-  onSaved?: (scope: Scope, fact: Fact) => void;
+  /**
+   * Called with each memory save_memory created (not for a skip or an update), e.g. to request its
+   * enrichment; save_memory answers once it resolves.
+   */
+  onSaved?: (scope: Scope, fact: Fact) => Promise<void>;
 }
 
 /**
@@ -59,7 +62,7 @@ export function factRecallTools(store: FactStore, options: FactRecallToolsOption
       }
       // A quarantined memory is not enriched: enrichment is a model pass over its text.
       if (isQuarantined(fact)) return `Saved memory ${fact.id} (${fact.category}).${quarantineNotice(fact)}`;
-      options.onSaved?.(scope, fact);
+      await options.onSaved?.(scope, fact);
       return `Saved memory ${fact.id} (${fact.category}).`;
     },
   });
