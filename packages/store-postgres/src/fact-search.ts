@@ -259,7 +259,8 @@ export class FactSearch {
           from "${this.#schema}"."fact_revision_seq" as q
           left join "${this.#schema}"."fact_revisions" as r on r.user_id = $1 and r.agent_id = $2),
         c as (select coalesce((select n from ${this.#counts} where user_id = $1 and agent_id = $2), 0) as n),
-        e as (select x.o, x.e from v, jsonb_array_elements(coalesce(v.changes, '[]'::jsonb)) with ordinality as x(e, o)),
+        e as (select x.o, x.e from v, jsonb_array_elements(case when v.revision <> $3 then v.changes end)
+          with ordinality as x(e, o)),
         b as (select min(o) as o from e where e.e->>'r' = $3),
         d as (select case when (select o from b) is not null
             and not exists (select from e where e.o > (select o from b) and jsonb_typeof(e.e->'ids') <> 'array')
