@@ -276,7 +276,7 @@ export class FactSearch {
         union all
         select null, null, null, f.seq, f.id, f.search_terms, f.search_length from ${this.#table} as f
         where f.user_id = $1 and f.agent_id = $2 and f.id = any((select d.ids from d)::text[])
-          and (select c.n <= ${CACHED_PARTITION_ROWS} from c)`,
+          and (select cardinality(d.ids) > 0 from d) and (select c.n <= ${CACHED_PARTITION_ROWS} from c)`,
     );
     const from = whole ? '' : this.#cache.revisionOf(key);
     const rows = (await this.#client.unsafe(text, [request.userId, request.agentId, from], {
