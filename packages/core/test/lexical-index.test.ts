@@ -150,7 +150,6 @@ describe('LexicalIndex state', () => {
     expect(restored.search('Alice')).toEqual([{ id: 'new', score: expect.any(Number) }]);
   });
 
-
   it('setTerms on a restored index (pre-analysed terms) ranks and exports exactly as set', () => {
     const built = new LexicalIndex();
     for (const [id, t] of texts) built.set(id, t);

@@ -148,7 +148,10 @@ export function kiokuTables(schema?: string) {
        * than 64), appended by the same triggers under the row's lock. A process whose cached search index is
        * at one of these revisions reads only the rows written since (FactIndexCache).
        */
-      changes: jsonb('changes').$type<Array<{ r: number; ids: string[] | null }>>().notNull().default(sql`'[]'::jsonb`),
+      changes: jsonb('changes')
+        .$type<Array<{ r: number; ids: string[] | null }>>()
+        .notNull()
+        .default(sql`'[]'::jsonb`),
     },
     (t) => [primaryKey({ name: 'fact_revisions_pk', columns: [t.userId, t.agentId] })],
   );

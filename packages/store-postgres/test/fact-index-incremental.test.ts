@@ -1,7 +1,7 @@
 import postgres, { type Sql } from 'postgres';
 import { afterAll, describe, expect, it } from 'vitest';
-import { PostgresFactStore } from '../src/index.js';
 import { FactSearch } from '../src/fact-search.js';
+import { PostgresFactStore } from '../src/index.js';
 import { dropSchema, freshSchema, noServer, pgUrl, sharedClient } from './helpers.js';
 
 /*
@@ -86,7 +86,9 @@ describe.skipIf(noServer)('PostgreSQL fact search: the cached index moved on inc
     expect((await reader.search(scope, { query: 'jazz' }))[0]?.fact.content).toBe('Carol likes jazz and tea');
     await writer.update(scope, fact.id, { content: 'Carol likes jazz and coffee' });
     await writer.create(scope, { content: 'unrelated note' });
-    expect((await reader.search(scope, { query: 'jazz' }))[0]?.fact.content).toBe('Carol likes jazz and coffee');
+    expect((await reader.search(scope, { query: 'jazz' }))[0]?.fact.content).toBe(
+      'Carol likes jazz and coffee',
+    );
   });
 
   it('reads the partition whole when the writes are not all listed: raw SQL bursts, over 8 statements, over 64 rows', async () => {
