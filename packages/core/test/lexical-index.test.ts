@@ -150,6 +150,20 @@ describe('LexicalIndex state', () => {
     expect(restored.search('Alice')).toEqual([{ id: 'new', score: expect.any(Number) }]);
   });
 
+  it('setTerms on a restored index (pre-analysed terms) ranks and exports exactly as set', () => {
+    const built = new LexicalIndex();
+    for (const [id, t] of texts) built.set(id, t);
+    const restored = LexicalIndex.fromState(built.exportState());
+    for (const [id, t] of [
+      ['car', 'Bob bought a car, a red car'],
+      ['new', 'Alice went to Paris again'],
+    ] as const) {
+      built.set(id, t);
+      restored.setTerms(id, englishAnalyzer.terms(t));
+    }
+    expect(restored.exportState()).toEqual(built.exportState());
+    for (const q of ['Alice', 'car', 'Paris', 'red car']) expect(restored.search(q)).toEqual(built.search(q));
+  });
   it('takes the texts as a Uint32Array too', () => {
     const index = new LexicalIndex();
     for (const [id, t] of texts) index.set(id, t);

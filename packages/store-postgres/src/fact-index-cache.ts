@@ -9,6 +9,7 @@ export interface TermsRow {
 }
 
 interface Entry {
+  /** Moved on by `advance`. */
   revision: string;
   index: LexicalIndex;
   facts: number;
@@ -56,6 +57,41 @@ export class FactIndexCache {
         if (this.#facts <= this.capacity) break;
         this.#drop(oldest);
       }
+    }
+    return index;
+  }
+
+  /**
+   * Move the partition's index from revision `from` to `to` with the rows written in between: `changed` are
+   * the ids written or deleted since `from` (the `changes` of `fact_revisions`), `rows` those of them still
+   * there, as read at `to`. Undefined when this process no longer holds the index at `from` (another search
+   * moved it), or when a fact was deleted: the index is then read again whole, so its texts stay in the
+   * partition's order, which ties are broken by (a removal frees a place that the next fact would take).
+   */
+  advance(
+    key: string,
+    from: string,
+    to: string,
+    changed: readonly string[],
+    rows: readonly TermsRow[],
+  ): LexicalIndex | undefined {
+    const entry = this.#entries.get(key);
+    if (!entry || entry.revision !== from) return undefined;
+    const present = new Set(rows.map((row) => row.id));
+    if (changed.some((id) => !present.has(id) && entry.index.has(id))) return undefined;
+    for (const row of rows) {
+      const terms = row.terms ? row.terms.split(' ') : [];
+      entry.index.setTerms(row.id, terms, row.length ?? terms.length);
+    }
+    this.#entries.delete(key); // most recently used last
+    this.#entries.set(key, entry);
+    entry.revision = to;
+    this.#facts += entry.index.size - entry.facts;
+    entry.facts = entry.index.size;
+    const index = entry.index;
+    for (const [oldest] of this.#entries) {
+      if (this.#facts <= this.capacity) break;
+      this.#drop(oldest);
     }
     return index;
   }

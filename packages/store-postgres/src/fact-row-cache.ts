@@ -68,6 +68,17 @@ export class FactRowCache {
     }
   }
 
+  /**
+   * The partition moved from revision `from` to `to` by writes to `changed` only (FactIndexCache.advance):
+   * the records held at `from` of other facts are still those at `to`.
+   */
+  advance(key: string, from: string, to: string, changed: readonly string[]): void {
+    const entry = this.#entries.get(key);
+    if (!entry || entry.revision !== from) return;
+    for (const id of changed) if (entry.facts.delete(id)) this.#facts--;
+    entry.revision = to;
+  }
+
   #drop(key: string): void {
     const entry = this.#entries.get(key);
     if (!entry) return;

@@ -334,7 +334,11 @@ export class PostgresFactStore extends PostgresStore implements FactStore {
     };
     return this.database.run(async () => {
       this.#search ??= new FactSearch(this.database.client, this.database.schema, this.#searchCacheFacts);
-      const { hits, revision } = await this.#search.search(request, q.query!);
+      const { hits, revision, advanced } = await this.#search.search(request, q.query!);
+      if (advanced && revision !== undefined) {
+        const key = `${request.userId}\u0000${request.agentId}`;
+        this.#rows.advance(key, advanced.from, revision, advanced.changed);
+      }
       if (hits.length === 0) return [];
       const byId = await this.#byIds(
         request,

@@ -9,6 +9,7 @@ import {
   index,
   integer,
   json,
+  jsonb,
   type PgColumn,
   PgSchema,
   type PgTableFn,
@@ -141,6 +142,16 @@ export function kiokuTables(schema?: string) {
     {
       ...owner(),
       revision: bigint('revision', { mode: 'number' }).notNull(),
+      /**
+       * The partition's latest writes, oldest first, at most FACT_CHANGES_KEPT (migration 0014): per writing
+       * statement `{ r: revision it set, ids: [fact ids it wrote or deleted] }` (`ids` null when it wrote more
+       * than 64), appended by the same triggers under the row's lock. A process whose cached search index is
+       * at one of these revisions reads only the rows written since (FactIndexCache).
+       */
+      changes: jsonb('changes')
+        .$type<Array<{ r: number; ids: string[] | null }>>()
+        .notNull()
+        .default(sql`'[]'::jsonb`),
     },
     (t) => [primaryKey({ name: 'fact_revisions_pk', columns: [t.userId, t.agentId] })],
   );

@@ -68,7 +68,12 @@ export function batches<T>(rows: readonly T[], size = 500): T[][] {
 export function withoutNulls<T extends Record<string, unknown>>(
   row: T,
 ): { [K in keyof T]: Exclude<T[K], null> } {
-  return Object.fromEntries(Object.entries(row).filter(([, v]) => v !== null)) as {
-    [K in keyof T]: Exclude<T[K], null>;
-  };
+  // A loop, not Object.entries → filter → fromEntries: every transcript entry a turn replays comes through
+  // here (1.7 % of a bench:load turn's CPU that way).
+  const kept: Record<string, unknown> = {};
+  for (const key of Object.keys(row)) {
+    const value = row[key];
+    if (value !== null) kept[key] = value;
+  }
+  return kept as { [K in keyof T]: Exclude<T[K], null> };
 }

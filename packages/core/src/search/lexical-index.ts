@@ -248,6 +248,22 @@ export class LexicalIndex {
   }
 
   /**
+   * Index terms the index's analyzer already made of a text (in order, repeats included) under `id`,
+   * replacing what was indexed for that id before: what `set` does after analysing, for a store that keeps
+   * the analysed terms (and updates an index restored by `fromState` with the rows changed since).
+   * `length` is the text's length in terms when it differs from `terms.length` (as in a state's `docs`).
+   */
+  setTerms(id: string, terms: readonly string[], length = terms.length): void {
+    this.remove(id);
+    this.#last = undefined;
+    const counts = new Map<string, number>();
+    for (const term of terms) counts.set(term, (counts.get(term) ?? 0) + 1);
+    const distinct = [...counts.keys()];
+    const forward = new Uint32Array(2 * distinct.length);
+    this.#add({ id, terms: distinct, tfs: [...counts.values()], forward, length });
+  }
+
+  /**
    * The text in a slot (undefined when the slot is free), as a Doc: a packed one is unpacked, and kept as
    * a Doc unless `keep` is false.
    */

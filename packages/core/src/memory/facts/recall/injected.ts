@@ -89,10 +89,16 @@ export class RecalledIds implements Iterable<string> {
 export class InjectedMemoryTracker {
   readonly #sessions: SessionStore;
   /**
-   * The last head parsed or written. It is read on every turn (and again when added to); the same string
-   * parses to the same ids, so an unchanged head is not parsed again.
+   * The last head parsed or written, per session. It is read on every turn (and again when added to); the
+   * same string parses to the same ids, so an unchanged head is not parsed again. One per session, not one
+   * in all: an app serves many sessions in turn (bench:load, 4 users in one process: every head was parsed
+   * and validated again on every turn).
    */
-  #last: Head | undefined;
+  readonly #heads = new SizedLru<Head>({
+    maxSize: CACHED_CHUNK_IDS,
+    maxEntries: CACHED_CHUNK_IDS / 100,
+    sizeOf: (head) => head.ids.size + 1,
+  });
   /** Sealed chunks' ids by session and key. */
   readonly #chunks = new SizedLru<ReadonlySet<string>>({
     maxSize: CACHED_CHUNK_IDS,
@@ -152,14 +158,14 @@ export class InjectedMemoryTracker {
       }
       // Only now that the value is stored do the new ids join the set `load` returned (a retry may not have been it).
       for (const id of added) head.ids.add(id);
-      this.#last = {
+      this.#heads.set(session, {
         session,
         raw,
         version: written.version,
         sealed: head.sealed,
         ids: head.ids,
         canonical: true,
-      };
+      });
     });
   }
 
@@ -197,8 +203,8 @@ export class InjectedMemoryTracker {
   /** A head value's chunk keys and ids; an unreadable one is none (it only costs re-injecting; `add` rewrites it). */
   #parse(session: string, raw: string | undefined, version: number): Head {
     if (raw === undefined) return { session, raw, version, sealed: [], ids: new Set(), canonical: false };
-    const last = this.#last;
-    if (last?.raw === raw && last.session === session && last.version === version) return last;
+    const last = this.#heads.get(session);
+    if (last?.raw === raw && last.version === version) return last;
     let sealed: readonly string[] = [];
     let ids: readonly string[] = [];
     try {
@@ -211,8 +217,9 @@ export class InjectedMemoryTracker {
       // nothing readable
     }
     const set = new Set(ids);
-    this.#last = { session, raw, version, sealed, ids: set, canonical: serialize(sealed, set) === raw };
-    return this.#last;
+    const head = { session, raw, version, sealed, ids: set, canonical: serialize(sealed, set) === raw };
+    this.#heads.set(session, head);
+    return head;
   }
 
   /**
