@@ -24,6 +24,7 @@ import {
   type SnapshotSelector,
 } from '@kioku/core/store';
 import { and, asc, desc, eq, getTableColumns, type SQL } from 'drizzle-orm';
+import { lexicalMatchOfText } from './search.js';
 import { groupByPartition, parseSnapshot, selectedUser } from './snapshot.js';
 import { batches, withoutNulls } from './sql.js';
 import { PostgresStore, type PostgresStoreOptions } from './store.js';
@@ -93,8 +94,8 @@ export class PostgresDetailStore extends PostgresStore implements DetailStore {
     const s = parseScope(scope);
     const q = parseOrThrow(DetailQuerySchema, query, 'detail query');
     const t = this.tables.details;
-    const match = await this.match(t.search, q.query);
-    if (!match) return [];
+    // The query is analysed in the same statement: one round trip.
+    const match = lexicalMatchOfText(t.search, q.query);
     const rows = await this.database.run((db) =>
       db
         .select({ ...this.#columns, score: match.score })

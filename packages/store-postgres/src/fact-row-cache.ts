@@ -1,4 +1,8 @@
 import type { Fact } from '@kioku/core';
+import type { FactStamp } from './fact-search.js';
+
+/** Facts written by this process kept for `advance`, over all partitions (a few per active user). */
+const WRITTEN_CAPACITY = 4096;
 
 interface Entry {
   revision: string;
@@ -18,6 +22,15 @@ export class FactRowCache {
   readonly capacity: number;
   readonly #entries = new Map<string, Entry>();
   #facts = 0;
+  /**
+   * The last facts this process wrote, by partition and id: when a write moves a partition on, the fact as
+   * written is its record at the next revision if the version and update time read then are the ones
+   * written (a write by anyone counts one more version; a fact deleted and created again under its id
+   * starts at version 1 again, at another time). A turn that recalls the exchange the last turn stored
+   * reads nothing.
+   */
+  readonly #written = new Map<string, Map<string, Fact>>();
+  #writtenCount = 0;
 
   constructor(capacity: number) {
     this.capacity = capacity;
@@ -72,11 +85,43 @@ export class FactRowCache {
    * The partition moved from revision `from` to `to` by writes to `changed` only (FactIndexCache.advance):
    * the records held at `from` of other facts are still those at `to`.
    */
-  advance(key: string, from: string, to: string, changed: readonly string[]): void {
+  advance(
+    key: string,
+    from: string,
+    to: string,
+    changed: readonly string[],
+    stamps: ReadonlyMap<string, FactStamp>,
+  ): void {
     const entry = this.#entries.get(key);
     if (!entry || entry.revision !== from) return;
-    for (const id of changed) if (entry.facts.delete(id)) this.#facts--;
+    const written = this.#written.get(key);
+    for (const id of changed) {
+      if (entry.facts.delete(id)) this.#facts--;
+      const fact = written?.get(id);
+      const stamp = stamps.get(id);
+      if (fact && stamp && fact.version === stamp.version && fact.updatedAt === stamp.updatedAt) {
+        entry.facts.set(id, fact);
+        this.#facts++;
+      }
+    }
     entry.revision = to;
+  }
+
+  /** This process wrote `fact` (created or updated it) in partition `key`; see `#written`. */
+  wrote(key: string, fact: Fact): void {
+    if (this.capacity === 0) return;
+    const facts = this.#written.get(key) ?? new Map<string, Fact>();
+    this.#written.delete(key); // most recently written last
+    this.#written.set(key, facts);
+    if (!facts.delete(fact.id)) this.#writtenCount++;
+    facts.set(fact.id, deepFreeze(fact));
+    for (const [oldestKey, oldest] of this.#written) {
+      if (this.#writtenCount <= WRITTEN_CAPACITY) break;
+      const [id] = oldest.keys();
+      oldest.delete(id!);
+      this.#writtenCount--;
+      if (oldest.size === 0) this.#written.delete(oldestKey);
+    }
   }
 
   #drop(key: string): void {

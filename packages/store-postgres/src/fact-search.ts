@@ -12,6 +12,7 @@ import {
 import type { Sql } from 'postgres';
 import { queryTerms } from './analysis.js';
 import { FactIndexCache } from './fact-index-cache.js';
+import { isoFromPg } from './timestamp.js';
 
 /** Who searches, and which of their facts (category subtree, all of some tags) count. */
 export interface FactSearchRequest {
@@ -33,13 +34,26 @@ export interface FactSearchResult {
   /** The partition's revision the hits were ranked at, when they come from this process's cached index. */
   revision?: string;
   /** The cached index moved on to `revision` from `from` by writes to `changed` only (FactIndexCache.advance). */
-  advanced?: { from: string; changed: readonly string[] };
+  advanced?: Advance;
+}
+
+/** Writes to `changed` only moved the partition from revision `from`; `stamps`: of those still there. */
+export interface Advance {
+  from: string;
+  changed: readonly string[];
+  stamps: ReadonlyMap<string, FactStamp>;
+}
+
+/** What tells one write of a fact from any other: its version and update time (ISO, as core writes it). */
+export interface FactStamp {
+  version: number;
+  updatedAt: string;
 }
 
 interface CachedIndex {
   index: LexicalIndex;
   revision: string;
-  advanced?: { from: string; changed: readonly string[] };
+  advanced?: Advance;
 }
 
 /** Up to this many matching rows (summed document frequencies), every one is scored: core's exact ranking. */
@@ -267,21 +281,30 @@ export class FactSearch {
           then coalesce((select array_agg(distinct i) from e, jsonb_array_elements_text(e.e->'ids') as i
             where e.o > (select o from b)), '{}'::text[]) end as ids)
         select v.revision, c.n, d.ids as changed, null::bigint as seq, null::text as id, null::text as terms,
-          null::int as length
+          null::int as length, null::int as version, null::text as updated
         from v, c, d
         union all
-        select null, null, null, f.seq, f.id, f.search_terms, f.search_length from ${this.#table} as f
+        select null, null, null, f.seq, f.id, f.search_terms, f.search_length, null, null from ${this.#table} as f
         where f.user_id = $1 and f.agent_id = $2 and (select v.revision <> $3 from v)
           and (select c.n <= ${CACHED_PARTITION_ROWS} from c) and (select d.ids is null from d)
         union all
-        select null, null, null, f.seq, f.id, f.search_terms, f.search_length from ${this.#table} as f
+        select null, null, null, f.seq, f.id, f.search_terms, f.search_length, f.version, f.updated_at::text
+        from ${this.#table} as f
         where f.user_id = $1 and f.agent_id = $2 and f.id = any((select d.ids from d)::text[])
           and (select cardinality(d.ids) > 0 from d) and (select c.n <= ${CACHED_PARTITION_ROWS} from c)`,
     );
     const from = whole ? '' : this.#cache.revisionOf(key);
     const rows = (await this.#client.unsafe(text, [request.userId, request.agentId, from], {
       prepare: true,
-    })) as unknown as Array<{ revision: string | null; n: string | null; changed: string[] | null } & Row>;
+    })) as unknown as Array<
+      {
+        revision: string | null;
+        n: string | null;
+        changed: string[] | null;
+        version: number | null;
+        updated: string | null;
+      } & Row
+    >;
     const head = rows.find((r) => r.revision !== null)!;
     const revision = head.revision!;
     const cached = this.#cache.get(key, revision);
@@ -292,7 +315,11 @@ export class FactSearch {
       const changed = head.changed;
       const index = this.#cache.advance(key, from, revision, changed, facts);
       // Not advanced (a deletion, or another search moved the index on meanwhile): read it whole.
-      return index ? { index, revision, advanced: { from, changed } } : this.#cachedIndex(request, true);
+      if (!index) return this.#cachedIndex(request, true);
+      const stamps = new Map(
+        facts.map((f) => [f.id, { version: f.version!, updatedAt: isoFromPg(f.updated!) }]),
+      );
+      return { index, revision, advanced: { from, changed, stamps } };
     }
     return { index: this.#cache.put(key, revision, facts), revision };
   }

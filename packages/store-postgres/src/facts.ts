@@ -221,6 +221,7 @@ export class PostgresFactStore extends PostgresStore implements FactStore {
     // The primary key decides between concurrent creates of one id: exactly one insert wins.
     const inserted = await this.database.run(() => this.#statements.insert.execute(toRow(fact)));
     if (inserted.length === 0) throw new ConflictError(`A fact with id "${fact.id}" already exists.`);
+    this.#rows.wrote(partitionKey(s), fact);
     return fact;
   }
 
@@ -260,7 +261,11 @@ export class PostgresFactStore extends PostgresStore implements FactStore {
         return updated;
       };
       const row = await (reanalyse ? this.database.transaction(write) : this.database.run(write));
-      if (row) return toFact(row);
+      if (row) {
+        const fact = toFact(row);
+        this.#rows.wrote(partitionKey(s), fact);
+        return fact;
+      }
       if (expectedVersion === undefined) throw missingFactError(id);
       // Nothing updated: the fact is missing, or at another version (CONFLICT with the version it is at).
       const version = await this.#versionOf(s, id);
@@ -336,8 +341,8 @@ export class PostgresFactStore extends PostgresStore implements FactStore {
       this.#search ??= new FactSearch(this.database.client, this.database.schema, this.#searchCacheFacts);
       const { hits, revision, advanced } = await this.#search.search(request, q.query!);
       if (advanced && revision !== undefined) {
-        const key = `${request.userId}\u0000${request.agentId}`;
-        this.#rows.advance(key, advanced.from, revision, advanced.changed);
+        const key = partitionKey(request);
+        this.#rows.advance(key, advanced.from, revision, advanced.changed, advanced.stamps);
       }
       if (hits.length === 0) return [];
       const byId = await this.#byIds(
@@ -365,7 +370,7 @@ export class PostgresFactStore extends PostgresStore implements FactStore {
     const read = async (wanted: string[]) =>
       (await this.#statements.byIds.execute({ ...request, ids: wanted })).map(toFact);
     if (revision === undefined) return new Map((await read(ids)).map((f) => [f.id, f]));
-    const key = `${request.userId}\u0000${request.agentId}`;
+    const key = partitionKey(request);
     const { found, missing } = this.#rows.get(key, revision, ids);
     if (missing.length > 0) {
       const facts = await read(missing);
@@ -500,6 +505,11 @@ export class PostgresFactStore extends PostgresStore implements FactStore {
 }
 
 type FactRow = Omit<ReturnType<typeof toRow>, 'tagKeys' | 'searchTerms' | 'searchLength'>;
+
+/** A partition's key in the row cache (FactSearch keys its index cache the same way). */
+function partitionKey(scope: { userId: string; agentId?: string }): string {
+  return `${scope.userId}\u0000${agentKey(scope.agentId)}`;
+}
 
 function toRow(fact: Fact) {
   return {

@@ -70,3 +70,24 @@ export function lexicalMatch(search: AnyColumn, { terms, anyTerm }: MatchTerms):
     score: sql<number>`(${coverage} + ts_rank(${search}, ${any}, 33))`.mapWith(Number).as('score'),
   };
 }
+
+/** A lexeme `l` as a one-term tsquery literal, in SQL: what termLiteral does (`\` doubled, then `'`). */
+const SQL_TERM_LITERAL = sql.raw(String.raw`('''' || replace(replace(l, '\', '\\'), '''', '''''') || '''')`);
+
+/**
+ * {@link lexicalMatch} for a query PostgreSQL analyses in the same statement, as {@link queryLexemes}
+ * does: one round trip where analysing first takes two. The same ranking on the same terms: the query's
+ * distinct lexemes, each a one-term tsquery quoted as {@link matchTerms} quotes it, and their disjunction.
+ * A query without terms matches nothing (`@@ null`).
+ */
+export function lexicalMatchOfText(search: AnyColumn, query: string): LexicalMatch {
+  // PostgreSQL text cannot hold NUL; for search it is just another separator.
+  const text = query.replaceAll('\u0000', ' ');
+  const lexemes = sql`unnest(tsvector_to_array(to_tsvector('english'::regconfig, ${text}::text))) as l`;
+  const any = sql`(select string_agg(${SQL_TERM_LITERAL}, ' | ')::tsquery from ${lexemes})`;
+  const coverage = sql`(select count(*)::int from ${lexemes} where ${search} @@ ${SQL_TERM_LITERAL}::tsquery)`;
+  return {
+    where: sql`${search} @@ ${any}`,
+    score: sql<number>`(${coverage} + ts_rank(${search}, ${any}, 33))`.mapWith(Number).as('score'),
+  };
+}

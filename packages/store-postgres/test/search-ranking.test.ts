@@ -203,6 +203,50 @@ describe.skipIf(noServer)('search ranking and its statistics', () => {
     expect(Object.isFrozen(after[0]!.fact)).toBe(true);
   });
 
+  it('a fact this process wrote is its own record after the write, unless another write changed it since', async () => {
+    const sent: string[] = [];
+    const client = postgres(pgUrl, { max: 4, onnotice: () => {}, debug: (_c, query) => sent.push(query) });
+    cleanup.push(() => client.end({ timeout: 5 }));
+    const { store, schema } = await factStore(client);
+    const scope = { userId: 'u1' };
+    await restoreFacts(store, 50, (i) => `Note ${i}: the user ${['drank tea', 'went rowing'][i % 2]}`);
+    await store.search(scope, { query: 'What did the user drink?', limit: 5 });
+
+    // The exchange a turn stores, recalled by the next turn: the revision statement only, no read of it.
+    const stored = await store.create(scope, {
+      content: 'The user drank espresso in Lisbon',
+      category: 'event',
+    });
+    sent.length = 0;
+    const recalled = await store.search(scope, { query: 'espresso in Lisbon', limit: 5 });
+    expect(sent).toHaveLength(1);
+    expect(recalled[0]!.fact).toEqual(stored);
+    expect(stored).toEqual(await store.get(scope, stored.id));
+
+    // Another process (its own clock) deletes it and creates another under the same id, at version 1 again.
+    const other = new PostgresFactStore({
+      client: sql(),
+      schema,
+      clock: { now: () => Date.parse('2031-01-01T00:00:00.000Z') },
+    });
+    await other.delete(scope, stored.id);
+    const again = await other.create(scope, {
+      id: stored.id,
+      content: 'The user drank a flat white in Lisbon',
+      category: 'event',
+    });
+    expect(again.version).toBe(stored.version);
+    const recreated = await store.search(scope, { query: 'drank in Lisbon', limit: 5 });
+    expect(recreated.find((h) => h.fact.id === stored.id)?.fact).toEqual(again);
+
+    // This process updates it, then another process does: the record read is the other's.
+    const mine = await store.update(scope, stored.id, { tags: ['coffee'] });
+    const theirs = await other.update(scope, stored.id, { content: 'The user drank a cortado in Lisbon' });
+    expect(theirs.version).toBe(mine.version + 1);
+    const updated = await store.search(scope, { query: 'drank in Lisbon', limit: 5 });
+    expect(updated.find((h) => h.fact.id === stored.id)?.fact).toEqual(theirs);
+  });
+
   it('statistics stay exact under concurrent writes from two connections', async () => {
     const schema = freshSchema();
     const a = postgres(pgUrl, { max: 4, onnotice: () => {} });

@@ -240,6 +240,7 @@ function printTurnGroup(title: string, rows: ReturnType<typeof withRatios>) {
         ...(cost ? ['memory cost', 'ratio'] : []),
         'statements/turn',
         'syncs/turn',
+        'round trips/turn',
       ],
       rows.map((r) => [
         r.side,
@@ -251,6 +252,7 @@ function printTurnGroup(title: string, rows: ReturnType<typeof withRatios>) {
           : []),
         r.statements,
         r.syncs,
+        r.roundTrips,
       ]),
     ),
   );
@@ -331,7 +333,7 @@ async function main() {
       `\nhits per query (limit 10): PostgresStore ${round(ops.hitsPerQuery.langgraph, 2)}, KiokuStore ${round(ops.hitsPerQuery.kioku, 2)}`,
     );
     console.log(
-      'statements = Execute + simple Query messages sent; syncs = Sync + simple Query (one server round trip each unless the driver pipelines: postgres.js may).',
+      'statements = Execute + simple Query messages sent; syncs = Sync + simple Query (one server round trip each unless the driver pipelines: postgres.js may); round trips = times the client waited for the server (what it pipelined or sent on another connection before the answers came rides on one).',
     );
     if (json) {
       console.log(

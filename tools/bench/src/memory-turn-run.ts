@@ -35,10 +35,11 @@ export async function timeTurns(
 export interface TurnWire {
   statements: number;
   syncs: number;
+  roundTrips: number;
 }
 
 /**
- * Per-turn statements and syncs of one side whose connections go through `counter`: the side's first
+ * Per-turn statements, syncs and round trips of one side whose connections go through `counter`: the side's first
  * `warmup` turns are not counted (a thread's or user's first turn creates what later turns read).
  */
 export async function countTurns(
@@ -51,6 +52,7 @@ export async function countTurns(
   counter.take();
   const counted = turns.slice(warmup);
   for (const t of counted) await side.turn(t);
-  const { statements, syncs } = counter.take();
-  return { statements: round(statements / counted.length, 2), syncs: round(syncs / counted.length, 2) };
+  const { statements, syncs, roundTrips } = counter.take();
+  const perTurn = (n: number) => round(n / counted.length, 2);
+  return { statements: perTurn(statements), syncs: perTurn(syncs), roundTrips: perTurn(roundTrips) };
 }

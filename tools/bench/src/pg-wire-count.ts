@@ -2,8 +2,11 @@
  * A TCP proxy in front of PostgreSQL that counts what clients send, whatever their driver (postgres.js,
  * node-postgres): `statements` — Execute messages of the extended protocol and simple Query messages;
  * `syncs` — Sync and simple Query messages, each answered by one ReadyForQuery (a round trip unless the
- * driver pipelines several: postgres.js may send a batch's statements before reading any answer). Bytes
- * are forwarded untouched; the server never sees the proxy. Without SSL only (both drivers' default on
+ * driver pipelines several: postgres.js may send a batch's statements before reading any answer);
+ * `roundTrips` — times the client waited for the server: a Sync or Query sent while every earlier one, on
+ * any of the client's connections through this proxy, was answered (ReadyForQuery) starts one; what is
+ * sent before those answers come (pipelined, or on another connection at once) rides on it. Bytes are
+ * forwarded untouched; the server never sees the proxy. Without SSL only (both drivers' default on
  * 127.0.0.1).
  */
 import net from 'node:net';
@@ -11,6 +14,13 @@ import net from 'node:net';
 export interface WireCounts {
   statements: number;
   syncs: number;
+  roundTrips: number;
+}
+
+/** Syncs sent and not yet answered: on every connection of one proxy (`all`), and on one (`mine`). */
+interface Outstanding {
+  all: { syncs: number };
+  mine: number;
 }
 
 export interface WireCounter {
@@ -28,7 +38,7 @@ const SSL_REQUEST = 80877103;
 const GSSENC_REQUEST = 80877104;
 
 /** Counts the frontend messages of one connection's byte stream. */
-function frontendParser(counts: WireCounts) {
+function frontendParser(counts: WireCounts, outstanding: Outstanding, onSslRequest: () => void) {
   let buffered: Buffer = Buffer.alloc(0);
   let started = false;
   return (chunk: Buffer) => {
@@ -40,7 +50,8 @@ function frontendParser(counts: WireCounts) {
         const length = buffered.readInt32BE(0);
         if (buffered.length < length) return;
         const code = buffered.readInt32BE(4);
-        if (code !== SSL_REQUEST && code !== GSSENC_REQUEST) started = true;
+        if (code === SSL_REQUEST || code === GSSENC_REQUEST) onSslRequest();
+        else started = true;
         buffered = buffered.subarray(length);
         continue;
       }
@@ -48,30 +59,69 @@ function frontendParser(counts: WireCounts) {
       const length = buffered.readInt32BE(1) + 1;
       if (buffered.length < length) return;
       const type = String.fromCharCode(buffered[0]!);
-      if (type === 'Q') {
-        counts.statements++;
+      if (type === 'E' || type === 'Q') counts.statements++;
+      if (type === 'S' || type === 'Q') {
         counts.syncs++;
-      } else if (type === 'E') counts.statements++;
-      else if (type === 'S') counts.syncs++;
+        if (outstanding.all.syncs === 0) counts.roundTrips++;
+        outstanding.all.syncs++;
+        outstanding.mine++;
+      }
       buffered = buffered.subarray(length);
     }
+  };
+}
+
+/** Counts the ReadyForQuery messages of one connection's backend stream (each answers one sync). */
+function backendParser(outstanding: Outstanding) {
+  let buffered: Buffer = Buffer.alloc(0);
+  let singleBytes = 0;
+  return {
+    /** The client asked for SSL or GSS encryption: the server answers with one untyped byte. */
+    expectSingleByte: () => {
+      singleBytes++;
+    },
+    parse(chunk: Buffer) {
+      buffered = buffered.length === 0 ? chunk : Buffer.concat([buffered, chunk]);
+      for (;;) {
+        if (singleBytes > 0 && buffered.length > 0) {
+          singleBytes--;
+          buffered = buffered.subarray(1);
+          continue;
+        }
+        if (buffered.length < 5) return;
+        const length = buffered.readInt32BE(1) + 1;
+        if (buffered.length < length) return;
+        // The ReadyForQuery that ends the startup answers no sync.
+        if (buffered[0] === 0x5a && outstanding.mine > 0) {
+          outstanding.mine--;
+          outstanding.all.syncs--;
+        }
+        buffered = buffered.subarray(length);
+      }
+    },
   };
 }
 
 /** Starts the proxy to PostgreSQL at `target` (host and port of a URL). */
 export async function startWireCounter(target: string): Promise<WireCounter> {
   const { hostname, port } = new URL(target);
-  const counts: WireCounts = { statements: 0, syncs: 0 };
+  const counts: WireCounts = { statements: 0, syncs: 0, roundTrips: 0 };
+  const all = { syncs: 0 };
   const sockets = new Set<net.Socket>();
   const server = net.createServer((client) => {
     const upstream = net.connect(Number(port || 5432), hostname);
     sockets.add(client).add(upstream);
-    const count = frontendParser(counts);
+    const outstanding: Outstanding = { all, mine: 0 };
+    const backend = backendParser(outstanding);
+    const count = frontendParser(counts, outstanding, backend.expectSingleByte);
     client.on('data', (chunk: Buffer) => {
       count(chunk);
       upstream.write(chunk);
     });
-    upstream.pipe(client);
+    upstream.on('data', (chunk: Buffer) => {
+      backend.parse(chunk);
+      client.write(chunk);
+    });
     const end = () => {
       client.destroy();
       upstream.destroy();
@@ -90,6 +140,7 @@ export async function startWireCounter(target: string): Promise<WireCounter> {
       const taken = { ...counts };
       counts.statements = 0;
       counts.syncs = 0;
+      counts.roundTrips = 0;
       return taken;
     },
     url(url: string) {

@@ -113,8 +113,18 @@ export class RelevantMemory {
     const limit = Math.min(100, max * 4);
     const wanted = o.types ? new Set(o.types) : undefined;
     const candidates: MemorySearchResult[] = [];
-    if (!wanted || [...wanted].some(isFactMemoryType)) {
-      const hits = await this.facts.search(scope, { query: text, limit });
+    // The two searches are independent: side by side, a database store sends their statements together
+    // (on PostgreSQL a turn waits on two round trips fewer).
+    const [factHits, detailHits] = await Promise.all([
+      !wanted || [...wanted].some(isFactMemoryType)
+        ? this.facts.search(scope, { query: text, limit })
+        : undefined,
+      this.details && (!wanted || [...wanted].some((t) => !isFactMemoryType(t)))
+        ? this.details.search(scope, { query: text, limit })
+        : undefined,
+    ]);
+    if (factHits) {
+      const hits = factHits;
       const best = hits[0]?.score ?? 0;
       for (const { fact, score } of hits) {
         if (isQuarantined(fact)) continue;
@@ -123,8 +133,8 @@ export class RelevantMemory {
         );
       }
     }
-    if (this.details && (!wanted || [...wanted].some((t) => !isFactMemoryType(t)))) {
-      const hits = await this.details.search(scope, { query: text, limit });
+    if (detailHits) {
+      const hits = detailHits;
       const best = hits[0]?.score ?? 0;
       for (const { detail, score } of hits) {
         const searchable = [detail.description, detail.summary ?? '', detail.content].join('\n');

@@ -1,0 +1,46 @@
+import postgres from 'postgres';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startWireCounter, type WireCounter } from '../src/pg-wire-count.js';
+
+// The shared server (CI starts it); bench:frameworks' round trips per turn rest on these counts.
+const url = process.env.KIOKU_PG_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
+
+describe('the PostgreSQL wire counter', () => {
+  let counter: WireCounter;
+  let sql: postgres.Sql;
+  beforeAll(async () => {
+    counter = await startWireCounter(url);
+    sql = postgres(counter.url(url), { max: 2, onnotice: () => {} });
+    // Both connections open (postgres.js opens them as queries queue).
+    await Promise.all([sql`select 1`, sql`select 2`, sql`select 3`]);
+  });
+  afterAll(async () => {
+    await sql.end();
+    await counter.close();
+  });
+
+  it('counts statements awaited one after another as one round trip each', async () => {
+    counter.take();
+    for (let i = 0; i < 3; i++) await sql`select ${i}::int as n`;
+    expect(counter.take()).toEqual({ statements: 3, syncs: 3, roundTrips: 3 });
+  });
+
+  it('counts statements sent together, pipelined or on two connections, as one round trip', async () => {
+    counter.take();
+    await Promise.all([sql`select 1`, sql`select 2`, sql`select 3`, sql`select 4`]);
+    const counts = counter.take();
+    expect(counts.statements).toBe(4);
+    expect(counts.syncs).toBe(4);
+    expect(counts.roundTrips).toBe(1);
+  });
+
+  it('counts a transaction as the round trips it waits for', async () => {
+    counter.take();
+    await sql.begin(async (tx) => {
+      await tx`select 1`;
+      await tx`select 2`;
+    });
+    // begin, two statements, commit: postgres.js waits for each.
+    expect(counter.take()).toMatchObject({ statements: 4, roundTrips: 4 });
+  });
+});
