@@ -83,13 +83,26 @@ export class PostgresSessionStore extends PostgresStore implements SessionStore 
         .leftJoin(kv, and(this.#dataOf(kv), eq(kv.key, p('key'))))
         .where(and(eq(t.userId, p('userId')), eq(t.agentId, p('agentId')), eq(t.id, p('id'))))
         .prepare('kioku_sessions_kv_get'),
-      transcriptLast: db
-        .select(this.#transcriptColumns)
-        .from(tr)
-        .where(and(eq(tr.userId, p('userId')), eq(tr.agentId, p('agentId')), eq(tr.sessionId, p('id'))))
-        .orderBy(desc(tr.seq))
-        .limit(p('limit'))
-        .prepare('kioku_sessions_transcript_last'),
+      // The session's row joined to its last entries: no row, no such session of the caller's; one row of
+      // nulls, a session without entries (one statement either way, where reading the session after an empty
+      // read takes a second).
+      transcriptLast: (() => {
+        const last = db
+          .select({ ...this.#transcriptColumns, seq: tr.seq })
+          .from(tr)
+          .where(and(eq(tr.userId, t.userId), eq(tr.agentId, t.agentId), eq(tr.sessionId, t.id)))
+          .orderBy(desc(tr.seq))
+          .limit(p('limit'))
+          .as('last');
+        const { seq: _, ...columns } = last._.selectedFields;
+        return db
+          .select(columns)
+          .from(t)
+          .leftJoinLateral(last, sql`true`)
+          .where(and(eq(t.userId, p('userId')), eq(t.agentId, p('agentId')), eq(t.id, p('id'))))
+          .orderBy(desc(last.seq))
+          .prepare('kioku_sessions_transcript_last');
+      })(),
     };
   }
 
@@ -280,20 +293,22 @@ export class PostgresSessionStore extends PostgresStore implements SessionStore 
     const s = parseScope(scope);
     const count = transcriptReadCount(n);
     const id = sessionKey(sessionId);
-    if (count > 0) {
-      const rows = await this.database.run(() =>
-        this.#statements.transcriptLast.execute({
-          userId: s.userId,
-          agentId: agentKey(s.agentId),
-          id,
-          limit: count,
-        }),
-      );
-      // Entries exist only in a session of the caller's (the foreign key): no second read for the session.
-      if (rows.length > 0) return rows.reverse().map(toTranscriptEntry);
+    if (count === 0) {
+      if (!(await this.get(s, id))) throw sessionNotFoundError(sessionId);
+      return [];
     }
-    if (!(await this.get(s, id))) throw sessionNotFoundError(sessionId);
-    return [];
+    const rows = await this.database.run(() =>
+      this.#statements.transcriptLast.execute({
+        userId: s.userId,
+        agentId: agentKey(s.agentId),
+        id,
+        limit: count,
+      }),
+    );
+    if (rows.length === 0) throw sessionNotFoundError(sessionId);
+    // A session without entries: its row joined to nothing (an entry always has a role).
+    if (rows[0]!.role === null) return [];
+    return rows.reverse().map((row) => toTranscriptEntry(row as TranscriptRow));
   }
 
   async listPending(query?: PendingQuery): Promise<PendingSession[]> {
@@ -570,11 +585,11 @@ function toTranscriptRow(s: Owner, sessionId: string, seq: number, entry: Transc
   };
 }
 
-function toTranscriptEntry(
-  row: Pick<
-    ReturnType<typeof toTranscriptRow>,
-    'role' | 'content' | 'toolCalls' | 'toolCallId' | 'name' | 'ts' | 'turnId'
-  >,
-): TranscriptEntry {
+type TranscriptRow = Pick<
+  ReturnType<typeof toTranscriptRow>,
+  'role' | 'content' | 'toolCalls' | 'toolCallId' | 'name' | 'ts' | 'turnId'
+>;
+
+function toTranscriptEntry(row: TranscriptRow): TranscriptEntry {
   return withoutNulls(row);
 }

@@ -591,6 +591,33 @@ describe.skipIf(noServer)('PostgreSQL specifics', () => {
     expect(sent).toHaveLength(2);
   });
 
+  it("a session's last entries are one statement, whether it has entries, none, or is not the caller's", async () => {
+    const sent: string[] = [];
+    const client = postgres(pgUrl, { max: 4, onnotice: () => {}, debug: (_c, query) => sent.push(query) });
+    cleanup.push(() => client.end({ timeout: 5 }));
+    const schema = freshSchema();
+    const s = createPostgresStores({ client, schema });
+    await s.setup();
+    cleanup.push(() => dropSchema(schema));
+    const alice = { userId: 'alice' };
+    const empty = await s.sessions.create(alice);
+    const full = await s.sessions.create(alice);
+    await s.sessions.transcriptAppend(alice, full.id, [
+      { role: 'user', content: 'one' },
+      { role: 'assistant', content: 'two', toolCalls: [{ id: 'c1', name: 'f', arguments: '{}' }] },
+      { role: 'tool', content: 'three', toolCallId: 'c1', name: 'f' },
+    ]);
+    sent.length = 0;
+    expect(await s.sessions.transcriptReadLast(alice, empty.id, 10)).toEqual([]);
+    const last = await s.sessions.transcriptReadLast(alice, full.id, 2);
+    expect(last.map((e) => e.content)).toEqual(['two', 'three']);
+    expect(last[0]).toMatchObject({ toolCalls: [{ id: 'c1', name: 'f', arguments: '{}' }] });
+    expect(last[1]).toMatchObject({ toolCallId: 'c1', name: 'f' });
+    expect(last[0]!.ts).toMatch(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/);
+    await expectKiokuError(s.sessions.transcriptReadLast({ userId: 'mallory' }, full.id, 10), 'NOT_FOUND');
+    expect(sent).toHaveLength(3);
+  });
+
   describe('errors', () => {
     it('a lost connection is a STORAGE error with the cause, never a driver error', async () => {
       const store = new PostgresWorkingMemoryStore({
