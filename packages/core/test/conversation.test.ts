@@ -267,27 +267,6 @@ describe('Conversation', () => {
     });
   });
 
-  it('a new conversation starts at turn 0 without reading its transcript; a resumed one counts its turns', async () => {
-    const { sessions, kioku } = await setup();
-    const reads: string[] = [];
-    const readLast = sessions.transcriptReadLast.bind(sessions);
-    sessions.transcriptReadLast = (scope, sessionId, n) => {
-      reads.push(sessionId);
-      return readLast(scope, sessionId, n);
-    };
-    const convo = await kioku.startConversation({ userId: 'alice' });
-    expect((await convo.prepare('hello?')).turnIndex).toBe(0);
-    expect(reads).toEqual([]);
-    await convo.record([
-      { role: 'user', content: 'hello?' },
-      { role: 'assistant', content: 'hi' },
-    ]);
-    expect((await convo.prepare('and now?')).turnIndex).toBe(1);
-    const resumed = await kioku.resumeConversation({ userId: 'alice' }, convo.sessionId);
-    expect((await resumed.prepare('and now?')).turnIndex).toBe(1);
-    expect(reads).toEqual([convo.sessionId]);
-  });
-
   it('stores a turn once however often record is retried with its turn id, and the features react once', async () => {
     const { sessions, kioku } = await setup();
     const convo = await kioku.startConversation({ userId: 'alice' });

@@ -134,7 +134,7 @@ export class Kioku {
   ): Promise<Conversation> {
     const s = parseScope(scope);
     const info = await this.stores.sessions.create({ userId: s.userId, agentId: s.agentId }, session);
-    return this.#conversation({ userId: s.userId, agentId: s.agentId, threadId: info.id }, { newSession: true });
+    return this.#conversation({ userId: s.userId, agentId: s.agentId, threadId: info.id });
   }
 
   /** An existing session's conversation. NotFoundError when the session is not the user's. */
@@ -165,7 +165,7 @@ export class Kioku {
     return systemPrompt ? `${systemPrompt}\n\n${MEMORY_NOTICE}` : MEMORY_NOTICE;
   }
 
-  #conversation(scope: Scope & { threadId: string }, { newSession = false } = {}): Conversation {
+  #conversation(scope: Scope & { threadId: string }): Conversation {
     const { budget, tokenizer, clock, recall, intent } = this.#options;
     const systemPrompt = this.#systemPrompt();
     return new Conversation({
@@ -179,7 +179,6 @@ export class Kioku {
       ...(recall === undefined ? {} : { recall }),
       ...(intent === undefined ? {} : { intent }),
       telemetry: this.#telemetry,
-      newSession,
     });
   }
 }

@@ -53,11 +53,6 @@ export interface ConversationOptions {
   intent?: IntentClassifier;
   /** Spans and metrics of each turn (the builder's, see `KiokuOptions.telemetry`); none when undefined. */
   telemetry?: Telemetry | undefined;
-  /**
-   * The session was just created for this conversation (`startConversation`): it has no turns yet, so the
-   * first prepare does not read the transcript to count them.
-   */
-  newSession?: boolean;
 }
 
 export interface PrepareOptions {
@@ -167,7 +162,6 @@ export class Conversation {
   constructor(options: ConversationOptions) {
     this.scope = Object.freeze({ ...options.scope });
     this.#sessions = options.sessions;
-    if (options.newSession) this.#turnIndex = 0;
     this.#middlewares = options.features.flatMap((f) => (f.middleware ? [f.middleware] : []));
     this.#outputProcessors = options.features.flatMap((f) => (f.toolOutput ? [f.toolOutput] : []));
     for (const feature of options.features) {
