@@ -21,6 +21,12 @@ export interface SessionStatements {
    * `current` (the version before, null for none).
    */
   kvSet: string;
+  /**
+   * $1 user, $2 agent, $3 session, $4 n. The session's last n entries (with `seq`, in no set order); when it
+   * has none, one row of nulls if the session is the caller's; no row when it is not. One statement where
+   * reading the session after an empty read takes a second; the session's row is read only then.
+   */
+  transcriptLast: string;
   /** $1 limit. Every pending session, the longest waiting first. */
   pending: string;
   /** $1 user, $2 agent, $3 limit. One user's (+ agent's) pending sessions, the longest waiting first. */
@@ -79,6 +85,12 @@ export function sessionStatements(schema: string): SessionStatements {
                       order by ord desc offset $8::int - 1 limit 1)
       )
       select (select version from written) as written, (select version from current) as current`,
+    transcriptLast: `(select seq::text as seq, role, content, tool_calls::text as tool_calls, tool_call_id, name,
+        ts::text as ts, turn_id
+        from ${transcript} where ${ofSession} order by seq desc limit $4)
+      union all
+      select null, null, null, null, null, null, null, null from ${sessions}
+      where user_id = $1 and agent_id = $2 and id = $3 and not exists (select from ${transcript} where ${ofSession})`,
     pending: `${pendingColumns} where pending_since is not null ${waiting} limit $1`,
     pendingOf: `${pendingColumns} where user_id = $1 and agent_id = $2 and pending_since is not null
       ${waiting} limit $3`,

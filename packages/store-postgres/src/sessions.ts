@@ -37,7 +37,7 @@ import {
   type UpsertOptions,
   type WriteOptions,
 } from '@kioku/core/store';
-import { and, asc, desc, eq, type SQL, sql } from 'drizzle-orm';
+import { and, asc, eq, type SQL, sql } from 'drizzle-orm';
 import type { Tx } from './database.js';
 import { type SessionStatements, sessionStatements } from './session-sql.js';
 import { groupByPartition, parseSnapshot, selectedUser } from './snapshot.js';
@@ -73,7 +73,7 @@ export class PostgresSessionStore extends PostgresStore implements SessionStore 
   }
 
   private buildStatements() {
-    const { sessions: t, sessionKv: kv, sessionTranscript: tr } = this.tables;
+    const { sessions: t, sessionKv: kv } = this.tables;
     const p = sql.placeholder;
     const db = this.database.db;
     return {
@@ -83,26 +83,6 @@ export class PostgresSessionStore extends PostgresStore implements SessionStore 
         .leftJoin(kv, and(this.#dataOf(kv), eq(kv.key, p('key'))))
         .where(and(eq(t.userId, p('userId')), eq(t.agentId, p('agentId')), eq(t.id, p('id'))))
         .prepare('kioku_sessions_kv_get'),
-      // The session's row joined to its last entries: no row, no such session of the caller's; one row of
-      // nulls, a session without entries (one statement either way, where reading the session after an empty
-      // read takes a second).
-      transcriptLast: (() => {
-        const last = db
-          .select({ ...this.#transcriptColumns, seq: tr.seq })
-          .from(tr)
-          .where(and(eq(tr.userId, t.userId), eq(tr.agentId, t.agentId), eq(tr.sessionId, t.id)))
-          .orderBy(desc(tr.seq))
-          .limit(p('limit'))
-          .as('last');
-        const { seq: _, ...columns } = last._.selectedFields;
-        return db
-          .select(columns)
-          .from(t)
-          .leftJoinLateral(last, sql`true`)
-          .where(and(eq(t.userId, p('userId')), eq(t.agentId, p('agentId')), eq(t.id, p('id'))))
-          .orderBy(desc(last.seq))
-          .prepare('kioku_sessions_transcript_last');
-      })(),
     };
   }
 
@@ -297,18 +277,31 @@ export class PostgresSessionStore extends PostgresStore implements SessionStore 
       if (!(await this.get(s, id))) throw sessionNotFoundError(sessionId);
       return [];
     }
-    const rows = await this.database.run(() =>
-      this.#statements.transcriptLast.execute({
-        userId: s.userId,
-        agentId: agentKey(s.agentId),
-        id,
-        limit: count,
-      }),
-    );
+    const rows = (await this.database.run(() =>
+      this.database.client.unsafe(
+        this.#sql.transcriptLast,
+        [s.userId, agentKey(s.agentId), id, count] as never[],
+        {
+          prepare: true,
+        },
+      ),
+    )) as unknown as RawTranscriptRow[];
     if (rows.length === 0) throw sessionNotFoundError(sessionId);
-    // A session without entries: its row joined to nothing (an entry always has a role).
+    // A session without entries: one row of nulls (an entry always has a role).
     if (rows[0]!.role === null) return [];
-    return rows.reverse().map((row) => toTranscriptEntry(row as TranscriptRow));
+    return rows
+      .sort((a, b) => Number(a.seq) - Number(b.seq))
+      .map((row) =>
+        toTranscriptEntry({
+          role: row.role as TranscriptRow['role'],
+          content: row.content,
+          toolCalls: row.tool_calls === null ? null : JSON.parse(row.tool_calls),
+          toolCallId: row.tool_call_id,
+          name: row.name,
+          ts: isoFromPg(row.ts),
+          turnId: row.turn_id,
+        }),
+      );
   }
 
   async listPending(query?: PendingQuery): Promise<PendingSession[]> {
@@ -583,6 +576,18 @@ function toTranscriptRow(s: Owner, sessionId: string, seq: number, entry: Transc
     ts: entry.ts,
     turnId: entry.turnId ?? null,
   };
+}
+
+/** A row of `transcriptLast` (session-sql.ts), as PostgreSQL prints it. */
+interface RawTranscriptRow {
+  seq: string;
+  role: string | null;
+  content: string;
+  tool_calls: string | null;
+  tool_call_id: string | null;
+  name: string | null;
+  ts: string;
+  turn_id: string | null;
 }
 
 type TranscriptRow = Pick<
