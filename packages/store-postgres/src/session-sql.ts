@@ -9,7 +9,8 @@ export interface SessionStatements {
    * (JSON: n, role, content, tool_calls, tool_call_id, name, turn_id), $8 cap. The session row's update
    * takes its lock and re-reads it (so the positions follow every committed append) and returns the new
    * newest position; no row: the session is not the caller's. Positions are dense, so the cap is one
-   * comparison, whatever this statement's snapshot saw.
+   * comparison, whatever this statement's snapshot saw. A pending session keeps every entry (the outbox
+   * drops nothing its workers have not read): `clearPending` applies the cap.
    */
   append: string;
   /** $1 user, $2 agent, $3 session. Locks the session row and takes the next k-v order. */
@@ -31,7 +32,10 @@ export interface SessionStatements {
   pending: string;
   /** $1 user, $2 agent, $3 limit. One user's (+ agent's) pending sessions, the longest waiting first. */
   pendingOf: string;
-  /** $1 user, $2 agent, $3 session, $4 mark. Returns the row when cleared. */
+  /**
+   * $1 user, $2 agent, $3 session, $4 mark, $5 cap. Returns the row when cleared, and then evicts the entries
+   * past the cap that the appends kept while the session was pending.
+   */
   clearPending: string;
 }
 
@@ -51,7 +55,7 @@ export function sessionStatements(schema: string): SessionStatements {
           pending_mark = pending_mark + $5::int,
           pending_since = case when $5::int = 1 then coalesce(pending_since, $6::timestamptz) else pending_since end
         where user_id = $1 and agent_id = $2 and id = $3
-        returning transcript_seq
+        returning transcript_seq, pending_since
       ), added as (
         insert into ${transcript}
           (user_id, agent_id, session_id, seq, role, content, tool_calls, tool_call_id, name, ts, turn_id)
@@ -62,6 +66,7 @@ export function sessionStatements(schema: string): SessionStatements {
       ), evicted as (
         delete from ${transcript} as t using s
         where t.user_id = $1 and t.agent_id = $2 and t.session_id = $3 and t.seq <= s.transcript_seq - $8::bigint
+          and s.pending_since is null
       )
       select transcript_seq from s`,
     lockKv: `update ${sessions} set kv_ord = kv_ord + 1 where user_id = $1 and agent_id = $2 and id = $3
@@ -85,17 +90,24 @@ export function sessionStatements(schema: string): SessionStatements {
                       order by ord desc offset $8::int - 1 limit 1)
       )
       select (select version from written) as written, (select version from current) as current`,
-    transcriptLast: `(select seq::text as seq, role, content, tool_calls::text as tool_calls, tool_call_id, name,
+    // Ordered by the column, qualified: a bare `seq` would name the text output column (`'99' > '600'`).
+    transcriptLast: `(select t.seq::text as seq, role, content, tool_calls::text as tool_calls, tool_call_id, name,
         ts::text as ts, turn_id
-        from ${transcript} where ${ofSession} order by seq desc limit $4)
+        from ${transcript} as t where ${ofSession} order by t.seq desc limit $4)
       union all
       select null, null, null, null, null, null, null, null from ${sessions}
       where user_id = $1 and agent_id = $2 and id = $3 and not exists (select from ${transcript} where ${ofSession})`,
     pending: `${pendingColumns} where pending_since is not null ${waiting} limit $1`,
     pendingOf: `${pendingColumns} where user_id = $1 and agent_id = $2 and pending_since is not null
       ${waiting} limit $3`,
-    clearPending: `update ${sessions} set pending_since = null
-      where user_id = $1 and agent_id = $2 and id = $3 and pending_mark = $4 and pending_since is not null
-      returning id`,
+    clearPending: `with s as (
+        update ${sessions} set pending_since = null
+        where user_id = $1 and agent_id = $2 and id = $3 and pending_mark = $4 and pending_since is not null
+        returning id, transcript_seq
+      ), evicted as (
+        delete from ${transcript} as t using s
+        where t.user_id = $1 and t.agent_id = $2 and t.session_id = $3 and t.seq <= s.transcript_seq - $5::bigint
+      )
+      select id from s`,
   };
 }

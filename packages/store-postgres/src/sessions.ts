@@ -330,7 +330,7 @@ export class PostgresSessionStore extends PostgresStore implements SessionStore 
     const rows = await this.database.run(() =>
       this.database.client.unsafe(
         this.#sql.clearPending,
-        [s.userId, agentKey(s.agentId), sessionKey(sessionId), at] as never[],
+        [s.userId, agentKey(s.agentId), sessionKey(sessionId), at, this.#caps.transcriptCap] as never[],
         { prepare: true },
       ),
     );

@@ -616,6 +616,15 @@ describe.skipIf(noServer)('PostgreSQL specifics', () => {
     expect(last[0]!.ts).toMatch(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/);
     await expectKiokuError(s.sessions.transcriptReadLast({ userId: 'mallory' }, full.id, 10), 'NOT_FOUND');
     expect(sent).toHaveLength(3);
+    // The last n by position, past ten of them (positions are numbers, not text: 9 comes before 10).
+    const long = await s.sessions.create(alice);
+    await s.sessions.transcriptAppend(
+      alice,
+      long.id,
+      Array.from({ length: 120 }, (_, i) => ({ role: 'user' as const, content: `m${i}` })),
+    );
+    const tail = await s.sessions.transcriptReadLast(alice, long.id, 105);
+    expect(tail.map((e) => e.content)).toEqual(Array.from({ length: 105 }, (_, i) => `m${i + 15}`));
   });
 
   describe('errors', () => {

@@ -113,7 +113,8 @@ return {redis.call('HDEL', KEYS[2], ARGV[2]), current}
 
 /**
  * KEYS idx, tr, p, turns, pending, global pending. ARGV id, cap, 1 to mark pending (else 0), time (ms),
- * turn id ('' for none), global member, entries… (appended in order, then trimmed to the last cap).
+ * turn id ('' for none), global member, entries… (appended in order, then trimmed to the last cap unless
+ * the session is pending: the outbox drops nothing its workers have not read; CLEAR_PENDING trims).
  * A turn id in the session's turn ids (the last `cap` of them) appends nothing (0). With pending, the
  * session's mark moves on and, when it was not pending, it joins the user's and the global pending sets
  * scored by the time. -1: the session is not the caller's.
@@ -134,17 +135,21 @@ if ARGV[3] == '1' and #ARGV >= 7 then
   end
 end
 for i = 7, #ARGV do redis.call('RPUSH', KEYS[2], ARGV[i]) end
-redis.call('LTRIM', KEYS[2], -cap, -1)
+if not redis.call('HGET', KEYS[3], 'since') then redis.call('LTRIM', KEYS[2], -cap, -1) end
 return 1
 `);
 
-/** KEYS p, pending, global pending. ARGV mark, id, global member. 1 when cleared at that mark. */
+/**
+ * KEYS p, pending, global pending, tr. ARGV mark, id, global member, cap. 1 when cleared at that mark; the
+ * transcript is then trimmed to the last cap entries (the appends kept them all while it was pending).
+ */
 const CLEAR_PENDING = lua(`
 if not redis.call('HGET', KEYS[1], 'since') then return 0 end
 if tonumber(redis.call('HGET', KEYS[1], 'mark') or '0') ~= tonumber(ARGV[1]) then return 0 end
 redis.call('HDEL', KEYS[1], 'since')
 redis.call('ZREM', KEYS[2], ARGV[2])
 redis.call('ZREM', KEYS[3], ARGV[3])
+redis.call('LTRIM', KEYS[4], -tonumber(ARGV[4]), -1)
 return 1
 `);
 
@@ -433,8 +438,8 @@ export class RedisSessionStore extends RedisStoreBase implements SessionStore {
     const id = sessionKey(sessionId);
     const cleared = await this.connection.eval<number>(
       CLEAR_PENDING,
-      [this.#dataKeys(k, id).p, k.pending, this.#globalPending],
-      [at, id, k.member + id],
+      [this.#dataKeys(k, id).p, k.pending, this.#globalPending, this.#dataKeys(k, id).tr],
+      [at, id, k.member + id, this.#caps.transcriptCap],
     );
     return cleared === 1;
   }

@@ -1,8 +1,11 @@
 import type { ChatMessage, Scope } from '@kioku/core';
+import { SESSION_DEFAULTS } from '@kioku/core/adapter';
 import type { SessionStore } from '@kioku/core/store';
 import { describe, expect, it } from 'vitest';
 import type { Fixture, StoreHarness } from './harness.js';
 import { expectKiokuError, randomScope, times } from './helpers.js';
+
+const CAP = SESSION_DEFAULTS.transcriptCap;
 
 const turn = (i: number): ChatMessage[] => [
   { role: 'user', content: `question ${i}` },
@@ -117,6 +120,34 @@ export function transcriptOutboxTests(fx: Fixture<SessionStore>, h: StoreHarness
       expect(await fx.store.clearPending(scope, id, read!.mark)).toBe(false);
       expect(await fx.store.clearPending(scope, id, moved!.mark)).toBe(false);
       expect(await fx.store.listPending({ scope })).toHaveLength(1);
+    });
+
+    it('a pending session keeps its entries past the cap until they are cleared, then the cap applies', async () => {
+      // The outbox drops nothing workers have not read: the oldest entries go only once the session is clear.
+      const scope = randomScope();
+      const { id } = await fx.store.create(scope);
+      const message = (i: number): ChatMessage => ({ role: 'user', content: `m${i}` });
+      await fx.store.transcriptAppend(scope, id, message(0));
+      await fx.store.transcriptAppend(
+        scope,
+        id,
+        Array.from({ length: CAP }, (_, i) => message(i + 1)),
+        { pending: true },
+      );
+      for (let i = CAP + 1; i <= CAP + 5; i++)
+        await fx.store.transcriptAppend(scope, id, message(i), { pending: true });
+      const kept = await contents(scope, id);
+      expect(kept).toHaveLength(CAP + 6);
+      expect(kept[0]).toBe('m0');
+      const [pending] = await fx.store.listPending({ scope });
+      expect(await fx.store.clearPending(scope, id, pending!.mark)).toBe(true);
+      const trimmed = await contents(scope, id);
+      expect(trimmed).toHaveLength(CAP);
+      expect(trimmed[0]).toBe('m6');
+      expect(trimmed.at(-1)).toBe(`m${CAP + 5}`);
+      // Clear again: an append without pending keeps the last cap entries, as it always did.
+      await fx.store.transcriptAppend(scope, id, message(CAP + 6));
+      expect((await contents(scope, id))[0]).toBe('m7');
     });
 
     it('a retried pending append (same turn id) does not move the mark', async () => {

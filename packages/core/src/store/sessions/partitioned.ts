@@ -365,11 +365,8 @@ export class PartitionedSessionStore implements SessionStore {
         data.pending = deepFreeze({ mark, since: data.pending?.since ?? ts });
       }
       data.transcript.push(...parsed);
-      if (data.transcript.length > this.#caps.transcriptCap) {
-        const evicted = data.transcript.length - this.#caps.transcriptCap;
-        data.transcript.splice(0, evicted);
-        data.firstSeq += evicted;
-      }
+      // A pending session keeps every entry: the outbox drops nothing its workers have not read.
+      if (data.pending?.since === undefined) this.#evictPastCap(data);
       return parsed;
     });
   }
@@ -409,8 +406,17 @@ export class PartitionedSessionStore implements SessionStore {
     return this.#backend.write(ref, dataCodec, (data) => {
       if (data.pending?.since === undefined || data.pending.mark !== at) return false;
       data.pending = deepFreeze({ mark: data.pending.mark });
+      this.#evictPastCap(data);
       return true;
     });
+  }
+
+  /** The transcript's oldest entries past the cap, evicted. */
+  #evictPastCap(data: { transcript: unknown[]; firstSeq: number }): void {
+    if (data.transcript.length <= this.#caps.transcriptCap) return;
+    const evicted = data.transcript.length - this.#caps.transcriptCap;
+    data.transcript.splice(0, evicted);
+    data.firstSeq += evicted;
   }
 
   /** A data partition's pending state: its one record where the backend reads records alone. */

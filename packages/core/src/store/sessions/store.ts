@@ -52,7 +52,9 @@ export interface SessionStore extends ErasureResidueReader {
   /** Entries oldest first. */
   kvList(scope: Scope, sessionId: string): Promise<KvEntry[]>;
   /**
-   * Append one entry or several (atomically, in order). Past the cap the oldest entries are evicted.
+   * Append one entry or several (atomically, in order). Past the cap the oldest entries are evicted, but
+   * not while the session is pending: the outbox drops nothing its workers have not read (`clearPending`
+   * evicts them then).
    * Returns the entries appended. With `options.turnId`, an append whose turn id the session's transcript
    * already holds (on an entry not yet evicted) appends nothing and returns `[]`; the id is stored on the
    * first entry. With `options.pending`, the same atomic step marks the session pending (see `listPending`).
@@ -72,8 +74,9 @@ export interface SessionStore extends ErasureResidueReader {
    */
   listPending(query?: PendingQuery): Promise<PendingSession[]>;
   /**
-   * Clear the session's pending state if its mark is still `mark` (no pending append since it was read);
-   * false when it moved on or the session is not pending (or not the caller's).
+   * Clear the session's pending state if its mark is still `mark` (no pending append since it was read),
+   * and evict the transcript's entries past the cap kept while it was pending; false when the mark moved
+   * on or the session is not pending (or not the caller's).
    */
   clearPending(scope: Scope, sessionId: string, mark: number): Promise<boolean>;
   /**
