@@ -1,8 +1,7 @@
-import postgres from 'postgres';
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
 import { PostgresDetailStore } from '../src/index.js';
 import { matchTerms, queryLexemes } from '../src/search.js';
-import { dropSchema, freshSchema, noServer, pgUrl, sharedClient } from './helpers.js';
+import { countingClient, dropSchema, freshSchema, noServer, sharedClient } from './helpers.js';
 
 const sql = sharedClient;
 
@@ -32,16 +31,12 @@ describe.skipIf(noServer)('detail search analyses the query in the same statemen
   afterAll(() => sql().end({ timeout: 5 }));
 
   async function detailStore() {
-    let statements = 0;
-    const client = postgres(pgUrl, { max: 2, onnotice: () => {}, debug: () => statements++ });
+    const { client, sent } = countingClient(cleanup);
     const schema = freshSchema();
-    cleanup.push(
-      () => dropSchema(schema),
-      () => client.end({ timeout: 5 }),
-    );
+    cleanup.push(() => dropSchema(schema));
     const store = new PostgresDetailStore({ client, schema });
     await store.setup();
-    return { store, schema, client, statements: () => statements };
+    return { store, schema, client, statements: () => sent.length };
   }
 
   it('ranks exactly as analysing the query first, hostile queries included, in one statement', async () => {

@@ -20,6 +20,17 @@ export function sharedClient(): Sql {
   return shared;
 }
 
+/**
+ * A client of its own that lists the statements it sends (`sent`, emptied at will), ended by `cleanup`:
+ * tests that count a call's statements use it.
+ */
+export function countingClient(cleanup: Array<() => Promise<unknown>>): { client: Sql; sent: string[] } {
+  const sent: string[] = [];
+  const client = postgres(pgUrl, { max: 4, onnotice: () => {}, debug: (_c, query) => sent.push(query) });
+  cleanup.push(() => client.end({ timeout: 5 }));
+  return { client, sent };
+}
+
 /** A schema name nobody else uses. */
 export function freshSchema(): string {
   return `t_${randomBytes(6).toString('hex')}`;

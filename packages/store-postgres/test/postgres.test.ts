@@ -15,7 +15,7 @@ import {
   PostgresWorkingMemoryStore,
 } from '../src/index.js';
 import { bundledMigrations } from '../src/migrations.js';
-import { dropSchema, freshSchema, noServer, pgUrl, sharedClient } from './helpers.js';
+import { countingClient, dropSchema, freshSchema, noServer, pgUrl, sharedClient } from './helpers.js';
 
 const MiB = 1024 * 1024;
 
@@ -566,9 +566,7 @@ describe.skipIf(noServer)('PostgreSQL specifics', () => {
   });
 
   it("working memory's lists under two prefixes started together share one statement, each with its own entries", async () => {
-    const sent: string[] = [];
-    const client = postgres(pgUrl, { max: 4, onnotice: () => {}, debug: (_c, query) => sent.push(query) });
-    cleanup.push(() => client.end({ timeout: 5 }));
+    const { client, sent } = countingClient(cleanup);
     const schema = freshSchema();
     const s = createPostgresStores({ client, schema });
     await s.setup();
@@ -592,9 +590,7 @@ describe.skipIf(noServer)('PostgreSQL specifics', () => {
   });
 
   it("a session's last entries are one statement, whether it has entries, none, or is not the caller's", async () => {
-    const sent: string[] = [];
-    const client = postgres(pgUrl, { max: 4, onnotice: () => {}, debug: (_c, query) => sent.push(query) });
-    cleanup.push(() => client.end({ timeout: 5 }));
+    const { client, sent } = countingClient(cleanup);
     const schema = freshSchema();
     const s = createPostgresStores({ client, schema });
     await s.setup();

@@ -4,7 +4,15 @@ import postgres, { type Sql } from 'postgres';
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
 import { VACUUM_AFTER_ROWS } from '../src/fact-search.js';
 import { PostgresFactStore } from '../src/index.js';
-import { dropSchema, freshSchema, noServer, pgUrl, schemaBefore, sharedClient } from './helpers.js';
+import {
+  countingClient,
+  dropSchema,
+  freshSchema,
+  noServer,
+  pgUrl,
+  schemaBefore,
+  sharedClient,
+} from './helpers.js';
 
 const sql = sharedClient;
 
@@ -133,9 +141,7 @@ describe.skipIf(noServer)('search ranking and its statistics', () => {
     expect(facts).toEqual({ rows: VACUUM_AFTER_ROWS, vacuumed: true });
   });
   it('the same query again with no write in between is answered from the last ranking; any write ranks afresh', async () => {
-    const sent: string[] = [];
-    const client = postgres(pgUrl, { max: 4, onnotice: () => {}, debug: (_c, query) => sent.push(query) });
-    cleanup.push(() => client.end({ timeout: 5 }));
+    const { client, sent } = countingClient(cleanup);
     const { store, schema } = await factStore(client);
     const scope = { userId: 'u1' };
     // 1,500 facts: ranked from this process's index of the partition, kept while its revision holds.
@@ -175,9 +181,7 @@ describe.skipIf(noServer)('search ranking and its statistics', () => {
   });
 
   it("a search's records come from this process's copies while the partition's revision holds, fresh after any write", async () => {
-    const sent: string[] = [];
-    const client = postgres(pgUrl, { max: 4, onnotice: () => {}, debug: (_c, query) => sent.push(query) });
-    cleanup.push(() => client.end({ timeout: 5 }));
+    const { client, sent } = countingClient(cleanup);
     const { store, schema } = await factStore(client);
     const scope = { userId: 'u1' };
     await restoreFacts(store, 50, (i) => `Note ${i}: the user ${['drank tea', 'went rowing'][i % 2]}`);
@@ -204,9 +208,7 @@ describe.skipIf(noServer)('search ranking and its statistics', () => {
   });
 
   it('a fact this process wrote is its own record after the write, unless another write changed it since', async () => {
-    const sent: string[] = [];
-    const client = postgres(pgUrl, { max: 4, onnotice: () => {}, debug: (_c, query) => sent.push(query) });
-    cleanup.push(() => client.end({ timeout: 5 }));
+    const { client, sent } = countingClient(cleanup);
     const { store, schema } = await factStore(client);
     const scope = { userId: 'u1' };
     await restoreFacts(store, 50, (i) => `Note ${i}: the user ${['drank tea', 'went rowing'][i % 2]}`);
