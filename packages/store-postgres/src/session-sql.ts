@@ -65,8 +65,10 @@ export function sessionStatements(schema: string): SessionStatements {
           tool_call_id text, name text, turn_id text)
       ), evicted as (
         delete from ${transcript} as t using s
-        where t.user_id = $1 and t.agent_id = $2 and t.session_id = $3 and t.seq <= s.transcript_seq - $8::bigint
-          and s.pending_since is null
+        where t.user_id = $1 and t.agent_id = $2 and t.session_id = $3
+          -- Pending: nothing (a bound of 0 is an empty index range, where a filter on pending_since would
+          -- visit every entry past the cap on every append).
+          and t.seq <= case when s.pending_since is null then s.transcript_seq - $8::bigint else 0 end
       )
       select transcript_seq from s`,
     lockKv: `update ${sessions} set kv_ord = kv_ord + 1 where user_id = $1 and agent_id = $2 and id = $3
@@ -91,12 +93,15 @@ export function sessionStatements(schema: string): SessionStatements {
       )
       select (select version from written) as written, (select version from current) as current`,
     // Ordered by the column, qualified: a bare `seq` would name the text output column (`'99' > '600'`).
-    transcriptLast: `(select t.seq::text as seq, role, content, tool_calls::text as tool_calls, tool_call_id, name,
-        ts::text as ts, turn_id
-        from ${transcript} as t where ${ofSession} order by t.seq desc limit $4)
+    transcriptLast: `with last as (
+        select t.seq::text as seq, role, content, tool_calls::text as tool_calls, tool_call_id, name,
+          ts::text as ts, turn_id
+        from ${transcript} as t where ${ofSession} order by t.seq desc limit $4
+      )
+      select * from last
       union all
       select null, null, null, null, null, null, null, null from ${sessions}
-      where user_id = $1 and agent_id = $2 and id = $3 and not exists (select from ${transcript} where ${ofSession})`,
+      where user_id = $1 and agent_id = $2 and id = $3 and not exists (select from last)`,
     pending: `${pendingColumns} where pending_since is not null ${waiting} limit $1`,
     pendingOf: `${pendingColumns} where user_id = $1 and agent_id = $2 and pending_since is not null
       ${waiting} limit $3`,
