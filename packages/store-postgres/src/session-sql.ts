@@ -64,11 +64,12 @@ export function sessionStatements(schema: string): SessionStatements {
         from s, json_to_recordset($7::json) as e(n bigint, role text, content text, tool_calls json,
           tool_call_id text, name text, turn_id text)
       ), evicted as (
-        delete from ${transcript} as t using s
+        delete from ${transcript} as t
         where t.user_id = $1 and t.agent_id = $2 and t.session_id = $3
-          -- Pending: nothing (a bound of 0 is an empty index range, where a filter on pending_since would
-          -- visit every entry past the cap on every append).
-          and t.seq <= case when s.pending_since is null then s.transcript_seq - $8::bigint else 0 end
+          -- A bound computed once (pending: 0, nothing) is the index range's end; joined to \`s\`, it was a
+          -- filter the planner applied to every entry of the session.
+          and t.seq <= (select case when s.pending_since is null then s.transcript_seq - $8::bigint else 0 end
+            from s)
       )
       select transcript_seq from s`,
     lockKv: `update ${sessions} set kv_ord = kv_ord + 1 where user_id = $1 and agent_id = $2 and id = $3
@@ -110,8 +111,9 @@ export function sessionStatements(schema: string): SessionStatements {
         where user_id = $1 and agent_id = $2 and id = $3 and pending_mark = $4 and pending_since is not null
         returning id, transcript_seq
       ), evicted as (
-        delete from ${transcript} as t using s
-        where t.user_id = $1 and t.agent_id = $2 and t.session_id = $3 and t.seq <= s.transcript_seq - $5::bigint
+        delete from ${transcript} as t
+        where t.user_id = $1 and t.agent_id = $2 and t.session_id = $3
+          and t.seq <= (select s.transcript_seq - $5::bigint from s)
       )
       select id from s`,
   };
