@@ -19,8 +19,8 @@ export type BackendSpec =
       type: 'postgres';
       url: string;
       schema: string | undefined;
-      /** Connections this process opens at most (`?pool=`; default 4). */
-      pool: number;
+      /** Connections this process opens at most (`?pool=`; without it, @kioku/store-postgres's default, 2). */
+      pool: number | undefined;
       /** `?prepare=false`: no named prepared statements, for PgBouncer in transaction mode before 1.21. */
       prepare: boolean;
       label: string;
@@ -187,11 +187,8 @@ async function mustHaveSchema(
   }
 }
 
-/** Connections a CLI process opens to PostgreSQL unless `?pool=` says otherwise. */
-export const DEFAULT_POOL = 4;
-
-function poolSize(value: string | null, input: string): number {
-  if (value === null) return DEFAULT_POOL;
+function poolSize(value: string | null, input: string): number | undefined {
+  if (value === null) return undefined;
   const n = Number(value);
   if (!Number.isInteger(n) || n < 1 || n > 1000) {
     throw new UsageError(`"${input}": pool= takes a number of connections from 1 to 1000 (got "${value}").`);
@@ -240,7 +237,11 @@ async function openAdapterStores(spec: BackendSpec, options: OpenOptions): Promi
         url: spec.url,
         schema: spec.schema,
         clock,
-        clientOptions: { max: spec.pool, prepare: spec.prepare, onnotice: () => {} },
+        clientOptions: {
+          ...(spec.pool !== undefined ? { max: spec.pool } : {}),
+          prepare: spec.prepare,
+          onnotice: () => {},
+        },
       });
       if (role === 'source') {
         try {

@@ -39,6 +39,13 @@ describe('parseBackend', () => {
       label: 'postgres://kioku:***@db.internal:6543/app?schema=memory&sslmode=require',
     });
     expect(parseBackend('postgresql://localhost/app')).toMatchObject({ type: 'postgres', schema: undefined });
+    // The pool size and named statements are Kioku's options too; without ?pool= the store's default holds.
+    expect(parseBackend('postgres://h/app?pool=6&prepare=false')).toMatchObject({
+      url: 'postgres://h/app',
+      pool: 6,
+      prepare: false,
+    });
+    expect(parseBackend('postgres://h/app')).toMatchObject({ pool: undefined, prepare: true });
     expect(parseBackend('redis://:pw@localhost:6379/2?prefix=app:')).toMatchObject({
       type: 'redis',
       url: 'redis://:pw@localhost:6379/2',
@@ -65,6 +72,8 @@ describe('parseBackend', () => {
       'mongodb://h/db',
       'sqlite::memory:',
       'postgres://[x',
+      'postgres://h/app?pool=0',
+      'postgres://h/app?pool=two',
     ]) {
       expect(() => parseBackend(input), input).toThrow(UsageError);
     }

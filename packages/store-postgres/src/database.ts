@@ -18,6 +18,15 @@ const SCHEMA_NAME = /^[A-Za-z_][A-Za-z0-9_$]{0,62}$/;
 /** A store call's deadline unless told otherwise: far above any turn's statements, well below a hung TCP. */
 export const DEFAULT_DEADLINE_MS = 10_000;
 
+/**
+ * Connections a client opened from `url` keeps at most, unless `clientOptions.max` says otherwise. Kioku's
+ * statements are short and postgres.js pipelines them on a busy connection, so a small pool serves many
+ * concurrent turns; each further connection is another socket to write to and another server process to
+ * wake for a turn's parallel reads. `pnpm bench:load` on a 2-core server, 4 processes × 25 users: 305
+ * turns/s with 10 per process (postgres.js's default), 432 with 4, 832 with 2.
+ */
+export const DEFAULT_POOL_SIZE = 2;
+
 /** postgres.js's timeouts (in seconds) for a deadline in ms. */
 function deadlineOptions(deadlineMs: number) {
   if (!(deadlineMs > 0) || !Number.isFinite(deadlineMs)) {
@@ -32,7 +41,10 @@ export interface PostgresConnectionOptions {
   url?: string;
   /** An existing postgres.js client (`postgres(...)`). The store uses it as is and never ends it. */
   client?: Sql;
-  /** postgres.js options for the client opened from `url` (pool size `max`, ssl, `prepare`, timeouts). */
+  /**
+   * postgres.js options for the client opened from `url`: pool size `max` (default 2, see
+   * `DEFAULT_POOL_SIZE`), ssl, `prepare`, timeouts.
+   */
   clientOptions?: postgres.Options<Record<string, postgres.PostgresType>>;
   /**
    * How long a call may wait for a connection and run, in ms, before it fails with a retryable
@@ -89,6 +101,7 @@ export class PostgresDatabase {
         // Fetching would wait, the first time a query meets \`vector\`, for an answer read on another
         // connection — which a single-session server (PGlite's socket) holds back while a transaction is open.
         fetch_types: false,
+        max: DEFAULT_POOL_SIZE,
         ...deadlineOptions(options.deadlineMs ?? DEFAULT_DEADLINE_MS),
         ...options.clientOptions,
       });

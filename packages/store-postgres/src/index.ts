@@ -1,5 +1,6 @@
 export {
   DEFAULT_DEADLINE_MS,
+  DEFAULT_POOL_SIZE,
   DEFAULT_SCHEMA,
   type PostgresConnectionOptions,
   PostgresDatabase,

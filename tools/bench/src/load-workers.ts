@@ -145,10 +145,16 @@ export class WorkerFleet {
 /**
  * The outbox now: sessions the store's pending index lists, and their turns past the extraction watermark
  * (what `kioku worker` has still to extract). A session's `since` is not the age of its oldest unextracted
- * turn while turns keep coming (it is cleared only when the worker caught up), so turns are counted.
+ * turn while turns keep coming (it is cleared only when the worker caught up), so turns are counted. Counting
+ * reads every pending entry: without workers (`turns: false`) every acknowledged turn is pending and the
+ * read would grow through the run, taking CPU from the apps it measures.
  */
-export async function backlog(stores: KiokuStores): Promise<{ sessions: number; turns: number }> {
+export async function backlog(
+  stores: KiokuStores,
+  options: { turns: boolean },
+): Promise<{ sessions: number; turns?: number }> {
   const pending = await stores.sessions.listPending();
+  if (!options.turns) return { sessions: pending.length };
   const outbox = new ExtractionOutbox({ stores, model: new ScriptedModel() });
   let turns = 0;
   for (const p of pending) {
