@@ -100,7 +100,7 @@ function cannedModel(answer: { text: string }) {
 
 /** Kioku's stores on PostgreSQL in `schema`, set up. */
 async function kiokuStores(url: string, schema: string): Promise<PostgresStores> {
-  const stores = createPostgresStores({ url, schema, clientOptions: { max: 4, onnotice: () => {} } });
+  const stores = createPostgresStores({ url, schema });
   await stores.setup();
   return stores;
 }
