@@ -7,6 +7,7 @@ import postgres, { type Sql } from 'postgres';
 import { toKiokuError } from './errors.js';
 import { applyMigrations, bundledMigrations, migrationsIn } from './migrations.js';
 import { MIGRATIONS_TABLE } from './migrations-table.js';
+import { reportingQueryText } from './query-text.js';
 import { analyseFacts } from './reindex.js';
 import { type KiokuTables, kiokuTables } from './schema.js';
 
@@ -93,18 +94,19 @@ export class PostgresDatabase {
     this.schema = schema;
     this.#ownsClient = options.client === undefined;
     // Notices ("word is too long to be indexed") are expected for huge tokens; keep them out of the console.
-    this.client =
+    this.client = reportingQueryText(
       options.client ??
-      postgres(options.url!, {
-        onnotice: () => {},
-        // Kioku reads no array of an enum or domain, and reads pgvector's type as text: nothing to fetch.
-        // Fetching would wait, the first time a query meets \`vector\`, for an answer read on another
-        // connection — which a single-session server (PGlite's socket) holds back while a transaction is open.
-        fetch_types: false,
-        max: DEFAULT_POOL_SIZE,
-        ...deadlineOptions(options.deadlineMs ?? DEFAULT_DEADLINE_MS),
-        ...options.clientOptions,
-      });
+        postgres(options.url!, {
+          onnotice: () => {},
+          // Kioku reads no array of an enum or domain, and reads pgvector's type as text: nothing to fetch.
+          // Fetching would wait, the first time a query meets \`vector\`, for an answer read on another
+          // connection — which a single-session server (PGlite's socket) holds back while a transaction is open.
+          fetch_types: false,
+          max: DEFAULT_POOL_SIZE,
+          ...deadlineOptions(options.deadlineMs ?? DEFAULT_DEADLINE_MS),
+          ...options.clientOptions,
+        }),
+    );
     this.db = drizzle(this.client);
     this.tables = kiokuTables(schema);
   }
