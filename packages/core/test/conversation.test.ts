@@ -267,6 +267,74 @@ describe('Conversation', () => {
     });
   });
 
+  it("a new conversation's first turn reads its memory beside the count of its turns; an imported history still counts", async () => {
+    const sessions = new InMemorySessionStore();
+    const events: string[] = [];
+    // The count of a session's turns (the whole transcript) waits until the test lets it go.
+    let release!: () => void;
+    const counted = new Promise<void>((resolve) => {
+      release = resolve;
+    });
+    const readLast = sessions.transcriptReadLast.bind(sessions);
+    sessions.transcriptReadLast = async (scope, sessionId, n) => {
+      events.push('count');
+      await counted;
+      return readLast(scope, sessionId, n);
+    };
+    let readStarted!: () => void;
+    const reading = new Promise<void>((resolve) => {
+      readStarted = resolve;
+    });
+    const prefetches: number[] = [];
+    const injected: Array<{ turnIndex: number; prefetched: unknown }> = [];
+    const reader: PromptMiddleware = {
+      name: 'reader',
+      placement: 'system',
+      async prefetch(ctx) {
+        events.push(`read turn ${ctx.turnIndex}`);
+        prefetches.push(ctx.turnIndex);
+        readStarted();
+        return ctx.turnIndex;
+      },
+      async inject(ctx) {
+        injected.push({ turnIndex: ctx.turnIndex, prefetched: await ctx.prefetched });
+        return { messages: [], included: 0, dropped: [] };
+      },
+    };
+    const kioku = new KiokuBuilder({ stores: bundleWith({ sessions }) })
+      .use({ name: 'reader', middleware: reader })
+      .build();
+
+    const fresh = await kioku.startConversation({ userId: 'alice' });
+    const preparing = fresh.prepare('hello?');
+    // The reads start while the count still waits (one round trip on a networked store, not two in turn);
+    // read after the count, they would never start and the test would time out here.
+    await reading;
+    expect(events.sort()).toEqual(['count', 'read turn 0']);
+    release();
+    expect((await preparing).turnIndex).toBe(0);
+    expect(injected).toEqual([{ turnIndex: 0, prefetched: 0 }]);
+
+    // A history written through the store before the first prepare: the count says turn 1, and the reads
+    // start again as turn 1.
+    const imported = await kioku.startConversation({ userId: 'alice' });
+    await sessions.transcriptAppend({ userId: 'alice' }, imported.sessionId, [
+      { role: 'user', content: 'an imported question' },
+      { role: 'assistant', content: 'an imported answer' },
+    ]);
+    prefetches.length = 0;
+    injected.length = 0;
+    expect((await imported.prepare('and now?')).turnIndex).toBe(1);
+    expect(prefetches).toEqual([0, 1]);
+    expect(injected).toEqual([{ turnIndex: 1, prefetched: 1 }]);
+
+    // A resumed conversation counts first, then reads.
+    events.length = 0;
+    const resumed = await kioku.resumeConversation({ userId: 'alice' }, imported.sessionId);
+    await resumed.prepare('again?');
+    expect(events).toEqual(['count', 'read turn 1']);
+  });
+
   it('stores a turn once however often record is retried with its turn id, and the features react once', async () => {
     const { sessions, kioku } = await setup();
     const convo = await kioku.startConversation({ userId: 'alice' });

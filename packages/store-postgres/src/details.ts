@@ -102,7 +102,11 @@ export class PostgresDetailStore extends PostgresStore implements DetailStore {
         .from(t)
         .where(and(this.#filter(s.userId, q), match.where))
         .orderBy(desc(match.score), asc(t.seq))
-        .limit(q.limit),
+        .limit(q.limit)
+        // A named statement, prepared once per connection: drizzle's default (unnamed) is parsed and
+        // described in a round trip of its own before it runs, on every call of every turn.
+        .prepare('kioku_details_search')
+        .execute(),
     );
     return rows.map(({ score, ...row }) => ({ detail: toDetail(row), score }));
   }

@@ -209,7 +209,11 @@ export class PostgresSessionStore extends PostgresStore implements SessionStore 
         .from(t)
         .leftJoin(kv, this.#dataOf(kv))
         .where(this.#session(s, id))
-        .orderBy(asc(kv.ord)),
+        .orderBy(asc(kv.ord))
+        // Named, prepared once per connection (read every turn: drizzle's unnamed statement would take a
+        // round trip of its own to be parsed and described first).
+        .prepare('kioku_session_kv_list')
+        .execute(),
     );
     if (!rows[0]) throw sessionNotFoundError(sessionId);
     return rows.flatMap((r) => toKvEntry(r) ?? []);

@@ -1,7 +1,8 @@
+import postgres from 'postgres';
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
 import { PostgresDetailStore } from '../src/index.js';
 import { matchTerms, queryLexemes } from '../src/search.js';
-import { countingClient, dropSchema, freshSchema, noServer, sharedClient } from './helpers.js';
+import { countingClient, dropSchema, freshSchema, noServer, pgUrl, sharedClient } from './helpers.js';
 
 const sql = sharedClient;
 
@@ -72,5 +73,23 @@ describe.skipIf(noServer)('detail search analyses the query in the same statemen
     expect(found[0]?.detail.id).toBe(ids[0]);
     // Sanity: the comparison above is not empty everywhere.
     expect((await store.search(scope, { query: 'deploy', limit: 20 })).length).toBe(4);
+  });
+
+  it('runs as a statement prepared once per connection (no parse and describe round trip per call)', async () => {
+    const client = postgres(pgUrl, { max: 1, onnotice: () => {} });
+    cleanup.push(() => client.end({ timeout: 5 }));
+    const schema = freshSchema();
+    cleanup.push(() => dropSchema(schema));
+    const store = new PostgresDetailStore({ client, schema });
+    await store.setup();
+    const scope = { userId: 'u1' };
+    await store.create(scope, { description: 'deploy notes', content: TEXTS[2]! });
+    for (const query of ['deploy', 'error retry', 'deploy']) await store.search(scope, { query, limit: 5 });
+    // One connection: the statements it holds prepared are this client's.
+    const prepared = await client<{ statement: string }[]>`select statement from pg_prepared_statements`;
+    const searches = prepared.filter(
+      (p) => p.statement.includes(`"${schema}"."details"`) && /ts_rank/.test(p.statement),
+    );
+    expect(searches).toHaveLength(1);
   });
 });

@@ -12,7 +12,7 @@ import { observeWorkerBatch } from '../memory/extraction/worker-telemetry.js';
 import { type FeedbackInput, FeedbackLog } from '../memory/feedback/feedback-log.js';
 import type { FeedbackSignal } from '../memory/feedback/signal.js';
 import { MEMORY_NOTICE } from '../memory/trust/fence.js';
-import { Conversation } from '../runtime/conversation.js';
+import { Conversation, type ConversationOptions } from '../runtime/conversation.js';
 import type { MemoryFeature } from '../runtime/feature.js';
 import type { KiokuStores } from '../store/bundle/bundle.js';
 import type { SessionCreateOptions } from '../store/sessions/record.js';
@@ -134,7 +134,10 @@ export class Kioku {
   ): Promise<Conversation> {
     const s = parseScope(scope);
     const info = await this.stores.sessions.create({ userId: s.userId, agentId: s.agentId }, session);
-    return this.#conversation({ userId: s.userId, agentId: s.agentId, threadId: info.id });
+    return this.#conversation(
+      { userId: s.userId, agentId: s.agentId, threadId: info.id },
+      { newSession: true },
+    );
   }
 
   /** An existing session's conversation. NotFoundError when the session is not the user's. */
@@ -165,10 +168,14 @@ export class Kioku {
     return systemPrompt ? `${systemPrompt}\n\n${MEMORY_NOTICE}` : MEMORY_NOTICE;
   }
 
-  #conversation(scope: Scope & { threadId: string }): Conversation {
+  #conversation(
+    scope: Scope & { threadId: string },
+    options: Pick<ConversationOptions, 'newSession'> = {},
+  ): Conversation {
     const { budget, tokenizer, clock, recall, intent } = this.#options;
     const systemPrompt = this.#systemPrompt();
     return new Conversation({
+      ...options,
       scope,
       sessions: this.stores.sessions,
       features: this.features,

@@ -53,6 +53,11 @@ export interface ConversationOptions {
   intent?: IntentClassifier;
   /** Spans and metrics of each turn (the builder's, see `KiokuOptions.telemetry`); none when undefined. */
   telemetry?: Telemetry | undefined;
+  /**
+   * The session was just created for this conversation (`startConversation`): its first turn's reads start
+   * as turn 0 beside the transcript read that counts its turns, instead of after it.
+   */
+  newSession?: boolean;
 }
 
 export interface PrepareOptions {
@@ -153,6 +158,8 @@ export class Conversation {
   /** What the model has been shown, so its edits are checked against those versions. */
   readonly #seen = new SeenVersions();
   #turnIndex: number | undefined;
+  /** Set until the first prepare of a session this conversation created (see `#turnReads`). */
+  #newSession: boolean;
   /** The user message of the turn being run (the last one prepared): tools check stored text against it. */
   #userMessage: string | undefined;
   /** The tool definitions' tokens (they do not change for a conversation), counted on first use. */
@@ -162,6 +169,7 @@ export class Conversation {
   constructor(options: ConversationOptions) {
     this.scope = Object.freeze({ ...options.scope });
     this.#sessions = options.sessions;
+    this.#newSession = options.newSession === true;
     this.#middlewares = options.features.flatMap((f) => (f.middleware ? [f.middleware] : []));
     this.#outputProcessors = options.features.flatMap((f) => (f.toolOutput ? [f.toolOutput] : []));
     for (const feature of options.features) {
@@ -198,7 +206,6 @@ export class Conversation {
 
   #prepare(userMessage: string, options: PrepareOptions, span: Span | undefined): Promise<PreparedTurn> {
     return runWithScope(this.scope, async () => {
-      const turnIndex = await this.#currentTurnIndex();
       const recall = await this.#decideRecall(userMessage, options);
       const system: ChatMessage[] = this.#systemPrompt
         ? [{ role: 'system', content: this.#systemPrompt }]
@@ -227,7 +234,7 @@ export class Conversation {
       const injectedFactIds = new Set<string>();
       // Every middleware's messages in the order they ran: the context a later middleware reads.
       const shown: ChatMessage[] = [];
-      const prefetched = this.#prefetch(userMessage, turnIndex, recall, options.signal);
+      const { turnIndex, prefetched } = await this.#turnReads(userMessage, recall, options.signal);
       for (const middleware of this.#middlewares) {
         const share = this.#budget.shares[middleware.name];
         const allotted = Math.min(share ?? remaining, remaining);
@@ -442,6 +449,27 @@ export class Conversation {
       : prepared.ledger;
     this.#telemetry?.ran(span, { steps, answer, stepLimitReached: pendingTools });
     return { answer, messages: turn, ledger, steps, stepLimitReached: pendingTools };
+  }
+
+  /**
+   * The turn's index and its middlewares' store reads (`#prefetch`). A session this conversation created
+   * has no turns unless something wrote to it through the store since (an imported history), so its first
+   * turn's reads start as turn 0 beside the read that counts the turns — on a networked store, one round
+   * trip instead of two — and start again with the count in the rare case it is not 0.
+   */
+  async #turnReads(
+    userMessage: string,
+    recall: RecallDecision,
+    signal: AbortSignal | undefined,
+  ): Promise<{ turnIndex: number; prefetched: Map<PromptMiddleware, Promise<unknown>> }> {
+    if (this.#newSession && this.#turnIndex === undefined) {
+      this.#newSession = false;
+      const asFirst = this.#prefetch(userMessage, 0, recall, signal);
+      const turnIndex = await this.#currentTurnIndex();
+      if (turnIndex === 0) return { turnIndex, prefetched: asFirst };
+    }
+    const turnIndex = await this.#currentTurnIndex();
+    return { turnIndex, prefetched: this.#prefetch(userMessage, turnIndex, recall, signal) };
   }
 
   /**
