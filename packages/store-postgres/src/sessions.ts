@@ -94,7 +94,14 @@ export class PostgresSessionStore extends PostgresStore implements SessionStore 
   async create(scope: Scope, options: SessionCreateOptions = {}): Promise<SessionInfo> {
     const s = parseScope(scope);
     const session = newSession(s, options, this.clock.now());
-    await this.database.run((db) => db.insert(this.tables.sessions).values(toSessionRow(session)));
+    // Named statements here and below: drizzle's unnamed ones wait a round trip to be described first.
+    await this.database.run((db) =>
+      db
+        .insert(this.tables.sessions)
+        .values(toSessionRow(session))
+        .prepare('kioku_sessions_create')
+        .execute(),
+    );
     return session;
   }
 
@@ -103,7 +110,9 @@ export class PostgresSessionStore extends PostgresStore implements SessionStore 
     const id = sessionKey(sessionId);
     const t = this.tables.sessions;
     const columns = this.#sessionColumns;
-    const rows = await this.database.run((db) => db.select(columns).from(t).where(this.#session(s, id)));
+    const rows = await this.database.run((db) =>
+      db.select(columns).from(t).where(this.#session(s, id)).prepare('kioku_sessions_get').execute(),
+    );
     return rows[0] ? toSession(rows[0]) : null;
   }
 
@@ -116,7 +125,9 @@ export class PostgresSessionStore extends PostgresStore implements SessionStore 
         .select(columns)
         .from(t)
         .where(and(eq(t.userId, s.userId), eq(t.agentId, agentKey(s.agentId))))
-        .orderBy(asc(t.seq)),
+        .orderBy(asc(t.seq))
+        .prepare('kioku_sessions_list')
+        .execute(),
     );
     return rows.map(toSession);
   }

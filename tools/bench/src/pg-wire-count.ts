@@ -4,7 +4,9 @@
  * `syncs` — Sync and simple Query messages, each answered by one ReadyForQuery (a round trip unless the
  * driver pipelines several: postgres.js may send a batch's statements before reading any answer);
  * `roundTrips` — times the client waited for the server: a Sync or Query sent while every earlier one, on
- * any of the client's connections through this proxy, was answered (ReadyForQuery) starts one; what is
+ * any of the client's connections through this proxy, was answered (ReadyForQuery) starts one; so does a
+ * Flush after a Describe (a driver that learns a statement's parameter types before it binds them —
+ * postgres.js does for an unnamed statement with untyped parameters — waits for that answer); what is
  * sent before those answers come (pipelined, or on another connection at once) rides on it. Bytes are
  * forwarded untouched; the server never sees the proxy. Without SSL only (both drivers' default on
  * 127.0.0.1).
@@ -17,10 +19,14 @@ export interface WireCounts {
   roundTrips: number;
 }
 
-/** Syncs sent and not yet answered: on every connection of one proxy (`all`), and on one (`mine`). */
+/**
+ * Waits not yet answered: on every connection of one proxy (`all.waits`), and one connection's in the order
+ * sent (`mine`): a Sync or Query (answered by ReadyForQuery) or a Flush after a Describe (answered by the
+ * statement's RowDescription or NoData).
+ */
 interface Outstanding {
-  all: { syncs: number };
-  mine: number;
+  all: { waits: number };
+  mine: Array<'sync' | 'flush'>;
 }
 
 export interface WireCounter {
@@ -41,6 +47,8 @@ const GSSENC_REQUEST = 80877104;
 function frontendParser(counts: WireCounts, outstanding: Outstanding, onSslRequest: () => void) {
   let buffered: Buffer = Buffer.alloc(0);
   let started = false;
+  // A statement Describe sent since the last Sync or Flush.
+  let describing = false;
   return (chunk: Buffer) => {
     buffered = buffered.length === 0 ? chunk : Buffer.concat([buffered, chunk]);
     for (;;) {
@@ -60,11 +68,15 @@ function frontendParser(counts: WireCounts, outstanding: Outstanding, onSslReque
       if (buffered.length < length) return;
       const type = String.fromCharCode(buffered[0]!);
       if (type === 'E' || type === 'Q') counts.statements++;
-      if (type === 'S' || type === 'Q') {
-        counts.syncs++;
-        if (outstanding.all.syncs === 0) counts.roundTrips++;
-        outstanding.all.syncs++;
-        outstanding.mine++;
+      // A Describe of a statement ('S'), answered at the next Flush or Sync.
+      if (type === 'D' && buffered[5] === 0x53) describing = true;
+      const wait = type === 'S' || type === 'Q' ? 'sync' : type === 'H' && describing ? 'flush' : undefined;
+      if (wait) {
+        if (wait === 'sync') counts.syncs++;
+        if (outstanding.all.waits === 0) counts.roundTrips++;
+        outstanding.all.waits++;
+        outstanding.mine.push(wait);
+        describing = false;
       }
       buffered = buffered.subarray(length);
     }
@@ -91,10 +103,17 @@ function backendParser(outstanding: Outstanding) {
         if (buffered.length < 5) return;
         const length = buffered.readInt32BE(1) + 1;
         if (buffered.length < length) return;
-        // The ReadyForQuery that ends the startup answers no sync.
-        if (buffered[0] === 0x5a && outstanding.mine > 0) {
-          outstanding.mine--;
-          outstanding.all.syncs--;
+        const type = buffered[0];
+        if (type === 0x5a) {
+          // ReadyForQuery answers the first sync waiting and every flush before it (the startup's
+          // answers none).
+          const at = outstanding.mine.indexOf('sync');
+          const answered = outstanding.mine.splice(0, at + 1).length;
+          outstanding.all.waits -= answered;
+        } else if ((type === 0x54 || type === 0x6e) && outstanding.mine[0] === 'flush') {
+          // RowDescription or NoData: a flushed Describe's answer is complete.
+          outstanding.mine.shift();
+          outstanding.all.waits--;
         }
         buffered = buffered.subarray(length);
       }
@@ -106,12 +125,12 @@ function backendParser(outstanding: Outstanding) {
 export async function startWireCounter(target: string): Promise<WireCounter> {
   const { hostname, port } = new URL(target);
   const counts: WireCounts = { statements: 0, syncs: 0, roundTrips: 0 };
-  const all = { syncs: 0 };
+  const all = { waits: 0 };
   const sockets = new Set<net.Socket>();
   const server = net.createServer((client) => {
     const upstream = net.connect(Number(port || 5432), hostname);
     sockets.add(client).add(upstream);
-    const outstanding: Outstanding = { all, mine: 0 };
+    const outstanding: Outstanding = { all, mine: [] };
     const backend = backendParser(outstanding);
     const count = frontendParser(counts, outstanding, backend.expectSingleByte);
     client.on('data', (chunk: Buffer) => {

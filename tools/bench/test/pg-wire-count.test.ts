@@ -20,6 +20,8 @@ describe('the PostgreSQL wire counter', () => {
   });
 
   it('counts statements awaited one after another as one round trip each', async () => {
+    // Prepared once first: a statement new to a connection waits for its description too (below).
+    await sql`select ${0}::int as n`;
     counter.take();
     for (let i = 0; i < 3; i++) await sql`select ${i}::int as n`;
     expect(counter.take()).toEqual({ statements: 3, syncs: 3, roundTrips: 3 });
@@ -42,5 +44,17 @@ describe('the PostgreSQL wire counter', () => {
     });
     // begin, two statements, commit: postgres.js waits for each.
     expect(counter.take()).toMatchObject({ statements: 4, roundTrips: 4 });
+  });
+
+  it('counts the describe an unnamed statement with untyped parameters waits for as a round trip', async () => {
+    counter.take();
+    // postgres.js sends Parse, Describe and Flush, waits for the parameter types, then Bind, Execute, Sync.
+    await sql.unsafe('select $1 as n', ['x'], { prepare: false });
+    expect(counter.take()).toEqual({ statements: 1, syncs: 1, roundTrips: 2 });
+    // Named and prepared on this connection already: one round trip.
+    await sql.unsafe('select $1::text as n', ['x'], { prepare: true });
+    counter.take();
+    await sql.unsafe('select $1::text as n', ['y'], { prepare: true });
+    expect(counter.take()).toEqual({ statements: 1, syncs: 1, roundTrips: 1 });
   });
 });
