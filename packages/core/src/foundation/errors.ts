@@ -85,6 +85,11 @@ export class StorageError extends KiokuError {
   }
 }
 
+/** A `StorageError` that says the backend may answer if asked again (unreachable, restarting, past a deadline). */
+export function isRetryableStorageError(error: unknown): error is StorageError {
+  return error instanceof StorageError && error.retryable;
+}
+
 /**
  * `Conversation.run` could not record its turn (the model answered; the transcript append or a feature's
  * reaction failed). The turn may or may not be stored: `record(error.messages, { turnId: error.turnId })`

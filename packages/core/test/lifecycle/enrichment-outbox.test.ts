@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { KiokuBuilder, type KiokuStores } from '../../src/index.js';
+import { KiokuBuilder, type KiokuStores, StorageError } from '../../src/index.js';
 import { ChangesetLog } from '../../src/memory/changesets/changeset-log.js';
 import { EnrichmentOutbox } from '../../src/memory/enrichment/outbox.js';
 import type { ManualClock } from '../../src/testing.js';
@@ -124,5 +124,35 @@ describe("save_memory's enrichment outbox", () => {
     }
     expect(await outbox.pending(alice)).toEqual([]);
     expect(await contentOf(stores, alice)).toEqual([original]);
+  });
+
+  it('a store that is unreachable costs the request no attempt: it is never skipped, and runs once it is back', async () => {
+    const { stores, clock } = world();
+    await saveAndDie(stores, clock);
+    let down = true;
+    const facts = new Proxy(stores.facts, {
+      get(target, property) {
+        const value = Reflect.get(target, property);
+        if (typeof value !== 'function') return value;
+        return (...args: unknown[]) =>
+          down
+            ? Promise.reject(new StorageError('cannot reach the store', { retryable: true }))
+            : value.apply(target, args);
+      },
+    });
+    const outbox = new EnrichmentOutbox({
+      stores: { ...stores, facts },
+      model: scriptedJsonModel([ENTRIES]),
+    });
+    for (let attempt = 1; attempt <= 4; attempt++) {
+      const { sessions } = await outbox.drainUser(alice);
+      expect(sessions[0], `attempt ${attempt}`).toMatchObject({ failed: 1, skipped: 0, left: 1 });
+    }
+    down = false;
+    await outbox.drainUser(alice);
+    expect(await outbox.pending(alice)).toEqual([]);
+    expect((await contentOf(stores, alice)).map((f) => f.content)).toEqual(
+      ENTRIES.entries.map((e) => e.content),
+    );
   });
 });

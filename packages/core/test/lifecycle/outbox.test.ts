@@ -5,6 +5,7 @@ import {
   KiokuBuilder,
   type KiokuStores,
   type Scope,
+  StorageError,
 } from '../../src/index.js';
 import { ChangesetLog } from '../../src/memory/changesets/changeset-log.js';
 import { ExtractionOutbox } from '../../src/memory/extraction/outbox.js';
@@ -202,6 +203,37 @@ describe('extraction through the outbox', () => {
     await convo.run(SAYINGS[1]!, replies());
     await outbox.drainSession(alice, convo.sessionId);
     expect((await factsOf(stores, alice)).map((f) => f.content)).toEqual([SAYINGS[1]]);
+  });
+
+  it('a store that is unreachable during passes costs no attempt: its turns are never skipped', async () => {
+    const w = world();
+    const { stores } = w;
+    const model = echoMemoryModel();
+    const kioku = build(w, model, { trigger: { turns: 100 } });
+    const convo = await kioku.startConversation(alice);
+    await convo.run(SAYINGS[0]!, replies());
+    // The facts the pass reads to place the new ones: unreachable while `down` (the model was asked).
+    let down = true;
+    const unreachable = () => new StorageError('cannot reach the store', { retryable: true });
+    const facts = new Proxy(stores.facts, {
+      get(target, property) {
+        const value = Reflect.get(target, property);
+        if (typeof value !== 'function') return value;
+        return (...args: unknown[]) => {
+          if (down && property !== 'create') return Promise.reject(unreachable());
+          return value.apply(target, args);
+        };
+      },
+    });
+    const outbox = new ExtractionOutbox({ stores: { ...stores, facts }, model, turnsPerPass: 1 });
+    for (let i = 1; i <= 4; i++) {
+      const drain = await outbox.drainSession(alice, convo.sessionId);
+      expect(drain, `pass ${i}`).toMatchObject({ failed: 1, skipped: 0, left: 1 });
+      expect(drain.error).toBeInstanceOf(StorageError);
+    }
+    down = false;
+    expect(await outbox.drainSession(alice, convo.sessionId)).toMatchObject({ passes: 1, skipped: 0 });
+    expect((await factsOf(stores, alice)).map((f) => f.content)).toEqual([SAYINGS[0]]);
   });
 
   it('runPending with users checks all their sessions (also those no append marked pending) and keeps to the budget', async () => {

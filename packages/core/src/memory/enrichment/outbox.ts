@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { isKiokuError } from '../../foundation/errors.js';
+import { isKiokuError, isRetryableStorageError } from '../../foundation/errors.js';
 import { IdSchema } from '../../foundation/ids.js';
 import { parseJsonOrUndefined } from '../../foundation/json.js';
 import type { Scope } from '../../foundation/scope.js';
@@ -162,6 +162,11 @@ export class EnrichmentOutbox {
         if (options.signal?.aborted) throw error;
         drain.failed++;
         drain.error = error;
+        // An unreachable store costs the request no attempt (see ExtractionOutbox.drainSession).
+        if (isRetryableStorageError(error)) {
+          drain.left = transcript.length - at;
+          return drain;
+        }
         const attempts = (read.record.failures ?? 0) + 1;
         const skip = attempts >= this.#maxAttempts;
         if (skip) drain.skipped++;

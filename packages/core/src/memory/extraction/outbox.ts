@@ -1,5 +1,5 @@
 import { isoAt, systemClock } from '../../foundation/clock.js';
-import { isKiokuError } from '../../foundation/errors.js';
+import { isKiokuError, isRetryableStorageError } from '../../foundation/errors.js';
 import { retryOnConflict } from '../../foundation/retry-on-conflict.js';
 import type { Scope } from '../../foundation/scope.js';
 import type { KiokuStores } from '../../store/bundle/bundle.js';
@@ -183,6 +183,12 @@ export class ExtractionOutbox {
         if (options.signal?.aborted) throw error;
         drain.failed++;
         drain.error = error;
+        // A store that could not be reached says nothing about the turns: they wait for it, however often
+        // (skipping them after `maxAttempts` would drop turns a restart happened to meet).
+        if (isRetryableStorageError(error)) {
+          drain.left = pending.length;
+          return drain;
+        }
         const attempts = (mark?.failures ?? 0) + 1;
         const skip = attempts >= this.#maxAttempts;
         if (skip) drain.skipped += batch.length;
