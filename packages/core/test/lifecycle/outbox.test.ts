@@ -236,6 +236,37 @@ describe('extraction through the outbox', () => {
     expect((await factsOf(stores, alice)).map((f) => f.content)).toEqual([SAYINGS[0]]);
   });
 
+  it('a pass whose facts could not be written (the store went away after the model answered) writes them later', async () => {
+    const w = world();
+    const { stores } = w;
+    const model = echoMemoryModel();
+    const kioku = build(w, model, { trigger: { turns: 100 } });
+    const convo = await kioku.startConversation(alice);
+    await convo.run(SAYINGS[0]!, replies());
+    await convo.run(SAYINGS[1]!, replies());
+    // Fact writes fail while `down`: the pass has read, asked the model and claimed its turns by then.
+    let down = true;
+    const facts = new Proxy(stores.facts, {
+      get(target, property) {
+        const value = Reflect.get(target, property);
+        if (typeof value !== 'function') return value;
+        return (...args: unknown[]) =>
+          down && property === 'create'
+            ? Promise.reject(new StorageError('cannot reach the store', { retryable: true }))
+            : value.apply(target, args);
+      },
+    });
+    const outbox = new ExtractionOutbox({ stores: { ...stores, facts }, model });
+    const failed = await outbox.drainSession(alice, convo.sessionId).catch((error: unknown) => error);
+    expect(failed).toBeInstanceOf(StorageError);
+    expect(await factsOf(stores, alice)).toEqual([]);
+    down = false;
+    await outbox.drainSession(alice, convo.sessionId);
+    expect((await factsOf(stores, alice)).map((f) => f.content).sort()).toEqual(SAYINGS.slice(0, 2).sort());
+    // Asked once: the kept changeset was applied, not extracted again.
+    expect(model.calls).toBe(1);
+  });
+
   it('runPending with users checks all their sessions (also those no append marked pending) and keeps to the budget', async () => {
     const w = world();
     const model = echoMemoryModel();

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { isKiokuError, ValidationError } from '../../foundation/errors.js';
+import { isKiokuError, type KiokuError, StorageError, ValidationError } from '../../foundation/errors.js';
 import { sameJson } from '../../foundation/objects.js';
 import type { Scope } from '../../foundation/scope.js';
 import { KnowledgeDocumentSchema } from '../../store/documents/record.js';
@@ -58,6 +58,15 @@ function documentsFor(stores: ChangeStores, ops: readonly { op: string }[]): Doc
 }
 
 /**
+ * The Kioku error an operation met (a conflict, a record gone, invalid input). A backend that failed (a
+ * `StorageError`) or an error that is not Kioku's says nothing about the operation: it is thrown.
+ */
+function operationError(error: unknown): KiokuError {
+  if (!isKiokuError(error) || error instanceof StorageError) throw error;
+  return error;
+}
+
+/**
  * Write a changeset's operations in order. Updates and deletes pass the version of the record the pass
  * read (`before.version`) as `expectedVersion`, so a record changed since (the user's edit, the model's
  * own `update_memory`) is reported as a conflict and left as it is; a record gone since is reported too
@@ -65,7 +74,9 @@ function documentsFor(stores: ChangeStores, ops: readonly { op: string }[]): Doc
  * still apply — except within a merge (a `create` naming its `sourceIds` and the source operations): a
  * merge whose source changed is left whole (every operation of it a CONFLICT, nothing written), and one
  * whose source changes while it is applied is undone, so the merged fact never stands beside an edited
- * source. Errors that are not Kioku's (a crashed backend) are thrown.
+ * source. A backend that failed (a `StorageError`: unreachable, restarting) or an error that is not Kioku's
+ * is thrown, never kept as a conflict: the changeset stays to be applied again (recorded as a conflict, its
+ * facts would never be written).
  */
 export async function applyChangeset(
   target: FactStore | ChangeStores,
@@ -100,8 +111,8 @@ export async function applyChangeset(
         if (group) doneInGroup.set(group, [...(doneInGroup.get(group) ?? []), done]);
       } else failed = gone(index, op.op, idOf(op));
     } catch (error) {
-      if (!isKiokuError(error)) throw error;
-      failed = { index, op: op.op, id: idOf(op), code: error.code, message: error.message };
+      const { code, message } = operationError(error);
+      failed = { index, op: op.op, id: idOf(op), code, message };
     }
     if (!failed) continue;
     conflicts.push(failed);
@@ -247,9 +258,9 @@ export async function revertChangeset(
       }
       reverted.push(op);
     } catch (error) {
-      if (!isKiokuError(error)) throw error;
-      if (error.code === 'CONFLICT' && (await isUndone(facts, scope, op))) reverted.push(op);
-      else conflicts.push({ index, op: op.op, id, code: error.code, message: error.message });
+      const { code, message } = operationError(error);
+      if (code === 'CONFLICT' && (await isUndone(facts, scope, op))) reverted.push(op);
+      else conflicts.push({ index, op: op.op, id, code, message });
     }
   }
   return { reverted, conflicts };
