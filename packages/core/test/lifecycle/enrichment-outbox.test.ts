@@ -1,10 +1,10 @@
 import { describe, expect, it } from 'vitest';
-import { KiokuBuilder, type KiokuStores, StorageError } from '../../src/index.js';
+import { KiokuBuilder, type KiokuStores } from '../../src/index.js';
 import { ChangesetLog } from '../../src/memory/changesets/changeset-log.js';
 import { EnrichmentOutbox } from '../../src/memory/enrichment/outbox.js';
 import type { ManualClock } from '../../src/testing.js';
 import { answer, callTools, scriptedModel } from '../features/memory-features.harness.js';
-import { alice, bob, contentOf, scriptedJsonModel, world } from './harness.js';
+import { alice, bob, contentOf, scriptedJsonModel, unreachableWhile, world } from './harness.js';
 
 const RAW = 'user likes metric units and is in chicago';
 const ENTRIES = {
@@ -130,16 +130,7 @@ describe("save_memory's enrichment outbox", () => {
     const { stores, clock } = world();
     await saveAndDie(stores, clock);
     let down = true;
-    const facts = new Proxy(stores.facts, {
-      get(target, property) {
-        const value = Reflect.get(target, property);
-        if (typeof value !== 'function') return value;
-        return (...args: unknown[]) =>
-          down
-            ? Promise.reject(new StorageError('cannot reach the store', { retryable: true }))
-            : value.apply(target, args);
-      },
-    });
+    const facts = unreachableWhile(stores.facts, () => down);
     const outbox = new EnrichmentOutbox({
       stores: { ...stores, facts },
       model: scriptedJsonModel([ENTRIES]),

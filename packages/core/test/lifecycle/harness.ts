@@ -5,6 +5,7 @@ import {
   type Fact,
   type KiokuStores,
   type Scope,
+  StorageError,
 } from '../../src/index.js';
 import { ManualClock } from '../../src/testing.js';
 
@@ -74,4 +75,25 @@ export function gate(): { promise: Promise<void>; open: () => void } {
     open = resolve;
   });
   return { promise, open };
+}
+
+/**
+ * `store` as a backend that went away: while `down()` says so, the calls `fails` names (every call by
+ * default) reject with a retryable StorageError, as an unreachable or restarting server's do.
+ */
+export function unreachableWhile<T extends object>(
+  store: T,
+  down: () => boolean,
+  fails: (method: string | symbol) => boolean = () => true,
+): T {
+  return new Proxy(store, {
+    get(target, property) {
+      const value = Reflect.get(target, property);
+      if (typeof value !== 'function') return value;
+      return (...args: unknown[]) =>
+        down() && fails(property)
+          ? Promise.reject(new StorageError('cannot reach the store', { retryable: true }))
+          : value.apply(target, args);
+    },
+  });
 }

@@ -13,7 +13,7 @@ import { PendingIndex } from '../../src/memory/extraction/pending-index.js';
 import type { ExtractionTrigger } from '../../src/memory/extraction/trigger.js';
 import { forgetUser } from '../../src/memory/forget/forget-user.js';
 import { type ManualClock, ScriptedModel } from '../../src/testing.js';
-import { alice, bob, gate, world } from './harness.js';
+import { alice, bob, gate, unreachableWhile, world } from './harness.js';
 import { echoMemoryModel, SAYINGS } from './outbox.harness.js';
 
 const replies = () => new ScriptedModel(Array.from({ length: 50 }, () => 'Noted.'));
@@ -214,17 +214,11 @@ describe('extraction through the outbox', () => {
     await convo.run(SAYINGS[0]!, replies());
     // The facts the pass reads to place the new ones: unreachable while `down` (the model was asked).
     let down = true;
-    const unreachable = () => new StorageError('cannot reach the store', { retryable: true });
-    const facts = new Proxy(stores.facts, {
-      get(target, property) {
-        const value = Reflect.get(target, property);
-        if (typeof value !== 'function') return value;
-        return (...args: unknown[]) => {
-          if (down && property !== 'create') return Promise.reject(unreachable());
-          return value.apply(target, args);
-        };
-      },
-    });
+    const facts = unreachableWhile(
+      stores.facts,
+      () => down,
+      (method) => method !== 'create',
+    );
     const outbox = new ExtractionOutbox({ stores: { ...stores, facts }, model, turnsPerPass: 1 });
     for (let i = 1; i <= 4; i++) {
       const drain = await outbox.drainSession(alice, convo.sessionId);
@@ -246,16 +240,11 @@ describe('extraction through the outbox', () => {
     await convo.run(SAYINGS[1]!, replies());
     // Fact writes fail while `down`: the pass has read, asked the model and claimed its turns by then.
     let down = true;
-    const facts = new Proxy(stores.facts, {
-      get(target, property) {
-        const value = Reflect.get(target, property);
-        if (typeof value !== 'function') return value;
-        return (...args: unknown[]) =>
-          down && property === 'create'
-            ? Promise.reject(new StorageError('cannot reach the store', { retryable: true }))
-            : value.apply(target, args);
-      },
-    });
+    const facts = unreachableWhile(
+      stores.facts,
+      () => down,
+      (method) => method === 'create',
+    );
     const outbox = new ExtractionOutbox({ stores: { ...stores, facts }, model });
     const failed = await outbox.drainSession(alice, convo.sessionId).catch((error: unknown) => error);
     expect(failed).toBeInstanceOf(StorageError);
