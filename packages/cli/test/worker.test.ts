@@ -6,7 +6,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { openStores } from '../src/index.js';
 import { saying, userOf } from './fixtures/sayings.js';
 import { pgBackend, pgUrl, redisBackend, redisUrl, tempDir } from './helpers.js';
-import { echoModelServer, eventually, startApp, startWorker } from './worker.harness.js';
+import { echoModelServer, eventually, type Running, startApp, startWorker } from './worker.harness.js';
 
 const cleanups: (() => Promise<void>)[] = [];
 afterEach(async () => {
@@ -45,6 +45,16 @@ async function expectAllExtractedOnce(
     expect(await readLease(stores.working, scope, MEMORY_WORK_LEASE)).toBeNull();
   }
   expect(await outbox.index.users()).toEqual([]);
+}
+
+/**
+ * SIGTERM to each worker once it has said it started, and each exits 0. A worker the other one left no work
+ * to may still be loading on a busy machine: a signal before its handler is installed kills it (exit null).
+ */
+async function stopWorkers(workers: Running[]): Promise<void> {
+  for (const w of workers) await w.line(/ worker .* on /);
+  for (const w of workers) w.child.kill('SIGTERM');
+  for (const w of workers) expect(await w.exited, w.stderr()).toBe(0);
 }
 
 /** True when every user's every turn is extracted. */
@@ -105,11 +115,8 @@ describe('kioku worker', () => {
       const workers = [startWorker(spec, env), startWorker(spec, env)];
       for (const w of workers) cleanups.push(async () => void w.child.kill('SIGKILL'));
       await eventually('every turn extracted', () => allExtracted(stores, 50, 2));
-      for (const w of workers) w.child.kill('SIGTERM');
-      for (const w of workers) {
-        expect(await w.exited, w.stderr()).toBe(0);
-        expect(w.stdout()).toMatch(/stopped\n$/);
-      }
+      await stopWorkers(workers);
+      for (const w of workers) expect(w.stdout()).toMatch(/stopped\n$/);
       await expectAllExtractedOnce(stores, 50, 2, asked);
     });
   }
@@ -150,8 +157,7 @@ describe('kioku worker', () => {
           );
         };
         await eventually('every saved memory enriched', done);
-        for (const w of workers) w.child.kill('SIGTERM');
-        for (const w of workers) expect(await w.exited, w.stderr()).toBe(0);
+        await stopWorkers(workers);
         for (let u = 0; u < 2; u++) {
           const facts = await stores.facts.list({ userId: userOf(u) });
           expect(facts.map((f) => [f.content, f.category, f.provenance.source])).toEqual([
