@@ -1,4 +1,5 @@
-import { defineConfig } from 'vitest/config';
+import { availableParallelism } from 'node:os';
+import { configDefaults, defineConfig } from 'vitest/config';
 
 /** Shared vitest settings: resolve sibling packages to their TypeScript source (no build needed). */
 export const sharedTestConfig = defineConfig({
@@ -15,3 +16,38 @@ export const sharedTestConfig = defineConfig({
     hookTimeout: 300_000,
   },
 });
+
+/**
+ * Test files that share one module graph per worker (`isolate: false`), except `isolated`: the files
+ * that change what a later file in the same worker would see (module mocks, fake timers, OpenTelemetry's
+ * global providers or context manager, process.env), which each get a fresh one. Loading the package's
+ * modules again for every file was most of the time of the suites with many small files (core: import
+ * 150 s of 240 s in CI). Keep a file that changes such state in `isolated`.
+ */
+export function sharedModuleGraph(isolated: readonly string[], include = ['test/**/*.test.ts']) {
+  return defineConfig({
+    test: {
+      projects: [
+        ...(isolated.length > 0
+          ? [{ extends: true, test: { name: 'isolated', include: [...isolated] } }]
+          : []),
+        {
+          extends: true,
+          test: {
+            name: 'shared',
+            include,
+            exclude: [...configDefaults.exclude, ...isolated],
+            isolate: false,
+          },
+        },
+      ],
+    },
+  });
+}
+
+/**
+ * Workers for suites whose tests mostly wait on the child processes they start (the CLI's, the demo's):
+ * two files at a time even on a 2-core machine, where vitest's default (cores - 1) runs one after the
+ * other (the CLI's suite: 143 s instead of about 260 s on an idle 2-core machine).
+ */
+export const childProcessWorkers = Math.max(2, availableParallelism() - 1);

@@ -1,5 +1,5 @@
 import { defineConfig, mergeConfig } from 'vitest/config';
-import { sharedTestConfig } from '../../vitest.shared.js';
+import { childProcessWorkers, sharedTestConfig } from '../../vitest.shared.js';
 
 export default mergeConfig(
   sharedTestConfig,
@@ -11,6 +11,7 @@ export default mergeConfig(
       // Tests run the real CLI as child processes, up to seven in one test (about 10 s each on a busy
       // 2-core machine; 65 s seen for one test): a hang limit far above that, not the shared 300 s.
       testTimeout: 600_000,
+      maxWorkers: childProcessWorkers,
     },
   }),
 );

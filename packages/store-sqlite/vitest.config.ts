@@ -1,4 +1,7 @@
-import { defineConfig, mergeConfig } from 'vitest/config';
-import { sharedTestConfig } from '../../vitest.shared.js';
+import { mergeConfig } from 'vitest/config';
+import { sharedModuleGraph, sharedTestConfig } from '../../vitest.shared.js';
 
-export default mergeConfig(sharedTestConfig, defineConfig({ test: { include: ['test/**/*.test.ts'] } }));
+export default mergeConfig(
+  sharedTestConfig,
+  sharedModuleGraph(['test/query-text.test.ts' /* OpenTelemetry's globals */]),
+);
