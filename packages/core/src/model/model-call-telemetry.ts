@@ -1,5 +1,5 @@
 import { type Attributes, SpanKind } from '@opentelemetry/api';
-import { ATTR, errorType } from '../telemetry/attributes.js';
+import { ATTR } from '../telemetry/attributes.js';
 import { activeTelemetry, secondsSince, type Telemetry } from '../telemetry/telemetry.js';
 import type { ChatModel, ModelUsage } from './chat-model.js';
 
@@ -22,38 +22,34 @@ export function observeModelCall<T>(
   if (model.provider !== undefined) attributes[ATTR.genAiProvider] = model.provider;
   if (model.modelId !== undefined) attributes[ATTR.genAiRequestModel] = model.modelId;
   const start = performance.now();
-  let failure: string | undefined;
   let usage: ModelUsage | undefined;
-  return telemetry
-    .span(
-      `chat ${model.modelId ?? 'model'}`,
-      attributes,
-      async (span) => {
-        const result = await call();
-        usage = usageOf(result);
-        if (usage) {
-          span?.setAttributes({
-            [ATTR.genAiInputTokens]: usage.inputTokens,
-            [ATTR.genAiOutputTokens]: usage.outputTokens,
-            ...(usage.estimated ? { 'kioku.usage.estimated': true } : {}),
-          });
-        }
-        return result;
-      },
-      SpanKind.CLIENT,
-    )
-    .catch((error: unknown) => {
-      failure = errorType(error);
-      throw error;
-    })
-    .finally(() => {
-      const instruments = telemetry.metrics;
-      if (!instruments) return;
-      const base = failure ? { ...attributes, [ATTR.errorType]: failure } : attributes;
-      instruments.modelDuration.record(secondsSince(start), base);
+  return telemetry.span(
+    `chat ${model.modelId ?? 'model'}`,
+    attributes,
+    async (span) => {
+      const result = await call();
+      usage = usageOf(result);
       if (usage) {
-        instruments.modelTokens.record(usage.inputTokens, { ...base, [ATTR.genAiTokenType]: 'input' });
-        instruments.modelTokens.record(usage.outputTokens, { ...base, [ATTR.genAiTokenType]: 'output' });
+        span?.setAttributes({
+          [ATTR.genAiInputTokens]: usage.inputTokens,
+          [ATTR.genAiOutputTokens]: usage.outputTokens,
+          ...(usage.estimated ? { 'kioku.usage.estimated': true } : {}),
+        });
       }
-    });
+      return result;
+    },
+    {
+      kind: SpanKind.CLIENT,
+      ended: (failure) => {
+        const instruments = telemetry.metrics;
+        if (!instruments) return;
+        const base = failure ? { ...attributes, [ATTR.errorType]: failure } : attributes;
+        instruments.modelDuration.record(secondsSince(start), base);
+        if (usage) {
+          instruments.modelTokens.record(usage.inputTokens, { ...base, [ATTR.genAiTokenType]: 'input' });
+          instruments.modelTokens.record(usage.outputTokens, { ...base, [ATTR.genAiTokenType]: 'output' });
+        }
+      },
+    },
+  );
 }

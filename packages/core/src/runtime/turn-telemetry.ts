@@ -1,7 +1,7 @@
 import type { Attributes, Span } from '@opentelemetry/api';
 import type { ThreadScope } from '../foundation/scope.js';
 import type { ChatMessage, ToolCall } from '../model/messages.js';
-import { ATTR, errorType } from '../telemetry/attributes.js';
+import { ATTR } from '../telemetry/attributes.js';
 import type { Instruments } from '../telemetry/instruments.js';
 import { secondsSince, type Telemetry, withTelemetry } from '../telemetry/telemetry.js';
 import type { LedgerEntry, TurnLedger } from './ledger.js';
@@ -47,24 +47,19 @@ export class TurnTelemetry {
     return withTelemetry(telemetry, () => this.#phase(phase, attributes, fn));
   }
 
-  async #phase<T>(
+  #phase<T>(
     phase: TurnPhase,
     attributes: Attributes,
     fn: (span: Span | undefined) => Promise<T>,
   ): Promise<T> {
     const start = performance.now();
-    let failure: string | undefined;
-    try {
-      return await this.telemetry.span(SPAN_NAMES[phase], attributes, fn);
-    } catch (error) {
-      failure = errorType(error);
-      throw error;
-    } finally {
-      this.telemetry.metrics?.turnDuration.record(
-        secondsSince(start),
-        failure ? { [ATTR.turnPhase]: phase, [ATTR.errorType]: failure } : phaseAttributes(phase),
-      );
-    }
+    return this.telemetry.span(SPAN_NAMES[phase], attributes, fn, {
+      ended: (failure) =>
+        this.telemetry.metrics?.turnDuration.record(
+          secondsSince(start),
+          failure ? { [ATTR.turnPhase]: phase, [ATTR.errorType]: failure } : phaseAttributes(phase),
+        ),
+    });
   }
 
   /**
@@ -73,26 +68,37 @@ export class TurnTelemetry {
    * attributes (see `prepared`; no span of its own: a turn has many stages); with `detail` `stages` or
    * `store`, a span `kioku.stage <name>` the store calls nest in, with its ledger entry.
    */
-  async stage<T extends { entry: LedgerEntry; messages: readonly ChatMessage[] }>(
+  stage<T extends { entry: LedgerEntry; messages: readonly ChatMessage[] }>(
     name: string,
     prepare: Span | undefined,
     fn: () => Promise<T>,
   ): Promise<T> {
     const start = performance.now();
-    const stage = stageAttributes(name);
     const telemetry = this.telemetry;
-    let done: T;
     if (telemetry.stageSpans) {
-      done = await telemetry.span(`kioku.stage ${name}`, stage, async (span) => {
+      return telemetry.span(`kioku.stage ${name}`, stageAttributes(name), async (span) => {
         const out = await fn();
         if (span?.isRecording()) span.setAttributes(this.#entryAttributes(out.entry, out.messages));
+        this.#staged(name, undefined, secondsSince(start), out);
         return out;
       });
-    } else {
-      done = await fn();
     }
-    const seconds = secondsSince(start);
-    if (!telemetry.stageSpans && prepare?.isRecording()) {
+    // No span of its own: just the stage's promise, timed (a turn runs many stages).
+    return fn().then((out) => {
+      this.#staged(name, prepare, secondsSince(start), out);
+      return out;
+    });
+  }
+
+  /** A stage that ran: its metrics, and (without a span of its own) its entry kept for `prepared`. */
+  #staged(
+    name: string,
+    prepare: Span | undefined,
+    seconds: number,
+    done: { entry: LedgerEntry; messages: readonly ChatMessage[] },
+  ): void {
+    const telemetry = this.telemetry;
+    if (prepare?.isRecording()) {
       let stages = this.#stages.get(prepare);
       if (stages === undefined) {
         stages = new Map();
@@ -105,11 +111,11 @@ export class TurnTelemetry {
     }
     const instruments = telemetry.metrics;
     if (instruments) {
+      const stage = stageAttributes(name);
       instruments.stageDuration.record(seconds, stage);
       instruments.stageTokens.record(done.entry.tokens, stage);
-      countDropped(instruments, stage, done.entry);
+      countDropped(instruments, name, done.entry);
     }
-    return done;
   }
 
   /**
@@ -155,7 +161,7 @@ export class TurnTelemetry {
     const instruments = this.telemetry.metrics;
     if (!instruments) return;
     instruments.stageTokens.record(0, stage);
-    countDropped(instruments, stage, entry);
+    countDropped(instruments, entry.middleware, entry);
   }
 
   /**
@@ -270,13 +276,33 @@ function phaseAttributes(phase: TurnPhase): Attributes {
 }
 
 /** `kioku.stage.dropped`: one add per reason (a block may drop hundreds of items one by one). */
-function countDropped(instruments: Instruments, stage: Attributes, entry: LedgerEntry): void {
-  if (entry.dropped.length === 0) return;
+function countDropped(instruments: Instruments, stage: string, entry: LedgerEntry): void {
+  const dropped = entry.dropped;
+  if (dropped.length === 0) return;
+  const first = dropped[0]!.reason;
+  // Most blocks drop for one reason: no map then.
+  if (dropped.every((item) => item.reason === first)) {
+    let count = 0;
+    for (const item of dropped) count += item.count ?? 1;
+    instruments.stageDropped.add(count, dropAttributes(stage, first));
+    return;
+  }
   const byReason = new Map<string, number>();
-  for (const item of entry.dropped)
-    byReason.set(item.reason, (byReason.get(item.reason) ?? 0) + (item.count ?? 1));
-  for (const [reason, count] of byReason)
-    instruments.stageDropped.add(count, { ...stage, [ATTR.dropReason]: reason });
+  for (const item of dropped) byReason.set(item.reason, (byReason.get(item.reason) ?? 0) + (item.count ?? 1));
+  for (const [reason, count] of byReason) instruments.stageDropped.add(count, dropAttributes(stage, reason));
+}
+
+const DROPS = new Map<string, Attributes>();
+
+/** One frozen attribute set per stage and drop reason, made once. */
+function dropAttributes(stage: string, reason: string): Attributes {
+  const key = `${stage}\u0000${reason}`;
+  let attributes = DROPS.get(key);
+  if (attributes === undefined) {
+    attributes = Object.freeze({ [ATTR.stage]: stage, [ATTR.dropReason]: reason });
+    DROPS.set(key, attributes);
+  }
+  return attributes;
 }
 
 const STAGES = new Map<string, Attributes>();

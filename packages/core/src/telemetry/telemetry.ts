@@ -104,24 +104,29 @@ export class Telemetry {
   /**
    * Run `fn` inside a span (the active one while it runs, so spans below nest in it); a failure marks the
    * span with `error.type` (and, with `captureContent`, the exception) and is rethrown. Without traces,
-   * `fn` runs with no span.
+   * `fn` runs with no span. `ended` is called once `fn` settled, with the failure's `error.type` if any
+   * (where a duration metric is recorded: no second async layer around the span).
    */
   span<T>(
     name: string,
     attributes: Attributes,
     fn: (span: Span | undefined) => Promise<T>,
-    kind?: SpanKind,
+    options: { kind?: SpanKind; ended?: (failure: string | undefined) => void } = {},
   ): Promise<T> {
-    if (!this.tracer) return fn(undefined);
-    const options = kind === undefined ? { attributes } : { attributes, kind };
-    return this.tracer.startActiveSpan(name, options, spanContext(this), async (span) => {
+    const { kind, ended } = options;
+    if (!this.tracer) return ended ? settled(fn(undefined), ended) : fn(undefined);
+    const spanOptions = kind === undefined ? { attributes } : { attributes, kind };
+    return this.tracer.startActiveSpan(name, spanOptions, spanContext(this), async (span) => {
+      let failure: string | undefined;
       try {
         return await fn(span);
       } catch (error) {
+        failure = errorType(error);
         this.fail(span, error);
         throw error;
       } finally {
         span.end();
+        ended?.(failure);
       }
     });
   }
@@ -130,24 +135,15 @@ export class Telemetry {
    * A background memory pass: the span `kioku.pass <pass>` (model calls and store calls nest in it) and its
    * duration in `kioku.pass.duration`.
    */
-  async pass<T>(
-    pass: string,
-    attributes: Attributes,
-    fn: (span: Span | undefined) => Promise<T>,
-  ): Promise<T> {
+  pass<T>(pass: string, attributes: Attributes, fn: (span: Span | undefined) => Promise<T>): Promise<T> {
     const start = performance.now();
-    let failure: string | undefined;
-    try {
-      return await this.span(`kioku.pass ${pass}`, { [ATTR.pass]: pass, ...attributes }, fn);
-    } catch (error) {
-      failure = errorType(error);
-      throw error;
-    } finally {
-      this.metrics?.passDuration.record(secondsSince(start), {
-        [ATTR.pass]: pass,
-        ...(failure ? { [ATTR.errorType]: failure } : {}),
-      });
-    }
+    return this.span(`kioku.pass ${pass}`, { [ATTR.pass]: pass, ...attributes }, fn, {
+      ended: (failure) =>
+        this.metrics?.passDuration.record(secondsSince(start), {
+          [ATTR.pass]: pass,
+          ...(failure ? { [ATTR.errorType]: failure } : {}),
+        }),
+    });
   }
 
   /** Run `fn` outside any span (its spans start a trace of their own), when traces are on. */
@@ -256,6 +252,20 @@ export function inPass<T>(
   const current = currentAmbient();
   if (!current) return fn(undefined);
   return enter({ telemetry: current.telemetry, pass }, () => current.telemetry.pass(pass, attributes(), fn));
+}
+
+/** `promise`, with `ended` called once it settled (the failure's `error.type` if it failed). */
+function settled<T>(promise: Promise<T>, ended: (failure: string | undefined) => void): Promise<T> {
+  return promise.then(
+    (value) => {
+      ended(undefined);
+      return value;
+    },
+    (error: unknown) => {
+      ended(errorType(error));
+      throw error;
+    },
+  );
 }
 
 /** Seconds since `start` (a `performance.now()` reading): the unit of every duration metric. */
