@@ -29,10 +29,10 @@ export function sharedModuleGraph(isolated: readonly string[], include = ['test/
     test: {
       projects: [
         ...(isolated.length > 0
-          ? [{ extends: true, test: { name: 'isolated', include: [...isolated] } }]
+          ? [{ extends: true as const, test: { name: 'isolated', include: [...isolated] } }]
           : []),
         {
-          extends: true,
+          extends: true as const,
           test: {
             name: 'shared',
             include,

@@ -114,7 +114,7 @@ export class Telemetry {
     options: { kind?: SpanKind; ended?: (failure: string | undefined) => void } = {},
   ): Promise<T> {
     const { kind, ended } = options;
-    if (!this.tracer) return ended ? settled(fn(undefined), ended) : fn(undefined);
+    if (!this.tracer) return ended ? settled(() => fn(undefined), ended) : fn(undefined);
     const spanOptions = kind === undefined ? { attributes } : { attributes, kind };
     return this.tracer.startActiveSpan(name, spanOptions, spanContext(this), async (span) => {
       let failure: string | undefined;
@@ -254,8 +254,15 @@ export function inPass<T>(
   return enter({ telemetry: current.telemetry, pass }, () => current.telemetry.pass(pass, attributes(), fn));
 }
 
-/** `promise`, with `ended` called once it settled (the failure's `error.type` if it failed). */
-function settled<T>(promise: Promise<T>, ended: (failure: string | undefined) => void): Promise<T> {
+/** `run()`'s promise, with `ended` called once it settled (the failure's `error.type` if it failed or threw). */
+function settled<T>(run: () => Promise<T>, ended: (failure: string | undefined) => void): Promise<T> {
+  let promise: Promise<T>;
+  try {
+    promise = run();
+  } catch (error) {
+    ended(errorType(error));
+    return Promise.reject(error);
+  }
   return promise.then(
     (value) => {
       ended(undefined);
