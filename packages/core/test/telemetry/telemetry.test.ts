@@ -413,6 +413,24 @@ describe('OpenTelemetry: off', () => {
   });
 });
 
+describe('OpenTelemetry: metrics without traces', () => {
+  it('a pass that throws before it returns a promise is a rejection, and its duration is recorded as failed', async () => {
+    const o = otel();
+    const telemetry = Telemetry.from({ meterProvider: o.meterProvider })!;
+    expect(telemetry.tracer).toBeUndefined();
+    const failing = telemetry.pass('extraction', {}, () => {
+      throw new TypeError('broken before any await');
+    });
+    await expect(failing).rejects.toThrow('broken before any await');
+    expect(await o.points('kioku.pass.duration')).toEqual([
+      {
+        attributes: { 'kioku.pass': 'extraction', 'error.type': 'TypeError' },
+        value: expect.objectContaining({ count: 1 }),
+      },
+    ]);
+  });
+});
+
 describe('OpenTelemetry: the documented metric table', () => {
   it('docs/TELEMETRY.md lists exactly the metrics Kioku records, with their units and attributes', () => {
     const doc = readFileSync(new URL('../../../../docs/TELEMETRY.md', import.meta.url), 'utf8');
