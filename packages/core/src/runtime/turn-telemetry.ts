@@ -263,56 +263,39 @@ function contentOf(messages: readonly ChatMessage[]): string {
   return messages.map((m) => m.content).join('\n');
 }
 
-const PHASES = new Map<TurnPhase, Attributes>();
+const PHASES = new Map<string, Attributes>();
+const STAGES = new Map<string, Attributes>();
+const DROPS = new Map<string, Attributes>();
 
-/** One frozen attribute set per phase (recorded on every turn). */
-function phaseAttributes(phase: TurnPhase): Attributes {
-  let attributes = PHASES.get(phase);
+/** An attribute set recorded on every turn, made and frozen once per key (keys come from a fixed set). */
+function once(cache: Map<string, Attributes>, key: string, make: () => Attributes): Attributes {
+  let attributes = cache.get(key);
   if (attributes === undefined) {
-    attributes = Object.freeze({ [ATTR.turnPhase]: phase });
-    PHASES.set(phase, attributes);
+    attributes = Object.freeze(make());
+    cache.set(key, attributes);
   }
   return attributes;
+}
+
+function phaseAttributes(phase: TurnPhase): Attributes {
+  return once(PHASES, phase, () => ({ [ATTR.turnPhase]: phase }));
+}
+
+function stageAttributes(name: string): Attributes {
+  return once(STAGES, name, () => ({ [ATTR.stage]: name }));
 }
 
 /** `kioku.stage.dropped`: one add per reason (a block may drop hundreds of items one by one). */
 function countDropped(instruments: Instruments, stage: string, entry: LedgerEntry): void {
-  const dropped = entry.dropped;
-  if (dropped.length === 0) return;
-  const first = dropped[0]!.reason;
-  // Most blocks drop for one reason: no map then.
-  if (dropped.every((item) => item.reason === first)) {
-    let count = 0;
-    for (const item of dropped) count += item.count ?? 1;
-    instruments.stageDropped.add(count, dropAttributes(stage, first));
-    return;
-  }
+  if (entry.dropped.length === 0) return;
   const byReason = new Map<string, number>();
-  for (const item of dropped) byReason.set(item.reason, (byReason.get(item.reason) ?? 0) + (item.count ?? 1));
-  for (const [reason, count] of byReason) instruments.stageDropped.add(count, dropAttributes(stage, reason));
-}
-
-const DROPS = new Map<string, Attributes>();
-
-/** One frozen attribute set per stage and drop reason, made once. */
-function dropAttributes(stage: string, reason: string): Attributes {
-  const key = `${stage}\u0000${reason}`;
-  let attributes = DROPS.get(key);
-  if (attributes === undefined) {
-    attributes = Object.freeze({ [ATTR.stage]: stage, [ATTR.dropReason]: reason });
-    DROPS.set(key, attributes);
+  for (const item of entry.dropped)
+    byReason.set(item.reason, (byReason.get(item.reason) ?? 0) + (item.count ?? 1));
+  for (const [reason, count] of byReason) {
+    const attributes = once(DROPS, `${stage}\u0000${reason}`, () => ({
+      [ATTR.stage]: stage,
+      [ATTR.dropReason]: reason,
+    }));
+    instruments.stageDropped.add(count, attributes);
   }
-  return attributes;
-}
-
-const STAGES = new Map<string, Attributes>();
-
-/** One frozen attribute set per stage name, made once (a turn records several metrics per stage). */
-function stageAttributes(name: string): Attributes {
-  let attributes = STAGES.get(name);
-  if (attributes === undefined) {
-    attributes = Object.freeze({ [ATTR.stage]: name });
-    STAGES.set(name, attributes);
-  }
-  return attributes;
 }
