@@ -1,13 +1,15 @@
 import { defineConfig, mergeConfig } from 'vitest/config';
-import { sharedTestConfig } from '../../vitest.shared.js';
+import { sharedModuleGraph, sharedTestConfig } from '../../vitest.shared.js';
 
 export default mergeConfig(
-  sharedTestConfig,
-  defineConfig({
-    test: {
-      include: ['test/**/*.test.ts'],
-      // One fresh database per run, created and dropped here (see test/global-setup.ts).
-      globalSetup: ['test/global-setup.ts'],
-    },
-  }),
+  mergeConfig(
+    sharedTestConfig,
+    defineConfig({
+      test: {
+        // One fresh database per run, created and dropped here (see test/global-setup.ts).
+        globalSetup: ['test/global-setup.ts'],
+      },
+    }),
+  ),
+  sharedModuleGraph(['test/query-text.test.ts' /* OpenTelemetry's globals */]),
 );

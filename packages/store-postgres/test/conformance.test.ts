@@ -21,11 +21,11 @@ import {
   PostgresSessionStore,
   PostgresWorkingMemoryStore,
 } from '../src/index.js';
-import { dropSchema, freshSchema, noServer, pgHarness, pgUrl, sharedClient } from './helpers.js';
+import { dropSchema, endSharedClient, freshSchema, noServer, pgHarness, pgUrl } from './helpers.js';
 
 // Every test gets its own schema (created by setup()); the twin is a second client on the same schema.
 describe.skipIf(noServer)('PostgreSQL conformance', () => {
-  afterAll(() => sharedClient().end({ timeout: 5 }));
+  afterAll(endSharedClient);
   factStoreSuite(pgHarness('facts', (o) => new PostgresFactStore(o)));
   documentStoreSuite(pgHarness('documents', (o) => new PostgresDocumentStore(o)));
   planStoreSuite(pgHarness('plans', (o) => new PostgresPlanStore(o)));

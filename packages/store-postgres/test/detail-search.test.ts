@@ -2,9 +2,7 @@ import postgres from 'postgres';
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
 import { PostgresDetailStore } from '../src/index.js';
 import { matchTerms, queryLexemes } from '../src/search.js';
-import { countingClient, dropSchema, freshSchema, noServer, pgUrl, sharedClient } from './helpers.js';
-
-const sql = sharedClient;
+import { countingClient, dropSchema, endSharedClient, freshSchema, noServer, pgUrl } from './helpers.js';
 
 // Texts and queries with what tsquery syntax gives meaning to: quotes, backslashes, operators, prefixes.
 const TEXTS = [
@@ -29,7 +27,7 @@ describe.skipIf(noServer)('detail search analyses the query in the same statemen
   afterEach(async () => {
     for (const fn of cleanup.splice(0).reverse()) await fn();
   });
-  afterAll(() => sql().end({ timeout: 5 }));
+  afterAll(endSharedClient);
 
   async function detailStore() {
     const { client, sent } = countingClient(cleanup);

@@ -1,7 +1,15 @@
 import postgres, { type Sql } from 'postgres';
 import { afterAll, describe, expect, it } from 'vitest';
 import { PostgresDocumentStore } from '../src/index.js';
-import { dropSchema, freshSchema, noServer, pgUrl, schemaBefore, sharedClient } from './helpers.js';
+import {
+  dropSchema,
+  endSharedClient,
+  freshSchema,
+  noServer,
+  pgUrl,
+  schemaBefore,
+  sharedClient,
+} from './helpers.js';
 
 /*
  * `revision` is what core's knowledge block is reused by without reading the documents: it must change with
@@ -26,7 +34,7 @@ describe.skipIf(noServer)('PostgreSQL document revision', () => {
   afterAll(async () => {
     for (const client of clients) await client.end({ timeout: 5 });
     for (const schema of schemas) await dropSchema(schema);
-    await sharedClient().end({ timeout: 5 });
+    await endSharedClient();
   });
 
   async function open() {

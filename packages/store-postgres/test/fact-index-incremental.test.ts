@@ -2,7 +2,7 @@ import postgres, { type Sql } from 'postgres';
 import { afterAll, describe, expect, it } from 'vitest';
 import { FactSearch } from '../src/fact-search.js';
 import { PostgresFactStore } from '../src/index.js';
-import { dropSchema, freshSchema, noServer, pgUrl, sharedClient } from './helpers.js';
+import { dropSchema, endSharedClient, freshSchema, noServer, pgUrl, sharedClient } from './helpers.js';
 
 /*
  * A process's cached search index of a small partition moves on with only the rows written since the revision
@@ -19,7 +19,7 @@ describe.skipIf(noServer)('PostgreSQL fact search: the cached index moved on inc
   afterAll(async () => {
     for (const client of clients) await client.end({ timeout: 5 });
     for (const schema of schemas) await dropSchema(schema);
-    await sharedClient().end({ timeout: 5 });
+    await endSharedClient();
   });
 
   function client(): Sql {

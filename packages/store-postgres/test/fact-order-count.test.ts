@@ -14,7 +14,7 @@ import {
   PostgresWorkingMemoryStore,
 } from '../src/index.js';
 import { bundledMigrations, migrationsIn } from '../src/migrations.js';
-import { dropSchema, freshSchema, noServer, pgUrl, sharedClient } from './helpers.js';
+import { dropSchema, endSharedClient, freshSchema, noServer, pgUrl, sharedClient } from './helpers.js';
 
 const T0 = Date.parse('2025-01-01T00:00:00.000Z');
 
@@ -71,7 +71,7 @@ describe.skipIf(noServer)('fact count and the updated order', () => {
   afterEach(async () => {
     for (const fn of cleanup.splice(0).reverse()) await fn();
   });
-  afterAll(() => sharedClient().end({ timeout: 5 }));
+  afterAll(endSharedClient);
 
   async function factStore(options: { client?: Sql; clock?: ManualClock } = {}) {
     const schema = freshSchema();

@@ -2,7 +2,15 @@ import type { Fact } from '@kioku/core';
 import postgres, { type Sql } from 'postgres';
 import { afterAll, describe, expect, it } from 'vitest';
 import { PostgresFactStore } from '../src/index.js';
-import { dropSchema, freshSchema, noServer, pgUrl, schemaBefore, sharedClient } from './helpers.js';
+import {
+  dropSchema,
+  endSharedClient,
+  freshSchema,
+  noServer,
+  pgUrl,
+  schemaBefore,
+  sharedClient,
+} from './helpers.js';
 
 /*
  * `revision` is what core's fact block is reused by: it must change with every write to the partition that
@@ -27,7 +35,7 @@ describe.skipIf(noServer)('PostgreSQL fact revision', () => {
   afterAll(async () => {
     for (const client of clients) await client.end({ timeout: 5 });
     for (const schema of schemas) await dropSchema(schema);
-    await sharedClient().end({ timeout: 5 });
+    await endSharedClient();
   });
 
   async function open(schema = freshSchema()) {

@@ -21,6 +21,16 @@ export function sharedClient(): Sql {
 }
 
 /**
+ * Ends the file's shared client (a file's `afterAll`); the next file run in the same worker, which shares
+ * this module (see vitest.config.ts), gets a new one.
+ */
+export async function endSharedClient(): Promise<void> {
+  const client = shared;
+  shared = undefined;
+  await client?.end({ timeout: 5 });
+}
+
+/**
  * A client of its own that lists the statements it sends (`sent`, emptied at will), ended by `cleanup`:
  * tests that count a call's statements use it.
  */

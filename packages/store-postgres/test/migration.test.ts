@@ -6,7 +6,7 @@ import { ManualClock } from '@kioku/core/testing';
 import { createJsonStores } from '@kioku/store-json';
 import { afterAll, describe, expect, it } from 'vitest';
 import { createPostgresStores } from '../src/index.js';
-import { dropSchema, freshSchema, noServer, sharedClient } from './helpers.js';
+import { dropSchema, endSharedClient, freshSchema, noServer, sharedClient } from './helpers.js';
 
 const KINDS = ['facts', 'documents', 'plans', 'working', 'sessions', 'details'] as const;
 
@@ -31,7 +31,7 @@ function keysOf(value: unknown, keys = new Set<string>()): Set<string> {
 }
 
 describe.skipIf(noServer)('backend migration', () => {
-  afterAll(() => sharedClient().end({ timeout: 5 }));
+  afterAll(endSharedClient);
 
   it('JSON → PostgreSQL → JSON: every kind’s snapshot is unchanged', async () => {
     const clock = new ManualClock();

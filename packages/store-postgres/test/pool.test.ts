@@ -1,10 +1,10 @@
 import { randomBytes } from 'node:crypto';
 import { afterAll, describe, expect, it } from 'vitest';
 import { createPostgresStores, DEFAULT_POOL_SIZE } from '../src/index.js';
-import { noServer, pgUrl, sharedClient } from './helpers.js';
+import { endSharedClient, noServer, pgUrl, sharedClient } from './helpers.js';
 
 describe.skipIf(noServer)('the pool a store opens from a URL', () => {
-  afterAll(() => sharedClient().end({ timeout: 5 }));
+  afterAll(endSharedClient);
 
   /**
    * The server's connections from a client opened with `clientOptions`, while 12 statements wait on a

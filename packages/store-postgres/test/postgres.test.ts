@@ -15,7 +15,15 @@ import {
   PostgresWorkingMemoryStore,
 } from '../src/index.js';
 import { bundledMigrations } from '../src/migrations.js';
-import { countingClient, dropSchema, freshSchema, noServer, pgUrl, sharedClient } from './helpers.js';
+import {
+  countingClient,
+  dropSchema,
+  endSharedClient,
+  freshSchema,
+  noServer,
+  pgUrl,
+  sharedClient,
+} from './helpers.js';
 
 const MiB = 1024 * 1024;
 
@@ -45,7 +53,7 @@ describe.skipIf(noServer)('PostgreSQL specifics', () => {
   afterEach(async () => {
     for (const fn of cleanup.splice(0).reverse()) await fn();
   });
-  afterAll(() => sharedClient().end({ timeout: 5 }));
+  afterAll(endSharedClient);
 
   /** All six stores in a new schema, set up; removed after the test. */
   async function stores(clock = new ManualClock()): Promise<PostgresStores> {

@@ -4,13 +4,13 @@ import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { afterAll, describe, expect, it } from 'vitest';
 import { createPostgresStores } from '../src/index.js';
-import { dropSchema, freshSchema, noServer, pgUrl, sharedClient } from './helpers.js';
+import { dropSchema, endSharedClient, freshSchema, noServer, pgUrl, sharedClient } from './helpers.js';
 
 const run = promisify(execFile);
 const here = path.dirname(fileURLToPath(import.meta.url));
 
 describe.skipIf(noServer)('PostgreSQL stores across OS processes', () => {
-  afterAll(() => sharedClient().end({ timeout: 5 }));
+  afterAll(endSharedClient);
 
   it('two processes writing one user at once lose nothing, never exceed a cap, lose no compare-and-set and share one lease', async () => {
     const schema = freshSchema();

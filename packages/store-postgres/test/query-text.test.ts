@@ -10,7 +10,7 @@ import {
 } from '@opentelemetry/sdk-trace-base';
 import { afterAll, describe, expect, it } from 'vitest';
 import { createPostgresStores } from '../src/index.js';
-import { dropSchema, freshSchema, noServer, sharedClient } from './helpers.js';
+import { dropSchema, endSharedClient, freshSchema, noServer, sharedClient } from './helpers.js';
 
 context.setGlobalContextManager(new AsyncLocalStorageContextManager().enable());
 
@@ -38,7 +38,7 @@ async function spansOf(telemetry: Omit<TelemetryOptions, 'tracerProvider'>): Pro
 }
 
 describe.skipIf(noServer)('OpenTelemetry: SQL text on PostgreSQL store spans', () => {
-  afterAll(() => sharedClient().end({ timeout: 5 }));
+  afterAll(endSharedClient);
 
   it('is not there by default', async () => {
     const spans = await spansOf({ detail: 'store' });

@@ -7,6 +7,7 @@ import { PostgresFactStore } from '../src/index.js';
 import {
   countingClient,
   dropSchema,
+  endSharedClient,
   freshSchema,
   noServer,
   pgUrl,
@@ -48,7 +49,7 @@ describe.skipIf(noServer)('search ranking and its statistics', () => {
   afterEach(async () => {
     for (const fn of cleanup.splice(0).reverse()) await fn();
   });
-  afterAll(() => sql().end({ timeout: 5 }));
+  afterAll(endSharedClient);
 
   async function factStore(client: Sql = sql(), schema = freshSchema()) {
     const store = new PostgresFactStore({ client, schema });
