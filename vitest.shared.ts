@@ -14,6 +14,10 @@ export const sharedTestConfig = defineConfig({
     // 240 s, before this, so a hung child reports its output.
     testTimeout: 300_000,
     hookTimeout: 300_000,
+    // The results as JSON too, where .ci/failed-tests.mjs finds them: CI prints the failures again at the
+    // end of its log, where a failure of one package among many parallel ones is otherwise far above.
+    reporters: ['default', 'json'],
+    outputFile: { json: 'node_modules/.vitest/results.json' },
   },
 });
 

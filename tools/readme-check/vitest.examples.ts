@@ -7,5 +7,10 @@ import { sharedTestConfig } from '../../vitest.shared.js';
  */
 export default mergeConfig(
   sharedTestConfig,
-  defineConfig({ cacheDir: '.vitest-cache', test: { include: ['**/*.test.ts'] } }),
+  defineConfig({
+    cacheDir: '.vitest-cache',
+    // JSON results in the example's own directory: the ones under node_modules (linked to this tool's) are
+    // this tool's, which CI reads.
+    test: { include: ['**/*.test.ts'], outputFile: { json: '.vitest-cache/results.json' } },
+  }),
 );
