@@ -1,13 +1,13 @@
 import { readdirSync, readFileSync, statSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
+import ranks from 'gpt-tokenizer/bpeRanks/o200k_base';
 import * as gpt from 'gpt-tokenizer/encoding/o200k_base';
 import { O200K_TOKEN_SPLIT_REGEX } from 'gpt-tokenizer/encodingParams/constants';
 import { describe, expect, it, vi } from 'vitest';
 import * as bpe from '../src/tokens/o200k-bpe.js';
 import { patternStats, pieceEnd } from '../src/tokens/o200k-pieces.js';
 import { o200kTokenizer } from '../src/tokens/tokenizer.js';
-import ranks from '../src/tokens/vendor/o200k-ranks.js';
 import { seededRandom } from './seeded-random.js';
 
 // Every piece the tokenizer has counted by BPE (rather than found in its piece cache).

@@ -1,4 +1,4 @@
-import bpeRanks from './vendor/o200k-ranks.js';
+import { o200kTokenBytes } from './o200k-table.js';
 
 /**
  * o200k_base's byte-pair encoding of one pre-tokenized piece, in O(n log n) and without allocating per pair.
@@ -21,20 +21,11 @@ const asciiPairTokens = new Uint8Array(0x80 * 0x80);
 /** Bytes in the longest token (128 in o200k_base): a longer piece is never one token. */
 let longestToken = 0;
 let loaded = false;
-/** Any character outside ASCII. */
-const NON_ASCII = /[^\p{ASCII}]/u;
-
 /** o200k_base's ~200k tokens both ways, built on first use (a fraction of a second, once per process). */
 function load(): void {
   if (loaded) return;
-  bpeRanks.forEach((token, rank) => {
-    // ASCII text is its own latin1 byte string; only the rest needs converting.
-    const bytes =
-      typeof token === 'string'
-        ? !NON_ASCII.test(token)
-          ? token
-          : Buffer.from(token, 'utf8').toString('latin1')
-        : Buffer.from(token).toString('latin1');
+  o200kTokenBytes().forEach((bytes, rank) => {
+    if (bytes === undefined) return;
     bytesOf[rank] = bytes;
     if (bytes.length === 1) byteRank[bytes.charCodeAt(0)] = rank;
     if (bytes.length > longestToken) longestToken = bytes.length;
