@@ -45,7 +45,8 @@ export interface RunOptions {
 /**
  * Runs one example as a newcomer would: saved as `example.ts` (or its test file) in an empty directory of
  * its own with `{"type": "module"}` and the packages installed (this tool's node_modules, linked), run with
- * tsx against the packages' source (`--conditions=@kioku/source`), or with `vitest run` for a test file.
+ * `node --import tsx` against the packages' source (`--conditions=@kioku/source`), or with `vitest run` for
+ * a test file.
  * Files it writes land in that directory, which is removed after.
  */
 export async function runExample(example: ReadmeExample, options: RunOptions): Promise<RunResult> {
@@ -58,7 +59,8 @@ export async function runExample(example: ReadmeExample, options: RunOptions): P
     await writeFile(path.join(dir, file), `${example.code}\n`);
     const args = example.testFile
       ? [VITEST_CLI, 'run', '--config', path.resolve(here, '../vitest.examples.ts'), '--root', dir]
-      : [require.resolve('tsx/cli'), '--conditions=@kioku/source', file];
+      : // tsx as a loader of this process, not its CLI, which would start a second Node process.
+        ['--import', 'tsx', '--conditions=@kioku/source', file];
     const result = await spawnLimited(args, dir, childEnv(options.env), options.limitMs);
     return { ...result, stderr: atReadme(result.stderr, dir, file, example) };
   } finally {
