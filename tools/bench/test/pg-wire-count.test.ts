@@ -8,6 +8,8 @@ const url = process.env.KIOKU_PG_URL ?? 'postgres://postgres@127.0.0.1:5432/post
 describe('the PostgreSQL wire counter', () => {
   let counter: WireCounter;
   let sql: postgres.Sql;
+  /** A client straight to the server, whose statements the counter does not see. */
+  const direct = postgres(url, { max: 1, onnotice: () => {} });
   beforeAll(async () => {
     counter = await startWireCounter(url);
     sql = postgres(counter.url(url), { max: 2, onnotice: () => {} });
@@ -15,6 +17,7 @@ describe('the PostgreSQL wire counter', () => {
     await Promise.all([sql`select 1`, sql`select 2`, sql`select 3`]);
   });
   afterAll(async () => {
+    await direct.end();
     await sql.end();
     await counter.close();
   });
@@ -28,12 +31,24 @@ describe('the PostgreSQL wire counter', () => {
   });
 
   it('counts statements sent together, pipelined or on two connections, as one round trip', async () => {
-    counter.take();
-    await Promise.all([sql`select 1`, sql`select 2`, sql`select 3`, sql`select 4`]);
-    const counts = counter.take();
-    expect(counts.statements).toBe(4);
-    expect(counts.syncs).toBe(4);
-    expect(counts.roundTrips).toBe(1);
+    // The server answers none of the four until all have reached it: each waits for a lock the test holds
+    // on a connection of its own (not counted). Otherwise a busy machine can answer the first before the
+    // client has sent the last, which is then, rightly, a second round trip.
+    const key = 40_421;
+    const holder = await direct.reserve();
+    try {
+      await holder`select pg_advisory_lock(${key})`;
+      counter.take();
+      const together = Promise.all(
+        [1, 2, 3, 4].map((n) => sql.unsafe(`select pg_advisory_xact_lock_shared(${key}), ${n} as n`)),
+      );
+      while (counter.counts.syncs < 4) await new Promise((resolve) => setTimeout(resolve, 10));
+      await holder`select pg_advisory_unlock(${key})`;
+      await together;
+    } finally {
+      holder.release();
+    }
+    expect(counter.take()).toEqual({ statements: 4, syncs: 4, roundTrips: 1 });
   });
 
   it('counts a transaction as the round trips it waits for', async () => {
